@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from ..models import Message, Motion, Turn
+from . import cursor
+
+
+class MotionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Motion
+        fields = ["slug", "title", "description", "workspace", "created_at"]
+
+
+class MessageSerializer(serializers.ModelSerializer):
+    cursor = serializers.SerializerMethodField()
+    turn_mode = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Message
+        fields = [
+            "id",
+            "cursor",
+            "motion",
+            "sender",
+            "source",
+            "kind",
+            "text",
+            "tool_name",
+            "tool_id",
+            "is_error",
+            "harness_message_id",
+            "session_id",
+            "turn",
+            "turn_mode",
+            "model_backend",
+            "effort",
+            "stop_reason",
+            "input_tokens",
+            "output_tokens",
+            "cache_creation_input_tokens",
+            "cache_read_input_tokens",
+            "cost_usd",
+            "cwd",
+            "created_at",
+        ]
+
+    def get_cursor(self, message: Message) -> str:
+        return cursor.encode(message.created_at, message.id)
+
+    def get_turn_mode(self, message: Message) -> str | None:
+        return message.turn.mode if message.turn_id and message.turn else None
+
+
+class MessageWithRawSerializer(MessageSerializer):
+    class Meta(MessageSerializer.Meta):
+        fields = MessageSerializer.Meta.fields + ["raw"]
+
+
+class PostMessageSerializer(serializers.Serializer):
+    text = serializers.CharField(max_length=100_000, trim_whitespace=True)
+
+
+class TurnSerializer(serializers.ModelSerializer):
+    agent = serializers.CharField(source="agent.name")
+
+    class Meta:
+        model = Turn
+        fields = [
+            "id",
+            "motion",
+            "agent",
+            "reason",
+            "reason_detail",
+            "mode",
+            "mode_rule",
+            "effort",
+            "status",
+            "session_id",
+            "exit_code",
+            "queued_at",
+            "started_at",
+            "ended_at",
+            "cost_usd",
+            "usage",
+            "result_subtype",
+            "activity",
+            "events",
+            "error",
+        ]

@@ -1,0 +1,144 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.db.models import Q
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import generics, permissions, status
+from rest_framework.exceptions import NotAuthenticated, ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..models import Message, Motion, Turn, TurnStatus
+from ..posting import post_person_message
+from . import cursor as cursors
+from .serializers import (
+    MessageSerializer,
+    MessageWithRawSerializer,
+    MotionSerializer,
+    PostMessageSerializer,
+    TurnSerializer,
+)
+
+MAX_PAGE = 500
+DEFAULT_PAGE = 200
+MAX_OVERLAP_SECONDS = 30
+
+
+def running_activity(motion: Motion) -> list[dict]:
+    return [
+        {"agent": name, "activity": activity, "turn": pk, "mode": mode}
+        for pk, name, activity, mode in Turn.objects.filter(
+            motion=motion, status=TurnStatus.RUNNING
+        ).values_list("pk", "agent__name", "activity", "mode")
+    ]
+
+
+class MotionList(generics.ListAPIView):
+    queryset = Motion.objects.all()
+    serializer_class = MotionSerializer
+
+
+class MotionDetail(generics.RetrieveAPIView):
+    queryset = Motion.objects.all()
+    serializer_class = MotionSerializer
+    lookup_field = "slug"
+
+
+class MessageList(APIView):
+    """Messages of one Motion in order, after a cursor.
+
+    `after` is exclusive. `overlap=N` (seconds, at most 30) also returns what was written up to
+    N seconds before the cursor: a poller that dedupes on `id` uses it so that a message whose
+    insert committed late is still seen.
+    """
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("after", str, description="A message's cursor; exclusive."),
+            OpenApiParameter("limit", int, description=f"At most {MAX_PAGE}."),
+            OpenApiParameter("kind", str, description="Comma-separated kinds."),
+            OpenApiParameter("since", str, description="ISO time; created at or after."),
+            OpenApiParameter("until", str, description="ISO time; created before."),
+            OpenApiParameter("overlap", int, description="Seconds to look back before `after`."),
+            OpenApiParameter("raw", bool, description="Include the harness's raw JSON line."),
+        ],
+        responses=MessageSerializer(many=True),
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        motion = get_object_or_404(Motion, slug=slug)
+        params = request.query_params
+        queryset = Message.objects.filter(motion=motion).select_related("turn")
+        try:
+            limit = min(max(int(params.get("limit", DEFAULT_PAGE)), 1), MAX_PAGE)
+            overlap = min(max(int(params.get("overlap", 0)), 0), MAX_OVERLAP_SECONDS)
+        except ValueError as exc:
+            raise ValidationError({"limit": ["must be a whole number"]}) from exc
+        if after := params.get("after"):
+            created, message_id = cursors.decode(after)
+            if overlap:
+                queryset = queryset.filter(created_at__gt=created - timedelta(seconds=overlap))
+            else:
+                queryset = queryset.filter(
+                    Q(created_at__gt=created) | Q(created_at=created, id__gt=message_id)
+                )
+        if kinds := params.get("kind"):
+            queryset = queryset.filter(kind__in=[k.strip() for k in kinds.split(",")])
+        for name, lookup in (("since", "created_at__gte"), ("until", "created_at__lt")):
+            if value := params.get(name):
+                from django.utils.dateparse import parse_datetime
+
+                moment = parse_datetime(value)
+                if moment is None:
+                    raise ValidationError({name: [f"not an ISO 8601 time: {value!r}"]})
+                queryset = queryset.filter(**{lookup: moment})
+        page = list(queryset.order_by("created_at", "id")[:limit])
+        serializer_class = (
+            MessageWithRawSerializer if params.get("raw") in ("1", "true") else MessageSerializer
+        )
+        results = serializer_class(page, many=True).data
+        next_cursor = results[-1]["cursor"] if results else after
+        return Response(
+            {
+                "results": results,
+                "next": next_cursor,
+                "more": len(page) == limit,
+                "activity": running_activity(motion),
+            }
+        )
+
+    @extend_schema(request=PostMessageSerializer, responses={201: MessageSerializer})
+    def post(self, request: Request, slug: str) -> Response:
+        motion = get_object_or_404(Motion, slug=slug)
+        if not request.user.is_authenticated:
+            raise NotAuthenticated("Sign in to post in a Motion.")
+        body = PostMessageSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        message = post_person_message(
+            motion,
+            request.user,
+            body.validated_data["text"],
+            sign_in=request.session.get("sign_in", "password"),
+            source="web",
+        )
+        return Response(MessageSerializer(message).data, status=status.HTTP_201_CREATED)
+
+
+class TurnList(generics.ListAPIView):
+    serializer_class = TurnSerializer
+
+    def get_queryset(self):
+        queryset = Turn.objects.select_related("agent")
+        if slug := self.request.query_params.get("motion"):
+            queryset = queryset.filter(motion_id=slug)
+        if state := self.request.query_params.get("status"):
+            queryset = queryset.filter(status=state)
+        return queryset.order_by("-queued_at")[:200]
+
+
+class TurnDetail(generics.RetrieveAPIView):
+    queryset = Turn.objects.select_related("agent")
+    serializer_class = TurnSerializer
+    permission_classes = [permissions.AllowAny]

@@ -1,0 +1,80 @@
+"""System checks that refuse a misconfigured start instead of failing at the first wake."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.checks import Error, Tags, Warning, register
+from django.db import DatabaseError
+
+
+@register(Tags.security, deploy=False)
+def production_settings(app_configs, **kwargs):
+    errors = []
+    if settings.DEBUG:
+        return errors
+    if settings.SECRET_KEY == settings.DEVELOPMENT_SECRET_KEY:
+        errors.append(
+            Error(
+                "SECRET_KEY is the development default while DEBUG is off.",
+                hint="Set SECRET_KEY in the environment.",
+                id="motion_runner.E001",
+            )
+        )
+    if settings.DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+        errors.append(
+            Warning(
+                "DEBUG is off but the database is the embedded SQLite default.",
+                hint="Set DATABASE_URL to a PostgreSQL database for production.",
+                id="motion_runner.W002",
+            )
+        )
+    if settings.CELERY_BROKER_URL.startswith("filesystem://"):
+        errors.append(
+            Warning(
+                "DEBUG is off but the Celery broker is the embedded filesystem default.",
+                hint="Set CELERY_BROKER_URL to a Redis URL for production.",
+                id="motion_runner.W003",
+            )
+        )
+    if not settings.ALLOWED_HOSTS or "*" in settings.ALLOWED_HOSTS:
+        errors.append(
+            Error(
+                "ALLOWED_HOSTS is empty or '*' while DEBUG is off.",
+                hint="Set ALLOWED_HOSTS to the host names the site is served on.",
+                id="motion_runner.E004",
+            )
+        )
+    return errors
+
+
+@register(Tags.database)
+def harness_binaries(app_configs, databases=None, **kwargs):
+    """Every agent's harness binary must be found where the runner will look for it.
+
+    Runs with the database checks (`manage.py check --database default`, and on every
+    `runserver`/worker start through bin/serve), since agents live in the database.
+    """
+    from .harnesses import HARNESSES
+    from .models import Agent
+
+    errors = []
+    try:
+        agents = list(Agent.objects.all())
+    except DatabaseError:
+        return errors  # not migrated yet: migrate reports that itself
+    for agent in agents:
+        adapter = HARNESSES.get(agent.harness)
+        if adapter is None:
+            errors.append(
+                Error(f"@{agent.name} uses unknown harness {agent.harness!r}.", id="motion_runner.E010")
+            )
+        elif adapter.resolve_binary(agent) is None:
+            errors.append(
+                Error(
+                    f"@{agent.name}'s {agent.harness} binary "
+                    f"{agent.binary or adapter.default_binary!r} cannot be found.",
+                    hint="Run `npm ci` in the project folder, or set the agent's binary path.",
+                    id="motion_runner.E011",
+                )
+            )
+    return errors

@@ -1,0 +1,124 @@
+"""What every harness adapter provides: a command line, and a parser from its stdout lines
+to the common events the runner writes as Messages."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, ClassVar
+
+from django.conf import settings
+
+# Ids for events whose harness line carries no uuid of its own are derived from stable keys
+# (session id plus the harness's own item or message ids), so a replayed line maps to the
+# same Message id and is never written twice.
+EVENT_NAMESPACE = uuid.UUID("6f1f4b0e-6a43-4d2c-9a53-3f1d8e5e7c21")
+
+
+def stable_uuid(*parts: object) -> str:
+    return str(uuid.uuid5(EVENT_NAMESPACE, "\x1f".join(str(p) for p in parts)))
+
+
+class EventKind:
+    INIT = "init"
+    TEXT = "text"
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+    TURN_END = "turn_end"
+    ERROR = "error"
+    COMPACT = "compact"
+    # Not written as a Message: only moves the activity line ("writing…").
+    ACTIVITY = "activity"
+    # A line the adapter does not know: kept in the turn's raw log, never fatal.
+    UNKNOWN = "unknown"
+
+
+@dataclass
+class Event:
+    kind: str
+    uuid: str | None = None
+    message_id: str = ""
+    session_id: str = ""
+    text: str = ""
+    tool_name: str = ""
+    tool_id: str = ""
+    tool_input: Any = None
+    is_error: bool = False
+    model: str = ""
+    tools: list[str] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+    cost_usd: Decimal | None = None
+    subtype: str = ""
+    stop_reason: str = ""
+    permission_denials: list[Any] = field(default_factory=list)
+    cwd: str = ""
+    raw: Any = None
+
+
+class HarnessError(Exception):
+    """A harness could not be launched or used. `permanent` says whether retrying can help."""
+
+    def __init__(self, message: str, *, permanent: bool = True):
+        super().__init__(message)
+        self.permanent = permanent
+
+
+class StreamParser:
+    """Turns one harness process's stdout lines (already decoded JSON) into events.
+
+    One instance per process: harnesses spread one logical message over several lines.
+    """
+
+    def __init__(self, session_id: str = ""):
+        self.session_id = session_id
+
+    def feed(self, line: dict[str, Any]) -> list[Event]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def finish(self) -> list[Event]:
+        """Events owed once stdout closes (e.g. a half-assembled message)."""
+        return []
+
+
+@dataclass
+class LaunchSpec:
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str | None
+    # Files written for this launch (an MCP config) that the runner removes afterwards.
+    temp_files: list[Path] = field(default_factory=list)
+
+
+class HarnessAdapter:
+    harness: ClassVar[str]
+    default_binary: ClassVar[str]
+    parser_class: ClassVar[type[StreamParser]]
+
+    def resolve_binary(self, agent) -> str | None:
+        name = agent.binary or self.default_binary
+        if "/" in name:
+            return name if Path(name).is_file() else None
+        for directory in settings.HARNESS_BIN_DIRS:
+            candidate = Path(directory) / name
+            if candidate.is_file():
+                return str(candidate)
+        return shutil.which(name)
+
+    def binary_or_error(self, agent) -> str:
+        binary = self.resolve_binary(agent)
+        if not binary:
+            raise HarnessError(
+                f"the {self.harness} binary {agent.binary or self.default_binary!r} "
+                f"for @{agent.name} was not found (run `npm ci`, or set the agent's binary)",
+                permanent=True,
+            )
+        return binary
+
+    def build_launch(self, turn, *, resume_session: str | None) -> LaunchSpec:  # pragma: no cover
+        raise NotImplementedError
+
+    def new_parser(self, session_id: str = "") -> StreamParser:
+        return self.parser_class(session_id)

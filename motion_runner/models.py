@@ -1,0 +1,230 @@
+"""The core data model, shaped like memory-lane's so the app can plug into it.
+
+memory-lane has Motion(slug pk), MotionSession(session_id pk -> motion) and Message(id UUID =
+the harness line's uuid). Field names follow it; where we add fields, they are additive.
+"""
+
+from __future__ import annotations
+
+import uuid
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+
+class Harness(models.TextChoices):
+    CLAUDE_CODE = "claude-code", "Claude Code"
+    CODEX = "codex", "Codex"
+    PI = "pi", "Pi"
+
+
+class Agent(models.Model):
+    """An agent that can be woken in a Motion: the @name and how to launch its harness."""
+
+    name = models.CharField(max_length=64, unique=True, help_text="The @name, without the @.")
+    harness = models.CharField(max_length=20, choices=Harness.choices, default=Harness.CLAUDE_CODE)
+    binary = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="Path or command name of the harness CLI; blank uses the harness's default.",
+    )
+    workdir = models.CharField(max_length=500, blank=True, help_text="Working directory.")
+    model = models.CharField(max_length=100, blank=True)
+    system_prompt = models.TextField(blank=True, help_text="Appended to the harness's prompt.")
+    env = models.JSONField(default=dict, blank=True, help_text="Extra environment variables.")
+    listening = models.BooleanField(
+        default=True, help_text="Considers new posts in its Motions (mentions always wake)."
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"@{self.name}"
+
+
+class Motion(models.Model):
+    slug = models.SlugField(max_length=100, primary_key=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    workspace = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="Working directory for this Motion's turns; blank uses the agent's own.",
+    )
+    agents = models.ManyToManyField(Agent, blank=True, related_name="motions")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.title or self.slug
+
+
+class MotionSession(models.Model):
+    """A harness session bound to the Motion it speaks in.
+
+    Claimed for every session the runner starts or resumes, so events are never routed
+    to a Motion by guessing.
+    """
+
+    session_id = models.CharField(max_length=200, primary_key=True)
+    motion = models.ForeignKey(Motion, on_delete=models.CASCADE, related_name="sessions")
+    agent = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="sessions"
+    )
+    harness = models.CharField(max_length=20, choices=Harness.choices, default=Harness.CLAUDE_CODE)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["motion", "agent", "-last_used_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.session_id} → {self.motion_id}"
+
+
+class Source(models.TextChoices):
+    WEB = "web"
+    TERMINAL = "terminal"
+    RUNNER = "runner"
+    API = "api"
+    WATCH = "watch"
+    SYSTEM = "system"
+
+
+class Kind(models.TextChoices):
+    TEXT = "text"
+    TOOL_CALL = "tool_call"
+    TOOL_RESULT = "tool_result"
+    TURN_END = "turn_end"
+    DOT = "dot"
+    REQUEST = "request"
+    WATCH = "watch"
+    ERROR = "error"
+    COMPACT = "compact"
+
+
+class Message(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    motion = models.ForeignKey(Motion, on_delete=models.CASCADE, related_name="messages")
+    sender = models.CharField(max_length=150, help_text="An agent's name or a person's username.")
+    agent = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="messages"
+    )
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="motion_messages",
+    )
+    sign_in = models.CharField(
+        max_length=20,
+        blank=True,
+        help_text="How the person who typed it signed in (ssh, wiki, password); trust reads it.",
+    )
+    source = models.CharField(max_length=16, choices=Source.choices)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.TEXT)
+    text = models.TextField(blank=True)
+    raw = models.JSONField(null=True, blank=True)
+    tool_name = models.CharField(max_length=200, blank=True)
+    tool_id = models.CharField(max_length=200, blank=True, db_index=True)
+    is_error = models.BooleanField(default=False)
+    harness_message_id = models.CharField(max_length=200, blank=True, db_index=True)
+    session_id = models.CharField(max_length=200, blank=True, db_index=True)
+    turn = models.ForeignKey(
+        "Turn", null=True, blank=True, on_delete=models.SET_NULL, related_name="messages"
+    )
+    model_backend = models.CharField(max_length=100, blank=True)
+    effort = models.CharField(max_length=16, blank=True)
+    stop_reason = models.CharField(max_length=64, blank=True)
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    cache_creation_input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    cache_read_input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    cwd = models.CharField(max_length=500, blank=True)
+    source_file = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["motion", "created_at", "id"])]
+
+    def __str__(self) -> str:
+        return f"{self.sender} [{self.kind}] {self.text[:60]}"
+
+
+class TurnStatus(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    KILLED = "killed"
+    TIMED_OUT = "timed_out"
+
+
+ENDED_STATUSES = (
+    TurnStatus.FINISHED,
+    TurnStatus.FAILED,
+    TurnStatus.KILLED,
+    TurnStatus.TIMED_OUT,
+)
+
+
+class Turn(models.Model):
+    """One launch of a harness for one agent in one Motion."""
+
+    motion = models.ForeignKey(Motion, on_delete=models.CASCADE, related_name="turns")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="turns")
+    reason = models.CharField(max_length=32, default="manual", help_text="Why it woke.")
+    reason_detail = models.TextField(blank=True)
+    prompt = models.TextField(blank=True)
+    woken_by = models.ForeignKey(
+        Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="woke_turns"
+    )
+    mode = models.CharField(max_length=8, default="look")
+    mode_rule = models.CharField(max_length=64, blank=True, help_text="Which rule set the mode.")
+    effort = models.CharField(max_length=16, blank=True)
+    max_budget_usd = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
+    status = models.CharField(max_length=16, choices=TurnStatus.choices, default=TurnStatus.QUEUED)
+    session_id = models.CharField(max_length=200, blank=True)
+    pid = models.IntegerField(null=True, blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    queued_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal("0"))
+    usage = models.JSONField(default=dict, blank=True)
+    result_subtype = models.CharField(max_length=64, blank=True)
+    activity = models.CharField(max_length=300, blank=True)
+    events = models.PositiveIntegerField(default=0)
+    raw_log = models.JSONField(default=list, blank=True, help_text="Lines the adapter skipped.")
+    stderr_tail = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-queued_at"]
+        indexes = [models.Index(fields=["motion", "agent", "status"])]
+        constraints = [
+            # One turn at a time per (Motion, agent): a second claim fails at the database.
+            models.UniqueConstraint(
+                fields=["motion", "agent"],
+                condition=Q(status="running"),
+                name="one_running_turn_per_motion_agent",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Turn {self.pk} {self.agent} in {self.motion_id} ({self.status})"
+
+    @property
+    def ended(self) -> bool:
+        return self.status in ENDED_STATUSES

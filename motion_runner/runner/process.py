@@ -1,0 +1,176 @@
+"""Spawn a harness and hand its stdout to a callback line by line, as the lines come.
+
+The process gets stdin from /dev/null (Claude Code and Codex wait on an open stdin) and its
+own process group, so a kill takes its children (shells, MCP servers) with it. Reading is a
+select loop over raw file descriptors: nothing waits for the process to exit, a line is
+handed on the moment its newline arrives, and the limits (turn timeout, line size, total
+output) are checked on every chunk, so a harness that hangs or floods is stopped on time.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+READ_CHUNK = 64 * 1024
+
+
+class Outcome:
+    EXITED = "exited"
+    TIMED_OUT = "timed_out"
+    FLOODED = "flooded"
+    STOPPED = "stopped"  # the caller asked for it (the loop guard, a person's kill)
+
+
+@dataclass
+class ProcessResult:
+    outcome: str
+    returncode: int | None
+    stderr_tail: str
+    detail: str = ""
+    stdout_bytes: int = 0
+    lines: int = 0
+    pid: int | None = None
+    duration: float = 0.0
+    unterminated_tail: bytes = field(default=b"", repr=False)
+
+
+@dataclass
+class Limits:
+    timeout: float
+    max_line_bytes: int
+    max_output_bytes: int
+    stderr_tail_bytes: int = 16 * 1024
+    kill_grace: float = 3.0
+
+
+def kill_group(proc: subprocess.Popen, grace: float) -> None:
+    """SIGTERM the process group, then SIGKILL it if it lingers."""
+    try:
+        pgid = os.getpgid(proc.pid)
+    except ProcessLookupError:
+        pgid = None
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        try:
+            if pgid is not None:
+                os.killpg(pgid, sig)
+            else:
+                proc.send_signal(sig)
+        except ProcessLookupError:
+            pass
+        try:
+            proc.wait(timeout=wait)
+            # The leader is gone; children it left in the group still get the signal.
+            if pgid is not None and sig == signal.SIGTERM:
+                try:
+                    os.killpg(pgid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def run_streaming(
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    cwd: str | None,
+    limits: Limits,
+    on_line: Callable[[bytes], None],
+    on_start: Callable[[int], None] | None = None,
+    should_stop: Callable[[], str | None] | None = None,
+) -> ProcessResult:
+    started = time.monotonic()
+    deadline = started + limits.timeout
+    proc = subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,
+    )
+    if on_start:
+        on_start(proc.pid)
+    assert proc.stdout is not None and proc.stderr is not None
+    selector = selectors.DefaultSelector()
+    selector.register(proc.stdout, selectors.EVENT_READ, "out")
+    selector.register(proc.stderr, selectors.EVENT_READ, "err")
+    pending = bytearray()
+    stderr_tail = bytearray()
+    total = 0
+    lines = 0
+    outcome = Outcome.EXITED
+    detail = ""
+    open_streams = 2
+    try:
+        while open_streams:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                outcome, detail = Outcome.TIMED_OUT, f"no end after {limits.timeout:g} s"
+                break
+            for key, _ in selector.select(timeout=min(remaining, 0.5)):
+                chunk = os.read(key.fileobj.fileno(), READ_CHUNK)
+                if not chunk:
+                    selector.unregister(key.fileobj)
+                    open_streams -= 1
+                    continue
+                if key.data == "err":
+                    stderr_tail += chunk
+                    del stderr_tail[: max(0, len(stderr_tail) - limits.stderr_tail_bytes)]
+                    continue
+                total += len(chunk)
+                pending += chunk
+                while (newline := pending.find(b"\n")) >= 0:
+                    line = bytes(pending[:newline])
+                    del pending[: newline + 1]
+                    if len(line) > limits.max_line_bytes:
+                        outcome = Outcome.FLOODED
+                        detail = f"a line of {len(line):,} bytes (limit {limits.max_line_bytes:,})"
+                        break
+                    lines += 1
+                    on_line(line)
+                    if should_stop and (reason := should_stop()):
+                        outcome, detail = Outcome.STOPPED, reason
+                        break
+                if outcome != Outcome.EXITED:
+                    break
+                if len(pending) > limits.max_line_bytes:
+                    outcome = Outcome.FLOODED
+                    detail = f"more than {limits.max_line_bytes:,} bytes without a newline"
+                    break
+                if total > limits.max_output_bytes:
+                    outcome = Outcome.FLOODED
+                    detail = f"more than {limits.max_output_bytes:,} bytes of output"
+                    break
+            if outcome != Outcome.EXITED:
+                break
+        if outcome == Outcome.EXITED:
+            try:
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                outcome, detail = Outcome.TIMED_OUT, "closed its output but did not exit"
+    finally:
+        if proc.poll() is None or outcome != Outcome.EXITED:
+            kill_group(proc, limits.kill_grace)
+        selector.close()
+        proc.stdout.close()
+        proc.stderr.close()
+    return ProcessResult(
+        outcome=outcome,
+        returncode=proc.returncode,
+        stderr_tail=stderr_tail.decode("utf-8", "replace"),
+        detail=detail,
+        stdout_bytes=total,
+        lines=lines,
+        pid=proc.pid,
+        duration=time.monotonic() - started,
+        unterminated_tail=bytes(pending) if outcome == Outcome.EXITED else b"",
+    )

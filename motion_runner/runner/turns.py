@@ -1,0 +1,346 @@
+"""Run one Turn: claim it, launch its harness, write every event as it comes, end it clearly."""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
+from ..harnesses.base import stable_uuid
+from ..ingest import EventWriter, IngestContext, SessionConflict, latest_session, post_system_message
+from ..models import Agent, Kind, Motion, Turn, TurnStatus
+from .process import Limits, Outcome, ProcessResult, run_streaming
+
+log = logging.getLogger(__name__)
+
+
+def limits_from_settings() -> Limits:
+    return Limits(
+        timeout=settings.RUNNER_TURN_TIMEOUT_SECONDS,
+        max_line_bytes=settings.RUNNER_MAX_LINE_BYTES,
+        max_output_bytes=settings.RUNNER_MAX_OUTPUT_BYTES,
+        stderr_tail_bytes=settings.RUNNER_STDERR_TAIL_BYTES,
+        kill_grace=settings.RUNNER_KILL_GRACE_SECONDS,
+    )
+
+
+def enqueue_turn(
+    motion: Motion,
+    agent: Agent,
+    prompt: str,
+    *,
+    reason: str = "manual",
+    reason_detail: str = "",
+    mode: str = "look",
+    mode_rule: str = "",
+    effort: str = "",
+    max_budget_usd: Decimal | None = None,
+    woken_by=None,
+    dispatch: bool = True,
+) -> Turn:
+    """Queue a turn; its task is sent only once the row is committed."""
+    turn = Turn.objects.create(
+        motion=motion,
+        agent=agent,
+        prompt=prompt,
+        reason=reason,
+        reason_detail=reason_detail,
+        mode=mode,
+        mode_rule=mode_rule,
+        effort=effort,
+        max_budget_usd=max_budget_usd,
+        woken_by=woken_by,
+    )
+    if dispatch:
+        from .tasks import run_turn
+
+        transaction.on_commit(lambda: run_turn.delay(turn.pk))
+    return turn
+
+
+def claim_turn(turn_id: int) -> Turn | None:
+    """queued → running, at most once, and never beside another running turn of the pair."""
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            claimed = Turn.objects.filter(pk=turn_id, status=TurnStatus.QUEUED).update(
+                status=TurnStatus.RUNNING, started_at=now, heartbeat_at=now
+            )
+    except IntegrityError:
+        return None  # one_running_turn_per_motion_agent: it waits for the running one
+    if claimed != 1:
+        return None
+    return Turn.objects.select_related("motion", "agent").get(pk=turn_id)
+
+
+class TurnMonitor:
+    """Watches a turn's events as they are written; a non-empty stop_reason ends the turn.
+
+    wakes/ adds the tool-loop guard through `monitor_factories`.
+    """
+
+    def __init__(self, turn: Turn):
+        self.turn = turn
+        self.stop_reason: str | None = None
+
+    def observe(self, event: Event) -> None:
+        pass
+
+
+monitor_factories: list[Callable[[Turn], TurnMonitor]] = []
+
+
+@dataclass
+class TurnRun:
+    turn: Turn
+    writer: EventWriter
+    parser: StreamParser | None = None
+    on_event: Callable[[Event], None] | None = None
+    monitors: list[TurnMonitor] = field(default_factory=list)
+    turn_end: Event | None = None
+    bad_lines: int = 0
+    line_no: int = 0
+
+    def handle_line(self, line: bytes) -> None:
+        self.line_no += 1
+        text = line.decode("utf-8", "replace").strip()
+        if not text:
+            return
+        try:
+            obj = json.loads(text)
+            if not isinstance(obj, dict):
+                raise ValueError(f"a JSON {type(obj).__name__}, not an object")
+        except ValueError as exc:
+            self.bad_lines += 1
+            self.emit(
+                Event(
+                    EventKind.ERROR,
+                    uuid=stable_uuid("bad-line", self.turn.pk, self.line_no),
+                    text=f"the harness printed a line that is not a JSON event ({exc}): {text[:300]}",
+                    raw={"line": text[:4000]},
+                )
+            )
+            return
+        try:
+            events = self.parser.feed(obj)
+        except Exception as exc:  # an adapter bug must not lose the rest of the turn
+            log.exception("adapter failed on a line of turn %s", self.turn.pk)
+            events = [
+                Event(
+                    EventKind.ERROR,
+                    uuid=stable_uuid("adapter-error", self.turn.pk, self.line_no),
+                    text=f"could not read a {obj.get('type', '?')} line: {exc}",
+                    raw=obj,
+                )
+            ]
+        for event in events:
+            self.emit(event)
+
+    def emit(self, event: Event) -> None:
+        outcome = self.writer.write(event)
+        if outcome.turn_end is not None:
+            self.turn_end = outcome.turn_end
+        for monitor in self.monitors:
+            monitor.observe(event)
+        if self.on_event:
+            self.on_event(event)
+
+    def stop_reason(self) -> str | None:
+        for monitor in self.monitors:
+            if monitor.stop_reason:
+                return monitor.stop_reason
+        return None
+
+
+def _signal_name(returncode: int) -> str:
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+def judge(result: ProcessResult, turn_end: Event | None, timeout: float) -> tuple[str, str]:
+    """The turn's status and, when it did not end well, a sentence for the thread."""
+    if result.outcome == Outcome.TIMED_OUT:
+        return TurnStatus.TIMED_OUT, f"stopped: the turn ran past its {timeout:g} s limit ({result.detail})"
+    if result.outcome == Outcome.FLOODED:
+        return TurnStatus.FAILED, f"stopped: the harness flooded its output ({result.detail})"
+    if result.outcome == Outcome.STOPPED:
+        return TurnStatus.KILLED, f"stopped: {result.detail}"
+    code = result.returncode
+    if code is not None and code < 0:
+        return TurnStatus.KILLED, f"the harness was killed by {_signal_name(code)}"
+    if turn_end is not None and turn_end.is_error:
+        detail = turn_end.text or turn_end.subtype
+        return TurnStatus.FAILED, f"the turn ended with an error ({turn_end.subtype}): {detail}"
+    if code not in (0, None):
+        last = result.stderr_tail.strip().splitlines()[-1:] or ["no stderr"]
+        return TurnStatus.FAILED, f"the harness exited with code {code}: {last[0][:300]}"
+    if turn_end is None:
+        return TurnStatus.FAILED, "the harness exited without a result event"
+    return TurnStatus.FINISHED, ""
+
+
+def fail_before_launch(turn: Turn, message: str) -> None:
+    now = timezone.now()
+    Turn.objects.filter(pk=turn.pk).update(status=TurnStatus.FAILED, ended_at=now, error=message, activity="")
+    post_system_message(
+        turn.motion,
+        f"@{turn.agent.name} could not start: {message}",
+        message_id=stable_uuid("turn-error", turn.pk),
+        turn=turn,
+    )
+
+
+def execute_turn(turn_id: int, *, on_event: Callable[[Event], None] | None = None) -> Turn | None:
+    turn = claim_turn(turn_id)
+    if turn is None:
+        return None
+    try:
+        return _execute_claimed(turn, on_event)
+    finally:
+        start_next_queued(turn.motion_id, turn.agent_id)
+
+
+def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Turn:
+    agent, motion = turn.agent, turn.motion
+    try:
+        adapter = get_adapter(agent.harness)
+        resume = latest_session(motion, agent)
+        launch = adapter.build_launch(turn, resume_session=resume)
+    except HarnessError as exc:
+        fail_before_launch(turn, str(exc))
+        return Turn.objects.get(pk=turn.pk)
+    context = IngestContext(
+        motion=motion,
+        agent=agent,
+        harness=agent.harness,
+        source="runner",
+        turn=turn,
+        session_id=resume or "",
+        effort=turn.effort,
+        cwd=launch.cwd or "",
+    )
+    run = TurnRun(
+        turn=turn,
+        writer=EventWriter(context),
+        parser=adapter.new_parser(resume or ""),
+        on_event=on_event,
+        monitors=[factory(turn) for factory in monitor_factories],
+    )
+    limits = limits_from_settings()
+
+    def on_start(pid: int) -> None:
+        Turn.objects.filter(pk=turn.pk).update(pid=pid, activity=f"{agent.name}: starting…")
+
+    try:
+        result = run_streaming(
+            launch.argv,
+            env=launch.env,
+            cwd=launch.cwd,
+            limits=limits,
+            on_line=run.handle_line,
+            on_start=on_start,
+            should_stop=run.stop_reason,
+        )
+    except SessionConflict as exc:
+        fail_before_launch(turn, str(exc))
+        return Turn.objects.get(pk=turn.pk)
+    except OSError as exc:
+        fail_before_launch(turn, f"{launch.argv[0]}: {exc}")
+        return Turn.objects.get(pk=turn.pk)
+    finally:
+        for path in launch.temp_files:
+            path.unlink(missing_ok=True)
+    if result.unterminated_tail.strip():
+        run.handle_line(result.unterminated_tail)
+    for event in run.parser.finish():
+        run.emit(event)
+    status, error = judge(result, run.turn_end, limits.timeout)
+    return finish_turn(turn, run, result, status, error)
+
+
+def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, error: str) -> Turn:
+    end = run.turn_end
+    fields = {
+        "status": status,
+        "ended_at": timezone.now(),
+        "exit_code": result.returncode,
+        "stderr_tail": result.stderr_tail,
+        "error": error,
+        "activity": "",
+    }
+    if end is not None:
+        fields["usage"] = end.usage
+        fields["result_subtype"] = end.subtype
+        if end.cost_usd is not None:
+            fields["cost_usd"] = end.cost_usd
+    Turn.objects.filter(pk=turn.pk).update(**fields)
+    if error:
+        post_system_message(
+            turn.motion,
+            f"@{turn.agent.name}'s turn {status.replace('_', ' ')}: {error}",
+            message_id=stable_uuid("turn-error", turn.pk),
+            turn=turn,
+            kind=Kind.ERROR,
+        )
+    turn.refresh_from_db()
+    return turn
+
+
+def start_next_queued(motion_id: str, agent_id: int) -> None:
+    """Hand the pair's oldest waiting turn to a worker once this one has ended."""
+    from .tasks import run_turn
+
+    next_id = (
+        Turn.objects.filter(motion_id=motion_id, agent_id=agent_id, status=TurnStatus.QUEUED)
+        .order_by("queued_at", "pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    if next_id is not None:
+        transaction.on_commit(lambda: run_turn.delay(next_id))
+
+
+def sweep_turns(now=None) -> dict[str, int]:
+    """Safety net for lost workers: end running turns whose heartbeat stopped, and re-send
+    queued turns whose pair is free."""
+    from .tasks import run_turn
+
+    now = now or timezone.now()
+    stale_after = timedelta(seconds=settings.RUNNER_TURN_TIMEOUT_SECONDS + 120)
+    lost = 0
+    for turn in Turn.objects.filter(
+        status=TurnStatus.RUNNING, heartbeat_at__lt=now - stale_after
+    ).select_related("motion", "agent"):
+        updated = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
+            status=TurnStatus.FAILED, ended_at=now, error="the worker running it was lost"
+        )
+        if updated:
+            lost += 1
+            post_system_message(
+                turn.motion,
+                f"@{turn.agent.name}'s turn failed: the worker running it was lost",
+                message_id=stable_uuid("turn-error", turn.pk),
+                turn=turn,
+            )
+    resent = 0
+    waiting = Turn.objects.filter(
+        status=TurnStatus.QUEUED, queued_at__lt=now - timedelta(seconds=60)
+    ).values_list("pk", "motion_id", "agent_id")
+    for pk, motion_id, agent_id in waiting:
+        if not Turn.objects.filter(
+            motion_id=motion_id, agent_id=agent_id, status=TurnStatus.RUNNING
+        ).exists():
+            run_turn.delay(pk)
+            resent += 1
+    return {"lost": lost, "resent": resent}

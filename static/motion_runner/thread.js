@@ -1,0 +1,134 @@
+// The Motion thread: polls the messages API with a cursor and renders what is new.
+// Every poll looks back a little (overlap) and skips ids already shown, so a message whose
+// write committed a moment late is still shown, and nothing is ever shown twice.
+(function () {
+  "use strict";
+  const root = document.getElementById("thread");
+  if (!root) return;
+  const list = document.getElementById("messages");
+  const activity = document.getElementById("activity");
+  const url = root.dataset.messagesUrl;
+  const seen = new Set();
+  const toolCalls = new Map();
+  let cursor = null;
+  let delay = 1000;
+
+  function el(tag, cls, text) {
+    const node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function when(iso) {
+    return new Date(iso).toLocaleString();
+  }
+
+  function meta(m) {
+    const line = el("div", "meta");
+    line.append(el("span", "sender", m.sender));
+    line.append(document.createTextNode(when(m.created_at)));
+    if (m.turn_mode) line.append(el("span", "mode " + m.turn_mode, m.turn_mode === "full" ? "full tools" : "look-only"));
+    return line;
+  }
+
+  function lastDots() {
+    const last = list.lastElementChild;
+    return last && last.classList.contains("dots") ? last : null;
+  }
+
+  function render(m) {
+    if (m.kind === "dot") {
+      const row = lastDots() || list.appendChild(el("li", "dots"));
+      const screened = /by="screen"/.test(m.text) || m.source === "screen" || (m.stop_reason === "screened");
+      const dot = el("button", "dot" + (screened ? " screened" : ""));
+      dot.title = (screened ? "screened · " : "") + when(m.created_at);
+      dot.addEventListener("click", () => alert((screened ? "Screened: " : "") + (m.text || "silent")));
+      row.append(dot);
+      return;
+    }
+    if (m.kind === "tool_result") {
+      const call = toolCalls.get(m.tool_id);
+      const pre = el("pre", "", m.text || "(empty)");
+      if (call) {
+        call.append(pre);
+        if (m.is_error) call.classList.add("error");
+        return;
+      }
+      const orphan = el("details", "tool" + (m.is_error ? " error" : ""));
+      orphan.append(el("summary", "", "result"), pre);
+      list.append(wrap(m, orphan));
+      return;
+    }
+    if (m.kind === "tool_call") {
+      const details = el("details", "tool");
+      details.append(el("summary", "", "⚙ " + (m.text || m.tool_name)));
+      toolCalls.set(m.tool_id, details);
+      const li = lastToolGroup(m) || list.appendChild(wrap(m));
+      li.append(details);
+      return;
+    }
+    const li = wrap(m);
+    li.append(el("div", "body", m.text));
+    list.append(li);
+  }
+
+  function lastToolGroup(m) {
+    const last = list.lastElementChild;
+    return last && last.dataset.sender === m.sender && last.dataset.turn === String(m.turn) ? last : null;
+  }
+
+  function wrap(m, child) {
+    const li = el("li", "msg " + m.kind + (m.turn ? " agent" : ""));
+    li.dataset.id = m.id;
+    li.dataset.sender = m.sender;
+    li.dataset.turn = String(m.turn);
+    if (m.kind !== "turn_end") li.append(meta(m));
+    if (child) li.append(child);
+    return li;
+  }
+
+  function showActivity(items) {
+    activity.textContent = items.map((a) => a.activity).filter(Boolean).join(" · ");
+  }
+
+  async function poll() {
+    const params = new URLSearchParams({ limit: "500" });
+    if (cursor) { params.set("after", cursor); params.set("overlap", "2"); }
+    try {
+      const response = await fetch(url + "?" + params, { headers: { Accept: "application/json" } });
+      if (!response.ok) throw new Error(response.status);
+      const page = await response.json();
+      const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+      for (const m of page.results) {
+        if (seen.has(m.id)) continue;
+        seen.add(m.id);
+        render(m);
+      }
+      if (page.next) cursor = page.next;
+      showActivity(page.activity || []);
+      if (nearBottom && page.results.length) window.scrollTo(0, document.body.scrollHeight);
+      delay = page.more ? 0 : 1000;
+    } catch (err) {
+      delay = Math.min(delay * 2 || 1000, 15000);
+    }
+    setTimeout(poll, delay);
+  }
+
+  const composer = document.getElementById("composer");
+  if (composer) {
+    composer.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const text = composer.elements.text.value.trim();
+      if (!text) return;
+      const response = await fetch(url, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": root.dataset.csrf },
+        body: JSON.stringify({ text }),
+      });
+      if (response.ok) composer.elements.text.value = "";
+      else alert("Not posted: " + (await response.text()));
+    });
+  }
+  poll();
+})();

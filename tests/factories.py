@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import factory
+from django.contrib.auth import get_user_model
+
+from motion_runner.models import Agent, Message, Motion, Turn
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = get_user_model()
+        django_get_or_create = ("username",)
+
+    username = factory.Sequence(lambda n: f"person{n}")
+    email = factory.LazyAttribute(lambda u: f"{u.username}@example.org")
+
+
+class AgentFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Agent
+        django_get_or_create = ("name",)
+
+    name = factory.Sequence(lambda n: f"agent{n}")
+    harness = "claude-code"
+
+
+class MotionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Motion
+
+    slug = factory.Sequence(lambda n: f"motion-{n}")
+    title = factory.LazyAttribute(lambda m: m.slug.replace("-", " ").title())
+
+
+class MessageFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Message
+
+    motion = factory.SubFactory(MotionFactory)
+    sender = "justin"
+    source = "web"
+    kind = "text"
+    text = "hello"
+
+
+class TurnFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Turn
+
+    motion = factory.SubFactory(MotionFactory)
+    agent = factory.SubFactory(AgentFactory)
+    prompt = "say hello"

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""A stand-in harness for the runner's failure tests: it misbehaves on purpose.
+
+It plays back lines (by default those recorded from the real Claude Code CLI) and then does
+what FAKE_HARNESS_PLAN says: a JSON object with any of
+  lines: a file of lines to print (default: the env FAKE_HARNESS_LINES)
+  pace: seconds between lines
+  exit: exit code;  hang: sleep forever after the lines;  signal: kill itself with it
+  garbage: a list of raw strings printed between the lines
+  flood_bytes: print this many bytes with no newline;  no_result: drop the result line
+  stderr: text written to stderr;  child: start a sleeping child in the same group
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+plan = json.loads(os.environ.get("FAKE_HARNESS_PLAN", "{}"))
+lines_file = plan.get("lines") or os.environ.get("FAKE_HARNESS_LINES")
+lines = open(lines_file).read().splitlines() if lines_file else []
+if plan.get("no_result"):
+    lines = [line for line in lines if '"type":"result"' not in line.replace(" ", "")]
+if plan.get("child"):
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    with open(plan["child"], "w") as handle:
+        handle.write(str(child.pid))
+if plan.get("stderr"):
+    sys.stderr.write(plan["stderr"])
+    sys.stderr.flush()
+garbage = list(plan.get("garbage", []))
+for index, line in enumerate(lines):
+    sys.stdout.write(line + "\n")
+    if index == 0 and garbage:
+        for junk in garbage:
+            sys.stdout.write(junk + "\n")
+    sys.stdout.flush()
+    if plan.get("pace"):
+        time.sleep(plan["pace"])
+if plan.get("flood_bytes"):
+    chunk = "x" * 65536
+    remaining = plan["flood_bytes"]
+    while remaining > 0:
+        sys.stdout.write(chunk[: min(remaining, len(chunk))])
+        remaining -= len(chunk)
+    sys.stdout.flush()
+if plan.get("signal"):
+    os.kill(os.getpid(), getattr(signal, plan["signal"]))
+if plan.get("hang"):
+    time.sleep(3600)
+sys.exit(plan.get("exit", 0))

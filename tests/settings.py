@@ -1,0 +1,16 @@
+"""Test settings: the real PostgreSQL and Redis when the environment names them (CI always
+does, through bin/test), the embedded defaults otherwise."""
+
+import os
+
+os.environ.setdefault("CELERY_BROKER_URL", "memory://")
+
+from motion_runner.settings import *  # noqa: E402,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+RUNNER_TURN_TIMEOUT_SECONDS = 60
+RUNNER_KILL_GRACE_SECONDS = 1.0
+CELERY_TASK_ALWAYS_EAGER = False
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    # A file, not memory: the e2e tests' Celery worker thread and the harness read it too.
+    DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test-db.sqlite3")}  # noqa: F405
