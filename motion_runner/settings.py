@@ -42,6 +42,7 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 DEVELOPMENT_SECRET_KEY = "dev-only-not-secret-motion-runner"
 DATA_DIR = Path(os.environ.get("MOTION_RUNNER_DATA_DIR", BASE_DIR / "var"))
+DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 SECRET_KEY = os.environ.get("SECRET_KEY", DEVELOPMENT_SECRET_KEY)
 DEBUG = env_bool("DEBUG", True)
@@ -117,7 +118,10 @@ USE_TZ = True
 
 STATIC_URL = "/static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", DATA_DIR / "static"))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
+# Served from the app folders in development, from STATIC_ROOT after collectstatic in production.
+WHITENOISE_USE_FINDERS = DEBUG
 LOGIN_URL = "/admin/login/"
 
 # --- Celery -------------------------------------------------------------------------------

@@ -1,0 +1,66 @@
+"""Misconfiguration fails loudly at start-up, not at the first wake."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.test import override_settings
+
+from motion_runner.checks import harness_binaries, production_settings
+from tests.factories import AgentFactory
+
+
+def ids(messages) -> set[str]:
+    return {m.id for m in messages}
+
+
+@override_settings(
+    DEBUG=False, SECRET_KEY="dev-only-not-secret-motion-runner", ALLOWED_HOSTS=["runner.example"]
+)
+def test_production_refuses_the_development_secret_key():
+    assert "motion_runner.E001" in ids(production_settings(None))
+
+
+@override_settings(DEBUG=False, SECRET_KEY="s3cret-from-the-vault", ALLOWED_HOSTS=["*"])
+def test_production_refuses_a_wildcard_host():
+    assert "motion_runner.E004" in ids(production_settings(None))
+
+
+@override_settings(
+    DEBUG=False,
+    SECRET_KEY="s3cret-from-the-vault",
+    ALLOWED_HOSTS=["runner.example"],
+    CELERY_BROKER_URL="filesystem://",
+)
+def test_production_warns_about_the_embedded_broker():
+    assert "motion_runner.W003" in ids(production_settings(None))
+
+
+@override_settings(DEBUG=True)
+def test_development_settings_pass():
+    assert production_settings(None) == []
+
+
+@pytest.mark.django_db
+def test_an_agent_whose_binary_cannot_be_found_fails_the_check():
+    AgentFactory(name="ghost", binary="/nowhere/claude")
+    errors = harness_binaries(None)
+    assert ids(errors) == {"motion_runner.E011"}
+    assert "@ghost" in errors[0].msg
+
+
+@pytest.mark.django_db
+def test_an_agent_with_an_existing_binary_passes(tmp_path):
+    binary = tmp_path / "claude"
+    binary.write_text("#!/bin/sh\n")
+    AgentFactory(name="magent", binary=str(binary))
+    assert harness_binaries(None) == []
+
+
+@pytest.mark.django_db
+def test_no_model_change_is_missing_a_migration():
+    out = StringIO()
+    call_command("makemigrations", "--check", "--dry-run", stdout=out)
+    assert "No changes detected" in out.getvalue()

@@ -1,0 +1,121 @@
+"""The process seam: lines are handed on as they come, and limits stop a bad harness."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from motion_runner.runner.process import Limits, Outcome, run_streaming
+
+LIMITS = Limits(timeout=20, max_line_bytes=1024, max_output_bytes=64 * 1024, kill_grace=0.5)
+
+
+def python(code: str) -> list[str]:
+    return [sys.executable, "-c", textwrap.dedent(code)]
+
+
+def test_a_line_is_handed_on_before_the_process_exits(tmp_path: Path):
+    # The harness waits for a file that only the callback creates: a reader that waited for
+    # exit (or for a full buffer) would deadlock here and time out.
+    flag = tmp_path / "seen"
+    argv = python(
+        f"""
+        import os, sys, time
+        print('{{"n": 1}}', flush=True)
+        while not os.path.exists({str(flag)!r}):
+            time.sleep(0.01)
+        print('{{"n": 2}}', flush=True)
+        """
+    )
+    seen: list[bytes] = []
+
+    def on_line(line: bytes) -> None:
+        seen.append(line)
+        flag.touch()
+
+    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_line=on_line)
+    assert result.outcome == Outcome.EXITED
+    assert seen == [b'{"n": 1}', b'{"n": 2}']
+
+
+def test_stdin_is_closed(tmp_path: Path):
+    argv = python("import sys; print(repr(sys.stdin.read()))")
+    seen: list[bytes] = []
+    run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_line=seen.append)
+    assert seen == [b"''"]
+
+
+def test_a_hang_is_stopped_at_the_timeout():
+    argv = python("import time; print('x', flush=True); time.sleep(60)")
+    limits = Limits(timeout=1.0, max_line_bytes=1024, max_output_bytes=4096, kill_grace=0.5)
+    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=limits, on_line=lambda _: None)
+    assert result.outcome == Outcome.TIMED_OUT
+    assert result.duration < 10
+
+
+def test_output_without_a_newline_is_a_flood():
+    argv = python("import sys; sys.stdout.write('y' * 10_000_000); sys.stdout.flush()")
+    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_line=lambda _: None)
+    assert result.outcome == Outcome.FLOODED
+    assert "without a newline" in result.detail
+
+
+def test_too_much_output_in_total_is_a_flood():
+    argv = python("import sys\nfor _ in range(100000): print('z' * 100)")
+    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_line=lambda _: None)
+    assert result.outcome == Outcome.FLOODED
+    assert "bytes of output" in result.detail
+
+
+def test_a_last_line_without_newline_is_kept():
+    argv = python("import sys; sys.stdout.write('tail')")
+    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_line=lambda _: None)
+    assert result.unterminated_tail == b"tail"
+
+
+def test_stderr_keeps_only_its_tail():
+    argv = python("import sys; sys.stderr.write('a' * 50000 + 'END')")
+    limits = Limits(timeout=20, max_line_bytes=1024, max_output_bytes=4096, stderr_tail_bytes=100)
+    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=limits, on_line=lambda _: None)
+    assert len(result.stderr_tail) == 100
+    assert result.stderr_tail.endswith("END")
+
+
+def test_should_stop_kills_the_whole_process_group(tmp_path: Path):
+    pid_file = tmp_path / "child.pid"
+    argv = python(
+        f"""
+        import subprocess, sys, time
+        child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])
+        open({str(pid_file)!r}, 'w').write(str(child.pid))
+        print('go', flush=True)
+        time.sleep(60)
+        """
+    )
+    result = run_streaming(
+        argv,
+        env=dict(os.environ),
+        cwd=None,
+        limits=LIMITS,
+        on_line=lambda _: None,
+        should_stop=lambda: "the loop guard tripped",
+    )
+    assert result.outcome == Outcome.STOPPED
+    assert process_gone(int(pid_file.read_text()))
+
+
+def process_gone(pid: int, wait: float = 3.0) -> bool:
+    """Gone, or a zombie waiting for init to reap it."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                if "zombie" in status.read():
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False

@@ -1,0 +1,131 @@
+"""The thread as people and pollers read it: in order, after a cursor, nothing twice."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from motion_runner.models import Message
+from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def motion():
+    return MotionFactory(slug="garden", title="The garden")
+
+
+@pytest.fixture
+def signed_in_person():
+    client = APIClient()
+    person = UserFactory(username="justin")
+    client.force_login(person)
+    session = client.session
+    session["sign_in"] = "ssh"
+    session.save()
+    return client
+
+
+def page(client, motion, **params):
+    response = client.get(f"/api/motions/{motion.slug}/messages/", params)
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def test_messages_come_in_order_and_the_cursor_moves_past_them(motion):
+    start = timezone.now()
+    for n in range(5):
+        MessageFactory(motion=motion, text=f"m{n}", created_at=start + timedelta(seconds=n))
+    client = APIClient()
+    first = page(client, motion, limit=3)
+    assert [m["text"] for m in first["results"]] == ["m0", "m1", "m2"]
+    assert first["more"] is True
+    second = page(client, motion, after=first["next"])
+    assert [m["text"] for m in second["results"]] == ["m3", "m4"]
+    third = page(client, motion, after=second["next"])
+    assert third["results"] == [] and third["next"] == second["next"]
+
+
+def test_messages_written_in_the_same_microsecond_are_neither_lost_nor_repeated(motion):
+    moment = timezone.now()
+    for n in range(4):
+        MessageFactory(motion=motion, text=f"same{n}", created_at=moment)
+    client = APIClient()
+    seen = []
+    cursor = None
+    for _ in range(4):
+        params = {"limit": 1} | ({"after": cursor} if cursor else {})
+        body = page(client, motion, **params)
+        seen += [m["id"] for m in body["results"]]
+        cursor = body["next"]
+    assert len(seen) == 4 and len(set(seen)) == 4
+
+
+def test_overlap_looks_back_for_late_commits(motion):
+    now = timezone.now()
+    early = MessageFactory(motion=motion, text="late commit", created_at=now - timedelta(seconds=1))
+    latest = MessageFactory(motion=motion, text="latest", created_at=now)
+    cursor = page(APIClient(), motion)["next"]
+    assert page(APIClient(), motion, after=cursor)["results"] == []
+    looked_back = page(APIClient(), motion, after=cursor, overlap=2)["results"]
+    assert {m["id"] for m in looked_back} == {str(early.id), str(latest.id)}
+
+
+def test_a_bad_cursor_is_a_clear_400(motion):
+    response = APIClient().get(f"/api/motions/{motion.slug}/messages/", {"after": "nonsense!"})
+    assert response.status_code == 400
+    assert "after" in response.json()["error"]["fields"]
+
+
+def test_an_unknown_motion_is_404():
+    response = APIClient().get("/api/motions/nowhere/messages/")
+    assert response.status_code == 404
+    assert response.json()["error"]["status"] == 404
+
+
+def test_filter_by_kind(motion):
+    MessageFactory(motion=motion, kind="text", text="said")
+    MessageFactory(motion=motion, kind="tool_call", text="Read x")
+    kinds = [m["kind"] for m in page(APIClient(), motion, kind="tool_call")["results"]]
+    assert kinds == ["tool_call"]
+
+
+def test_the_running_turns_activity_comes_with_the_page(motion):
+    agent = AgentFactory(name="magent")
+    turn = TurnFactory(motion=motion, agent=agent, status="running", activity="magent: Read README.md")
+    TurnFactory(motion=motion, agent=AgentFactory(name="idle"), status="finished", activity="")
+    assert page(APIClient(), motion)["activity"] == [
+        {"agent": "magent", "activity": "magent: Read README.md", "turn": turn.pk, "mode": "look"}
+    ]
+
+
+def test_a_signed_in_person_posts_and_their_sign_in_is_kept(motion, signed_in_person):
+    response = signed_in_person.post(
+        f"/api/motions/{motion.slug}/messages/", {"text": "hello @magent"}, format="json"
+    )
+    assert response.status_code == 201, response.content
+    message = Message.objects.get(pk=response.json()["id"])
+    assert (message.sender, message.source, message.sign_in) == ("justin", "web", "ssh")
+
+
+def test_an_outsider_cannot_post(motion):
+    response = APIClient().post(f"/api/motions/{motion.slug}/messages/", {"text": "hi"}, format="json")
+    assert response.status_code in (401, 403)
+    assert not Message.objects.exists()
+
+
+def test_an_empty_post_says_what_is_wrong(motion, signed_in_person):
+    response = signed_in_person.post(f"/api/motions/{motion.slug}/messages/", {"text": "  "}, format="json")
+    assert response.status_code == 400
+    assert "text" in response.json()["error"]["fields"]
+
+
+def test_the_thread_page_renders_with_its_poll_url(client, motion):
+    response = client.get(f"/motions/{motion.slug}/")
+    assert response.status_code == 200
+    assert b"/api/motions/garden/messages/" in response.content
+    assert b"thread.js" in response.content
