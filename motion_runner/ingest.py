@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -106,8 +107,29 @@ class WriteOutcome:
 
 
 class EventWriter:
+    # The activity line and heartbeat are written when the activity changes, or at most
+    # this often: one UPDATE per event would cost as much as the event itself.
+    HEARTBEAT_SECONDS = 1.0
+
     def __init__(self, context: IngestContext):
         self.ctx = context
+        self.activity = ""
+        self.flushed_activity = ""
+        self.unflushed_events = 0
+        self.flushed_at = 0.0
+
+    def flush_activity(self, *, force: bool = False) -> None:
+        turn = self.ctx.turn
+        if turn is None or not self.unflushed_events:
+            return
+        now = time.monotonic()
+        changed = self.activity != self.flushed_activity
+        if not (force or changed or now - self.flushed_at >= self.HEARTBEAT_SECONDS):
+            return
+        Turn.objects.filter(pk=turn.pk).update(
+            activity=self.activity, heartbeat_at=timezone.now(), events=F("events") + self.unflushed_events
+        )
+        self.flushed_activity, self.flushed_at, self.unflushed_events = self.activity, now, 0
 
     @property
     def sender(self) -> str:
@@ -204,9 +226,8 @@ class EventWriter:
             self._keep_raw(event.raw)
             return outcome
         if ctx.turn is not None and (activity := self.activity_for(event)):
-            Turn.objects.filter(pk=ctx.turn.pk).update(
-                activity=activity, heartbeat_at=timezone.now(), events=F("events") + 1
-            )
+            self.activity = activity
+            self.unflushed_events += 1
         if event.kind == EventKind.TURN_END:
             outcome.turn_end = event
         message = self.message_for(event)

@@ -32,11 +32,11 @@ def test_a_line_is_handed_on_before_the_process_exits(tmp_path: Path):
     )
     seen: list[bytes] = []
 
-    def on_line(line: bytes) -> None:
-        seen.append(line)
+    def on_lines(lines: list[bytes]) -> None:
+        seen.extend(lines)
         flag.touch()
 
-    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_line=on_line)
+    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_lines=on_lines)
     assert result.outcome == Outcome.EXITED
     assert seen == [b'{"n": 1}', b'{"n": 2}']
 
@@ -44,42 +44,42 @@ def test_a_line_is_handed_on_before_the_process_exits(tmp_path: Path):
 def test_stdin_is_closed(tmp_path: Path):
     argv = python("import sys; print(repr(sys.stdin.read()))")
     seen: list[bytes] = []
-    run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_line=seen.append)
+    run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_lines=seen.extend)
     assert seen == [b"''"]
 
 
 def test_a_hang_is_stopped_at_the_timeout():
     argv = python("import time; print('x', flush=True); time.sleep(60)")
     limits = Limits(timeout=1.0, max_line_bytes=1024, max_output_bytes=4096, kill_grace=0.5)
-    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=limits, on_line=lambda _: None)
+    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=limits, on_lines=lambda _: None)
     assert result.outcome == Outcome.TIMED_OUT
     assert result.duration < 10
 
 
 def test_output_without_a_newline_is_a_flood():
     argv = python("import sys; sys.stdout.write('y' * 10_000_000); sys.stdout.flush()")
-    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_line=lambda _: None)
+    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_lines=lambda _: None)
     assert result.outcome == Outcome.FLOODED
     assert "without a newline" in result.detail
 
 
 def test_too_much_output_in_total_is_a_flood():
     argv = python("import sys\nfor _ in range(100000): print('z' * 100)")
-    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_line=lambda _: None)
+    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_lines=lambda _: None)
     assert result.outcome == Outcome.FLOODED
     assert "bytes of output" in result.detail
 
 
 def test_a_last_line_without_newline_is_kept():
     argv = python("import sys; sys.stdout.write('tail')")
-    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_line=lambda _: None)
+    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_lines=lambda _: None)
     assert result.unterminated_tail == b"tail"
 
 
 def test_stderr_keeps_only_its_tail():
     argv = python("import sys; sys.stderr.write('a' * 50000 + 'END')")
     limits = Limits(timeout=20, max_line_bytes=1024, max_output_bytes=4096, stderr_tail_bytes=100)
-    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=limits, on_line=lambda _: None)
+    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=limits, on_lines=lambda _: None)
     assert len(result.stderr_tail) == 100
     assert result.stderr_tail.endswith("END")
 
@@ -100,7 +100,7 @@ def test_should_stop_kills_the_whole_process_group(tmp_path: Path):
         env=dict(os.environ),
         cwd=None,
         limits=LIMITS,
-        on_line=lambda _: None,
+        on_lines=lambda _: None,
         should_stop=lambda: "the loop guard tripped",
     )
     assert result.outcome == Outcome.STOPPED

@@ -110,6 +110,13 @@ class TurnRun:
     bad_lines: int = 0
     line_no: int = 0
 
+    def handle_lines(self, lines: list[bytes]) -> None:
+        """Lines that arrived together are written in one transaction: one commit a burst."""
+        with transaction.atomic():
+            for line in lines:
+                self.handle_line(line)
+        self.writer.flush_activity()
+
     def handle_line(self, line: bytes) -> None:
         self.line_no += 1
         text = line.decode("utf-8", "replace").strip()
@@ -248,7 +255,7 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
             env=launch.env,
             cwd=launch.cwd,
             limits=limits,
-            on_line=run.handle_line,
+            on_lines=run.handle_lines,
             on_start=on_start,
             should_stop=run.stop_reason,
         )
@@ -262,9 +269,10 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
         for path in launch.temp_files:
             path.unlink(missing_ok=True)
     if result.unterminated_tail.strip():
-        run.handle_line(result.unterminated_tail)
+        run.handle_lines([result.unterminated_tail])
     for event in run.parser.finish():
         run.emit(event)
+    run.writer.flush_activity(force=True)
     status, error = judge(result, run.turn_end, limits.timeout)
     return finish_turn(turn, run, result, status, error)
 
