@@ -4,3 +4,16 @@ from django.apps import AppConfig
 class WakesConfig(AppConfig):
     name = "wakes"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from motion_runner.runner import turns
+
+        from .compaction import compact_after_loop
+        from .footer import finalize_prompt
+        from .loop_guard import LoopGuard
+
+        if LoopGuard not in turns.monitor_factories:
+            turns.monitor_factories.append(LoopGuard)
+        if finalize_prompt not in turns.prompt_finalizers:
+            turns.prompt_finalizers.append(finalize_prompt)
+        turns.turn_finished.connect(compact_after_loop, dispatch_uid="wakes.compact_after_loop")

@@ -96,6 +96,8 @@ class HarnessAdapter:
     harness: ClassVar[str]
     default_binary: ClassVar[str]
     parser_class: ClassVar[type[StreamParser]]
+    # The prompt that compacts a resumed session headless, where the harness has one.
+    compact_prompt: ClassVar[str | None] = None
 
     def resolve_binary(self, agent) -> str | None:
         name = agent.binary or self.default_binary

@@ -216,6 +216,7 @@ class ClaudeCodeAdapter(HarnessAdapter):
     harness = "claude-code"
     default_binary = "claude"
     parser_class = ClaudeCodeParser
+    compact_prompt = "/compact"
 
     def build_launch(self, turn, *, resume_session: str | None) -> LaunchSpec:
         agent = turn.agent
@@ -230,6 +231,10 @@ class ClaudeCodeAdapter(HarnessAdapter):
             argv += ["--max-budget-usd", str(turn.max_budget_usd)]
         if agent.system_prompt:
             argv += ["--append-system-prompt", agent.system_prompt]
-        argv += ["--", turn.prompt]
         cwd = turn.motion.workspace or agent.workdir or None
-        return LaunchSpec(argv=argv, env=harness_environment(agent), cwd=cwd)
+        from wakes.tool_policy import claude_tool_arguments
+
+        tool_argv, temp_files = claude_tool_arguments(turn.mode, cwd)
+        argv += tool_argv
+        argv += ["--", turn.prompt]
+        return LaunchSpec(argv=argv, env=harness_environment(agent), cwd=cwd, temp_files=temp_files)

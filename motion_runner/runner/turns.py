@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.dispatch import Signal
 from django.utils import timezone
 
 from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
@@ -33,6 +34,14 @@ def limits_from_settings() -> Limits:
     )
 
 
+# Hooks other apps register in their AppConfig.ready():
+#   prompt_finalizers(prompt, motion, agent, mode, reason) -> prompt: wakes/ appends the footer
+#   that tells every wake what its mode allows, and the loop guard's note.
+prompt_finalizers: list[Callable[[str, Motion, Agent, str, str], str]] = []
+# Sent once a turn has ended and its row is final (after commit): dots, requests, compaction.
+turn_finished = Signal()
+
+
 def enqueue_turn(
     motion: Motion,
     agent: Agent,
@@ -48,6 +57,8 @@ def enqueue_turn(
     dispatch: bool = True,
 ) -> Turn:
     """Queue a turn; its task is sent only once the row is committed."""
+    for finalize in prompt_finalizers:
+        prompt = finalize(prompt, motion, agent, mode, reason)
     turn = Turn.objects.create(
         motion=motion,
         agent=agent,
@@ -302,6 +313,7 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
             kind=Kind.ERROR,
         )
     turn.refresh_from_db()
+    transaction.on_commit(lambda: turn_finished.send(sender=Turn, turn=turn))
     return turn
 
 

@@ -1,0 +1,139 @@
+"""One shared list, and each harness's generated list pinned to exactly it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from django.test import override_settings
+
+from wakes import tool_policy
+from wakes.tool_policy import (
+    CLAUDE_LOCAL_READS,
+    PI_LOCAL_READS,
+    WIKI_WRITE_TOOLS,
+    claude_tool_arguments,
+    codex_tool_arguments,
+    look_only_policy,
+    pi_tool_arguments,
+)
+
+
+def flag(argv: list[str], name: str) -> str:
+    return argv[argv.index(name) + 1]
+
+
+def test_claude_look_only_list_is_exactly_the_shared_list():
+    argv, files = claude_tool_arguments("look", "/ws")
+    try:
+        allowed = flag(argv, "--allowedTools").split(",")
+        assert allowed == [*CLAUDE_LOCAL_READS, *look_only_policy().mcp_tool_names()]
+        assert flag(argv, "--tools") == "Read,Grep,Glob"
+        assert flag(argv, "--permission-mode") == "dontAsk"
+        assert "--strict-mcp-config" in argv
+    finally:
+        for path in files:
+            path.unlink()
+
+
+def test_pi_look_only_list_is_exactly_the_shared_list():
+    tools = flag(pi_tool_arguments("look"), "--tools").split(",")
+    shared = [n if "__" in n[5:] else f"{n}__*" for n in look_only_policy().mcp_tool_names()]
+    assert tools == [*PI_LOCAL_READS, "codemode", *shared]
+
+
+def test_both_harnesses_offer_the_same_mcp_tools():
+    argv, files = claude_tool_arguments("look", None)
+    for path in files:
+        path.unlink()
+    claude_mcp = [t for t in flag(argv, "--allowedTools").split(",") if t.startswith("mcp__")]
+    pi_mcp = [
+        t.removesuffix("__*")
+        for t in flag(pi_tool_arguments("look"), "--tools").split(",")
+        if t.startswith("mcp__")
+    ]
+    assert claude_mcp == pi_mcp
+
+
+@pytest.mark.parametrize("write", WIKI_WRITE_TOOLS)
+def test_no_wiki_write_is_on_any_look_only_list(write):
+    name = f"mcp__pickipedia__{write}"
+    argv, files = claude_tool_arguments("look", None)
+    for path in files:
+        path.unlink()
+    assert name not in flag(argv, "--allowedTools").split(",")
+    assert name in flag(argv, "--disallowedTools").split(",")
+    assert name not in flag(pi_tool_arguments("look"), "--tools").split(",")
+
+
+def test_the_wiki_reads_are_named_one_by_one_never_the_whole_server():
+    names = look_only_policy().mcp_tool_names()
+    assert "mcp__pickipedia__get-page" in names and "mcp__pickipedia__get-pages" in names
+    assert "mcp__pickipedia" not in names
+
+
+def test_the_memory_server_is_loaded_whole_by_default():
+    assert "mcp__magenta-memory-v2" in look_only_policy().mcp_tool_names()
+
+
+@override_settings(WAKE_MEMORY_LOADED_WHOLE=False)
+def test_the_memory_server_can_be_limited_to_its_read_tools():
+    names = look_only_policy().mcp_tool_names()
+    assert "mcp__magenta-memory-v2" not in names
+    assert "mcp__magenta-memory-v2__search" in names
+    assert not any(n.endswith("__remember") for n in names)
+
+
+@override_settings(WAKE_EXTRA_LOOK_ONLY_TOOLS=["mcp__pickipedia__update-page"])
+def test_a_dial_cannot_sneak_a_wiki_write_onto_the_list():
+    with pytest.raises(ValueError, match="update-page"):
+        pi_tool_arguments("look")
+
+
+@override_settings(WAKE_EXTRA_LOOK_ONLY_TOOLS=["mcp__record__timeline"])
+def test_a_dial_may_extend_the_list_for_both_harnesses():
+    argv, files = claude_tool_arguments("look", None)
+    for path in files:
+        path.unlink()
+    assert "mcp__record__timeline" in flag(argv, "--allowedTools").split(",")
+    assert "mcp__record__timeline" in flag(pi_tool_arguments("look"), "--tools").split(",")
+
+
+def test_secret_paths_are_denied_in_both_modes():
+    look, files = claude_tool_arguments("look", None)
+    for path in files:
+        path.unlink()
+    full, _ = claude_tool_arguments("full", None)
+    for argv in (look, full):
+        denied = flag(argv, "--disallowedTools").split(",")
+        assert "Read(~/.ssh/**)" in denied and "Read(**/.env)" in denied and "Grep(~/.config/**)" in denied
+
+
+@override_settings(
+    WAKE_READ_MCP_SERVERS={
+        "pickipedia": {"command": "wiki-mcp"},
+        "magenta-memory-v2": {"command": "memory-mcp"},
+        "playwright": {"command": "browser-mcp"},
+    }
+)
+def test_the_generated_mcp_config_holds_only_the_read_servers():
+    argv, files = claude_tool_arguments("look", None)
+    config = json.loads(Path(flag(argv, "--mcp-config")).read_text())
+    for path in files:
+        path.unlink()
+    assert set(config["mcpServers"]) == {"pickipedia", "magenta-memory-v2"}
+
+
+def test_full_mode_has_no_tool_selection():
+    full, files = claude_tool_arguments("full", None)
+    assert "--tools" not in full and "--allowedTools" not in full and files == []
+    assert pi_tool_arguments("full") == []
+
+
+def test_codex_look_only_is_the_read_only_sandbox_with_mcp_filters():
+    argv = codex_tool_arguments("look")
+    assert argv[:2] == ["-s", "read-only"]
+    filters = [a for a in argv if a.startswith("mcp_servers.pickipedia.enabled_tools=")]
+    assert json.loads(filters[0].split("=", 1)[1]) == list(tool_policy.WIKI_READ_TOOLS)
+    assert codex_tool_arguments("full")[:2] == ["-s", "workspace-write"]

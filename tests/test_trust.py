@@ -1,0 +1,84 @@
+"""Every trust path, with the personas the seed names."""
+
+from __future__ import annotations
+
+import pytest
+from django.test import override_settings
+
+from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
+from wakes.trust import FULL, LOOK, decide
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def motion():
+    return MotionFactory(slug="wake-modes")
+
+
+def post_by_person(motion, sign_in: str, username: str = "justin"):
+    person = UserFactory(username=username)
+    return MessageFactory(motion=motion, author=person, sender=username, source="web", sign_in=sign_in)
+
+
+def post_by_agent_woken(motion, mode: str):
+    agent = AgentFactory(name=f"agent-{mode}")
+    turn = TurnFactory(motion=motion, agent=agent, mode=mode)
+    return MessageFactory(motion=motion, agent=agent, sender=agent.name, source="runner", turn=turn)
+
+
+def test_a_person_signed_in_with_an_ssh_key_wakes_with_full_tools(motion):
+    decision = decide(post_by_person(motion, "ssh"))
+    assert decision.mode == FULL
+    assert "SSH key" in decision.rule
+
+
+def test_a_wiki_sign_in_wakes_look_only(motion):
+    decision = decide(post_by_person(motion, "wiki", username="wikifan"))
+    assert decision.mode == LOOK
+    assert "wiki" in decision.rule
+
+
+@override_settings(WAKE_FULL_TOOLS_FOR=["Rosalind"])
+def test_someone_named_in_full_tools_for_wakes_with_full_tools(motion):
+    decision = decide(post_by_person(motion, "wiki", username="rosalind"))
+    assert decision.mode == FULL
+    assert "full_tools_for" in decision.rule
+
+
+def test_an_agent_woken_with_full_tools_passes_them_on(motion):
+    decision = decide(post_by_agent_woken(motion, FULL))
+    assert decision.mode == FULL
+    assert "agent woken with full tools" in decision.rule
+
+
+def test_an_agent_woken_look_only_wakes_look_only(motion):
+    assert decide(post_by_agent_woken(motion, LOOK)).mode == LOOK
+
+
+def test_a_terminal_sessions_turn_wakes_look_only_even_from_a_trusted_agent(motion):
+    agent = AgentFactory(name="magent")
+    message = MessageFactory(motion=motion, agent=agent, sender="magent", source="terminal")
+    decision = decide(message)
+    assert decision.mode == LOOK
+    assert "terminal" in decision.rule
+
+
+def test_a_watch_line_wakes_look_only(motion):
+    decision = decide(MessageFactory(motion=motion, sender="watch", source="watch", kind="watch"))
+    assert (decision.mode, decision.rule) == (LOOK, "a watch line")
+
+
+@override_settings(WAKE_FULL_TOOLS_FOR=[])
+def test_a_post_by_api_key_wakes_look_only(motion):
+    agent = AgentFactory(name="outside-bot")
+    decision = decide(MessageFactory(motion=motion, agent=agent, sender="outside-bot", source="api"))
+    assert (decision.mode, decision.rule) == (LOOK, "posted with an API key")
+
+
+def test_an_outsiders_post_without_a_sign_in_wakes_look_only(motion):
+    assert decide(MessageFactory(motion=motion, sender="anon", source="web")).mode == LOOK
+
+
+def test_no_waking_post_wakes_look_only():
+    assert (decide(None).mode, decide(None).rule) == (LOOK, "no waking post")

@@ -1,0 +1,61 @@
+"""Dials a trusted editor changes in the admin without a code change.
+
+`current_dials()` merges the defaults here with the admin-edited overrides (when the Dials
+model exists and has a row), so callers never care where a value came from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+LOOK_ONLY_FOOTER = """\
+---
+This wake is look-only. You may read and search files in this Motion's workspace, search your \
+memory, and read PickiPedia. You cannot run a shell, edit files, or write the wiki: those tools \
+are not present in this turn.
+If the answer needs more than looking, reply with only <tools to="what you need them for"/> and \
+a person can grant full tools with one click; you will be woken again with them.
+Merging and deploying always need a person: ask with <merge to="what and why"/> or \
+<deploy to="what and why"/>.
+If nothing here needs you, reply with <silent>why</silent>."""
+
+FULL_TOOLS_FOOTER = """\
+---
+This wake has your full tools, as in your terminal, because a trusted person started it. The \
+standing orders still hold: never merge or deploy on your own; ask a person with \
+<merge to="what and why"/> or <deploy to="what and why"/>.
+If nothing here needs you, reply with <silent>why</silent>."""
+
+AFTER_LOOP_NOTE = """\
+Note from the runner: your last turn in this Motion was stopped by the tool-loop guard \
+({reason}). The session was compacted. Before calling a tool, check that it is not the call \
+you just made; if you are stuck, say so in words instead."""
+
+DEFAULTS: dict[str, Any] = {
+    "look_only_footer": LOOK_ONLY_FOOTER,
+    "full_tools_footer": FULL_TOOLS_FOOTER,
+    "after_loop_note": AFTER_LOOP_NOTE,
+    "full_tools_for": [],
+    "loop_same_call_in_a_row": 3,
+    "loop_same_call_window": 10,
+    "loop_same_call_in_window": 5,
+    "loop_max_calls_per_turn": 50,
+}
+
+
+def current_dials() -> dict[str, Any]:
+    values = dict(DEFAULTS)
+    try:
+        from .models import Dials  # type: ignore[attr-defined]
+    except ImportError:
+        return values
+    try:
+        row = Dials.objects.first()
+    except Exception:  # not migrated yet: the defaults stand
+        return values
+    if row is not None:
+        for key in DEFAULTS:
+            value = getattr(row, key, None)
+            if value not in (None, ""):
+                values[key] = value
+    return values

@@ -1,0 +1,44 @@
+"""The wake footer: the last thing in every wake prompt, saying what the turn may do and how
+to ask for more (seed 001, "What each mode is told"), and the loop guard's note to the next
+wake after a turn it stopped."""
+
+from __future__ import annotations
+
+from motion_runner.models import Agent, Motion, Turn, TurnStatus
+
+from .dials import current_dials
+from .loop_guard import LOOP_GUARD_PREFIX
+
+# Turns the runner starts for itself get no footer: they are not wakes.
+UNFOOTED_REASONS = {"compact"}
+
+
+def wake_footer(mode: str) -> str:
+    dials = current_dials()
+    return dials["full_tools_footer"] if mode == "full" else dials["look_only_footer"]
+
+
+def after_loop_note(motion: Motion, agent: Agent) -> str | None:
+    """Told to the first wake after a turn the loop guard stopped (the compaction in between
+    does not count as a wake)."""
+    last = (
+        Turn.objects.filter(motion=motion, agent=agent)
+        .exclude(reason__in=UNFOOTED_REASONS)
+        .exclude(status=TurnStatus.QUEUED)
+        .order_by("-queued_at", "-pk")
+        .first()
+    )
+    if last is None or last.status != TurnStatus.KILLED or LOOP_GUARD_PREFIX not in last.error:
+        return None
+    reason = last.error.split(": ", 1)[-1]
+    return current_dials()["after_loop_note"].format(reason=reason)
+
+
+def finalize_prompt(prompt: str, motion: Motion, agent: Agent, mode: str, reason: str) -> str:
+    if reason in UNFOOTED_REASONS:
+        return prompt
+    parts = [prompt.rstrip()]
+    if note := after_loop_note(motion, agent):
+        parts.append(note)
+    parts.append(wake_footer(mode))
+    return "\n\n".join(parts)

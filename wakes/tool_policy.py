@@ -1,0 +1,239 @@
+"""The shared tool list: the single source of truth every harness builds a wake's tools from.
+
+What separates looking from touching is never the MCP server, it is this list (seed 001, "The
+shared list"). Each harness adapter turns it into its own flags (`claude_tool_arguments`,
+`pi_tool_arguments`, `codex_tool_arguments` below) and a test on each pins the generated list
+to exactly `look_only_policy()`, so the harnesses cannot drift apart.
+
+Deny beats allow, and a tool not on a look-only turn's list is not present at all: Claude Code
+gets `--tools Read,Grep,Glob` (its built-in selection) plus `--strict-mcp-config` with a
+generated config holding only the read servers; Pi gets `--tools` (an exact allowlist; an
+`mcp__` entry switches its MCP side from "keep everything" to "only these").
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+
+# The wiki's MCP server (ProfessionalWiki's MediaWiki-MCP-Server, as PickiPedia runs it) names
+# its tools with hyphens. These are its reads; everything else it carries writes or changes
+# session state (create-page, update-page, move-page, delete-page, undelete-page,
+# protect-page, upload-file*, update-file*, set-my-pronouns, oauth-logout, add-wiki,
+# remove-wiki, set-wiki) and is never on a look-only list.
+WIKI_SERVER = "pickipedia"
+WIKI_READ_TOOLS: tuple[str, ...] = (
+    "get-page",
+    "get-pages",
+    "get-page-history",
+    "get-revision",
+    "get-file",
+    "get-category-members",
+    "get-recent-changes",
+    "get-links-here",
+    "get-site-info",
+    "search-page",
+    "search-page-by-prefix",
+    "compare-pages",
+    "parse-wikitext",
+    "list-wikis",
+    "whoami",
+)
+WIKI_WRITE_TOOLS: tuple[str, ...] = (
+    "create-page",
+    "update-page",
+    "move-page",
+    "delete-page",
+    "undelete-page",
+    "protect-page",
+    "upload-file",
+    "upload-file-from-url",
+    "update-file",
+    "update-file-from-url",
+    "set-my-pronouns",
+    "oauth-logout",
+    "add-wiki",
+    "remove-wiki",
+    "set-wiki",
+)
+
+# The record (memory). Loaded whole on look-only turns by default, so its one write tool,
+# `remember`, is available: an agent may keep its notes without being granted tools (the
+# seed's open decision). MEMORY_LOADED_WHOLE = False lists its read tools by name instead.
+MEMORY_SERVERS: tuple[str, ...] = ("magenta-memory-v2",)
+MEMORY_READ_TOOLS: tuple[str, ...] = ("search", "recall", "get-memory", "list-memories")
+
+# Local read tools, per harness: the same three abilities (read a file, search contents,
+# find files) under each harness's own names.
+CLAUDE_LOCAL_READS: tuple[str, ...] = ("Read", "Grep", "Glob")
+PI_LOCAL_READS: tuple[str, ...] = ("read", "grep", "find", "ls")
+
+# Secret paths no turn reads, whatever its mode: deny beats allow.
+DENIED_PATHS: tuple[str, ...] = (
+    "**/.env",
+    "**/.env.*",
+    "~/.ssh/**",
+    "~/.claude.json",
+    "~/.claude/.credentials.json",
+    "~/.config/**",
+    "~/.aws/**",
+    "~/.gnupg/**",
+    "**/*.pem",
+    "**/*.key",
+    "**/id_rsa*",
+    "**/id_ed25519*",
+    "**/*vault*/**",
+    "**/.vault*",
+)
+
+
+@dataclass(frozen=True)
+class LookOnlyPolicy:
+    """Everything a look-only wake may use, harness-neutral."""
+
+    wiki_server: str
+    wiki_read_tools: tuple[str, ...]
+    memory_servers: tuple[str, ...]
+    memory_loaded_whole: bool
+    memory_read_tools: tuple[str, ...]
+    extra_mcp_tools: tuple[str, ...] = ()
+    denied_paths: tuple[str, ...] = ()
+    # The MCP server configs (name -> the harness-neutral JSON of its launch) a look-only
+    # turn may load at all; nothing else is even started.
+    read_servers: dict[str, dict] = field(default_factory=dict)
+
+    def mcp_tool_names(self) -> list[str]:
+        """Every MCP tool by its full `mcp__server__tool` name, in a stable order."""
+        names = [f"mcp__{self.wiki_server}__{tool}" for tool in self.wiki_read_tools]
+        for server in self.memory_servers:
+            if self.memory_loaded_whole:
+                names.append(f"mcp__{server}")
+            else:
+                names += [f"mcp__{server}__{tool}" for tool in self.memory_read_tools]
+        names += list(self.extra_mcp_tools)
+        return names
+
+    def loadable_servers(self) -> list[str]:
+        return [self.wiki_server, *self.memory_servers]
+
+
+def dial(name: str, default):
+    """A dial from settings (admin-editable dials override these in wakes.dials when present)."""
+    return getattr(settings, name, default)
+
+
+def look_only_policy() -> LookOnlyPolicy:
+    return LookOnlyPolicy(
+        wiki_server=dial("WAKE_WIKI_SERVER", WIKI_SERVER),
+        wiki_read_tools=tuple(dial("WAKE_WIKI_READ_TOOLS", WIKI_READ_TOOLS)),
+        memory_servers=tuple(dial("WAKE_MEMORY_SERVERS", MEMORY_SERVERS)),
+        memory_loaded_whole=bool(dial("WAKE_MEMORY_LOADED_WHOLE", True)),
+        memory_read_tools=tuple(dial("WAKE_MEMORY_READ_TOOLS", MEMORY_READ_TOOLS)),
+        extra_mcp_tools=tuple(dial("WAKE_EXTRA_LOOK_ONLY_TOOLS", ())),
+        denied_paths=tuple(dial("WAKE_DENIED_PATHS", DENIED_PATHS)),
+        read_servers=dict(dial("WAKE_READ_MCP_SERVERS", {})),
+    )
+
+
+def _check_no_writes(names: list[str], policy: LookOnlyPolicy) -> None:
+    """A dial may extend the list, never with a known wiki write."""
+    writes = {f"mcp__{policy.wiki_server}__{tool}" for tool in WIKI_WRITE_TOOLS}
+    if bad := sorted(writes.intersection(names)):
+        raise ValueError(f"look-only tool list names wiki write tools: {', '.join(bad)}")
+
+
+# --- Claude Code ------------------------------------------------------------------------------
+
+
+def claude_allowed_tools(policy: LookOnlyPolicy, workspace: str | None) -> list[str]:
+    names = [*CLAUDE_LOCAL_READS, *policy.mcp_tool_names()]
+    _check_no_writes(names, policy)
+    return names
+
+
+def claude_denied_tools(policy: LookOnlyPolicy) -> list[str]:
+    denied = []
+    for pattern in policy.denied_paths:
+        for tool in CLAUDE_LOCAL_READS:
+            denied.append(f"{tool}({pattern})")
+    denied += [f"mcp__{policy.wiki_server}__{tool}" for tool in WIKI_WRITE_TOOLS]
+    return denied
+
+
+def write_mcp_config(policy: LookOnlyPolicy) -> Path:
+    """The generated --mcp-config: only the read servers, so no other server even loads."""
+    servers = {
+        name: config for name, config in policy.read_servers.items() if name in policy.loadable_servers()
+    }
+    handle = tempfile.NamedTemporaryFile("w", prefix="wake-mcp-", suffix=".json", delete=False)
+    with handle:
+        json.dump({"mcpServers": servers}, handle, indent=2)
+    return Path(handle.name)
+
+
+def claude_tool_arguments(mode: str, workspace: str | None) -> tuple[list[str], list[Path]]:
+    """Flags for a Claude Code wake, and the temporary files they name."""
+    policy = look_only_policy()
+    denied = claude_denied_tools(policy)
+    if mode == "full":
+        # The agent's full tools, as in its terminal; the secret paths stay denied.
+        return ["--disallowedTools", ",".join(denied)], []
+    config = write_mcp_config(policy)
+    argv = [
+        "--tools",
+        ",".join(CLAUDE_LOCAL_READS),
+        "--permission-mode",
+        "dontAsk",
+        "--strict-mcp-config",
+        "--mcp-config",
+        str(config),
+        "--allowedTools",
+        ",".join(claude_allowed_tools(policy, workspace)),
+        "--disallowedTools",
+        ",".join(denied),
+    ]
+    return argv, [config]
+
+
+# --- Pi ---------------------------------------------------------------------------------------
+
+
+def pi_look_only_tools(policy: LookOnlyPolicy | None = None) -> list[str]:
+    policy = policy or look_only_policy()
+    names = [*PI_LOCAL_READS]
+    if dial("WAKE_PI_CODEMODE", True):
+        # codemode chains other tools by name: with the allowlist it adds convenience, not reach.
+        names.append("codemode")
+    names += [name if "__" in name[5:] else f"{name}__*" for name in policy.mcp_tool_names()]
+    _check_no_writes(names, policy)
+    return names
+
+
+def pi_tool_arguments(mode: str) -> list[str]:
+    if mode == "full":
+        return []
+    return ["--tools", ",".join(pi_look_only_tools())]
+
+
+# --- Codex ------------------------------------------------------------------------------------
+
+
+def codex_tool_arguments(mode: str) -> list[str]:
+    """Codex has no per-tool allowlist: look-only is its read-only sandbox, and MCP servers are
+    limited to the listed tools through per-server `enabled_tools` overrides."""
+    if mode == "full":
+        return ["-s", "workspace-write"]
+    policy = look_only_policy()
+    argv = ["-s", "read-only"]
+    by_server: dict[str, list[str]] = {}
+    for name in policy.mcp_tool_names():
+        _, server, *tool = name.split("__", 2)
+        if tool:
+            by_server.setdefault(server, []).append(tool[0])
+    for server, tools in by_server.items():
+        argv += ["-c", f"mcp_servers.{server}.enabled_tools={json.dumps(tools)}"]
+    return argv

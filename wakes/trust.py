@@ -1,0 +1,57 @@
+"""Who can grant full tools (seed 001, "Who can grant full tools").
+
+A wake is full-tools only when the post that woke it was typed into the Motion by a person
+signed in with an SSH key; or its author is named in `full_tools_for`; or it was written by an
+agent that was itself woken with full tools, so a chain started by a trusted person keeps its
+tools. Everything else (a wiki sign-in, an agent woken look-only, a terminal session's turn, a
+watch line, a post by API key, no post at all) wakes look-only. The rule that decided is kept
+on the Turn, so the thread can say why.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.conf import settings
+
+LOOK = "look"
+FULL = "full"
+
+
+@dataclass(frozen=True)
+class Decision:
+    mode: str
+    rule: str
+
+
+def full_tools_for() -> set[str]:
+    from .dials import current_dials
+
+    names = current_dials().get("full_tools_for") or getattr(settings, "WAKE_FULL_TOOLS_FOR", [])
+    return {name.strip().lower() for name in names if name and name.strip()}
+
+
+def decide(message) -> Decision:
+    """The mode a wake gets from the post that woke it (None: no post, e.g. a long quiet)."""
+    if message is None:
+        return Decision(LOOK, "no waking post")
+    source = message.source
+    if source == "watch":
+        return Decision(LOOK, "a watch line")
+    if source == "system":
+        return Decision(LOOK, "a system line")
+    if source == "terminal":
+        return Decision(LOOK, "a terminal session's turn")
+    if message.sender and message.sender.lower() in full_tools_for():
+        return Decision(FULL, f"author {message.sender} is in full_tools_for")
+    if source == "web" and message.author_id is not None:
+        if message.sign_in == "ssh":
+            return Decision(FULL, "typed by a person signed in with an SSH key")
+        return Decision(LOOK, f"typed by a person signed in with {message.sign_in or 'no known sign-in'}")
+    if source == "runner" and message.turn_id is not None:
+        if message.turn.mode == FULL:
+            return Decision(FULL, "written by an agent woken with full tools")
+        return Decision(LOOK, "written by an agent woken look-only")
+    if source == "api":
+        return Decision(LOOK, "posted with an API key")
+    return Decision(LOOK, f"a {source} post")
