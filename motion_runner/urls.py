@@ -2,6 +2,8 @@ from django.contrib import admin
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from wakes import api as wakes_api
+
 from . import views
 from .api import views as api
 
@@ -16,4 +18,5 @@ urlpatterns = [
     path("api/motions/<slug:slug>/messages/", api.MessageList.as_view(), name="api-messages"),
     path("api/turns/", api.TurnList.as_view(), name="api-turns"),
     path("api/turns/<int:pk>/", api.TurnDetail.as_view(), name="api-turn"),
+    path("api/requests/<int:pk>/<str:action>/", wakes_api.AnswerRequest.as_view(), name="api-request-answer"),
 ]

@@ -17,3 +17,6 @@ class WakesConfig(AppConfig):
         if finalize_prompt not in turns.prompt_finalizers:
             turns.prompt_finalizers.append(finalize_prompt)
         turns.turn_finished.connect(compact_after_loop, dispatch_uid="wakes.compact_after_loop")
+        from .requests import record_requests
+
+        turns.turn_finished.connect(record_requests, dispatch_uid="wakes.record_requests")

@@ -11,6 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from wakes.api import open_requests
+
 from ..models import Message, Motion, Turn, TurnStatus
 from ..posting import post_person_message
 from . import cursor as cursors
@@ -106,6 +108,7 @@ class MessageList(APIView):
                 "next": next_cursor,
                 "more": len(page) == limit,
                 "activity": running_activity(motion),
+                "requests": open_requests(motion),
             }
         )
 

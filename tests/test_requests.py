@@ -1,0 +1,108 @@
+"""<tools/>, <merge/> and <deploy/>: asked by agents, answered only by people."""
+
+from __future__ import annotations
+
+import pytest
+from rest_framework.test import APIClient
+
+from motion_runner.models import Turn
+from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
+from wakes.models import WakeRequest
+from wakes.requests import find_asks, record_requests
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def motion():
+    return MotionFactory(slug="repairs", title="Repairs")
+
+
+@pytest.fixture
+def look_only_turn(motion):
+    agent = AgentFactory(name="magent")
+    return TurnFactory(motion=motion, agent=agent, mode="look", status="finished")
+
+
+def reply(turn, text):
+    return MessageFactory(motion=turn.motion, agent=turn.agent, sender=turn.agent.name, source="runner", turn=turn, text=text)
+
+
+def person(sign_in: str, username: str) -> APIClient:
+    client = APIClient()
+    client.force_login(UserFactory(username=username))
+    session = client.session
+    session["sign_in"] = sign_in
+    session.save()
+    return client
+
+
+def test_tags_are_found_with_either_quote_style():
+    asks = find_asks("""I need to edit. <tools to="fix the typo in README"/> and <merge to='PR 12'/>""")
+    assert [(a.kind, a.to) for a in asks] == [("tools", "fix the typo in README"), ("merge", "PR 12")]
+
+
+def test_a_tools_ask_becomes_one_open_request_card(look_only_turn):
+    reply(look_only_turn, '<tools to="fix the typo"/>')
+    record_requests(sender=Turn, turn=look_only_turn)
+    record_requests(sender=Turn, turn=look_only_turn)  # the signal delivered twice
+    request = WakeRequest.objects.get()
+    assert (request.kind, request.to, request.status) == ("tools", "fix the typo", "open")
+    assert request.message.kind == "request"
+
+
+def test_the_motion_shows_the_open_request_until_it_is_answered(motion, look_only_turn):
+    reply(look_only_turn, '<tools to="fix the typo"/>')
+    record_requests(sender=Turn, turn=look_only_turn)
+    body = APIClient().get(f"/api/motions/{motion.slug}/messages/").json()
+    assert [r["kind"] for r in body["requests"]] == ["tools"]
+
+
+def test_a_person_signed_in_with_an_ssh_key_grants_with_one_click(motion, look_only_turn):
+    reply(look_only_turn, '<tools to="fix the typo"/>')
+    (request,) = record_requests(sender=Turn, turn=look_only_turn)
+    response = person("ssh", "justin").post(f"/api/requests/{request.pk}/grant/")
+    assert response.status_code == 200, response.content
+    request.refresh_from_db()
+    woken = request.granted_turn
+    assert request.status == "granted"
+    assert (woken.mode, woken.reason, woken.agent) == ("full", "grant", look_only_turn.agent)
+    assert "granted by justin" in woken.mode_rule
+    assert woken.prompt.rstrip().endswith("<silent>why</silent>.")  # the full-tools footer is last
+    assert "full tools" in woken.prompt.split("---")[-1]
+
+
+def test_a_wiki_sign_in_is_refused_clearly_and_the_request_stays_open(look_only_turn):
+    reply(look_only_turn, '<tools to="fix the typo"/>')
+    (request,) = record_requests(sender=Turn, turn=look_only_turn)
+    response = person("wiki", "wikifan").post(f"/api/requests/{request.pk}/grant/")
+    assert response.status_code == 403
+    assert "SSH key" in response.json()["error"]["detail"]
+    request.refresh_from_db()
+    assert request.status == "open" and not Turn.objects.filter(reason="grant").exists()
+
+
+def test_an_outsider_cannot_answer(look_only_turn):
+    reply(look_only_turn, '<deploy to="v2 to production"/>')
+    (request,) = record_requests(sender=Turn, turn=look_only_turn)
+    assert APIClient().post(f"/api/requests/{request.pk}/done/").status_code == 403
+
+
+def test_a_merge_card_is_only_marked_by_a_person_and_wakes_nobody(look_only_turn):
+    reply(look_only_turn, '<merge to="PR 12: the parser fix"/>')
+    (request,) = record_requests(sender=Turn, turn=look_only_turn)
+    response = person("wiki", "wikifan").post(f"/api/requests/{request.pk}/done/")
+    assert response.status_code == 200
+    request.refresh_from_db()
+    assert request.status == "done" and request.granted_turn is None
+    assert not Turn.objects.filter(reason="grant").exists()
+
+
+def test_a_request_is_answered_once(look_only_turn):
+    reply(look_only_turn, '<tools to="x"/>')
+    (request,) = record_requests(sender=Turn, turn=look_only_turn)
+    justin = person("ssh", "justin")
+    assert justin.post(f"/api/requests/{request.pk}/grant/").status_code == 200
+    second = justin.post(f"/api/requests/{request.pk}/grant/")
+    assert second.status_code == 403 and "already granted" in second.json()["error"]["detail"]
+    assert Turn.objects.filter(reason="grant").count() == 1

@@ -1,0 +1,61 @@
+from __future__ import annotations
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from .models import WakeRequest
+from .requests import RequestRefused, answer, grant
+
+
+class WakeRequestSerializer(serializers.ModelSerializer):
+    agent = serializers.CharField(source="agent.name")
+    decided_by = serializers.CharField(source="decided_by.username", default=None)
+
+    class Meta:
+        model = WakeRequest
+        fields = [
+            "id",
+            "motion",
+            "agent",
+            "kind",
+            "to",
+            "status",
+            "decided_by",
+            "decided_at",
+            "granted_turn",
+            "created_at",
+        ]
+
+
+def open_requests(motion) -> list[dict]:
+    queryset = WakeRequest.objects.filter(motion=motion, status=WakeRequest.Status.OPEN).select_related(
+        "agent"
+    )
+    return WakeRequestSerializer(queryset, many=True).data
+
+
+class AnswerRequest(APIView):
+    """Grant (tools: wake the agent again with full tools; merge/deploy: done), decline, done."""
+
+    actions = {"grant", "decline", "done"}
+
+    @extend_schema(request=None, responses=WakeRequestSerializer)
+    def post(self, request: Request, pk: int, action: str) -> Response:
+        if action not in self.actions:
+            raise NotFound(f"unknown action {action!r}")
+        if not WakeRequest.objects.filter(pk=pk).exists():
+            raise NotFound("no such request")
+        sign_in = request.session.get("sign_in", "") if hasattr(request, "session") else ""
+        try:
+            if action == "grant":
+                decided = grant(pk, request.user, sign_in)
+            else:
+                status_for = {"decline": WakeRequest.Status.DECLINED, "done": WakeRequest.Status.DONE}
+                decided = answer(pk, request.user, status_for[action], sign_in)
+        except RequestRefused as refusal:
+            raise PermissionDenied(str(refusal)) from refusal
+        return Response(WakeRequestSerializer(decided).data, status=status.HTTP_200_OK)
