@@ -106,3 +106,10 @@ def test_a_request_is_answered_once(look_only_turn):
     second = justin.post(f"/api/requests/{request.pk}/grant/")
     assert second.status_code == 403 and "already granted" in second.json()["error"]["detail"]
     assert Turn.objects.filter(reason="grant").count() == 1
+
+
+def test_the_card_in_the_thread_carries_its_request_id(motion, look_only_turn):
+    reply(look_only_turn, '<tools to="x"/>')
+    (request,) = record_requests(sender=Turn, turn=look_only_turn)
+    cards = APIClient().get(f"/api/motions/{motion.slug}/messages/", {"kind": "request"}).json()["results"]
+    assert [c["request"] for c in cards] == [{"id": request.pk, "status": "open"}]

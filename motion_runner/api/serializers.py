@@ -15,6 +15,7 @@ class MotionSerializer(serializers.ModelSerializer):
 class MessageSerializer(serializers.ModelSerializer):
     cursor = serializers.SerializerMethodField()
     turn_mode = serializers.SerializerMethodField()
+    request = serializers.SerializerMethodField()
 
     class Meta:
         model = Message
@@ -33,6 +34,7 @@ class MessageSerializer(serializers.ModelSerializer):
             "session_id",
             "turn",
             "turn_mode",
+            "request",
             "model_backend",
             "effort",
             "stop_reason",
@@ -47,6 +49,13 @@ class MessageSerializer(serializers.ModelSerializer):
 
     def get_cursor(self, message: Message) -> str:
         return cursor.encode(message.created_at, message.id)
+
+    def get_request(self, message: Message) -> dict | None:
+        """For a request card: the request's id and status (a person answers it by id)."""
+        if message.kind != "request":
+            return None
+        request = getattr(message, "wake_request", None)
+        return {"id": request.pk, "status": request.status} if request else None
 
     def get_turn_mode(self, message: Message) -> str | None:
         return message.turn.mode if message.turn_id and message.turn else None

@@ -68,9 +68,55 @@
       li.append(details);
       return;
     }
+    if (m.kind === "request") {
+      list.append(requestCard(m));
+      return;
+    }
     const li = wrap(m);
     li.append(el("div", "body", m.text));
     list.append(li);
+  }
+
+  // Request cards: an agent's <tools/>, <merge/> or <deploy/>; only a person answers them.
+  const openRequests = new Map();
+  const LABELS = { tools: "🔨 asks for full tools", merge: "⤵ asks for a merge", deploy: "🚀 asks for a deploy" };
+
+  function requestCard(m) {
+    const li = wrap(m, el("div", "body", LABELS[m.tool_name] + ": " + m.text));
+    li.classList.add("request-card");
+    li.dataset.requestKind = m.tool_name;
+    li.dataset.requestId = m.request ? String(m.request.id) : "";
+    li.append(el("div", "request-actions"));
+    return li;
+  }
+
+  function showRequests(requests) {
+    openRequests.clear();
+    for (const r of requests) openRequests.set(r.id, r);
+    document.getElementById("requests").textContent = requests.some((r) => r.kind === "tools") ? "🔨" : "";
+    for (const card of list.querySelectorAll(".request-card")) {
+      const actions = card.querySelector(".request-actions");
+      const request = openRequests.get(Number(card.dataset.requestId));
+      actions.textContent = "";
+      if (!request) { actions.append(el("span", "muted", "answered")); continue; }
+      const choices = request.kind === "tools" ? [["grant", "Grant full tools"], ["decline", "Decline"]] : [["done", "Done"], ["decline", "Decline"]];
+      for (const [action, label] of choices) {
+        const button = el("button", "answer " + action, label);
+        button.addEventListener("click", () => answerRequest(request.id, action));
+        actions.append(button);
+      }
+    }
+  }
+
+  async function answerRequest(id, action) {
+    const response = await fetch(`/api/requests/${id}/${action}/`, {
+      method: "POST",
+      headers: { "X-CSRFToken": root.dataset.csrf, Accept: "application/json" },
+    });
+    if (!response.ok) {
+      const body = await response.json().catch(() => ({}));
+      alert((body.error && body.error.detail) || "Not answered (" + response.status + ")");
+    }
   }
 
   function lastToolGroup(m) {
@@ -107,6 +153,7 @@
       }
       if (page.next) cursor = page.next;
       showActivity(page.activity || []);
+      showRequests(page.requests || []);
       if (nearBottom && page.results.length) window.scrollTo(0, document.body.scrollHeight);
       delay = page.more ? 0 : 1000;
     } catch (err) {
