@@ -1,6 +1,7 @@
+from django import forms
 from django.contrib import admin
 
-from .models import Agent, Message, Motion, MotionSession, Turn
+from .models import Agent, Message, Motion, MotionSession, SshKey, Turn
 
 
 @admin.register(Agent)
@@ -42,3 +43,23 @@ class TurnAdmin(admin.ModelAdmin):
     list_filter = ["status", "mode", "reason"]
     raw_id_fields = ["woken_by"]
     readonly_fields = ["raw_log", "stderr_tail", "usage"]
+
+
+class SshKeyForm(forms.ModelForm):
+    class Meta:
+        model = SshKey
+        fields = ["user", "name", "public_key"]
+
+    def clean_public_key(self) -> str:
+        from .signin import fingerprint_of
+
+        key = self.cleaned_data["public_key"].strip()
+        self.instance.fingerprint = fingerprint_of(key)  # a ValidationError says what is wrong
+        return key
+
+
+@admin.register(SshKey)
+class SshKeyAdmin(admin.ModelAdmin):
+    form = SshKeyForm
+    list_display = ["user", "name", "fingerprint", "last_used_at"]
+    readonly_fields = ["fingerprint", "last_used_at"]

@@ -7,5 +7,15 @@ class MotionRunnerConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.contrib.auth.signals import user_logged_in
+
         from . import checks  # noqa: F401  (registers the system checks)
         from .runner import tasks  # noqa: F401  (registers the Celery tasks)
+
+        user_logged_in.connect(remember_sign_in, dispatch_uid="motion_runner.remember_sign_in")
+
+
+def remember_sign_in(sender, request, user, **kwargs) -> None:
+    """Every sign-in says how it was made; only the SSH one sets "ssh" (motion_runner.signin)."""
+    if request is not None and hasattr(request, "session"):
+        request.session.setdefault("sign_in", "password")

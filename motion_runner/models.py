@@ -228,3 +228,17 @@ class Turn(models.Model):
     @property
     def ended(self) -> bool:
         return self.status in ENDED_STATUSES
+
+
+class SshKey(models.Model):
+    """A person's SSH public key: signing a challenge with it is the sign-in that trust reads."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ssh_keys")
+    name = models.CharField(max_length=100, blank=True)
+    public_key = models.TextField(help_text="One line, as in ~/.ssh/id_ed25519.pub.")
+    fingerprint = models.CharField(max_length=100, unique=True, editable=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.user} {self.fingerprint}"

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 
 from .models import Motion
 
@@ -12,3 +12,26 @@ def motion_list(request):
 def motion_thread(request, slug: str):
     motion = get_object_or_404(Motion, slug=slug)
     return render(request, "motion_runner/thread.html", {"motion": motion})
+
+
+def sign_in(request):
+    """Sign in by signing a one-time challenge with your SSH key."""
+    from .signin import SignInRefused, new_challenge, sign_in_with_ssh
+
+    error = ""
+    if request.method == "POST":
+        try:
+            sign_in_with_ssh(
+                request, request.POST.get("username", "").strip(), request.POST.get("signature", "")
+            )
+        except SignInRefused as refusal:
+            error = str(refusal)
+        else:
+            return redirect(request.GET.get("next") or "motion-list")
+    challenge = new_challenge(request.session)
+    return render(
+        request,
+        "motion_runner/sign_in.html",
+        {"challenge": challenge, "error": error, "namespace": "motion-runner"},
+        status=403 if error else 200,
+    )

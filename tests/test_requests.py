@@ -25,7 +25,9 @@ def look_only_turn(motion):
 
 
 def reply(turn, text):
-    return MessageFactory(motion=turn.motion, agent=turn.agent, sender=turn.agent.name, source="runner", turn=turn, text=text)
+    return MessageFactory(
+        motion=turn.motion, agent=turn.agent, sender=turn.agent.name, source="runner", turn=turn, text=text
+    )
 
 
 def person(sign_in: str, username: str) -> APIClient:

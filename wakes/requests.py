@@ -35,9 +35,7 @@ class Ask:
 
 
 def find_asks(text: str) -> list[Ask]:
-    return [
-        Ask(kind.lower(), (dq or sq).strip()) for kind, dq, sq in TAG.findall(text or "")
-    ]
+    return [Ask(kind.lower(), (dq or sq).strip()) for kind, dq, sq in TAG.findall(text or "")]
 
 
 def record_requests(sender, turn: Turn, **kwargs) -> list[WakeRequest]:

@@ -1,0 +1,111 @@
+"""Signing in with an SSH key: the sign-in that makes a person's posts wake with full tools.
+
+The server hands out a one-time challenge; the person signs it with their key
+(`ssh-keygen -Y sign -n motion-runner`), and the server checks the signature with
+`ssh-keygen -Y verify` against the keys registered to them. OpenSSH does the cryptography:
+nothing here parses a signature by hand.
+"""
+
+from __future__ import annotations
+
+import secrets
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from django.contrib.auth import get_user_model, login
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from .models import SshKey
+
+NAMESPACE = "motion-runner"
+CHALLENGE_SECONDS = 300
+SESSION_KEY = "ssh_challenge"
+SSH_KEYGEN = "ssh-keygen"
+
+
+class SignInRefused(Exception):
+    pass
+
+
+def fingerprint_of(public_key: str) -> str:
+    """The key's SHA256 fingerprint, as `ssh-keygen -lf` prints it; refuses what is not a key."""
+    line = public_key.strip()
+    if "\n" in line or not line:
+        raise ValidationError("Paste exactly one public key line (ssh-ed25519 AAAA… comment).")
+    with tempfile.NamedTemporaryFile("w", suffix=".pub") as handle:
+        handle.write(line + "\n")
+        handle.flush()
+        result = subprocess.run([SSH_KEYGEN, "-lf", handle.name], capture_output=True, text=True, timeout=10)
+    if result.returncode != 0:
+        raise ValidationError(f"Not an SSH public key: {result.stderr.strip() or result.stdout.strip()}")
+    return result.stdout.split()[1]
+
+
+def add_key(user, public_key: str, name: str = "") -> SshKey:
+    return SshKey.objects.create(
+        user=user, public_key=public_key.strip(), name=name, fingerprint=fingerprint_of(public_key)
+    )
+
+
+def new_challenge(session) -> str:
+    challenge = f"motion-runner sign-in {secrets.token_urlsafe(24)} {int(time.time())}"
+    session[SESSION_KEY] = {"challenge": challenge, "issued": time.time()}
+    return challenge
+
+
+def verify(username: str, challenge: str, signature: str) -> SshKey:
+    """The key of `username` that signed `challenge`, or SignInRefused with the reason."""
+    User = get_user_model()
+    try:
+        user = User.objects.get(username=username)
+    except User.DoesNotExist:
+        raise SignInRefused("No such person, or no SSH key registered for them.") from None
+    keys = list(user.ssh_keys.all())
+    if not keys or not user.is_active:
+        raise SignInRefused("No such person, or no SSH key registered for them.")
+    if "BEGIN SSH SIGNATURE" not in signature:
+        raise SignInRefused("That is not an SSH signature (it starts with -----BEGIN SSH SIGNATURE-----).")
+    with tempfile.TemporaryDirectory() as folder:
+        signers = Path(folder) / "allowed_signers"
+        signers.write_text("".join(f'"{username}" {key.public_key}\n' for key in keys))
+        sigfile = Path(folder) / "challenge.sig"
+        sigfile.write_text(signature.strip() + "\n")
+        result = subprocess.run(
+            [
+                SSH_KEYGEN,
+                "-Y",
+                "verify",
+                "-f",
+                str(signers),
+                "-I",
+                username,
+                "-n",
+                NAMESPACE,
+                "-s",
+                str(sigfile),
+            ],
+            input=challenge.encode(),
+            capture_output=True,
+            timeout=10,
+        )
+    output = result.stdout.decode("utf-8", "replace")
+    if result.returncode != 0:
+        raise SignInRefused("The signature does not match this challenge and any of their keys.")
+    for key in keys:
+        if key.fingerprint in output:
+            SshKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now())
+            return key
+    return keys[0]
+
+
+def sign_in_with_ssh(request, username: str, signature: str) -> SshKey:
+    issued = request.session.pop(SESSION_KEY, None)
+    if not issued or time.time() - issued["issued"] > CHALLENGE_SECONDS:
+        raise SignInRefused("The challenge expired or was already used: ask for a new one.")
+    key = verify(username, issued["challenge"], signature)
+    login(request, key.user, backend="django.contrib.auth.backends.ModelBackend")
+    request.session["sign_in"] = "ssh"
+    return key

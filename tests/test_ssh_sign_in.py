@@ -1,0 +1,96 @@
+"""Signing in with an SSH key, with real keys and OpenSSH's own signatures."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from motion_runner.signin import add_key
+from tests.factories import MotionFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def make_key(folder: Path, name: str) -> Path:
+    path = folder / name
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)], check=True)
+    return path
+
+
+def sign(key: Path, challenge: str) -> str:
+    return subprocess.run(
+        ["ssh-keygen", "-Y", "sign", "-n", "motion-runner", "-f", str(key)],
+        input=challenge.encode(),
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+
+
+def challenge_from(response) -> str:
+    return re.search(r"printf '%s' '([^']+)'", response.content.decode()).group(1)
+
+
+@pytest.fixture
+def justin(tmp_path):
+    person = UserFactory(username="justin")
+    key = make_key(tmp_path, "justin")
+    add_key(person, (tmp_path / "justin.pub").read_text(), name="laptop")
+    return key
+
+
+def test_a_person_signs_the_challenge_and_is_signed_in_with_ssh(client: Client, justin):
+    challenge = challenge_from(client.get("/sign-in/"))
+    response = client.post("/sign-in/", {"username": "justin", "signature": sign(justin, challenge)})
+    assert response.status_code == 302
+    assert client.session["sign_in"] == "ssh"
+
+
+def test_their_post_is_then_typed_by_a_person_signed_in_with_an_ssh_key(client: Client, justin):
+    challenge = challenge_from(client.get("/sign-in/"))
+    client.post("/sign-in/", {"username": "justin", "signature": sign(justin, challenge)})
+    motion = MotionFactory(slug="trusted")
+    response = client.post(
+        f"/api/motions/{motion.slug}/messages/", {"text": "go"}, content_type="application/json"
+    )
+    assert response.status_code == 201
+    from motion_runner.models import Message
+    from wakes.trust import decide
+
+    assert decide(Message.objects.get()).mode == "full"
+
+
+def test_someone_elses_key_is_refused(client: Client, justin, tmp_path):
+    stranger = make_key(tmp_path, "stranger")
+    challenge = challenge_from(client.get("/sign-in/"))
+    response = client.post("/sign-in/", {"username": "justin", "signature": sign(stranger, challenge)})
+    assert response.status_code == 403
+    assert "does not match" in response.content.decode()
+    assert "sign_in" not in client.session
+
+
+def test_an_old_challenges_signature_cannot_be_replayed(client: Client, justin):
+    first = challenge_from(client.get("/sign-in/"))
+    signature = sign(justin, first)
+    client.get("/sign-in/")  # a new challenge replaces the first
+    response = client.post("/sign-in/", {"username": "justin", "signature": signature})
+    assert response.status_code == 403
+
+
+def test_a_password_sign_in_is_recorded_as_such(client: Client):
+    person = UserFactory(username="pat")
+    person.set_password("correct horse")
+    person.save()
+    assert client.login(username="pat", password="correct horse")
+    client.get("/")
+    assert client.session.get("sign_in") == "password"
+
+
+def test_a_bad_public_key_is_refused_with_the_reason():
+    from django.core.exceptions import ValidationError
+
+    with pytest.raises(ValidationError, match="Not an SSH public key"):
+        add_key(UserFactory(username="x"), "ssh-ed25519 notakey")
