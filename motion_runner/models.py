@@ -192,6 +192,12 @@ class Turn(models.Model):
     mode = models.CharField(max_length=8, default="look")
     mode_rule = models.CharField(max_length=64, blank=True, help_text="Which rule set the mode.")
     effort = models.CharField(max_length=16, blank=True)
+    ability = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="One extra ability for this wake's reason, fixed by the runner (never the agent), "
+        'e.g. {"kind": "reply_on_wiki_page", "api": "...", "title": "Talk:Foo"}.',
+    )
     max_budget_usd = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
     status = models.CharField(max_length=16, choices=TurnStatus.choices, default=TurnStatus.QUEUED)
     session_id = models.CharField(max_length=200, blank=True)
