@@ -162,3 +162,38 @@ def test_prices_are_found_by_model_name(model, expected):
 
 def test_a_model_without_a_price_has_no_cost():
     assert pricing.openai_cost("llama-9", input_tokens=1, cached_input_tokens=0, output_tokens=1) is None
+
+
+def test_a_file_change_is_an_apply_patch_call_and_its_result():
+    events = posted(replay(parser(), "codex", "patch"))
+    assert [e.kind for e in events] == [
+        EventKind.TOOL_CALL,
+        EventKind.TOOL_RESULT,
+        EventKind.TEXT,
+        EventKind.TURN_END,
+    ]
+    call, result = events[:2]
+    assert call.tool_name == "apply_patch"
+    assert call.tool_input["changes"][0]["kind"] == "add"
+    assert result.tool_id == call.tool_id
+    assert result.text.startswith("add ") and result.text.endswith("/answer.txt")
+    assert not result.is_error
+
+
+def test_reasoning_is_not_posted():
+    events = replay(parser(), "codex", "patch")
+    assert any(e.kind == EventKind.ACTIVITY and e.text == "thinking…" for e in events)
+    assert "Add the file." not in [e.text for e in posted(events)]
+
+
+def test_writes_refused_by_the_read_only_sandbox_leave_no_line_to_show():
+    """Codex tells the model "patch rejected: writing is blocked by read-only sandbox" but
+    prints no item for a refused patch or a write the sandbox blocked: the thread shows the
+    agent's words about it and nothing else (a gap in Codex's stream, not in the parser)."""
+    assert [line["type"] for line in recorded_lines("codex", "denied")] == [
+        "thread.started",
+        "turn.started",
+        "item.completed",
+        "turn.completed",
+    ]
+    assert kinds(replay(parser(), "codex", "denied")) == [EventKind.TEXT, EventKind.TURN_END]

@@ -17,7 +17,7 @@ Two streaming endpoints, each speaking the real wire format (server-sent events)
 
 Scripting: `server.script(reply, reply, …)` queues one reply per model request, in order;
 when the queue is empty `server.default_reply` answers. A reply is a `Reply` of output
-`Text("…")` / `ToolCall("name", {...})` items, or an `Error(status, message)`:
+`Text("…")` / `ToolCall("name", {...})` / `Reasoning("…")` items, or an `Error(status, message)`:
   - `Error(status=400…599, message)`: an HTTP error with OpenAI's error body
     (`{"error": {"message", "type", "code"}}`);
   - `Error(status=200, message)`: the stream starts, then fails in-band
@@ -48,9 +48,19 @@ class Text:
 
 @dataclass
 class ToolCall:
+    """A function call; with a str `arguments`, a custom (freeform) tool call on the Responses
+    API, as Codex's apply_patch takes."""
+
     name: str | tuple[str, ...]
-    arguments: dict[str, Any]
+    arguments: dict[str, Any] | str
     call_id: str = ""
+
+
+@dataclass
+class Reasoning:
+    """A reasoning item with a summary (Responses API only; Chat Completions leaves it out)."""
+
+    summary: str
 
 
 @dataclass
@@ -70,14 +80,16 @@ class Usage:
 
 @dataclass
 class Reply:
-    items: list[Text | ToolCall] = field(default_factory=list)
+    items: list[Text | ToolCall | Reasoning] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     error: Error | None = None
     # Seconds between streamed events: lets a test see partial output before the end.
     pace: float = 0.0
 
 
-def reply(*items: Text | ToolCall | Error, usage: Usage | None = None, pace: float = 0.0) -> Reply:
+def reply(
+    *items: Text | ToolCall | Reasoning | Error, usage: Usage | None = None, pace: float = 0.0
+) -> Reply:
     errors = [i for i in items if isinstance(i, Error)]
     return Reply(
         items=[i for i in items if not isinstance(i, Error)],
@@ -290,6 +302,10 @@ class _Handler(BaseHTTPRequestHandler):
         for index, item in enumerate(scripted.items):
             if isinstance(item, Text):
                 done = self._responses_text(send, index, item, fake.new_id("msg"))
+            elif isinstance(item, Reasoning):
+                done = self._responses_reasoning(send, index, item, fake.new_id("rs"))
+            elif isinstance(item.arguments, str):
+                done = self._responses_custom_call(send, index, item, offered, fake)
             else:
                 done = self._responses_call(send, index, item, offered, fake)
             output.append(done)
@@ -369,6 +385,40 @@ class _Handler(BaseHTTPRequestHandler):
         send({"type": "response.output_item.done", "output_index": index, "item": done})
         return done
 
+    @staticmethod
+    def _responses_reasoning(send, index: int, item: Reasoning, item_id: str) -> dict[str, Any]:
+        started = {"id": item_id, "type": "reasoning", "summary": []}
+        send({"type": "response.output_item.added", "output_index": index, "item": started})
+        where = {"item_id": item_id, "output_index": index, "summary_index": 0}
+        part = {"type": "summary_text", "text": ""}
+        send({"type": "response.reasoning_summary_part.added", **where, "part": part})
+        send({"type": "response.reasoning_summary_text.delta", **where, "delta": item.summary})
+        send({"type": "response.reasoning_summary_text.done", **where, "text": item.summary})
+        done_part = {**part, "text": item.summary}
+        send({"type": "response.reasoning_summary_part.done", **where, "part": done_part})
+        done = {**started, "summary": [done_part]}
+        send({"type": "response.output_item.done", "output_index": index, "item": done})
+        return done
+
+    @staticmethod
+    def _responses_custom_call(send, index: int, item: ToolCall, offered: list[str], fake: FakeOpenAI):
+        item_id = fake.new_id("ctc")
+        started = {
+            "id": item_id,
+            "type": "custom_tool_call",
+            "status": "in_progress",
+            "name": _pick_name(item.name, offered),
+            "call_id": item.call_id or fake.new_id("call"),
+            "input": "",
+        }
+        send({"type": "response.output_item.added", "output_index": index, "item": started})
+        where = {"item_id": item_id, "output_index": index}
+        send({"type": "response.custom_tool_call_input.delta", **where, "delta": item.arguments})
+        send({"type": "response.custom_tool_call_input.done", **where, "input": item.arguments})
+        done = {**started, "status": "completed", "input": item.arguments}
+        send({"type": "response.output_item.done", "output_index": index, "item": done})
+        return done
+
     # -- Chat Completions (Pi) ---------------------------------------------------------------
 
     def _chat(self, body: dict[str, Any]) -> None:
@@ -405,6 +455,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         calls = 0
         for item in scripted.items:
+            if isinstance(item, Reasoning):
+                continue
             if isinstance(item, Text):
                 words = item.text.split(" ")
                 for i, word in enumerate(words):
@@ -418,7 +470,7 @@ class _Handler(BaseHTTPRequestHandler):
                     "function": {"name": _pick_name(item.name, offered), "arguments": ""},
                 }
                 send([{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}])
-                arguments = json.dumps(item.arguments)
+                arguments = item.arguments if isinstance(item.arguments, str) else json.dumps(item.arguments)
                 half = len(arguments) // 2
                 for piece in (arguments[:half], arguments[half:]):
                     delta = {"tool_calls": [{"index": calls, "function": {"arguments": piece}}]}
