@@ -197,3 +197,11 @@ def test_writes_refused_by_the_read_only_sandbox_leave_no_line_to_show():
         "turn.completed",
     ]
     assert kinds(replay(parser(), "codex", "denied")) == [EventKind.TEXT, EventKind.TURN_END]
+
+
+def test_a_model_missing_from_codexs_catalog_is_a_visible_warning_and_an_unpriced_turn():
+    events = posted(replay(parser(model="my-local-model"), "codex", "unknown-model"))
+    assert [e.kind for e in events] == [EventKind.ERROR, EventKind.TEXT, EventKind.TURN_END]
+    assert "Model metadata for `my-local-model` not found" in events[0].text
+    assert events[-1].cost_usd is None
+    assert not events[-1].is_error

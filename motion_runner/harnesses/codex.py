@@ -156,7 +156,7 @@ class CodexParser(StreamParser):
                 Event(
                     EventKind.TEXT,
                     uuid=self._uuid(item_id, "text"),
-                    message_id=item_id,
+                    # No message_id: Codex's item ids repeat in every run of a thread.
                     session_id=self.session_id,
                     model=self.model,
                     text=text,
