@@ -189,7 +189,8 @@ class EventWriter:
         elif event.kind == EventKind.TURN_END:
             outcome = f"ended with {event.subtype}" if event.is_error else "done"
             text = f"{outcome} · {_dollars(event.cost_usd)}"
-            if event.is_error and event.text:
+            # An error's reason, or a note such as why the cost is unknown.
+            if event.text:
                 text += f" · {event.text[:500]}"
             if event.permission_denials:
                 text += f" · {len(event.permission_denials)} call(s) denied"

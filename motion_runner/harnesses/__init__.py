@@ -19,7 +19,7 @@ def get_adapter(harness: str) -> HarnessAdapter:
         raise HarnessError(f"unknown harness {harness!r}", permanent=True) from None
 
 
-from . import claude_code  # noqa: E402,F401  (registers itself)
+from . import claude_code, codex, pi  # noqa: E402,F401  (each registers itself)
 
 __all__ = [
     "HARNESSES",

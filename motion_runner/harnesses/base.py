@@ -122,5 +122,8 @@ class HarnessAdapter:
     def build_launch(self, turn, *, resume_session: str | None) -> LaunchSpec:  # pragma: no cover
         raise NotImplementedError
 
-    def new_parser(self, session_id: str = "") -> StreamParser:
+    def new_parser(self, session_id: str = "", *, turn=None) -> StreamParser:
+        """A parser for one process's stdout. The runner passes its Turn, so an adapter whose
+        harness gives no per-line ids can scope its derived ids to the turn (Codex numbers
+        its items from item_0 again in every `exec` run of a thread)."""
         return self.parser_class(session_id)

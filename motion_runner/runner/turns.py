@@ -251,7 +251,7 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     run = TurnRun(
         turn=turn,
         writer=EventWriter(context),
-        parser=adapter.new_parser(resume or ""),
+        parser=adapter.new_parser(resume or "", turn=turn),
         on_event=on_event,
         monitors=[factory(turn) for factory in monitor_factories],
     )

@@ -1,0 +1,369 @@
+"""Codex: `codex exec --json --skip-git-repo-check -s MODE [-m MODEL] [resume THREAD] -- PROMPT`.
+
+Line types (checked against recordings from codex-cli 0.171 in tests/recordings/codex/):
+`thread.started` (thread_id: the session), `turn.started`, `item.started|updated|completed`
+(item types agent_message, reasoning, command_execution, file_change, mcp_tool_call,
+web_search, todo_list, error), `turn.completed` (usage), `turn.failed` (error.message) and a
+top-level `error` (message), which Codex prints for every retry ("Reconnecting... 1/5 (…)")
+and once more just before `turn.failed`: it only moves the activity line.
+
+What the recordings showed that matters here:
+- Items carry no uuid, and their ids restart at `item_0` in every `exec` run of a thread, so
+  Message ids are derived from (thread id, the runner's Turn, item id, role): a replayed line
+  maps to the same Message, and a resumed run never collides with an earlier one.
+- `turn.completed` usage is the THREAD's running total, not the turn's: a resumed run reports
+  the earlier runs' tokens plus its own. The turn's own usage is that total minus the total
+  at the end of the thread's previous turn (read from its turn-end Message).
+- No dollars and no model name in the stream: the cost is priced from usage with
+  motion_runner/pricing.py for the agent's model (or the `model` in its CODEX_HOME config).
+- A model error ends with `turn.failed` (exit code 1); an in-band stream failure is retried
+  (top-level `error` lines), then `turn.failed` (exit code 0 or 1). An unreachable server is
+  retried with no end: the runner's turn timeout stops it.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from .. import pricing
+from . import register
+from .base import Event, EventKind, HarnessAdapter, LaunchSpec, StreamParser, stable_uuid
+from .env import harness_environment
+
+HARNESS = "codex"
+TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
+ACTIVITY_FOR_ITEM = {
+    "reasoning": "thinking…",
+    "agent_message": "writing…",
+    "todo_list": "updating its plan…",
+}
+
+
+def _int(usage: dict[str, Any], key: str) -> int:
+    value = usage.get(key)
+    return int(value) if isinstance(value, (int, float)) else 0
+
+
+def turn_usage(total: dict[str, Any], baseline: dict[str, Any] | None) -> dict[str, Any]:
+    """The turn's own tokens, in the Message columns' meaning (input_tokens excludes cache
+    reads, as in Anthropic's usage), from Codex's thread totals before and after the turn."""
+    before = baseline or {}
+
+    def delta(key: str) -> int:
+        return max(0, _int(total, key) - _int(before, key))
+
+    cached = delta("cached_input_tokens")
+    return {
+        "input_tokens": max(0, delta("input_tokens") - cached),
+        "cache_read_input_tokens": cached,
+        "cache_creation_input_tokens": delta("cache_write_input_tokens"),
+        "output_tokens": delta("output_tokens"),
+        "reasoning_output_tokens": delta("reasoning_output_tokens"),
+        "thread_total": dict(total),
+    }
+
+
+def _mcp_result_text(item: dict[str, Any]) -> str:
+    error = item.get("error")
+    if isinstance(error, dict) and error.get("message"):
+        return str(error["message"])
+    result = item.get("result")
+    if not isinstance(result, dict):
+        return ""
+    parts = []
+    for block in result.get("content") or []:
+        if isinstance(block, dict):
+            parts.append(str(block.get("text") or f"[{block.get('type', 'content')}]"))
+    if not parts and result.get("structured_content") is not None:
+        parts.append(str(result["structured_content"]))
+    return "\n".join(parts)
+
+
+class CodexParser(StreamParser):
+    def __init__(
+        self,
+        session_id: str = "",
+        *,
+        turn_key: str = "",
+        model: str = "",
+        baseline: dict[str, Any] | None = None,
+    ):
+        super().__init__(session_id)
+        # Scopes derived ids to one run of the thread (the runner's Turn pk). Without one
+        # (a batch posted from elsewhere), runs are told apart by counting turn.started.
+        self.turn_key = turn_key
+        self.model = model
+        self.baseline = baseline
+        self.runs = 0
+        self.called: set[str] = set()
+        self.ended = False
+        self.last_error = ""
+
+    # -- ids ---------------------------------------------------------------------------------
+
+    def _scope(self) -> str:
+        return self.turn_key or f"run{self.runs}"
+
+    def _uuid(self, *parts: object) -> str:
+        return stable_uuid(HARNESS, self.session_id, self._scope(), *parts)
+
+    # -- lines -------------------------------------------------------------------------------
+
+    def feed(self, line: dict[str, Any]) -> list[Event]:
+        kind = line.get("type")
+        if kind == "thread.started":
+            self.session_id = str(line.get("thread_id") or self.session_id)
+            return [Event(EventKind.INIT, session_id=self.session_id, model=self.model, raw=line)]
+        if kind == "turn.started":
+            self.runs += 1
+            return [Event(EventKind.ACTIVITY, session_id=self.session_id, text="thinking…")]
+        if kind in ("item.started", "item.updated", "item.completed"):
+            item = line.get("item")
+            if not isinstance(item, dict):
+                return [Event(EventKind.UNKNOWN, session_id=self.session_id, raw=line)]
+            return self._item(kind, item, line)
+        if kind == "turn.completed":
+            return [self._completed(line)]
+        if kind == "turn.failed":
+            return [self._failed(line)]
+        if kind == "error":
+            # Retry noise ("Reconnecting... 2/5 (…)"), or the error turn.failed repeats next.
+            self.last_error = str(line.get("message") or "")
+            return [Event(EventKind.ACTIVITY, session_id=self.session_id, text=self.last_error[:200])]
+        return [Event(EventKind.UNKNOWN, session_id=self.session_id, raw=line)]
+
+    def _item(self, kind: str, item: dict[str, Any], line: dict[str, Any]) -> list[Event]:
+        item_type = item.get("type")
+        item_id = str(item.get("id") or "")
+        if item_type in TOOL_ITEMS:
+            events = []
+            if item_id not in self.called:
+                self.called.add(item_id)
+                events.append(self._tool_call(item, line))
+            if kind == "item.completed" and item_type != "web_search":
+                events.append(self._tool_result(item, line))
+            elif kind == "item.updated":
+                events.append(Event(EventKind.ACTIVITY, session_id=self.session_id, text="running a tool…"))
+            return events
+        if kind == "item.completed" and item_type == "agent_message":
+            text = str(item.get("text") or "")
+            if not text.strip():
+                return []
+            return [
+                Event(
+                    EventKind.TEXT,
+                    uuid=self._uuid(item_id, "text"),
+                    # No message_id: Codex's item ids repeat in every run of a thread.
+                    session_id=self.session_id,
+                    model=self.model,
+                    text=text,
+                    raw=line,
+                )
+            ]
+        if kind == "item.completed" and item_type == "error":
+            return [
+                Event(
+                    EventKind.ERROR,
+                    uuid=self._uuid(item_id, "error"),
+                    session_id=self.session_id,
+                    text=str(item.get("message") or "codex reported an error"),
+                    raw=line,
+                )
+            ]
+        if item_type in ACTIVITY_FOR_ITEM:
+            # Reasoning is the model's own, as Claude Code's thinking is: not posted.
+            return [Event(EventKind.ACTIVITY, session_id=self.session_id, text=ACTIVITY_FOR_ITEM[item_type])]
+        return [Event(EventKind.UNKNOWN, session_id=self.session_id, raw=line)]
+
+    def _tool_call(self, item: dict[str, Any], line: dict[str, Any]) -> Event:
+        item_type = item["type"]
+        if item_type == "command_execution":
+            name, tool_input = "shell", {"command": str(item.get("command") or "")}
+        elif item_type == "file_change":
+            name, tool_input = "apply_patch", {"changes": item.get("changes") or []}
+        elif item_type == "mcp_tool_call":
+            name = f"mcp__{item.get('server', '')}__{item.get('tool', '')}"
+            tool_input = item.get("arguments")
+        else:  # web_search
+            name, tool_input = "web_search", {"query": str(item.get("query") or "")}
+        return Event(
+            EventKind.TOOL_CALL,
+            uuid=self._uuid(item.get("id"), "call"),
+            session_id=self.session_id,
+            model=self.model,
+            tool_name=name,
+            tool_id=str(item.get("id") or ""),
+            tool_input=tool_input,
+            raw=line,
+        )
+
+    def _tool_result(self, item: dict[str, Any], line: dict[str, Any]) -> Event:
+        item_type = item["type"]
+        status = str(item.get("status") or "")
+        is_error = status in ("failed", "declined")
+        if item_type == "command_execution":
+            name = "shell"
+            text = str(item.get("aggregated_output") or "")
+            exit_code = item.get("exit_code")
+            if exit_code not in (0, None):
+                is_error = True
+                text = f"{text.rstrip()}\n(exit code {exit_code})".lstrip()
+            if status == "declined" and not text:
+                text = "declined: the sandbox did not allow this command"
+        elif item_type == "file_change":
+            name = "apply_patch"
+            changes = item.get("changes") or []
+            text = "\n".join(
+                f"{c.get('kind', '?')} {c.get('path', '?')}" for c in changes if isinstance(c, dict)
+            )
+            if is_error:
+                text = f"patch {status}\n{text}".strip()
+        else:
+            name = f"mcp__{item.get('server', '')}__{item.get('tool', '')}"
+            text = _mcp_result_text(item)
+            is_error = is_error or bool(item.get("error"))
+        return Event(
+            EventKind.TOOL_RESULT,
+            uuid=self._uuid(item.get("id"), "result"),
+            session_id=self.session_id,
+            tool_name=name,
+            tool_id=str(item.get("id") or ""),
+            text=text,
+            is_error=is_error,
+            raw=line,
+        )
+
+    def _completed(self, line: dict[str, Any]) -> Event:
+        self.ended = True
+        total = line.get("usage") if isinstance(line.get("usage"), dict) else {}
+        usage = turn_usage(total, self.baseline)
+        cost = pricing.openai_cost(
+            self.model,
+            input_tokens=usage["input_tokens"],
+            cached_input_tokens=usage["cache_read_input_tokens"],
+            output_tokens=usage["output_tokens"],
+        )
+        note = ""
+        if cost is None:
+            model = self.model or "(not configured)"
+            note = f"no price for model {model} in motion_runner/pricing.py"
+        return Event(
+            EventKind.TURN_END,
+            uuid=self._uuid("turn-end"),
+            session_id=self.session_id,
+            model=self.model,
+            usage=usage,
+            cost_usd=cost,
+            subtype="success",
+            text=note,
+            raw=line,
+        )
+
+    def _failed(self, line: dict[str, Any]) -> Event:
+        self.ended = True
+        error = line.get("error")
+        message = str(error.get("message") or "") if isinstance(error, dict) else str(error or "")
+        return Event(
+            EventKind.TURN_END,
+            uuid=self._uuid("turn-end"),
+            session_id=self.session_id,
+            model=self.model,
+            is_error=True,
+            subtype="turn_failed",
+            text=message or self.last_error or "codex reported turn.failed without a message",
+            raw=line,
+        )
+
+    def finish(self) -> list[Event]:
+        if self.ended or not self.last_error:
+            return []
+        # Killed (timeout) or exited mid-turn: say what Codex last complained about.
+        return [
+            Event(
+                EventKind.ERROR,
+                uuid=self._uuid("last-error"),
+                session_id=self.session_id,
+                text=f"codex stopped before finishing its turn; its last error: {self.last_error}",
+            )
+        ]
+
+
+def tool_arguments(turn) -> list[str]:
+    """The turn's mode as Codex flags. Codex has no per-tool allowlist: a look-only turn is
+    its read-only sandbox (MCP tool filters come with the shared tool list), a full turn the
+    workspace-write sandbox. Anything but "full" is look-only."""
+    if getattr(turn, "mode", "look") == "full":
+        return ["-s", "workspace-write"]
+    return ["-s", "read-only"]
+
+
+def configured_model(agent, env: dict[str, str]) -> str:
+    """The agent's model, else the `model` in the config.toml Codex will read."""
+    if agent.model:
+        return agent.model
+    home = env.get("CODEX_HOME") or str(Path(env.get("HOME") or Path.home()) / ".codex")
+    try:
+        with open(Path(home) / "config.toml", "rb") as handle:
+            return str(tomllib.load(handle).get("model") or "")
+    except (OSError, tomllib.TOMLDecodeError):
+        return ""
+
+
+def previous_thread_total(session_id: str) -> dict[str, Any] | None:
+    """Codex's thread token totals at the end of the thread's latest recorded turn."""
+    from ..models import Kind, Message
+
+    raws = (
+        Message.objects.filter(session_id=session_id, kind=Kind.TURN_END)
+        .order_by("-created_at")
+        .values_list("raw", flat=True)
+    )
+    for raw in raws[:20]:
+        if (
+            isinstance(raw, dict)
+            and raw.get("type") == "turn.completed"
+            and isinstance(raw.get("usage"), dict)
+        ):
+            return raw["usage"]
+    return None
+
+
+@register
+class CodexAdapter(HarnessAdapter):
+    harness = HARNESS
+    default_binary = "codex"
+    parser_class = CodexParser
+
+    def build_launch(self, turn, *, resume_session: str | None) -> LaunchSpec:
+        agent = turn.agent
+        argv = [self.binary_or_error(agent), "exec", "--json", "--skip-git-repo-check"]
+        argv += tool_arguments(turn)
+        if agent.model:
+            argv += ["-m", agent.model]
+        if agent.system_prompt:
+            argv += ["-c", f"developer_instructions={_toml_string(agent.system_prompt)}"]
+        # exec-level flags (sandbox, model, config) go before the resume subcommand.
+        if resume_session:
+            argv += ["resume", resume_session]
+        argv += ["--", turn.prompt]
+        cwd = turn.motion.workspace or agent.workdir or None
+        return LaunchSpec(argv=argv, env=harness_environment(agent), cwd=cwd)
+
+    def new_parser(self, session_id: str = "", *, turn=None) -> CodexParser:
+        model = ""
+        if turn is not None:
+            model = configured_model(turn.agent, harness_environment(turn.agent))
+        return CodexParser(
+            session_id,
+            turn_key=f"turn{turn.pk}" if turn is not None else "",
+            model=model,
+            baseline=previous_thread_total(session_id) if session_id else None,
+        )
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string (`-c key=value` parses the value as TOML); a JSON string is one."""
+    return json.dumps(text, ensure_ascii=False)

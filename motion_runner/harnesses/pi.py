@@ -1,0 +1,270 @@
+"""Pi: `pi --mode json [--provider P] [--model M] [--tools …] [--append-system-prompt …]
+[--session ID] -p PROMPT`.
+
+Line types (checked against recordings from pi 0.73.1 in tests/recordings/pi/): `session`
+(id, cwd: the session), `agent_start`, `turn_start`, `message_start|update|end` (roles user,
+assistant, toolResult; every update repeats the whole partial message), `tool_execution_start|
+update|end`, `turn_end`, `agent_end` (messages: this run's messages only, also on resume),
+and `auto_retry_*`, `compaction_*`, `queue_update`.
+
+What the recordings showed that matters here:
+- Pi's `turn_end` closes ONE model call (a tool call and its results); the run ends with
+  `agent_end`, which is where our turn ends.
+- Assistant messages carry usage with dollars (`usage.cost.total`, priced by Pi from its
+  model's `cost` in models.json); `usage.input` already excludes cache reads. The turn's
+  cost is the sum over the run's assistant messages.
+- A model error still exits 0: the assistant message's `stopReason: "error"` and
+  `errorMessage` are the only sign, so a last assistant message with stopReason error (or
+  aborted) ends the turn as an error.
+- No per-line uuid: Message ids derive from (session id, the message's millisecond
+  timestamp, block index or tool call id), stable for a replayed line.
+
+Agent.model "provider/model" (split at the first "/") becomes `--provider P --model M`, so a
+provider from `$PI_CODING_AGENT_DIR/models.json` is named exactly; a bare name is passed as
+`--model` alone (Pi's default provider and its own pattern matching).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from . import register
+from .base import Event, EventKind, HarnessAdapter, LaunchSpec, StreamParser, stable_uuid
+from .claude_code import _text_of
+from .env import harness_environment
+
+HARNESS = "pi"
+ERROR_STOPS = {"error", "aborted"}
+LOOK_TOOLS = ["read", "grep", "find", "ls"]
+QUIET_TYPES = {"agent_start", "turn_start", "turn_end", "tool_execution_end", "queue_update"}
+
+
+def _usage(usage: Any) -> dict[str, Any]:
+    """Pi's usage in the Message columns' meaning (input excludes cache reads, as in Pi)."""
+    if not isinstance(usage, dict):
+        return {}
+    return {
+        "input_tokens": usage.get("input"),
+        "output_tokens": usage.get("output"),
+        "cache_read_input_tokens": usage.get("cacheRead"),
+        "cache_creation_input_tokens": usage.get("cacheWrite"),
+    }
+
+
+def _dollars(usage: Any) -> Decimal | None:
+    cost = usage.get("cost") if isinstance(usage, dict) else None
+    total = cost.get("total") if isinstance(cost, dict) else None
+    if not isinstance(total, (int, float)):
+        return None
+    try:
+        return Decimal(str(total))
+    except InvalidOperation:
+        return None
+
+
+class PiParser(StreamParser):
+    def __init__(self, session_id: str = ""):
+        super().__init__(session_id)
+        self.cwd = ""
+
+    def _uuid(self, *parts: object) -> str:
+        return stable_uuid(HARNESS, self.session_id, *parts)
+
+    def feed(self, line: dict[str, Any]) -> list[Event]:
+        kind = line.get("type")
+        if kind == "session":
+            self.session_id = str(line.get("id") or self.session_id)
+            self.cwd = str(line.get("cwd") or "")
+            return [Event(EventKind.INIT, session_id=self.session_id, cwd=self.cwd, raw=line)]
+        if kind == "message_end":
+            return self._message(line)
+        if kind == "message_start":
+            message = line.get("message") or {}
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                return [self._activity("thinking…")]
+            return []
+        if kind == "message_update":
+            return self._partial(line)
+        if kind in ("tool_execution_start", "tool_execution_update"):
+            return [self._activity(f"running {line.get('toolName') or 'a tool'}…")]
+        if kind == "agent_end":
+            return [self._end(line)]
+        if kind == "auto_retry_start":
+            return [self._activity(f"retrying: {line.get('errorMessage', '')}"[:200])]
+        if kind == "compaction_end":
+            return self._compaction(line)
+        if kind in QUIET_TYPES or kind in ("auto_retry_end", "compaction_start"):
+            return []
+        return [Event(EventKind.UNKNOWN, session_id=self.session_id, raw=line)]
+
+    def _activity(self, text: str) -> Event:
+        return Event(EventKind.ACTIVITY, session_id=self.session_id, text=text)
+
+    def _partial(self, line: dict[str, Any]) -> list[Event]:
+        event = line.get("assistantMessageEvent") or {}
+        event_type = event.get("type") if isinstance(event, dict) else None
+        if event_type in ("text_start", "text_delta"):
+            return [self._activity("writing…")]
+        if event_type in ("thinking_start", "thinking_delta"):
+            return [self._activity("thinking…")]
+        if event_type == "toolcall_start":
+            return [self._activity("calling a tool…")]
+        return []
+
+    def _message(self, line: dict[str, Any]) -> list[Event]:
+        message = line.get("message")
+        if not isinstance(message, dict):
+            return [Event(EventKind.UNKNOWN, session_id=self.session_id, raw=line)]
+        role = message.get("role")
+        if role == "assistant":
+            return self._assistant(message, line)
+        if role == "toolResult":
+            call_id = str(message.get("toolCallId") or "")
+            return [
+                Event(
+                    EventKind.TOOL_RESULT,
+                    uuid=self._uuid(message.get("timestamp"), "result", call_id),
+                    session_id=self.session_id,
+                    tool_id=call_id,
+                    tool_name=str(message.get("toolName") or ""),
+                    text=_text_of(message.get("content")),
+                    is_error=bool(message.get("isError")),
+                    raw=line,
+                )
+            ]
+        if role == "user":
+            return []  # the prompt, echoed: it is already in the thread
+        return [Event(EventKind.UNKNOWN, session_id=self.session_id, raw=line)]
+
+    def _assistant(self, message: dict[str, Any], line: dict[str, Any]) -> list[Event]:
+        stamp = message.get("timestamp")
+        common = {
+            "session_id": self.session_id,
+            "message_id": str(message.get("responseId") or stamp or ""),
+            "model": str(message.get("model") or ""),
+            "usage": _usage(message.get("usage")),
+            "stop_reason": str(message.get("stopReason") or ""),
+            "raw": line,
+        }
+        events: list[Event] = []
+        for index, block in enumerate(message.get("content") or []):
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and str(block.get("text") or "").strip():
+                events.append(
+                    Event(EventKind.TEXT, uuid=self._uuid(stamp, index), text=str(block["text"]), **common)
+                )
+            elif block.get("type") == "toolCall":
+                call_id = str(block.get("id") or "")
+                events.append(
+                    Event(
+                        EventKind.TOOL_CALL,
+                        uuid=self._uuid(stamp, "call", call_id or index),
+                        tool_name=str(block.get("name") or ""),
+                        tool_id=call_id,
+                        tool_input=block.get("arguments"),
+                        **common,
+                    )
+                )
+            # thinking blocks are the model's own: not posted.
+        return events
+
+    def _end(self, line: dict[str, Any]) -> Event:
+        messages = [m for m in line.get("messages") or [] if isinstance(m, dict)]
+        assistant = [m for m in messages if m.get("role") == "assistant"]
+        usage: dict[str, int] = {}
+        cost: Decimal | None = None
+        for message in assistant:
+            for key, value in _usage(message.get("usage")).items():
+                if isinstance(value, (int, float)):
+                    usage[key] = usage.get(key, 0) + int(value)
+            dollars = _dollars(message.get("usage"))
+            if dollars is not None:
+                cost = (cost or Decimal(0)) + dollars
+        last = assistant[-1] if assistant else {}
+        stop = str(last.get("stopReason") or "")
+        is_error = stop in ERROR_STOPS or not assistant
+        if not assistant:
+            text = "pi ended without an answer from the model"
+        elif is_error:
+            text = str(last.get("errorMessage") or f"the model stopped with {stop}")
+        else:
+            text = ""
+        stamp = messages[-1].get("timestamp") if messages else ""
+        return Event(
+            EventKind.TURN_END,
+            uuid=self._uuid("agent-end", stamp),
+            session_id=self.session_id,
+            model=str(last.get("model") or ""),
+            usage=usage,
+            cost_usd=cost,
+            is_error=is_error,
+            subtype=stop or "no_answer",
+            stop_reason=stop,
+            text=text,
+            raw=line,
+        )
+
+    def _compaction(self, line: dict[str, Any]) -> list[Event]:
+        if line.get("aborted") or not line.get("result"):
+            return [self._activity(f"compaction did not finish: {line.get('errorMessage', '')}"[:200])]
+        result = line.get("result") or {}
+        before = result.get("tokensBefore", "?") if isinstance(result, dict) else "?"
+        return [
+            Event(
+                EventKind.COMPACT,
+                uuid=self._uuid(
+                    "compaction", result.get("firstKeptEntryId", "") if isinstance(result, dict) else ""
+                ),
+                session_id=self.session_id,
+                text=f"compacted ({line.get('reason', 'auto')}, {before} tokens before)",
+                raw=line,
+            )
+        ]
+
+
+def tool_arguments(turn) -> list[str]:
+    """The turn's mode as Pi flags: `--tools` is an exact allowlist of what the model is
+    offered. Look-only: the read tools; full: Pi's default set. Anything but "full" is
+    look-only. (The shared tool list replaces this.)"""
+    if getattr(turn, "mode", "look") == "full":
+        return []
+    return ["--tools", ",".join(LOOK_TOOLS)]
+
+
+def model_arguments(model: str) -> list[str]:
+    """Agent.model "provider/model" → --provider P --model M; a bare name → --model M."""
+    model = (model or "").strip()
+    if not model:
+        return []
+    provider, sep, name = model.partition("/")
+    if sep and provider and name:
+        return ["--provider", provider, "--model", name]
+    return ["--model", model]
+
+
+def safe_prompt(prompt: str) -> str:
+    """Pi has no `--`: a prompt starting with "@" would be read as a file to include, and
+    one starting with "-" as a flag. A leading space keeps it a message."""
+    return f" {prompt}" if prompt.startswith(("@", "-")) else prompt
+
+
+@register
+class PiAdapter(HarnessAdapter):
+    harness = HARNESS
+    default_binary = "pi"
+    parser_class = PiParser
+
+    def build_launch(self, turn, *, resume_session: str | None) -> LaunchSpec:
+        agent = turn.agent
+        argv = [self.binary_or_error(agent), "--mode", "json"]
+        argv += model_arguments(agent.model)
+        argv += tool_arguments(turn)
+        if agent.system_prompt:
+            argv += ["--append-system-prompt", agent.system_prompt]
+        if resume_session:
+            argv += ["--session", resume_session]
+        argv += ["-p", safe_prompt(turn.prompt)]
+        cwd = turn.motion.workspace or agent.workdir or None
+        return LaunchSpec(argv=argv, env=harness_environment(agent), cwd=cwd)
