@@ -70,7 +70,10 @@ class TestCodex:
 
 
 class TestPi:
-    def test_a_look_only_turn_is_offered_only_the_read_tools(self, binary):
+    def test_a_look_only_turn_gets_the_shared_list_and_the_footer(self, binary):
+        from wakes.footer import wake_footer
+        from wakes.tool_policy import pi_look_only_tools
+
         assert argv(turn_for("pi", binary, model="fake/fake-model")) == [
             binary,
             "--mode",
@@ -80,7 +83,9 @@ class TestPi:
             "--model",
             "fake-model",
             "--tools",
-            "read,grep,find,ls",
+            ",".join(pi_look_only_tools()),
+            "--append-system-prompt",
+            wake_footer("look"),
             "-p",
             "What do the notes say?",
         ]
@@ -104,7 +109,9 @@ class TestPi:
 
     def test_the_agents_system_prompt_is_appended(self, binary):
         line = argv(turn_for("pi", binary, system_prompt="Be brief."))
-        assert line[line.index("--append-system-prompt") + 1] == "Be brief."
+        assert line[line.index("--append-system-prompt") + 1].startswith(
+            "Be brief.\n\n---\nThis wake is look-only."
+        )
 
     @pytest.mark.parametrize("prompt", ["@alice asked about notes.txt", "-p --tools bash"])
     def test_a_prompt_pi_would_read_as_a_file_or_flag_stays_a_prompt(self, binary, prompt):

@@ -132,8 +132,14 @@ def test_full_mode_has_no_tool_selection():
 
 
 def test_codex_look_only_is_the_read_only_sandbox_with_mcp_filters():
-    argv = codex_tool_arguments("look")
+    argv = codex_tool_arguments("look", ["magenta-memory-v2", "pickipedia", "playwright"])
     assert argv[:2] == ["-s", "read-only"]
     filters = [a for a in argv if a.startswith("mcp_servers.pickipedia.enabled_tools=")]
     assert json.loads(filters[0].split("=", 1)[1]) == list(tool_policy.WIKI_READ_TOOLS)
-    assert codex_tool_arguments("full")[:2] == ["-s", "workspace-write"]
+    assert "mcp_servers.playwright.enabled=false" in argv
+    assert not any(a.startswith("mcp_servers.magenta-memory-v2") for a in argv)  # loaded whole
+    assert codex_tool_arguments("full", ["playwright"]) == ["-s", "workspace-write"]
+
+
+def test_codex_names_no_server_its_config_does_not_hold():
+    assert codex_tool_arguments("look", []) == ["-s", "read-only"]

@@ -222,18 +222,27 @@ def pi_tool_arguments(mode: str) -> list[str]:
 # --- Codex ------------------------------------------------------------------------------------
 
 
-def codex_tool_arguments(mode: str) -> list[str]:
-    """Codex has no per-tool allowlist: look-only is its read-only sandbox, and MCP servers are
-    limited to the listed tools through per-server `enabled_tools` overrides."""
+def codex_tool_arguments(mode: str, configured_servers: list[str] = ()) -> list[str]:
+    """Codex has no per-tool allowlist: look-only is its read-only sandbox, and of the MCP
+    servers its config holds, a read server is limited to the listed tools (`enabled_tools`)
+    and any other server is switched off, so it never even starts."""
     if mode == "full":
         return ["-s", "workspace-write"]
     policy = look_only_policy()
     argv = ["-s", "read-only"]
     by_server: dict[str, list[str]] = {}
+    whole: set[str] = set()
     for name in policy.mcp_tool_names():
         _, server, *tool = name.split("__", 2)
         if tool:
             by_server.setdefault(server, []).append(tool[0])
-    for server, tools in by_server.items():
-        argv += ["-c", f"mcp_servers.{server}.enabled_tools={json.dumps(tools)}"]
+        else:
+            whole.add(server)
+    for server in configured_servers:
+        if server in whole:
+            continue
+        if server in by_server:
+            argv += ["-c", f"mcp_servers.{server}.enabled_tools={json.dumps(by_server[server])}"]
+        else:
+            argv += ["-c", f"mcp_servers.{server}.enabled=false"]
     return argv

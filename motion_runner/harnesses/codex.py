@@ -291,25 +291,37 @@ class CodexParser(StreamParser):
         ]
 
 
-def tool_arguments(turn) -> list[str]:
-    """The turn's mode as Codex flags. Codex has no per-tool allowlist: a look-only turn is
-    its read-only sandbox (MCP tool filters come with the shared tool list), a full turn the
-    workspace-write sandbox. Anything but "full" is look-only."""
-    if getattr(turn, "mode", "look") == "full":
-        return ["-s", "workspace-write"]
-    return ["-s", "read-only"]
+def tool_arguments(turn, env: dict[str, str] | None = None) -> list[str]:
+    """The turn's mode as Codex flags, from the shared tool list. Codex has no per-tool
+    allowlist: a look-only turn is its read-only sandbox, with each MCP server of its config
+    either limited to the listed tools or switched off; a full turn the workspace-write
+    sandbox. Anything but "full" is look-only."""
+    from wakes.tool_policy import codex_tool_arguments
+
+    mode = "full" if getattr(turn, "mode", "look") == "full" else "look"
+    servers = configured_mcp_servers(env if env is not None else harness_environment(turn.agent))
+    return codex_tool_arguments(mode, servers)
+
+
+def codex_config(env: dict[str, str]) -> dict[str, Any]:
+    home = env.get("CODEX_HOME") or str(Path(env.get("HOME") or Path.home()) / ".codex")
+    try:
+        with open(Path(home) / "config.toml", "rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def configured_mcp_servers(env: dict[str, str]) -> list[str]:
+    """The MCP servers Codex would load from the config it will read."""
+    return sorted((codex_config(env).get("mcp_servers") or {}).keys())
 
 
 def configured_model(agent, env: dict[str, str]) -> str:
     """The agent's model, else the `model` in the config.toml Codex will read."""
     if agent.model:
         return agent.model
-    home = env.get("CODEX_HOME") or str(Path(env.get("HOME") or Path.home()) / ".codex")
-    try:
-        with open(Path(home) / "config.toml", "rb") as handle:
-            return str(tomllib.load(handle).get("model") or "")
-    except (OSError, tomllib.TOMLDecodeError):
-        return ""
+    return str(codex_config(env).get("model") or "")
 
 
 def previous_thread_total(session_id: str) -> dict[str, Any] | None:
@@ -339,8 +351,9 @@ class CodexAdapter(HarnessAdapter):
 
     def build_launch(self, turn, *, resume_session: str | None) -> LaunchSpec:
         agent = turn.agent
+        env = harness_environment(agent)
         argv = [self.binary_or_error(agent), "exec", "--json", "--skip-git-repo-check"]
-        argv += tool_arguments(turn)
+        argv += tool_arguments(turn, env)
         if agent.model:
             argv += ["-m", agent.model]
         if agent.system_prompt:
@@ -350,7 +363,7 @@ class CodexAdapter(HarnessAdapter):
             argv += ["resume", resume_session]
         argv += ["--", turn.prompt]
         cwd = turn.motion.workspace or agent.workdir or None
-        return LaunchSpec(argv=argv, env=harness_environment(agent), cwd=cwd)
+        return LaunchSpec(argv=argv, env=env, cwd=cwd)
 
     def new_parser(self, session_id: str = "", *, turn=None) -> CodexParser:
         model = ""

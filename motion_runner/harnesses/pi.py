@@ -36,7 +36,6 @@ from .env import harness_environment
 
 HARNESS = "pi"
 ERROR_STOPS = {"error", "aborted"}
-LOOK_TOOLS = ["read", "grep", "find", "ls"]
 QUIET_TYPES = {"agent_start", "turn_start", "turn_end", "tool_execution_end", "queue_update"}
 
 
@@ -228,9 +227,9 @@ def tool_arguments(turn) -> list[str]:
     """The turn's mode as Pi flags: `--tools` is an exact allowlist of what the model is
     offered. Look-only: the read tools; full: Pi's default set. Anything but "full" is
     look-only. (The shared tool list replaces this.)"""
-    if getattr(turn, "mode", "look") == "full":
-        return []
-    return ["--tools", ",".join(LOOK_TOOLS)]
+    from wakes.tool_policy import pi_tool_arguments
+
+    return pi_tool_arguments("full" if getattr(turn, "mode", "look") == "full" else "look")
 
 
 def model_arguments(model: str) -> list[str]:
@@ -261,8 +260,12 @@ class PiAdapter(HarnessAdapter):
         argv = [self.binary_or_error(agent), "--mode", "json"]
         argv += model_arguments(agent.model)
         argv += tool_arguments(turn)
-        if agent.system_prompt:
-            argv += ["--append-system-prompt", agent.system_prompt]
+        # Pi is told its mode in the system prompt too (seed 001, "Pi wakes"); the prompt
+        # itself already ends with the same footer.
+        from wakes.footer import wake_footer
+
+        system = "\n\n".join(p for p in (agent.system_prompt, wake_footer(turn.mode)) if p)
+        argv += ["--append-system-prompt", system]
         if resume_session:
             argv += ["--session", resume_session]
         argv += ["-p", safe_prompt(turn.prompt)]
