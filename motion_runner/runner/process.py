@@ -18,6 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 READ_CHUNK = 64 * 1024
+# Once the harness itself has exited, what it wrote is already in the pipe: read on while
+# more comes within this long, then stop, even if a child it left behind holds stdout open.
+EXIT_DRAIN_SECONDS = 0.25
 
 
 class Outcome:
@@ -50,30 +53,30 @@ class Limits:
 
 
 def kill_group(proc: subprocess.Popen, grace: float) -> None:
-    """SIGTERM the process group, then SIGKILL it if it lingers."""
-    try:
-        pgid = os.getpgid(proc.pid)
-    except ProcessLookupError:
-        pgid = None
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+    """SIGTERM the process group, then SIGKILL it if it lingers.
+
+    The group's id is the leader's pid (start_new_session), so this works after the leader
+    has exited and been reaped too: what it left in the group (a background shell job, an
+    MCP server) is still killed.
+    """
+    pgid = proc.pid
+    if proc.poll() is None:
         try:
-            if pgid is not None:
-                os.killpg(pgid, sig)
-            else:
-                proc.send_signal(sig)
+            os.killpg(pgid, signal.SIGTERM)
         except ProcessLookupError:
             pass
         try:
-            proc.wait(timeout=wait)
-            # The leader is gone; children it left in the group still get the signal.
-            if pgid is not None and sig == signal.SIGTERM:
-                try:
-                    os.killpg(pgid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            return
+            proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
-            continue
+            pass
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # nobody left in the group
+    try:
+        proc.wait(timeout=5.0)
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
+        pass
 
 
 def run_streaming(
@@ -110,13 +113,19 @@ def run_streaming(
     outcome = Outcome.EXITED
     detail = ""
     open_streams = 2
+    leader_exited = False
     try:
         while open_streams:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 outcome, detail = Outcome.TIMED_OUT, f"no end after {limits.timeout:g} s"
                 break
-            for key, _ in selector.select(timeout=min(remaining, 0.5)):
+            if not leader_exited and proc.poll() is not None:
+                leader_exited = True
+            ready = selector.select(timeout=min(remaining, EXIT_DRAIN_SECONDS if leader_exited else 0.5))
+            if not ready and leader_exited:
+                break  # the harness is gone and nothing more came: a leftover child holds the pipe
+            for key, _ in ready:
                 chunk = os.read(key.fileobj.fileno(), READ_CHUNK)
                 if not chunk:
                     selector.unregister(key.fileobj)
@@ -158,8 +167,8 @@ def run_streaming(
             except subprocess.TimeoutExpired:
                 outcome, detail = Outcome.TIMED_OUT, "closed its output but did not exit"
     finally:
-        if proc.poll() is None or outcome != Outcome.EXITED:
-            kill_group(proc, limits.kill_grace)
+        # Always: a harness that ended well may still have left children in its group.
+        kill_group(proc, limits.kill_grace)
         selector.close()
         proc.stdout.close()
         proc.stderr.close()

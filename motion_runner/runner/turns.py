@@ -109,6 +109,21 @@ class TurnRun:
     turn_end: Event | None = None
     bad_lines: int = 0
     line_no: int = 0
+    # Set when writing an event failed: the harness is stopped (its output would have
+    # nowhere to go) and the turn fails with this, instead of staying "running".
+    failure: str | None = None
+
+    def on_line(self, line: bytes) -> None:
+        """run_streaming's callback: an error here must end the turn, not escape the runner."""
+        if self.failure:
+            return
+        try:
+            self.handle_line(line)
+        except SessionConflict as exc:
+            self.failure = f"its session is not this Motion's: {exc}"
+        except Exception as exc:
+            log.exception("turn %s: could not write an event", self.turn.pk)
+            self.failure = f"the runner could not write an event ({type(exc).__name__}: {exc})"
 
     def handle_line(self, line: bytes) -> None:
         self.line_no += 1
@@ -155,6 +170,8 @@ class TurnRun:
             self.on_event(event)
 
     def stop_reason(self) -> str | None:
+        if self.failure:
+            return self.failure
         for monitor in self.monitors:
             if monitor.stop_reason:
                 return monitor.stop_reason
@@ -184,7 +201,8 @@ def judge(result: ProcessResult, turn_end: Event | None, timeout: float) -> tupl
         return TurnStatus.FAILED, f"the turn ended with an error ({turn_end.subtype}): {detail}"
     if code not in (0, None):
         last = result.stderr_tail.strip().splitlines()[-1:] or ["no stderr"]
-        return TurnStatus.FAILED, f"the harness exited with code {code}: {last[0][:300]}"
+        without = "" if turn_end is not None else " without a result event"
+        return TurnStatus.FAILED, f"the harness exited with code {code}{without}: {last[0][:300]}"
     if turn_end is None:
         return TurnStatus.FAILED, "the harness exited without a result event"
     return TurnStatus.FINISHED, ""
@@ -248,24 +266,25 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
             env=launch.env,
             cwd=launch.cwd,
             limits=limits,
-            on_line=run.handle_line,
+            on_line=run.on_line,
             on_start=on_start,
             should_stop=run.stop_reason,
         )
-    except SessionConflict as exc:
-        fail_before_launch(turn, str(exc))
-        return Turn.objects.get(pk=turn.pk)
-    except OSError as exc:
+    except OSError as exc:  # the binary could not be executed at all
         fail_before_launch(turn, f"{launch.argv[0]}: {exc}")
         return Turn.objects.get(pk=turn.pk)
     finally:
         for path in launch.temp_files:
             path.unlink(missing_ok=True)
     if result.unterminated_tail.strip():
-        run.handle_line(result.unterminated_tail)
-    for event in run.parser.finish():
-        run.emit(event)
-    status, error = judge(result, run.turn_end, limits.timeout)
+        run.on_line(result.unterminated_tail)
+    if not run.failure:
+        for event in run.parser.finish():
+            run.emit(event)
+    if run.failure:
+        status, error = TurnStatus.FAILED, f"stopped: {run.failure}"
+    else:
+        status, error = judge(result, run.turn_end, limits.timeout)
     return finish_turn(turn, run, result, status, error)
 
 
