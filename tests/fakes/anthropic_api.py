@@ -296,7 +296,12 @@ class FakeAnthropic:
         handler = type("Handler", (_Handler,), {"fake": self})
         self._server = ThreadingHTTPServer((self._host, 0), handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-anthropic", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-anthropic",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
