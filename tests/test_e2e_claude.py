@@ -173,3 +173,30 @@ def test_wake_sync_reports_a_model_that_keeps_failing(claude_binary, claude_on_f
     assert "API Error: 500" in turn.error
     assert "API Error: 500" in out.getvalue()
     assert not Message.objects.filter(motion=motion, kind=Kind.TEXT).exists()
+
+
+@pytest.mark.django_db
+def test_the_flags_the_adapter_builds_are_accepted_and_reach_the_model(
+    claude_binary, claude_on_fake, workspace
+):
+    from motion_runner.runner.turns import execute_turn
+
+    claude_on_fake.script(Reply(Text("Hello.")))
+    motion = MotionFactory(slug="flags", workspace=str(workspace))
+    magent = AgentFactory(
+        name="magent",
+        harness="claude-code",
+        model="claude-sonnet-4-5",
+        system_prompt="You are @magent in a Motion.",
+    )
+    queued = enqueue_turn(
+        motion, magent, "Say hello.", effort="low", max_budget_usd=Decimal("5.00"), dispatch=False
+    )
+
+    turn = execute_turn(queued.pk)
+
+    assert turn.status == TurnStatus.FINISHED, turn.error
+    (request,) = claude_on_fake.message_requests()
+    assert request.model == "claude-sonnet-4-5"
+    assert "You are @magent in a Motion." in request.system_text
+    assert one(motion, Kind.TEXT).model_backend == "claude-sonnet-4-5"
