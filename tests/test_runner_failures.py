@@ -300,3 +300,43 @@ def test_a_runner_error_mid_turn_stops_the_harness_and_fails_the_turn(wake, read
     assert "still here" in turn.stderr_tail
     assert wait_dead(turn.pid)
     assert [m.text for m in messages(readme_motion, Kind.TEXT)] == SPOKEN[:1]
+
+
+@override_settings(RUNNER_TURN_TIMEOUT_SECONDS=60, RUNNER_AFTER_RESULT_GRACE_SECONDS=1)
+def test_a_harness_that_lingers_after_its_result_is_stopped_and_the_turn_finishes(wake, readme_motion):
+    """Claude Code sometimes prints its result and never exits (anthropics/claude-code#25629)."""
+    started = time.monotonic()
+
+    turn = wake({"hang": True})
+
+    assert time.monotonic() - started < 15
+    assert turn.status == TurnStatus.FINISHED
+    assert turn.error == ""
+    assert not messages(readme_motion, Kind.ERROR)
+    assert len(messages(readme_motion, Kind.TURN_END)) == 1
+    assert wait_dead(turn.pid)
+    assert_nothing_lost(readme_motion)
+
+
+@override_settings(RUNNER_AFTER_RESULT_GRACE_SECONDS=1)
+def test_a_failed_result_then_lingering_still_fails_the_turn(wake, readme_motion, magent):
+    magent.env = {**magent.env, "FAKE_HARNESS_LINES": str(recording_path("model_error"))}
+    magent.save()
+
+    turn = wake({"hang": True})
+
+    assert turn.status == TurnStatus.FAILED
+    assert "API Error: 500" in the_error(readme_motion).text
+
+
+def test_an_error_result_is_said_once_in_the_thread(wake, readme_motion, magent):
+    magent.env = {**magent.env, "FAKE_HARNESS_LINES": str(recording_path("max_budget"))}
+    magent.save()
+
+    turn = wake({"exit": 1})
+
+    assert turn.status == TurnStatus.FAILED
+    assert turn.error == "the turn ended with an error (error_max_budget_usd): Reached maximum budget ($0.01)"
+    (end,) = messages(readme_motion, Kind.TURN_END)
+    assert "Reached maximum budget ($0.01)" in end.text
+    assert not messages(readme_motion, Kind.ERROR)

@@ -28,6 +28,9 @@ class Outcome:
     TIMED_OUT = "timed_out"
     FLOODED = "flooded"
     STOPPED = "stopped"  # the caller asked for it (the loop guard, a person's kill)
+    # It printed its last word (the result line) but did not exit: a known Claude Code hang
+    # (anthropics/claude-code#25629, #39700). Stopped after a grace; nothing was lost.
+    LINGERED = "lingered"
 
 
 @dataclass
@@ -50,6 +53,8 @@ class Limits:
     max_output_bytes: int
     stderr_tail_bytes: int = 16 * 1024
     kill_grace: float = 3.0
+    # How long a harness may take to exit once `ended()` says it printed its last word.
+    after_end_grace: float = 10.0
 
 
 def kill_group(proc: subprocess.Popen, grace: float) -> None:
@@ -88,6 +93,7 @@ def run_streaming(
     on_line: Callable[[bytes], None],
     on_start: Callable[[int], None] | None = None,
     should_stop: Callable[[], str | None] | None = None,
+    ended: Callable[[], bool] | None = None,
 ) -> ProcessResult:
     started = time.monotonic()
     deadline = started + limits.timeout
@@ -114,11 +120,16 @@ def run_streaming(
     detail = ""
     open_streams = 2
     leader_exited = False
+    lingering_since: float | None = None
     try:
         while open_streams:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                outcome, detail = Outcome.TIMED_OUT, f"no end after {limits.timeout:g} s"
+                if lingering_since is not None:
+                    outcome = Outcome.LINGERED
+                    detail = f"printed its result but did not exit within {limits.after_end_grace:g} s"
+                else:
+                    outcome, detail = Outcome.TIMED_OUT, f"no end after {limits.timeout:g} s"
                 break
             if not leader_exited and proc.poll() is not None:
                 leader_exited = True
@@ -149,6 +160,9 @@ def run_streaming(
                     if should_stop and (reason := should_stop()):
                         outcome, detail = Outcome.STOPPED, reason
                         break
+                    if lingering_since is None and ended and ended():
+                        lingering_since = time.monotonic()
+                        deadline = min(deadline, lingering_since + limits.after_end_grace)
                 if outcome != Outcome.EXITED:
                     break
                 if len(pending) > limits.max_line_bytes:

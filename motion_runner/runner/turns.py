@@ -30,6 +30,7 @@ def limits_from_settings() -> Limits:
         max_output_bytes=settings.RUNNER_MAX_OUTPUT_BYTES,
         stderr_tail_bytes=settings.RUNNER_STDERR_TAIL_BYTES,
         kill_grace=settings.RUNNER_KILL_GRACE_SECONDS,
+        after_end_grace=settings.RUNNER_AFTER_RESULT_GRACE_SECONDS,
     )
 
 
@@ -193,6 +194,12 @@ def judge(result: ProcessResult, turn_end: Event | None, timeout: float) -> tupl
         return TurnStatus.FAILED, f"stopped: the harness flooded its output ({result.detail})"
     if result.outcome == Outcome.STOPPED:
         return TurnStatus.KILLED, f"stopped: {result.detail}"
+    if result.outcome == Outcome.LINGERED and turn_end is not None:
+        # It had said everything: stopping the lingering process loses nothing.
+        log.warning("harness %s: %s; stopped it", result.pid, result.detail)
+        if turn_end.is_error:
+            return TurnStatus.FAILED, f"the turn ended with an error ({turn_end.subtype}): {turn_end.text}"
+        return TurnStatus.FINISHED, ""
     code = result.returncode
     if code is not None and code < 0:
         return TurnStatus.KILLED, f"the harness was killed by {_signal_name(code)}"
@@ -269,6 +276,7 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
             on_line=run.on_line,
             on_start=on_start,
             should_stop=run.stop_reason,
+            ended=lambda: run.turn_end is not None,
         )
     except OSError as exc:  # the binary could not be executed at all
         fail_before_launch(turn, f"{launch.argv[0]}: {exc}")
@@ -288,6 +296,16 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     return finish_turn(turn, run, result, status, error)
 
 
+def _said_by_turn_end(result: ProcessResult, end: Event | None) -> bool:
+    """The harness ended with an error result (API failure, budget cap): its turn_end Message
+    already says so in the thread, and a second message would say it twice."""
+    if end is None or not end.is_error:
+        return False
+    return result.outcome == Outcome.LINGERED or (
+        result.outcome == Outcome.EXITED and (result.returncode or 0) >= 0
+    )
+
+
 def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, error: str) -> Turn:
     end = run.turn_end
     fields = {
@@ -304,7 +322,7 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
         if end.cost_usd is not None:
             fields["cost_usd"] = end.cost_usd
     Turn.objects.filter(pk=turn.pk).update(**fields)
-    if error:
+    if error and not _said_by_turn_end(result, end):
         post_system_message(
             turn.motion,
             f"@{turn.agent.name}'s turn {status.replace('_', ' ')}: {error}",
