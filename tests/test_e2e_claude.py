@@ -8,6 +8,7 @@ README, calls Read on it, and answers from what it read.
 from __future__ import annotations
 
 import json
+import os
 import time
 from decimal import Decimal
 from io import StringIO
@@ -200,3 +201,27 @@ def test_the_flags_the_adapter_builds_are_accepted_and_reach_the_model(
     assert request.model == "claude-sonnet-4-5"
     assert "You are @magent in a Motion." in request.system_text
     assert one(motion, Kind.TEXT).model_backend == "claude-sonnet-4-5"
+
+
+@pytest.mark.django_db
+def test_a_model_that_never_answers_is_stopped_at_the_turn_timeout(
+    claude_binary, claude_on_fake, workspace, settings
+):
+    from motion_runner.runner.turns import execute_turn
+    from tests.fakes.anthropic_api import Hang
+
+    claude_on_fake.default = Hang()
+    settings.RUNNER_TURN_TIMEOUT_SECONDS = 4
+    motion = MotionFactory(slug="silent-model", workspace=str(workspace))
+    magent = AgentFactory(name="magent", harness="claude-code")
+    queued = enqueue_turn(motion, magent, "Say hello.", dispatch=False)
+
+    turn = execute_turn(queued.pk)
+
+    assert turn.status == TurnStatus.TIMED_OUT
+    assert turn.session_id  # its init line came before the hang, and its session is claimed
+    error = one(motion, Kind.ERROR)
+    assert "ran past its 4 s limit" in error.text
+    assert claude_on_fake.message_requests()
+    with pytest.raises(ProcessLookupError):
+        os.killpg(turn.pid, 0)  # nothing is left of its process group
