@@ -176,6 +176,8 @@ RUNNER_MAX_LINE_BYTES = env_int("RUNNER_MAX_LINE_BYTES", 4 * 1024 * 1024)
 RUNNER_MAX_OUTPUT_BYTES = env_int("RUNNER_MAX_OUTPUT_BYTES", 64 * 1024 * 1024)
 RUNNER_STDERR_TAIL_BYTES = env_int("RUNNER_STDERR_TAIL_BYTES", 16 * 1024)
 RUNNER_KILL_GRACE_SECONDS = env_float("RUNNER_KILL_GRACE_SECONDS", 3.0)
+# A harness that printed its result line but does not exit is stopped after this long.
+RUNNER_AFTER_RESULT_GRACE_SECONDS = env_float("RUNNER_AFTER_RESULT_GRACE_SECONDS", 10.0)
 # Extra environment for every harness process (tests point the CLIs at a fake model).
 RUNNER_EXTRA_ENV: dict[str, str] = {}
 

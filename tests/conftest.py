@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import os
 import socket
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -34,3 +36,42 @@ def pytest_sessionstart(session):
 @pytest.fixture
 def uses_real_services() -> bool:
     return settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+
+
+# --- the real harness CLIs against the fake model server ---------------------------------
+
+
+@pytest.fixture
+def fake_anthropic():
+    """A fake Anthropic Messages API on 127.0.0.1 (tests/fakes/anthropic_api.py)."""
+    from tests.fakes.anthropic_api import FakeAnthropic
+
+    with FakeAnthropic() as api:
+        yield api
+
+
+@pytest.fixture
+def claude_on_fake(fake_anthropic, tmp_path, settings):
+    """Every harness process this test launches talks to the fake model, from a fresh HOME
+    (so its transcripts land in tmp_path/home/.claude/projects/)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    settings.RUNNER_EXTRA_ENV = {**fake_anthropic.env(), "HOME": str(home)}
+    return fake_anthropic
+
+
+def _in_ci() -> bool:
+    return settings.REQUIRE_REAL_SERVICES or os.environ.get("CI") == "true"
+
+
+@pytest.fixture
+def claude_binary() -> str:
+    """The pinned Claude Code CLI from node_modules: a failure in CI when it is missing, a skip
+    (saying why) elsewhere."""
+    binary = Path(settings.BASE_DIR) / "node_modules" / ".bin" / "claude"
+    if not binary.exists():
+        reason = f"the Claude Code CLI is not installed at {binary} (run `npm ci`)"
+        if _in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return str(binary)

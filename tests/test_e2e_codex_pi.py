@@ -139,8 +139,10 @@ class TestCodex:
 
         assert turn.status == TurnStatus.FAILED
         assert "The model `gpt-5.5` is not available to you." in turn.error
-        runner_post = Message.objects.get(motion=launch_room, kind=Kind.ERROR, turn=turn)
-        assert "The model `gpt-5.5` is not available to you." in runner_post.text
+        # Said once, by the turn's end, in the thread: no second runner message repeats it.
+        (turn_end,) = Message.objects.filter(motion=launch_room, kind=Kind.TURN_END, turn=turn)
+        assert "The model `gpt-5.5` is not available to you." in turn_end.text
+        assert not Message.objects.filter(motion=launch_room, source="system", turn=turn).exists()
         assert posted_kinds(turn).count(Kind.TURN_END) == 1
 
     def test_an_unreachable_model_server_is_ended_by_the_turn_timeout(self, tmp_path, launch_room, settings):
@@ -213,8 +215,10 @@ class TestPi:
         assert turn.exit_code == 0
         assert turn.status == TurnStatus.FAILED
         assert "The model `fake-model` is not available to you." in turn.error
-        runner_post = Message.objects.get(motion=launch_room, kind=Kind.ERROR, turn=turn)
-        assert "The model `fake-model` is not available to you." in runner_post.text
+        # Said once, by the turn's end, in the thread: no second runner message repeats it.
+        (turn_end,) = Message.objects.filter(motion=launch_room, kind=Kind.TURN_END, turn=turn)
+        assert "The model `fake-model` is not available to you." in turn_end.text
+        assert not Message.objects.filter(motion=launch_room, source="system", turn=turn).exists()
 
     def test_a_prompt_starting_with_an_at_sign_reaches_the_model_as_text(
         self, tmp_path, fake_openai, launch_room

@@ -1,10 +1,27 @@
 """Claude Code: `claude -p --output-format stream-json --verbose`.
 
-Line types (checked against recordings in tests/recordings/claude-code/): system/init,
-assistant (one API message spans several lines sharing message.id, one content block a
-line), user (tool results), result (the turn's end: cost, usage, subtype, is_error,
-permission_denials), stream_event (partials, only with --include-partial-messages: they
-move the activity line and never post text), rate_limit_event, system/compact_boundary.
+Checked against recordings of the real CLI (2.1.332) in tests/recordings/claude-code/
+(`bin/record-claude` re-records them):
+
+- `system/init` (session_id, tools, model, cwd, uuid); `system/status` (with partials),
+  `system/api_retry` (attempt, max_retries, error_status: the activity line shows it),
+  `system/permission_denied` (tool_name, tool_use_id: the activity line; the tool result that
+  follows carries the error and the result line lists the denial).
+- `assistant`: exactly one content block a line; the lines of one API message share
+  message.id and each has its own uuid (the same uuid the transcript file gives that line).
+  Their usage is the message_start snapshot (output_tokens 1, stop_reason null): the final
+  output count and stop reason are only in the transcript, so they are not taken from here.
+  When the API fails, the CLI writes a synthetic assistant line (`is_api_error_message`,
+  `api_error_status`, a uuid for message.id) whose text is its error: an error, not speech.
+- `user`: tool results (content a list of tool_result blocks; no tool name, so the parser
+  remembers names by tool_use id). Lines of one message may interleave with user lines.
+- `result`: subtype, is_error, result, errors, total_cost_usd (cumulative for the process),
+  usage, permission_denials, terminal_reason, api_error_status, uuid. An API failure ends
+  with subtype "success" and is_error true: terminal_reason ("api_error",
+  "prompt_too_long", …) names it, so that is the subtype kept.
+- `stream_event` (only with --include-partial-messages): raw Messages API events; they move
+  the activity line and never post text.
+- `rate_limit_event`, `system/compact_boundary` (from the docs; not recorded offline).
 """
 
 from __future__ import annotations
@@ -18,6 +35,8 @@ from .env import harness_environment
 
 IGNORED_TYPES = {"rate_limit_event"}
 IGNORED_SYSTEM_SUBTYPES = {"status", "hook_started", "hook_response", "hook_progress"}
+# A result line that is an error but says subtype "success" (an API failure) is named by this.
+VAGUE_ERROR_SUBTYPES = {"", "success"}
 
 
 def _text_of(content: Any) -> str:
@@ -52,6 +71,10 @@ def _cost(value: Any) -> Decimal | None:
 
 
 class ClaudeCodeParser(StreamParser):
+    def __init__(self, session_id: str = ""):
+        super().__init__(session_id)
+        self.tool_names: dict[str, str] = {}  # tool_use id -> name, for the results
+
     def feed(self, line: dict[str, Any]) -> list[Event]:
         kind = line.get("type")
         if line.get("session_id"):
@@ -96,6 +119,28 @@ class ClaudeCodeParser(StreamParser):
                     raw=line,
                 )
             ]
+        if subtype == "api_retry":
+            status = line.get("error_status") or line.get("error") or "?"
+            return [
+                Event(
+                    EventKind.ACTIVITY,
+                    session_id=self.session_id,
+                    text=f"API error {status}, retrying ({line.get('attempt', '?')} of "
+                    f"{line.get('max_retries', '?')})…",
+                    raw=line,
+                )
+            ]
+        if subtype == "permission_denied":
+            return [
+                Event(
+                    EventKind.ACTIVITY,
+                    session_id=self.session_id,
+                    text=f"{line.get('tool_name') or 'a tool'} denied",
+                    tool_name=str(line.get("tool_name") or ""),
+                    tool_id=str(line.get("tool_use_id") or ""),
+                    raw=line,
+                )
+            ]
         if subtype in IGNORED_SYSTEM_SUBTYPES:
             return []
         return [Event(EventKind.UNKNOWN, session_id=self.session_id, raw=line)]
@@ -118,13 +163,22 @@ class ClaudeCodeParser(StreamParser):
                     raw=line,
                 )
             ]
+        usage = dict(message.get("usage") or {})
+        if message.get("stop_reason") is None:
+            # The message_start snapshot: output_tokens is a placeholder, not the count.
+            usage.pop("output_tokens", None)
         common = {
             "message_id": str(message.get("id") or ""),
             "session_id": self.session_id,
             "model": str(message.get("model") or ""),
-            "usage": message.get("usage") or {},
+            "usage": usage,
             "stop_reason": str(message.get("stop_reason") or ""),
         }
+        if line.get("is_api_error_message"):
+            # The CLI's own words about a failed API call, not the model's.
+            text = _text_of(message.get("content")) or f"API error {line.get('api_error_status')}"
+            common["usage"] = {}
+            return [Event(EventKind.ERROR, uuid=self._block_uuid(line, 0), text=text, raw=line, **common)]
         events: list[Event] = []
         for index, block in enumerate(message.get("content") or []):
             if not isinstance(block, dict):
@@ -139,6 +193,7 @@ class ClaudeCodeParser(StreamParser):
                         )
                     )
             elif block_type in ("tool_use", "server_tool_use"):
+                self.tool_names[str(block.get("id") or "")] = str(block.get("name") or "")
                 events.append(
                     Event(
                         EventKind.TOOL_CALL,
@@ -161,12 +216,14 @@ class ClaudeCodeParser(StreamParser):
         events = []
         for index, block in enumerate(content):
             if isinstance(block, dict) and block.get("type") == "tool_result":
+                tool_id = str(block.get("tool_use_id") or "")
                 events.append(
                     Event(
                         EventKind.TOOL_RESULT,
                         uuid=self._block_uuid(line, index),
                         session_id=self.session_id,
-                        tool_id=str(block.get("tool_use_id") or ""),
+                        tool_id=tool_id,
+                        tool_name=self.tool_names.get(tool_id, ""),
                         text=_text_of(block.get("content")),
                         is_error=bool(block.get("is_error")),
                         raw=line,
@@ -176,9 +233,11 @@ class ClaudeCodeParser(StreamParser):
 
     def _result(self, line: dict[str, Any]) -> Event:
         subtype = str(line.get("subtype") or "")
-        is_error = bool(line.get("is_error")) or (subtype not in ("", "success"))
+        is_error = bool(line.get("is_error")) or (subtype not in VAGUE_ERROR_SUBTYPES)
         text = ""
         if is_error:
+            if subtype in VAGUE_ERROR_SUBTYPES:
+                subtype = str(line.get("terminal_reason") or "error")
             errors = line.get("errors")
             text = "; ".join(map(str, errors)) if errors else str(line.get("result") or subtype)
         return Event(
@@ -196,19 +255,22 @@ class ClaudeCodeParser(StreamParser):
         )
 
     def _partial(self, line: dict[str, Any]) -> list[Event]:
+        """A block's start moves the activity line; its deltas (dozens a second) do not, and
+        no partial ever posts text: the assistant line that follows carries the whole block."""
         event = line.get("event") or {}
-        if event.get("type") == "content_block_start":
-            block = event.get("content_block") or {}
-            if block.get("type") == "tool_use":
-                return [Event(EventKind.ACTIVITY, text=f"calling {block.get('name', 'a tool')}…")]
-            if block.get("type") == "thinking":
-                return [Event(EventKind.ACTIVITY, text="thinking…")]
-        if (
-            event.get("type") == "content_block_delta"
-            and (event.get("delta") or {}).get("type") == "text_delta"
-        ):
-            return [Event(EventKind.ACTIVITY, text="writing…")]
-        return []
+        if event.get("type") != "content_block_start":
+            return []
+        block = event.get("content_block") or {}
+        activity = {
+            "text": "writing…",
+            "thinking": "thinking…",
+            "redacted_thinking": "thinking…",
+            "tool_use": f"calling {block.get('name') or 'a tool'}…",
+            "server_tool_use": f"calling {block.get('name') or 'a tool'}…",
+        }.get(block.get("type"))
+        if activity is None:
+            return []
+        return [Event(EventKind.ACTIVITY, session_id=self.session_id, text=activity, raw=line)]
 
 
 @register

@@ -18,6 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 READ_CHUNK = 64 * 1024
+# Once the harness itself has exited, what it wrote is already in the pipe: read on while
+# more comes within this long, then stop, even if a child it left behind holds stdout open.
+EXIT_DRAIN_SECONDS = 0.25
 
 
 class Outcome:
@@ -25,6 +28,9 @@ class Outcome:
     TIMED_OUT = "timed_out"
     FLOODED = "flooded"
     STOPPED = "stopped"  # the caller asked for it (the loop guard, a person's kill)
+    # It printed its last word (the result line) but did not exit: a known Claude Code hang
+    # (anthropics/claude-code#25629, #39700). Stopped after a grace; nothing was lost.
+    LINGERED = "lingered"
 
 
 @dataclass
@@ -47,33 +53,35 @@ class Limits:
     max_output_bytes: int
     stderr_tail_bytes: int = 16 * 1024
     kill_grace: float = 3.0
+    # How long a harness may take to exit once `ended()` says it printed its last word.
+    after_end_grace: float = 10.0
 
 
 def kill_group(proc: subprocess.Popen, grace: float) -> None:
-    """SIGTERM the process group, then SIGKILL it if it lingers."""
-    try:
-        pgid = os.getpgid(proc.pid)
-    except ProcessLookupError:
-        pgid = None
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+    """SIGTERM the process group, then SIGKILL it if it lingers.
+
+    The group's id is the leader's pid (start_new_session), so this works after the leader
+    has exited and been reaped too: what it left in the group (a background shell job, an
+    MCP server) is still killed.
+    """
+    pgid = proc.pid
+    if proc.poll() is None:
         try:
-            if pgid is not None:
-                os.killpg(pgid, sig)
-            else:
-                proc.send_signal(sig)
+            os.killpg(pgid, signal.SIGTERM)
         except ProcessLookupError:
             pass
         try:
-            proc.wait(timeout=wait)
-            # The leader is gone; children it left in the group still get the signal.
-            if pgid is not None and sig == signal.SIGTERM:
-                try:
-                    os.killpg(pgid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            return
+            proc.wait(timeout=grace)
         except subprocess.TimeoutExpired:
-            continue
+            pass
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass  # nobody left in the group
+    try:
+        proc.wait(timeout=5.0)
+    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL is not ignorable
+        pass
 
 
 def run_streaming(
@@ -85,6 +93,7 @@ def run_streaming(
     on_lines: Callable[[list[bytes]], None],
     on_start: Callable[[int], None] | None = None,
     should_stop: Callable[[], str | None] | None = None,
+    ended: Callable[[], bool] | None = None,
 ) -> ProcessResult:
     started = time.monotonic()
     deadline = started + limits.timeout
@@ -110,13 +119,24 @@ def run_streaming(
     outcome = Outcome.EXITED
     detail = ""
     open_streams = 2
+    leader_exited = False
+    lingering_since: float | None = None
     try:
         while open_streams:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                outcome, detail = Outcome.TIMED_OUT, f"no end after {limits.timeout:g} s"
+                if lingering_since is not None:
+                    outcome = Outcome.LINGERED
+                    detail = f"printed its result but did not exit within {limits.after_end_grace:g} s"
+                else:
+                    outcome, detail = Outcome.TIMED_OUT, f"no end after {limits.timeout:g} s"
                 break
-            for key, _ in selector.select(timeout=min(remaining, 0.5)):
+            if not leader_exited and proc.poll() is not None:
+                leader_exited = True
+            ready = selector.select(timeout=min(remaining, EXIT_DRAIN_SECONDS if leader_exited else 0.5))
+            if not ready and leader_exited:
+                break  # the harness is gone and nothing more came: a leftover child holds the pipe
+            for key, _ in ready:
                 chunk = os.read(key.fileobj.fileno(), READ_CHUNK)
                 if not chunk:
                     selector.unregister(key.fileobj)
@@ -144,6 +164,9 @@ def run_streaming(
                     on_lines(batch)
                     if should_stop and outcome == Outcome.EXITED and (reason := should_stop()):
                         outcome, detail = Outcome.STOPPED, reason
+                    if lingering_since is None and ended and ended():
+                        lingering_since = time.monotonic()
+                        deadline = min(deadline, lingering_since + limits.after_end_grace)
                 if outcome != Outcome.EXITED:
                     break
                 if len(pending) > limits.max_line_bytes:
@@ -162,8 +185,8 @@ def run_streaming(
             except subprocess.TimeoutExpired:
                 outcome, detail = Outcome.TIMED_OUT, "closed its output but did not exit"
     finally:
-        if proc.poll() is None or outcome != Outcome.EXITED:
-            kill_group(proc, limits.kill_grace)
+        # Always: a harness that ended well may still have left children in its group.
+        kill_group(proc, limits.kill_grace)
         selector.close()
         proc.stdout.close()
         proc.stderr.close()

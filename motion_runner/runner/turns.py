@@ -31,6 +31,7 @@ def limits_from_settings() -> Limits:
         max_output_bytes=settings.RUNNER_MAX_OUTPUT_BYTES,
         stderr_tail_bytes=settings.RUNNER_STDERR_TAIL_BYTES,
         kill_grace=settings.RUNNER_KILL_GRACE_SECONDS,
+        after_end_grace=settings.RUNNER_AFTER_RESULT_GRACE_SECONDS,
     )
 
 
@@ -120,39 +121,67 @@ class TurnRun:
     turn_end: Event | None = None
     bad_lines: int = 0
     line_no: int = 0
+    # Set when writing an event failed: the harness is stopped (its output would have
+    # nowhere to go) and the turn fails with this, instead of staying "running".
+    failure: str | None = None
 
-    def handle_lines(self, lines: list[bytes]) -> None:
-        """Lines that arrived together are written in one transaction: one commit a burst."""
-        with transaction.atomic():
-            for line in lines:
-                self.handle_line(line)
+    def on_lines(self, lines: list[bytes]) -> None:
+        """run_streaming's callback. Lines that arrived together are parsed, then written in
+        one transaction (one commit a burst). If that fails, each event is written on its own,
+        so what can be kept is kept; an event that cannot be written ends the turn, and the
+        error never escapes the runner."""
+        if self.failure:
+            return
+        events = [event for line in lines for event in self.events_for_line(line)]
+        try:
+            with transaction.atomic():
+                for event in events:
+                    self.write(event)
+        except Exception:
+            log.exception(
+                "turn %s: a batch of %d events could not be written together", self.turn.pk, len(events)
+            )
+            for event in events:
+                try:
+                    with transaction.atomic():
+                        self.write(event)
+                except SessionConflict as exc:
+                    self.failure = f"its session is not this Motion's: {exc}"
+                except Exception as exc:
+                    log.exception("turn %s: could not write an event", self.turn.pk)
+                    self.failure = f"the runner could not write an event ({type(exc).__name__}: {exc})"
+        for event in events:
+            self.observe(event)
         self.writer.flush_activity()
 
     def handle_line(self, line: bytes) -> None:
+        """One line, written and observed (for callers outside the streaming loop)."""
+        self.on_lines([line])
+
+    def events_for_line(self, line: bytes) -> list[Event]:
         self.line_no += 1
         text = line.decode("utf-8", "replace").strip()
         if not text:
-            return
+            return []
         try:
             obj = json.loads(text)
             if not isinstance(obj, dict):
                 raise ValueError(f"a JSON {type(obj).__name__}, not an object")
         except ValueError as exc:
             self.bad_lines += 1
-            self.emit(
+            return [
                 Event(
                     EventKind.ERROR,
                     uuid=stable_uuid("bad-line", self.turn.pk, self.line_no),
                     text=f"the harness printed a line that is not a JSON event ({exc}): {text[:300]}",
                     raw={"line": text[:4000]},
                 )
-            )
-            return
+            ]
         try:
-            events = self.parser.feed(obj)
+            return self.parser.feed(obj)
         except Exception as exc:  # an adapter bug must not lose the rest of the turn
             log.exception("adapter failed on a line of turn %s", self.turn.pk)
-            events = [
+            return [
                 Event(
                     EventKind.ERROR,
                     uuid=stable_uuid("adapter-error", self.turn.pk, self.line_no),
@@ -160,19 +189,25 @@ class TurnRun:
                     raw=obj,
                 )
             ]
-        for event in events:
-            self.emit(event)
 
-    def emit(self, event: Event) -> None:
+    def write(self, event: Event) -> None:
         outcome = self.writer.write(event)
         if outcome.turn_end is not None:
             self.turn_end = outcome.turn_end
+
+    def observe(self, event: Event) -> None:
         for monitor in self.monitors:
             monitor.observe(event)
         if self.on_event:
             self.on_event(event)
 
+    def emit(self, event: Event) -> None:
+        self.write(event)
+        self.observe(event)
+
     def stop_reason(self) -> str | None:
+        if self.failure:
+            return self.failure
         for monitor in self.monitors:
             if monitor.stop_reason:
                 return monitor.stop_reason
@@ -194,6 +229,12 @@ def judge(result: ProcessResult, turn_end: Event | None, timeout: float) -> tupl
         return TurnStatus.FAILED, f"stopped: the harness flooded its output ({result.detail})"
     if result.outcome == Outcome.STOPPED:
         return TurnStatus.KILLED, f"stopped: {result.detail}"
+    if result.outcome == Outcome.LINGERED and turn_end is not None:
+        # It had said everything: stopping the lingering process loses nothing.
+        log.warning("harness %s: %s; stopped it", result.pid, result.detail)
+        if turn_end.is_error:
+            return TurnStatus.FAILED, f"the turn ended with an error ({turn_end.subtype}): {turn_end.text}"
+        return TurnStatus.FINISHED, ""
     code = result.returncode
     if code is not None and code < 0:
         return TurnStatus.KILLED, f"the harness was killed by {_signal_name(code)}"
@@ -202,7 +243,8 @@ def judge(result: ProcessResult, turn_end: Event | None, timeout: float) -> tupl
         return TurnStatus.FAILED, f"the turn ended with an error ({turn_end.subtype}): {detail}"
     if code not in (0, None):
         last = result.stderr_tail.strip().splitlines()[-1:] or ["no stderr"]
-        return TurnStatus.FAILED, f"the harness exited with code {code}: {last[0][:300]}"
+        without = "" if turn_end is not None else " without a result event"
+        return TurnStatus.FAILED, f"the harness exited with code {code}{without}: {last[0][:300]}"
     if turn_end is None:
         return TurnStatus.FAILED, "the harness exited without a result event"
     return TurnStatus.FINISHED, ""
@@ -266,26 +308,38 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
             env=launch.env,
             cwd=launch.cwd,
             limits=limits,
-            on_lines=run.handle_lines,
+            on_lines=run.on_lines,
             on_start=on_start,
             should_stop=run.stop_reason,
+            ended=lambda: run.turn_end is not None,
         )
-    except SessionConflict as exc:
-        fail_before_launch(turn, str(exc))
-        return Turn.objects.get(pk=turn.pk)
-    except OSError as exc:
+    except OSError as exc:  # the binary could not be executed at all
         fail_before_launch(turn, f"{launch.argv[0]}: {exc}")
         return Turn.objects.get(pk=turn.pk)
     finally:
         for path in launch.temp_files:
             path.unlink(missing_ok=True)
     if result.unterminated_tail.strip():
-        run.handle_lines([result.unterminated_tail])
-    for event in run.parser.finish():
-        run.emit(event)
+        run.on_lines([result.unterminated_tail])
+    if not run.failure:
+        for event in run.parser.finish():
+            run.emit(event)
     run.writer.flush_activity(force=True)
-    status, error = judge(result, run.turn_end, limits.timeout)
+    if run.failure:
+        status, error = TurnStatus.FAILED, f"stopped: {run.failure}"
+    else:
+        status, error = judge(result, run.turn_end, limits.timeout)
     return finish_turn(turn, run, result, status, error)
+
+
+def _said_by_turn_end(result: ProcessResult, end: Event | None) -> bool:
+    """The harness ended with an error result (API failure, budget cap): its turn_end Message
+    already says so in the thread, and a second message would say it twice."""
+    if end is None or not end.is_error:
+        return False
+    return result.outcome == Outcome.LINGERED or (
+        result.outcome == Outcome.EXITED and (result.returncode or 0) >= 0
+    )
 
 
 def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, error: str) -> Turn:
@@ -304,7 +358,7 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
         if end.cost_usd is not None:
             fields["cost_usd"] = end.cost_usd
     Turn.objects.filter(pk=turn.pk).update(**fields)
-    if error:
+    if error and not _said_by_turn_end(result, end):
         post_system_message(
             turn.motion,
             f"@{turn.agent.name}'s turn {status.replace('_', ' ')}: {error}",

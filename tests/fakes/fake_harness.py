@@ -8,7 +8,9 @@ what FAKE_HARNESS_PLAN says: a JSON object with any of
   exit: exit code;  hang: sleep forever after the lines;  signal: kill itself with it
   garbage: a list of raw strings printed between the lines
   flood_bytes: print this many bytes with no newline;  no_result: drop the result line
-  stderr: text written to stderr;  child: start a sleeping child in the same group
+  stderr: text written to stderr;  child: start a sleeping child in the same group (it
+  inherits stdout, like a shell's background job) and write its pid to this file
+  launches: a file this run appends its pid to (so a test can count launches)
 """
 
 import json
@@ -19,6 +21,9 @@ import sys
 import time
 
 plan = json.loads(os.environ.get("FAKE_HARNESS_PLAN", "{}"))
+if plan.get("launches"):
+    with open(plan["launches"], "a") as handle:
+        handle.write(f"{os.getpid()}\n")
 lines_file = plan.get("lines") or os.environ.get("FAKE_HARNESS_LINES")
 lines = open(lines_file).read().splitlines() if lines_file else []
 if plan.get("no_result"):

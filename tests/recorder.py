@@ -1,0 +1,327 @@
+"""Re-record the real Claude Code CLI's stream-json output against the fake model server.
+
+    bin/record-claude                 # every scenario
+    bin/record-claude tool_call       # just some
+    bin/record-claude --list
+
+For each scenario it starts tests/fakes/anthropic_api.FakeAnthropic, scripts it, runs the real
+`claude -p --output-format stream-json --verbose` from node_modules (stdin from /dev/null, a
+temporary HOME, a temporary workspace) and writes, in tests/recordings/claude-code/:
+
+- `<scenario>.jsonl`: the CLI's stdout lines, verbatim;
+- `<scenario>.transcript.jsonl`: the session transcript the CLI wrote under
+  `$HOME/.claude/projects/<cwd>/<session>.jsonl`, verbatim;
+- `<scenario>.meta.json`: the CLI version, argv, exit code, stderr, the workspace path and a
+  summary of every request the fake received (path, model, stream, the tools offered).
+
+The parser tests read these files; tests/fakes/fake_harness.py plays them back for the
+runner's failure tests. Re-run this after changing the pinned CLI version, and commit the diff.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.fakes.anthropic_api import (  # noqa: E402
+    ApiError,
+    FakeAnthropic,
+    Reply,
+    Text,
+    ToolUse,
+    Usage,
+)
+
+RECORDINGS = ROOT / "tests" / "recordings" / "claude-code"
+CLAUDE = ROOT / "node_modules" / ".bin" / "claude"
+README_TEXT = "# Demo workspace\n\nThe answer to the demo question is 42.\n"
+
+
+@dataclass
+class Run:
+    argv: list[str]
+    returncode: int
+    stdout: bytes
+    stderr: str
+    session_id: str
+    transcript: Path | None
+
+
+@dataclass
+class Session:
+    """One scenario's sandbox: a HOME, a workspace with a README, and the fake model."""
+
+    api: FakeAnthropic
+    home: Path
+    workspace: Path
+    claude: str
+    runs: list[Run] = field(default_factory=list)
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self.home),
+            "LANG": "C.UTF-8",
+            **self.api.env(),
+            **extra,
+        }
+
+    def claude_argv(self, prompt: str, *flags: str) -> list[str]:
+        return [self.claude, "-p", "--output-format", "stream-json", "--verbose", *flags, "--", prompt]
+
+    def run(self, prompt: str, *flags: str, timeout: float = 180, **extra_env: str) -> Run:
+        argv = self.claude_argv(prompt, *flags)
+        proc = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            env=self.env(**extra_env),
+            cwd=self.workspace,
+            timeout=timeout,
+        )
+        session_id = ""
+        for line in proc.stdout.splitlines():
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(obj, dict) and obj.get("session_id"):
+                session_id = obj["session_id"]
+                break
+        run = Run(
+            argv=argv,
+            returncode=proc.returncode,
+            stdout=proc.stdout,
+            stderr=proc.stderr.decode("utf-8", "replace"),
+            session_id=session_id,
+            transcript=transcript_path(self.home, session_id),
+        )
+        self.runs.append(run)
+        return run
+
+
+def transcript_path(home: Path, session_id: str) -> Path | None:
+    if not session_id:
+        return None
+    found = sorted((home / ".claude" / "projects").glob(f"*/{session_id}.jsonl"))
+    return found[0] if found else None
+
+
+# --- scenarios ----------------------------------------------------------------------------
+# Each gets a fresh Session, scripts the fake, runs the CLI and returns the Run to save.
+
+Scenario = Callable[[Session], Run]
+SCENARIOS: dict[str, Scenario] = {}
+DESCRIPTIONS: dict[str, str] = {}
+
+
+def scenario(description: str) -> Callable[[Scenario], Scenario]:
+    def register(func: Scenario) -> Scenario:
+        SCENARIOS[func.__name__] = func
+        DESCRIPTIONS[func.__name__] = description
+        return func
+
+    return register
+
+
+@scenario("the model says one thing and ends the turn")
+def text_reply(s: Session) -> Run:
+    s.api.script(Reply(Text("Hello from the fake model: nothing to do here.")))
+    return s.run("Say hello.")
+
+
+def _read_then_answer(s: Session) -> None:
+    s.api.script(
+        Reply(
+            Text("Let me read the README first."),
+            ToolUse("Read", {"file_path": str(s.workspace / "README.md")}),
+            usage=Usage(input_tokens=1200, output_tokens=40),
+        ),
+        Reply(Text("The README says the answer is 42."), usage=Usage(input_tokens=1300, output_tokens=12)),
+    )
+
+
+@scenario("says something, Reads a file in the workspace, then answers (the e2e turn)")
+def tool_call(s: Session) -> Run:
+    _read_then_answer(s)
+    return s.run("What does the README say?")
+
+
+@scenario("one API message with text and two tool_use blocks (Glob, Read), then an answer")
+def two_blocks(s: Session) -> Run:
+    s.api.script(
+        Reply(
+            Text("I'll list the markdown files and read the README."),
+            ToolUse("Glob", {"pattern": "*.md"}),
+            ToolUse("Read", {"file_path": str(s.workspace / "README.md")}),
+        ),
+        Reply(Text("There is one markdown file, README.md; it says the answer is 42.")),
+    )
+    # Glob is not in 2.1.332's default tool set ("find files with `find` via Bash"): offer it.
+    return s.run("Which markdown files are there, and what does the README say?", "--tools", "Read,Grep,Glob")
+
+
+@scenario("the tool_call turn with --include-partial-messages (stream_event lines)")
+def partials(s: Session) -> Run:
+    _read_then_answer(s)
+    return s.run("What does the README say?", "--include-partial-messages")
+
+
+@scenario("the API answers HTTP 500 every time (CLAUDE_CODE_MAX_RETRIES=1)")
+def model_error(s: Session) -> Run:
+    s.api.default = ApiError.server()
+    return s.run("Say hello.", CLAUDE_CODE_MAX_RETRIES="1")
+
+
+@scenario("the API answers 529 overloaded every time (CLAUDE_CODE_MAX_RETRIES=1)")
+def model_overloaded(s: Session) -> Run:
+    s.api.default = ApiError.overloaded()
+    return s.run("Say hello.", CLAUDE_CODE_MAX_RETRIES="1")
+
+
+@scenario("the API refuses the request with 400 invalid_request_error (not retried)")
+def model_invalid_request(s: Session) -> Run:
+    s.api.default = ApiError.invalid("prompt is too long: 250000 tokens > 200000 maximum")
+    return s.run("Say hello.")
+
+
+@scenario("a second turn with --resume <session> (the first turn is text_reply)")
+def resume(s: Session) -> Run:
+    s.api.script(Reply(Text("First turn: hello.")), Reply(Text("Second turn: I remember the first.")))
+    first = s.run("Say hello.")
+    return s.run("Do you remember?", "--resume", first.session_id)
+
+
+@scenario("--max-budget-usd 0.01 with a first reply whose usage costs more than that")
+def max_budget(s: Session) -> Run:
+    s.api.script(
+        Reply(
+            Text("Reading."),
+            ToolUse("Read", {"file_path": str(s.workspace / "README.md")}),
+            usage=Usage(input_tokens=200_000, output_tokens=2_000),
+        ),
+        Reply(Text("It says 42.")),
+    )
+    return s.run("What does the README say?", "--max-budget-usd", "0.01")
+
+
+@scenario("the model calls Bash outside the allowlist --tools Read,Grep,Glob (refused), then answers")
+def tool_not_offered(s: Session) -> Run:
+    s.api.script(
+        Reply(Text("I'll try the shell."), ToolUse("Bash", {"command": "touch written.txt"})),
+        Reply(Text("I can only look, not write.")),
+    )
+    return s.run("Create written.txt.", "--tools", "Read,Grep,Glob")
+
+
+@scenario("the model asks to Write with no permission to (a permission denial in the result)")
+def permission_denied(s: Session) -> Run:
+    s.api.script(
+        Reply(
+            Text("Writing the file."),
+            ToolUse("Write", {"file_path": str(s.workspace / "written.txt"), "content": "hi\n"}),
+        ),
+        Reply(Text("I was not allowed to write it.")),
+    )
+    return s.run("Create written.txt.")
+
+
+# --- recording ----------------------------------------------------------------------------
+
+
+def request_summary(api: FakeAnthropic) -> list[dict]:
+    return [
+        {
+            "method": r.method,
+            "path": r.path,
+            "model": r.model,
+            "stream": r.stream,
+            "tools": r.tool_names,
+            "messages": len(r.messages),
+            "answered_with": r.response,
+        }
+        for r in api.requests
+    ]
+
+
+def record(name: str, claude: str, out: Path) -> Run:
+    with tempfile.TemporaryDirectory(prefix=f"record-{name}-") as tmp:
+        home = Path(tmp) / "home"
+        workspace = Path(tmp) / "workspace"
+        home.mkdir()
+        workspace.mkdir()
+        (workspace / "README.md").write_text(README_TEXT)
+        with FakeAnthropic() as api:
+            session = Session(api=api, home=home, workspace=workspace, claude=claude)
+            run = SCENARIOS[name](session)
+            requests = request_summary(api)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"{name}.jsonl").write_bytes(run.stdout)
+        transcript = out / f"{name}.transcript.jsonl"
+        if run.transcript and run.transcript.exists():
+            shutil.copyfile(run.transcript, transcript)
+        else:
+            transcript.unlink(missing_ok=True)
+        meta = {
+            "scenario": name,
+            "description": DESCRIPTIONS[name],
+            "claude_code_version": cli_version(claude),
+            "argv": [Path(a).name if a == claude else a for a in run.argv],
+            "returncode": run.returncode,
+            "stderr": run.stderr[-4000:],
+            "workspace": str(workspace),
+            "session_id": run.session_id,
+            "sessions": [r.session_id for r in session.runs],
+            "requests": requests,
+        }
+        (out / f"{name}.meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+        return run
+
+
+def cli_version(claude: str) -> str:
+    result = subprocess.run([claude, "--version"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    return result.stdout.strip()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("scenarios", nargs="*", help="Scenario names (default: all).")
+    parser.add_argument("--claude", default=str(CLAUDE), help="The claude binary.")
+    parser.add_argument("--out", default=str(RECORDINGS), help="Where the recordings go.")
+    parser.add_argument("--list", action="store_true", help="List the scenarios and exit.")
+    args = parser.parse_args(argv)
+    if args.list:
+        for name, description in DESCRIPTIONS.items():
+            print(f"{name:24} {description}")
+        return 0
+    if not Path(args.claude).exists():
+        print(f"no claude binary at {args.claude} (run `npm ci`)", file=sys.stderr)
+        return 2
+    names = args.scenarios or list(SCENARIOS)
+    unknown = [n for n in names if n not in SCENARIOS]
+    if unknown:
+        print(f"unknown scenario(s): {', '.join(unknown)}; see --list", file=sys.stderr)
+        return 2
+    print(f"recording {cli_version(args.claude)} into {args.out}")
+    for name in names:
+        run = record(name, args.claude, Path(args.out))
+        lines = run.stdout.count(b"\n")
+        print(f"  {name:24} exit {run.returncode}, {lines} lines, session {run.session_id or '-'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
