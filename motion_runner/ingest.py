@@ -53,7 +53,7 @@ def claim_session(session_id: str, motion: Motion, agent: Agent | None, harness:
 
 def latest_session(motion: Motion, agent: Agent) -> str | None:
     return (
-        MotionSession.objects.filter(motion=motion, agent=agent, harness=agent.harness)
+        MotionSession.objects.filter(motion=motion, agent=agent, harness=agent.harness, retired_at=None)
         .order_by("-last_used_at")
         .values_list("session_id", flat=True)
         .first()

@@ -81,6 +81,9 @@ class MotionSession(models.Model):
     harness = models.CharField(max_length=20, choices=Harness.choices, default=Harness.CLAUDE_CODE)
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(default=timezone.now)
+    retired_at = models.DateTimeField(
+        null=True, blank=True, help_text="The harness no longer has it: never resumed again."
+    )
 
     class Meta:
         indexes = [models.Index(fields=["motion", "agent", "-last_used_at"])]

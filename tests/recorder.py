@@ -203,6 +203,11 @@ def resume(s: Session) -> Run:
     return s.run("Do you remember?", "--resume", first.session_id)
 
 
+@scenario("--resume of a session this HOME never had (the harness lost it)")
+def resume_gone(s: Session) -> Run:
+    return s.run("Are you there?", "--resume", "5d0d3d4c-0000-4000-8000-000000000000")
+
+
 @scenario("--max-budget-usd 0.01 with a first reply whose usage costs more than that")
 def max_budget(s: Session) -> Run:
     s.api.script(

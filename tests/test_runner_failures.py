@@ -343,3 +343,33 @@ def test_an_error_result_is_said_once_in_the_thread(wake, readme_motion, magent)
     (end,) = messages(readme_motion, Kind.TURN_END)
     assert "Reached maximum budget ($0.01)" in end.text
     assert not messages(readme_motion, Kind.ERROR)
+
+
+def test_a_session_the_harness_lost_is_retired_and_the_wake_runs_again_fresh(wake, readme_motion, magent):
+    """Resuming a session Claude Code no longer has fails every time; the runner retires it."""
+    MotionSession.objects.create(
+        session_id="5d0d3d4c-0000-4000-8000-000000000000", motion=readme_motion, agent=magent
+    )
+
+    turn = wake({"lines": str(recording_path("resume_gone")), "exit": 1})
+
+    assert turn.status == TurnStatus.FAILED
+    assert "is gone from claude-code" in turn.error
+    gone = MotionSession.objects.get(pk="5d0d3d4c-0000-4000-8000-000000000000")
+    assert gone.retired_at is not None
+    again = Turn.objects.exclude(pk=turn.pk).get()
+    assert (again.status, again.prompt, again.mode) == (TurnStatus.QUEUED, turn.prompt, turn.mode)
+
+    magent.env = {**magent.env, "FAKE_HARNESS_PLAN": "{}"}
+    magent.save()
+    fresh = execute_turn(again.pk)
+    assert fresh.status == TurnStatus.FINISHED
+    assert fresh.session_id != gone.session_id
+
+
+def test_a_session_is_not_retired_for_an_ordinary_failure(wake, readme_motion, magent):
+    MotionSession.objects.create(session_id="still-here", motion=readme_motion, agent=magent)
+    turn = wake({"no_result": True, "exit": 1})
+    assert turn.status == TurnStatus.FAILED
+    assert MotionSession.objects.get(pk="still-here").retired_at is None
+    assert Turn.objects.count() == 1

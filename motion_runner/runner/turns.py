@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ from django.utils import timezone
 from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
 from ..harnesses.base import stable_uuid
 from ..ingest import EventWriter, IngestContext, SessionConflict, latest_session, post_system_message
-from ..models import Agent, Kind, Motion, Turn, TurnStatus
+from ..models import Agent, Kind, Motion, MotionSession, Turn, TurnStatus
 from .process import Limits, Outcome, ProcessResult, run_streaming
 
 log = logging.getLogger(__name__)
@@ -329,7 +330,46 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
         status, error = TurnStatus.FAILED, f"stopped: {run.failure}"
     else:
         status, error = judge(result, run.turn_end, limits.timeout)
+    if resume and status == TurnStatus.FAILED and session_is_gone(result, run):
+        error = (
+            f"its session {resume} is gone from {agent.harness}; retired it and woke again in a new session"
+        )
+        finished = finish_turn(turn, run, result, status, error)
+        retire_and_wake_again(finished, resume)
+        return finished
     return finish_turn(turn, run, result, status, error)
+
+
+# What each harness says when asked to resume a session it no longer has (recorded: Claude
+# Code's result `errors`, Codex's and Pi's stderr).
+SESSION_GONE = re.compile(
+    r"No conversation found with session ID|no rollout found for thread id|No session found matching",
+    re.IGNORECASE,
+)
+
+
+def session_is_gone(result: ProcessResult, run: TurnRun) -> bool:
+    said = [result.stderr_tail, run.turn_end.text if run.turn_end else ""]
+    return any(SESSION_GONE.search(text or "") for text in said)
+
+
+def retire_and_wake_again(turn: Turn, session_id: str) -> Turn:
+    """A session the harness lost would fail every later wake: retire it, and run the same
+    wake once more in a fresh session (a new Turn, so its events get ids of their own)."""
+    MotionSession.objects.filter(pk=session_id).update(retired_at=timezone.now())
+    return Turn.objects.create(
+        motion=turn.motion,
+        agent=turn.agent,
+        prompt=turn.prompt,
+        reason=turn.reason,
+        reason_detail=f"{turn.reason_detail} (again after session {session_id} was gone)".strip(),
+        mode=turn.mode,
+        mode_rule=turn.mode_rule,
+        effort=turn.effort,
+        ability=turn.ability,
+        max_budget_usd=turn.max_budget_usd,
+        woken_by=turn.woken_by,
+    )
 
 
 def _said_by_turn_end(result: ProcessResult, end: Event | None) -> bool:
