@@ -8,14 +8,19 @@ the insert is a conditional one that leaves an existing row alone.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import uuid
+from collections.abc import Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, models, router, transaction
 from django.db.models import F
+from django.db.models.constants import OnConflict
 from django.dispatch import Signal
 from django.utils import timezone
 
@@ -84,6 +89,16 @@ def _dollars(value: Decimal | None) -> str:
     return f"${value:.4f}" if value is not None else "cost unknown"
 
 
+# source_file of the Message the Claude Code Stop hook writes from `last_assistant_message`:
+# the transcript's copy of that reply replaces it rather than doubling it.
+HOOK_STOP_TEXT = "hook:Stop"
+
+
+def turn_end_text(is_error: bool, subtype: str, cost: Decimal | None) -> str:
+    outcome = f"ended with {subtype}" if is_error else "done"
+    return f"{outcome} · {_dollars(cost)}"
+
+
 @dataclass
 class IngestContext:
     motion: Motion
@@ -95,6 +110,11 @@ class IngestContext:
     effort: str = ""
     cwd: str = ""
     source_file: str = ""
+    # The transcript importer and the hooks endpoint: an event already written under another
+    # id (a hook knows a tool call's tool_use id, never its transcript line uuid) is matched
+    # on (session, kind, tool id), and what only this copy knows fills the older one's blanks.
+    match_twins: bool = False
+    fill_in: bool = False
 
 
 @dataclass
@@ -103,6 +123,61 @@ class WriteOutcome:
     skipped: int = 0
     turn_end: Event | None = None
     messages: list[Message] = field(default_factory=list)
+
+
+class BadEvent(ValueError):
+    """An event that cannot be written (a malformed id): reported, never fatal to its batch."""
+
+
+# Columns the transcript knows better than a live stream or a hook: filled in when blank.
+FILL_IN_FIELDS = (
+    "model_backend",
+    "effort",
+    "cwd",
+    "harness_message_id",
+    "stop_reason",
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "cost_usd",
+)
+_MAX_POSITIVE_INT = 2**31 - 1
+
+
+def fit_message(message: Message) -> Message:
+    """Make a Message insertable or raise BadEvent, so one bad event never sinks a batch insert."""
+    try:
+        message.id = uuid.UUID(str(message.id))
+    except ValueError as exc:
+        raise BadEvent(f"uuid {str(message.id)[:60]!r} is not a UUID") from exc
+    for model_field in Message._meta.concrete_fields:
+        value = getattr(message, model_field.attname)
+        if isinstance(model_field, models.CharField) and isinstance(value, str):
+            limit = model_field.max_length
+            if limit and len(value) > limit:
+                setattr(message, model_field.attname, value[: limit - 1] + "…")
+        elif isinstance(model_field, models.PositiveIntegerField) and value is not None:
+            if not isinstance(value, int) or not 0 <= value <= _MAX_POSITIVE_INT:
+                setattr(message, model_field.attname, None)
+    if isinstance(message.text, str) and "\x00" in message.text:
+        message.text = message.text.replace("\x00", "")  # PostgreSQL text cannot hold NUL
+    return message
+
+
+@contextmanager
+def session_lock(session_id: str):
+    """Serialize the writers that match twins (hooks, importer) on one session.
+
+    Their check-then-insert is safe only one at a time; on PostgreSQL a transaction-scoped
+    advisory lock does it, SQLite serializes writers by itself.
+    """
+    with transaction.atomic():
+        if session_id and connection.vendor == "postgresql":
+            key = int.from_bytes(hashlib.sha256(session_id.encode()).digest()[:8], "big", signed=True)
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+        yield
 
 
 class EventWriter:
@@ -165,8 +240,7 @@ class EventWriter:
                 tool_name=event.tool_name,
             )
         elif event.kind == EventKind.TURN_END:
-            outcome = f"ended with {event.subtype}" if event.is_error else "done"
-            text = f"{outcome} · {_dollars(event.cost_usd)}"
+            text = turn_end_text(event.is_error, event.subtype, event.cost_usd)
             if event.is_error and event.text:
                 text += f" · {event.text[:500]}"
             if event.permission_denials:
@@ -192,32 +266,150 @@ class EventWriter:
         transaction.on_commit(lambda: message_created.send(sender=Message, message=message))
         return True
 
+    def insert_many(self, messages: list[Message]) -> list[Message]:
+        """Insert those whose id is new, in one statement; returns the ones this call inserted.
+
+        `INSERT … ON CONFLICT DO NOTHING RETURNING id` tells exactly which rows were new, so two
+        writers racing with the same batch each learn their own share and the signal goes out
+        once per Message.
+        """
+        unique: dict[uuid.UUID, Message] = {}
+        for message in messages:
+            unique.setdefault(message.id, message)
+        batch = list(unique.values())
+        if len(batch) < 2 or not connection.features.can_return_rows_from_bulk_insert:
+            return [message for message in batch if self.insert(message)]
+        for message in batch:
+            for model_field in Message._meta.concrete_fields:
+                model_field.pre_save(message, add=True)
+        fields = [f for f in Message._meta.concrete_fields]
+        with transaction.atomic():
+            rows = Message.objects._insert(
+                batch,
+                fields=fields,
+                returning_fields=[Message._meta.pk],
+                on_conflict=OnConflict.IGNORE,
+                using=router.db_for_write(Message),
+            )
+        inserted_ids = {row[0] for row in rows}
+        inserted = [message for message in batch if message.id in inserted_ids]
+        for message in inserted:
+            message._state.adding = False
+            message._state.db = router.db_for_write(Message)
+        if inserted:
+            transaction.on_commit(lambda: [message_created.send(sender=Message, message=m) for m in inserted])
+        return inserted
+
     def write(self, event: Event) -> WriteOutcome:
-        outcome = WriteOutcome()
+        return self.write_many([event])
+
+    def prepare(self, event: Event) -> Message | None:
+        """Everything a write does short of inserting: session claims, raw log, the Message."""
         ctx = self.ctx
         if event.session_id and not ctx.session_id:
             ctx.session_id = event.session_id
         if event.kind == EventKind.INIT:
             self._on_init(event)
-            return outcome
+            return None
         if event.kind == EventKind.UNKNOWN:
             self._keep_raw(event.raw)
-            return outcome
-        if ctx.turn is not None and (activity := self.activity_for(event)):
-            Turn.objects.filter(pk=ctx.turn.pk).update(
-                activity=activity, heartbeat_at=timezone.now(), events=F("events") + 1
-            )
-        if event.kind == EventKind.TURN_END:
-            outcome.turn_end = event
+            return None
         message = self.message_for(event)
-        if message is None:
+        return fit_message(message) if message is not None else None
+
+    def write_many(self, events: Iterable[Event], *, prepared: list[Message] | None = None) -> WriteOutcome:
+        outcome = WriteOutcome()
+        ctx = self.ctx
+        messages: list[Message] = list(prepared or [])
+        activity = None
+        counted = 0
+        for event in events:
+            if event.kind == EventKind.TURN_END:
+                outcome.turn_end = event
+            if event.kind not in (EventKind.INIT, EventKind.UNKNOWN):
+                counted += 1
+                activity = self.activity_for(event) or activity
+            message = self.prepare(event)
+            if message is not None:
+                messages.append(message)
+        if ctx.turn is not None and counted:
+            updates = {"heartbeat_at": timezone.now(), "events": F("events") + counted}
+            if activity:
+                updates["activity"] = activity
+            Turn.objects.filter(pk=ctx.turn.pk).update(**updates)
+        if not messages:
             return outcome
-        if self.insert(message):
-            outcome.imported += 1
-            outcome.messages.append(message)
+        if ctx.match_twins:
+            with session_lock(ctx.session_id):
+                fresh = self._without_twins(messages)
+                inserted = self.insert_many(fresh)
         else:
-            outcome.skipped += 1
+            inserted = self.insert_many(messages)
+        inserted_ids = {m.id for m in inserted}
+        outcome.imported = len(inserted)
+        outcome.skipped = len({m.id for m in messages}) - len(inserted)
+        outcome.messages = inserted
+        if ctx.fill_in:
+            for message in messages:
+                if message.id not in inserted_ids:
+                    self.fill_in(message)
         return outcome
+
+    def _twin_of(self, message: Message) -> Message | None:
+        if message.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT) and message.tool_id and message.session_id:
+            return (
+                Message.objects.filter(
+                    motion_id=message.motion_id,
+                    session_id=message.session_id,
+                    kind=message.kind,
+                    tool_id=message.tool_id,
+                )
+                .exclude(pk=message.id)
+                .first()
+            )
+        if message.kind == Kind.TEXT and message.session_id and message.harness_message_id:
+            # The Stop hook's copy of the last reply carries no ids of its own.
+            return Message.objects.filter(
+                motion_id=message.motion_id,
+                session_id=message.session_id,
+                kind=Kind.TEXT,
+                text=message.text,
+                source_file=HOOK_STOP_TEXT,
+            ).first()
+        return None
+
+    def _without_twins(self, messages: list[Message]) -> list[Message]:
+        fresh = []
+        for message in messages:
+            twin = self._twin_of(message)
+            if twin is None:
+                fresh.append(message)
+            elif self.ctx.fill_in:
+                self.fill_in(message, existing=twin)
+        return fresh
+
+    def fill_in(self, message: Message, existing: Message | None = None) -> bool:
+        """Copy what this copy knows onto the stored Message where it is blank; never a second row."""
+        if existing is None:
+            existing = Message.objects.filter(pk=message.id).first()
+            if existing is None:
+                return False
+        changed = []
+        for name in FILL_IN_FIELDS:
+            value = getattr(message, name)
+            if value in (None, "") or getattr(existing, name) not in (None, ""):
+                continue
+            setattr(existing, name, value)
+            changed.append(name)
+        if existing.kind == Kind.TURN_END and "cost_usd" in changed:
+            existing.text = turn_end_text(existing.is_error, existing.stop_reason, message.cost_usd)
+            changed.append("text")
+        if existing.source_file == HOOK_STOP_TEXT and message.source_file != HOOK_STOP_TEXT:
+            existing.source_file = message.source_file
+            changed.append("source_file")
+        if changed:
+            existing.save(update_fields=changed)
+        return bool(changed)
 
     def _on_init(self, event: Event) -> None:
         ctx = self.ctx

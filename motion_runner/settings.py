@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_beat",
     "motion_runner",
     "wakes",
@@ -151,7 +152,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
 # --- REST framework -----------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Agent keys first: their WWW-Authenticate header makes a missing or bad key a 401.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "motion_runner.api.auth.AgentKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
@@ -161,6 +164,10 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Motion Runner API",
     "DESCRIPTION": "Motions, their messages, the harness stream and turns.",
     "VERSION": "1.0.0",
+    # The docs page's Swagger UI is served from drf-spectacular-sidecar: it works offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- The runner ---------------------------------------------------------------------------
@@ -183,4 +190,13 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+}
+
+# --- Transcript import --------------------------------------------------------------------
+# Where Claude Code keeps its transcripts; the importer reads `<dir>/<cwd-munged>/<session>.jsonl`.
+TRANSCRIPT_DIRS = env_list("TRANSCRIPT_DIRS", [str(Path.home() / ".claude" / "projects")])
+TRANSCRIPT_IMPORT_SECONDS = env_float("TRANSCRIPT_IMPORT_SECONDS", 60.0)
+CELERY_BEAT_SCHEDULE["import-transcripts"] = {
+    "task": "motion_runner.import_transcripts",
+    "schedule": TRANSCRIPT_IMPORT_SECONDS,
 }
