@@ -367,15 +367,16 @@ class EventWriter:
                 .exclude(pk=message.id)
                 .first()
             )
-        if message.kind == Kind.TEXT and message.session_id and message.harness_message_id:
-            # The Stop hook's copy of the last reply carries no ids of its own.
-            return Message.objects.filter(
-                motion_id=message.motion_id,
-                session_id=message.session_id,
-                kind=Kind.TEXT,
-                text=message.text,
-                source_file=HOOK_STOP_TEXT,
-            ).first()
+        if message.kind == Kind.TEXT and message.session_id:
+            # The Stop hook's copy of the last reply carries no ids of its own: it and the
+            # transcript's copy find each other by their words, whichever comes first.
+            same_words = Message.objects.filter(
+                motion_id=message.motion_id, session_id=message.session_id, kind=Kind.TEXT, text=message.text
+            ).exclude(pk=message.id)
+            if message.source_file == HOOK_STOP_TEXT:
+                return same_words.exclude(source_file=HOOK_STOP_TEXT).first()
+            if message.harness_message_id:
+                return same_words.filter(source_file=HOOK_STOP_TEXT).first()
         return None
 
     def _without_twins(self, messages: list[Message]) -> list[Message]:

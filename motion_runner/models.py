@@ -271,6 +271,11 @@ class TranscriptFile(models.Model):
     last_error = models.TextField(blank=True)
     # State carried across reads: the prompt a turn end belongs to, the session's cost so far.
     last_prompt_id = models.CharField(max_length=200, blank=True)
+    entrypoint = models.CharField(
+        max_length=32,
+        blank=True,
+        help_text="cli (a terminal) or sdk-… (a headless run, fed from its stdout).",
+    )
     cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
     missing_since = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)

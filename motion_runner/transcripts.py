@@ -119,7 +119,7 @@ def typed_prompt(line: dict[str, Any]) -> str:
     """The text of a prompt a person typed, or '' for tool results, summaries and command noise."""
     if line.get("isMeta") or line.get("isCompactSummary") or line.get("isSidechain"):
         return ""
-    if str(line.get("entrypoint", "")).startswith("sdk") or line.get("promptSource") == "sdk":
+    if line.get("promptSource") == "sdk":
         return ""  # a headless run: its prompt came from the thread
     text = _text_of_user((line.get("message") or {}).get("content")).strip()
     if not text or text.startswith(COMMAND_MARKERS):
@@ -179,6 +179,12 @@ class TranscriptReader:
         self.pending: list[Message] = []
         self.result = FileResult(path=record.path)
 
+    @property
+    def headless(self) -> bool:
+        """A `claude -p` run: whoever launched it has its stdout, with the prompt and the result
+        event; the transcript adds neither, or a second turn end would stand beside the result's."""
+        return self.record.entrypoint.startswith("sdk")
+
     def _sample(self, line: Any, reason: str) -> None:
         record = self.record
         record.last_error = reason[:500]
@@ -213,6 +219,8 @@ class TranscriptReader:
         session_id = self.session.session_id
         if line.get("promptId"):
             self.record.last_prompt_id = str(line["promptId"])
+        if line.get("entrypoint"):
+            self.record.entrypoint = str(line["entrypoint"])[:32]
         if kind == "cost-state":
             self._cost(line)
             return
@@ -225,7 +233,7 @@ class TranscriptReader:
             line = dict(
                 line, compact_metadata={"trigger": meta.get("trigger"), "pre_tokens": meta.get("preTokens")}
             )
-        if kind == "user" and not self.owned_by_runner and line.get("promptId"):
+        if kind == "user" and not (self.owned_by_runner or self.headless) and line.get("promptId"):
             if text := typed_prompt(line):
                 message = prompt_message(
                     self.session.motion, session_id, str(line["promptId"]), text, str(line.get("cwd") or "")
@@ -258,7 +266,7 @@ class TranscriptReader:
             return
         previous = record.cost_usd if record.cost_usd is not None and record.cost_usd <= total else Decimal(0)
         record.cost_usd = total
-        if self.owned_by_runner or not record.last_prompt_id:
+        if self.owned_by_runner or self.headless or not record.last_prompt_id:
             return
         event = Event(
             EventKind.TURN_END,
