@@ -355,34 +355,48 @@ class EventWriter:
                     self.fill_in(message)
         return outcome
 
-    def _twin_of(self, message: Message) -> Message | None:
-        if message.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT) and message.tool_id and message.session_id:
-            return (
-                Message.objects.filter(
-                    motion_id=message.motion_id,
-                    session_id=message.session_id,
-                    kind=message.kind,
-                    tool_id=message.tool_id,
-                )
-                .exclude(pk=message.id)
-                .first()
-            )
-        if message.kind == Kind.TEXT and message.session_id:
-            # The Stop hook's copy of the last reply carries no ids of its own: it and the
-            # transcript's copy find each other by their words, whichever comes first.
-            same_words = Message.objects.filter(
-                motion_id=message.motion_id, session_id=message.session_id, kind=Kind.TEXT, text=message.text
-            ).exclude(pk=message.id)
-            if message.source_file == HOOK_STOP_TEXT:
-                return same_words.exclude(source_file=HOOK_STOP_TEXT).first()
-            if message.harness_message_id:
-                return same_words.filter(source_file=HOOK_STOP_TEXT).first()
-        return None
-
     def _without_twins(self, messages: list[Message]) -> list[Message]:
+        """Drop the messages already stored under another id, filling in those twins' blanks.
+
+        A tool call or result is the same one when (session, kind, tool id) match; a reply the
+        Stop hook posted (it has no ids) is the same as the transcript's when the words match.
+        Two queries per batch, whatever its size.
+        """
+        sessions = {m.session_id for m in messages if m.session_id}
+        if not sessions:
+            return messages
+        ids = [m.id for m in messages]
+        tool_ids = {m.tool_id for m in messages if m.tool_id and m.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT)}
+        by_tool: dict[tuple[str, str, str], Message] = {}
+        if tool_ids:
+            for stored in Message.objects.filter(
+                motion_id=self.ctx.motion.pk,
+                session_id__in=sessions,
+                kind__in=[Kind.TOOL_CALL, Kind.TOOL_RESULT],
+                tool_id__in=tool_ids,
+            ).exclude(pk__in=ids):
+                by_tool.setdefault((stored.session_id, stored.kind, stored.tool_id), stored)
+        texts = {m.text for m in messages if m.kind == Kind.TEXT}
+        by_words: dict[tuple[str, str, bool], list[Message]] = {}
+        hook_words = any(m.source_file == HOOK_STOP_TEXT for m in messages) or (
+            texts and Message.objects.filter(session_id__in=sessions, source_file=HOOK_STOP_TEXT).exists()
+        )
+        if texts and hook_words:
+            for stored in Message.objects.filter(
+                motion_id=self.ctx.motion.pk, session_id__in=sessions, kind=Kind.TEXT, text__in=texts
+            ).exclude(pk__in=ids).order_by("created_at"):
+                key = (stored.session_id, stored.text, stored.source_file == HOOK_STOP_TEXT)
+                by_words.setdefault(key, []).append(stored)
         fresh = []
         for message in messages:
-            twin = self._twin_of(message)
+            twin = None
+            if message.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT) and message.tool_id:
+                twin = by_tool.get((message.session_id, message.kind, message.tool_id))
+            elif message.kind == Kind.TEXT and by_words:
+                # The hook's copy looks for the transcript's, and the transcript's for the hook's.
+                wants_hook_copy = message.source_file != HOOK_STOP_TEXT
+                candidates = by_words.get((message.session_id, message.text, wants_hook_copy))
+                twin = candidates.pop(0) if candidates else None
             if twin is None:
                 fresh.append(message)
             elif self.ctx.fill_in:
