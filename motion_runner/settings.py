@@ -101,7 +101,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The runner writes from a worker while the web process reads: WAL and a busy
     # timeout keep the embedded default from failing with "database is locked".
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            # BEGIN IMMEDIATE: a read-then-write transaction (the importer, the runner) waits for
+            # the write lock up front instead of failing with "database is locked" on upgrade.
+            "transaction_mode": "IMMEDIATE",
+        }
     )
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 

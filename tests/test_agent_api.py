@@ -381,3 +381,36 @@ def test_the_docs_page_loads_swagger_ui_from_this_server(client):
     assert "swagger-ui" in page
     assert "cdn.jsdelivr.net" not in page and "unpkg.com" not in page
     assert "/static/drf_spectacular_sidecar/swagger-ui-dist/" in page
+
+
+# --- admin and housekeeping -------------------------------------------------------------------
+
+
+def test_the_admin_action_shows_a_new_key_once(admin_client, scribe):
+    response = admin_client.post(
+        "/admin/motion_runner/agent/", {"action": "create_key", "_selected_action": [scribe.agent.pk]}, follow=True
+    )
+    shown = [str(m) for m in response.context["messages"]]
+    key = shown[0].rsplit(": ", 1)[1]
+    assert key.startswith("mrk_")
+    assert AgentKey.objects.filter(hashed=hash_key(key), agent=scribe.agent).exists()
+    listing = admin_client.get("/admin/motion_runner/agentkey/").content.decode()
+    assert key not in listing
+
+
+def test_the_admin_revokes_a_key(admin_client, client, scribe):
+    record = AgentKey.objects.get(agent=scribe.agent)
+    admin_client.post("/admin/motion_runner/agentkey/", {"action": "revoke", "_selected_action": [record.pk]})
+    assert stream(client, scribe, body()).status_code == 401
+
+
+def test_no_model_change_is_missing_a_migration():
+    call_command("makemigrations", "motion_runner", check=True, dry_run=True, verbosity=0)
+
+
+def test_the_periodic_import_is_scheduled_and_runs(settings, tmp_path):
+    from motion_runner.tasks import import_transcripts_task
+
+    assert settings.CELERY_BEAT_SCHEDULE["import-transcripts"]["task"] == "motion_runner.import_transcripts"
+    settings.TRANSCRIPT_DIRS = [str(tmp_path)]
+    assert import_transcripts_task() == {"files": 0, "imported": 0, "skipped": 0}
