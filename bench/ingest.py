@@ -46,7 +46,11 @@ def fresh_copy(line: dict, ids: dict[str, str], session_id: str, *, transcript: 
 
     def renew(value: str, kind: str) -> str:
         if value not in ids:
-            ids[value] = {"uuid": str(uuid.uuid4()), "msg": f"msg_{uuid.uuid4().hex[:24]}", "tool": f"toolu_{uuid.uuid4().hex[:24]}"}[kind]
+            ids[value] = {
+                "uuid": str(uuid.uuid4()),
+                "msg": f"msg_{uuid.uuid4().hex[:24]}",
+                "tool": f"toolu_{uuid.uuid4().hex[:24]}",
+            }[kind]
         return ids[value]
 
     for key in ("uuid", "parentUuid", "promptId", "logicalParentUuid"):
@@ -71,7 +75,9 @@ def fresh_copy(line: dict, ids: dict[str, str], session_id: str, *, transcript: 
 
 
 def stream_events(count: int, session_id: str) -> list[dict]:
-    recorded = [json.loads(x) for x in (RECORDINGS / "read-then-reply.stream.jsonl").read_text().splitlines() if x]
+    recorded = [
+        json.loads(x) for x in (RECORDINGS / "read-then-reply.stream.jsonl").read_text().splitlines() if x
+    ]
     lines = [x for x in recorded if x.get("type") in STREAM_TYPES]
     out: list[dict] = []
     while len(out) < count:
@@ -81,7 +87,9 @@ def stream_events(count: int, session_id: str) -> list[dict]:
 
 
 def write_transcripts(root: Path, megabytes: float, sessions: int) -> tuple[list[str], int]:
-    recorded = [json.loads(x) for x in (RECORDINGS / "read-then-reply.transcript.jsonl").read_text().splitlines() if x]
+    recorded = [
+        json.loads(x) for x in (RECORDINGS / "read-then-reply.transcript.jsonl").read_text().splitlines() if x
+    ]
     target = int(megabytes * 1024 * 1024)
     per_file = target // sessions
     session_ids = [str(uuid.uuid4()) for _ in range(sessions)]
@@ -109,14 +117,22 @@ def baseline_messages(events_by_session: list[tuple[str, list[dict]]], motion, a
 
     created = 0
     for session_id, lines in events_by_session:
-        writer = EventWriter(IngestContext(motion=motion, agent=agent, harness="claude-code", source=source, session_id=session_id))
+        writer = EventWriter(
+            IngestContext(
+                motion=motion, agent=agent, harness="claude-code", source=source, session_id=session_id
+            )
+        )
         parser = get_adapter("claude-code").new_parser(session_id)
         for line in lines:
             for event in parser.feed(line):
                 message = writer.message_for(event)
                 if message is None:
                     continue
-                fields = {f.attname: getattr(message, f.attname) for f in Message._meta.concrete_fields if f.attname != "id"}
+                fields = {
+                    f.attname: getattr(message, f.attname)
+                    for f in Message._meta.concrete_fields
+                    if f.attname != "id"
+                }
                 _, was_created = Message.objects.get_or_create(id=message.id, defaults=fields)
                 created += was_created
     return created
@@ -147,7 +163,9 @@ def run(args, tmp: Path) -> None:
     from motion_runner.models import Agent, Message, Motion, MotionSession
     from motion_runner.transcripts import import_all
 
-    print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}), python {sys.version.split()[0]}")
+    print(
+        f"database: {connection.vendor} ({connection.settings_dict['NAME']}), python {sys.version.split()[0]}"
+    )
     motion = Motion.objects.create(slug="bench", title="Bench")
     agent = Agent.objects.create(name="bencher")
     motion.agents.add(agent)
@@ -161,7 +179,11 @@ def run(args, tmp: Path) -> None:
     started = time.perf_counter()
     imported = 0
     for start in range(0, len(events), args.batch):
-        body = {"harness": "claude-code", "session_id": api_session, "events": events[start : start + args.batch]}
+        body = {
+            "harness": "claude-code",
+            "session_id": api_session,
+            "events": events[start : start + args.batch],
+        }
         response = client.post("/api/motions/bench/stream/", body, content_type="application/json", **headers)
         assert response.status_code == 200, response.content[:300]
         imported += response.json()["imported"]
@@ -188,7 +210,11 @@ def run(args, tmp: Path) -> None:
     # Re-posting the same batches (a retry storm): everything is skipped.
     started = time.perf_counter()
     for start in range(0, len(events), args.batch):
-        body = {"harness": "claude-code", "session_id": api_session, "events": events[start : start + args.batch]}
+        body = {
+            "harness": "claude-code",
+            "session_id": api_session,
+            "events": events[start : start + args.batch],
+        }
         client.post("/api/motions/bench/stream/", body, content_type="application/json", **headers)
     again = len(events) / (time.perf_counter() - started)
     print(f"  re-post    : the same {len(events)} events again, all skipped: {again:,.0f} events/s")
@@ -211,7 +237,9 @@ def run(args, tmp: Path) -> None:
     )
     started = time.perf_counter()
     again_totals = import_all([root])
-    print(f"  re-run     : {again_totals.lines} new lines, {again_totals.imported} added, {time.perf_counter() - started:.2f} s")
+    print(
+        f"  re-run     : {again_totals.lines} new lines, {again_totals.imported} added, {time.perf_counter() - started:.2f} s"
+    )
 
     # Baseline: a second copy of the directory, read line by line with one get_or_create each.
     base_root = tmp / "baseline"
@@ -237,7 +265,9 @@ def run(args, tmp: Path) -> None:
         f"  baseline   : {base_mb:.1f} MB, one get_or_create per line: {base_import_seconds:.2f} s, "
         f"{base_mb / base_import_seconds:.1f} MB/s ({base_created} messages)"
     )
-    print(f"  ratio      : importer / baseline = {(mb / import_seconds) / (base_mb / base_import_seconds):.2f}x")
+    print(
+        f"  ratio      : importer / baseline = {(mb / import_seconds) / (base_mb / base_import_seconds):.2f}x"
+    )
 
 
 if __name__ == "__main__":

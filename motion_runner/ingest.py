@@ -382,9 +382,13 @@ class EventWriter:
             texts and Message.objects.filter(session_id__in=sessions, source_file=HOOK_STOP_TEXT).exists()
         )
         if texts and hook_words:
-            for stored in Message.objects.filter(
-                motion_id=self.ctx.motion.pk, session_id__in=sessions, kind=Kind.TEXT, text__in=texts
-            ).exclude(pk__in=ids).order_by("created_at"):
+            for stored in (
+                Message.objects.filter(
+                    motion_id=self.ctx.motion.pk, session_id__in=sessions, kind=Kind.TEXT, text__in=texts
+                )
+                .exclude(pk__in=ids)
+                .order_by("created_at")
+            ):
                 key = (stored.session_id, stored.text, stored.source_file == HOOK_STOP_TEXT)
                 by_words.setdefault(key, []).append(stored)
         fresh = []

@@ -198,6 +198,9 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
 
+# A stream post carries up to 500 harness events, tool results included (up to 64 KiB each).
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 32 * 1024 * 1024)
+
 # --- Transcript import --------------------------------------------------------------------
 # Where Claude Code keeps its transcripts; the importer reads `<dir>/<cwd-munged>/<session>.jsonl`.
 TRANSCRIPT_DIRS = env_list("TRANSCRIPT_DIRS", [str(Path.home() / ".claude" / "projects")])

@@ -42,7 +42,6 @@ log = logging.getLogger(__name__)
 HARNESS = "claude-code"
 CHUNK_BYTES = 8 * 1024 * 1024
 WRITE_BATCH = 500
-SAMPLE_LIMIT = 20
 FIRST_LINES_BYTES = 256 * 1024
 
 # Transcript bookkeeping lines that carry nothing for the thread.
@@ -185,10 +184,10 @@ class TranscriptReader:
         event; the transcript adds neither, or a second turn end would stand beside the result's."""
         return self.record.entrypoint.startswith("sdk")
 
-    def _sample(self, line: Any, reason: str) -> None:
-        record = self.record
-        record.last_error = reason[:500]
-        log.info("transcript %s: %s", record.path, reason)
+    def _note(self, reason: str) -> None:
+        """A line skipped: counted on the file, the latest reason kept for the admin, logged."""
+        self.record.last_error = reason[:500]
+        log.info("transcript %s: %s", self.record.path, reason)
 
     def feed(self, raw: bytes) -> None:
         record = self.record
@@ -203,14 +202,14 @@ class TranscriptReader:
                 raise ValueError(f"a JSON {type(line).__name__}, not an object")
         except ValueError as exc:
             record.bad_lines += 1
-            self._sample(text[:200], f"line {record.lines} is not a JSON object ({exc})")
+            self._note(f"line {record.lines} is not a JSON object ({exc})")
             return
         try:
             self._line(line)
         except Exception as exc:  # an unexpected shape must not stop the file
             record.bad_lines += 1
             log.exception("transcript %s line %s", record.path, record.lines)
-            self._sample(line, f"line {record.lines} could not be read: {exc}")
+            self._note(f"line {record.lines} could not be read: {exc}")
         if len(self.pending) >= WRITE_BATCH:
             self.flush()
 

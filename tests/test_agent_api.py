@@ -388,7 +388,9 @@ def test_the_docs_page_loads_swagger_ui_from_this_server(client):
 
 def test_the_admin_action_shows_a_new_key_once(admin_client, scribe):
     response = admin_client.post(
-        "/admin/motion_runner/agent/", {"action": "create_key", "_selected_action": [scribe.agent.pk]}, follow=True
+        "/admin/motion_runner/agent/",
+        {"action": "create_key", "_selected_action": [scribe.agent.pk]},
+        follow=True,
     )
     shown = [str(m) for m in response.context["messages"]]
     key = shown[0].rsplit(": ", 1)[1]
@@ -414,3 +416,11 @@ def test_the_periodic_import_is_scheduled_and_runs(settings, tmp_path):
     assert settings.CELERY_BEAT_SCHEDULE["import-transcripts"]["task"] == "motion_runner.import_transcripts"
     settings.TRANSCRIPT_DIRS = [str(tmp_path)]
     assert import_transcripts_task() == {"files": 0, "imported": 0, "skipped": 0}
+
+
+def test_a_body_over_the_size_limit_is_a_413_in_the_api_error_shape(client, scribe, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    response = stream(client, scribe, body())
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "body_too_large"
+    assert not Message.objects.exists()

@@ -36,7 +36,10 @@ def test_a_terminal_session_shows_up_through_its_hooks_and_the_transcript_adds_n
     (work / "notes.txt").write_text("the tide turns at six\n")
     (home / ".claude" / "settings.json").write_text(json.dumps(hooks_settings(live_server.url)))
     settings.TRANSCRIPT_DIRS = [str(home / ".claude" / "projects")]
-    with FakeAnthropic(reply_text="The notes say the tide turns at six.", tool_plan=[("Read", {"file_path": str(work / "notes.txt")})]) as fake:
+    with FakeAnthropic(
+        reply_text="The notes say the tide turns at six.",
+        tool_plan=[("Read", {"file_path": str(work / "notes.txt")})],
+    ) as fake:
         env = {
             "PATH": os.environ["PATH"],
             "HOME": str(home),
@@ -47,11 +50,27 @@ def test_a_terminal_session_shows_up_through_its_hooks_and_the_transcript_adds_n
             "MOTION_RUNNER_MOTION": "harbor",
         }
         proc = subprocess.run(
-            [str(CLAUDE), "-p", "--output-format", "stream-json", "--verbose", "--allowedTools", "Read", "--", "What do my notes say?"],
-            env=env, cwd=work, stdin=subprocess.DEVNULL, capture_output=True, timeout=180,
+            [
+                str(CLAUDE),
+                "-p",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--allowedTools",
+                "Read",
+                "--",
+                "What do my notes say?",
+            ],
+            env=env,
+            cwd=work,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=180,
         )
     assert proc.returncode == 0, proc.stderr.decode()[-2000:]
-    session_id = next(json.loads(line)["session_id"] for line in proc.stdout.decode().splitlines() if '"session_id"' in line)
+    session_id = next(
+        json.loads(line)["session_id"] for line in proc.stdout.decode().splitlines() if '"session_id"' in line
+    )
     assert MotionSession.objects.get(pk=session_id).motion_id == "harbor"
     # Live, from the hooks alone (the Stop hook also read the transcript it could reach).
     assert kinds() == {"text": 3, "tool_call": 1, "tool_result": 1, "turn_end": 1}

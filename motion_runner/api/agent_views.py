@@ -6,6 +6,8 @@ import json
 import logging
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
@@ -84,9 +86,22 @@ def claim_for(session_id: str, motion: Motion, agent: Agent, harness: str) -> Mo
         raise Conflict(str(exc)) from exc
 
 
+class BodyTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "body_too_large"
+
+
 class AgentAPIView(APIView):
     authentication_classes = [AgentKeyAuthentication]
     permission_classes = [IsAgent]
+
+    def handle_exception(self, exc):
+        # Django's own limit would answer with an HTML page; the API answers in its error body.
+        if isinstance(exc, RequestDataTooBig):
+            exc = BodyTooLarge(
+                f"The body is over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes; send fewer events at a time."
+            )
+        return super().handle_exception(exc)
 
 
 class StreamBody(serializers.Serializer):
