@@ -245,8 +245,7 @@ class TranscriptReader:
         for event in events:
             if event.kind == EventKind.UNKNOWN:
                 self.record.unknown_lines += 1
-                self._sample(
-                    line,
+                self._note(
                     f"line {self.record.lines}: a {kind}/{line.get('subtype', '')} line this importer does not know; skipped",
                 )
                 continue
