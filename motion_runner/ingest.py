@@ -123,6 +123,7 @@ class WriteOutcome:
     skipped: int = 0
     turn_end: Event | None = None
     messages: list[Message] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
 
 
 class BadEvent(ValueError):
@@ -329,7 +330,12 @@ class EventWriter:
             if event.kind not in (EventKind.INIT, EventKind.UNKNOWN):
                 counted += 1
                 activity = self.activity_for(event) or activity
-            message = self.prepare(event)
+            try:
+                message = self.prepare(event)
+            except BadEvent as exc:  # one malformed event never costs the others
+                log.warning("skipped an event of session %s: %s", ctx.session_id, exc)
+                outcome.errors.append(str(exc))
+                continue
             if message is not None:
                 messages.append(message)
         if ctx.turn is not None and counted:

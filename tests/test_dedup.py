@@ -157,3 +157,20 @@ def test_hooks_and_the_importer_at_once_write_once(harbor, scribe, projects):
     _concurrently(hooks, lambda: import_file(projects))
     assert Message.objects.filter(kind="tool_call").count() == 2
     assert Message.objects.filter(kind="tool_result").count() == 2
+
+
+@pytest.mark.django_db
+def test_the_runners_write_path_skips_a_malformed_event_and_keeps_the_rest(harbor, scribe):
+    from motion_runner.harnesses import Event, EventKind
+
+    writer = EventWriter(
+        IngestContext(motion=harbor, agent=scribe.agent, harness="claude-code", source="runner")
+    )
+    outcome = writer.write_many(
+        [
+            Event(EventKind.TEXT, uuid="not-a-uuid", text="lost?"),
+            Event(EventKind.TEXT, uuid="1b2c3d4e-0000-4000-8000-00000000000a", text="kept"),
+        ]
+    )
+    assert outcome.imported == 1 and len(outcome.errors) == 1
+    assert list(Message.objects.values_list("text", flat=True)) == ["kept"]
