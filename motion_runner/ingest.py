@@ -25,7 +25,7 @@ from django.dispatch import Signal
 from django.utils import timezone
 
 from .harnesses.base import Event, EventKind
-from .models import Agent, Kind, Message, Motion, MotionSession, Turn
+from .models import Agent, Kind, Message, Motion, MotionSession, Turn, UnclaimedSession
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,10 @@ def claim_session(session_id: str, motion: Motion, agent: Agent | None, harness:
         raise SessionConflict(
             f"session {session_id} belongs to Motion {session.motion_id!r}, not {motion.pk!r}"
         )
-    if not created:
+    if created:
+        # It no longer waits in the admin's inbox of unclaimed sessions.
+        UnclaimedSession.objects.filter(pk=session_id).delete()
+    else:
         MotionSession.objects.filter(pk=session_id).update(last_used_at=timezone.now())
     return session
 

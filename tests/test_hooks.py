@@ -191,3 +191,10 @@ def test_the_hooks_snippet_posts_the_three_events_with_the_key_from_the_environm
     assert "$MOTION_RUNNER_KEY" in command and "http://runner.example:8000/api/hooks/claude-code/" in command
     shipped = json.loads(open("docs/claude-code-hooks.json").read())
     assert set(shipped["hooks"]) == set(LIVE)
+
+
+def test_binding_a_session_later_takes_it_out_of_the_inbox(client, scribe):
+    post_hook(client, scribe, recorded.hooks("UserPromptSubmit")[0], motion=None)
+    post_hook(client, scribe, recorded.hooks("UserPromptSubmit")[1], motion="harbor")
+    assert not UnclaimedSession.objects.exists()
+    assert Message.objects.count() == 1
