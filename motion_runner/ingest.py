@@ -8,20 +8,25 @@ the insert is a conditional one that leaves an existing row alone.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import time
+import uuid
+from collections.abc import Iterable
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, models, router, transaction
 from django.db.models import F
+from django.db.models.constants import OnConflict
 from django.dispatch import Signal
 from django.utils import timezone
 
 from .harnesses.base import Event, EventKind
-from .models import Agent, Kind, Message, Motion, MotionSession, Turn
+from .models import Agent, Kind, Message, Motion, MotionSession, Turn, UnclaimedSession
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +51,10 @@ def claim_session(session_id: str, motion: Motion, agent: Agent | None, harness:
         raise SessionConflict(
             f"session {session_id} belongs to Motion {session.motion_id!r}, not {motion.pk!r}"
         )
-    if not created:
+    if created:
+        # It no longer waits in the admin's inbox of unclaimed sessions.
+        UnclaimedSession.objects.filter(pk=session_id).delete()
+    else:
         MotionSession.objects.filter(pk=session_id).update(last_used_at=timezone.now())
     return session
 
@@ -85,6 +93,16 @@ def _dollars(value: Decimal | None) -> str:
     return f"${value:.4f}" if value is not None else "cost unknown"
 
 
+# source_file of the Message the Claude Code Stop hook writes from `last_assistant_message`:
+# the transcript's copy of that reply replaces it rather than doubling it.
+HOOK_STOP_TEXT = "hook:Stop"
+
+
+def turn_end_text(is_error: bool, subtype: str, cost: Decimal | None) -> str:
+    outcome = f"ended with {subtype}" if is_error else "done"
+    return f"{outcome} · {_dollars(cost)}"
+
+
 @dataclass
 class IngestContext:
     motion: Motion
@@ -96,6 +114,11 @@ class IngestContext:
     effort: str = ""
     cwd: str = ""
     source_file: str = ""
+    # The transcript importer and the hooks endpoint: an event already written under another
+    # id (a hook knows a tool call's tool_use id, never its transcript line uuid) is matched
+    # on (session, kind, tool id), and what only this copy knows fills the older one's blanks.
+    match_twins: bool = False
+    fill_in: bool = False
 
 
 @dataclass
@@ -104,6 +127,62 @@ class WriteOutcome:
     skipped: int = 0
     turn_end: Event | None = None
     messages: list[Message] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+class BadEvent(ValueError):
+    """An event that cannot be written (a malformed id): reported, never fatal to its batch."""
+
+
+# Columns the transcript knows better than a live stream or a hook: filled in when blank.
+FILL_IN_FIELDS = (
+    "model_backend",
+    "effort",
+    "cwd",
+    "harness_message_id",
+    "stop_reason",
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "cost_usd",
+)
+_MAX_POSITIVE_INT = 2**31 - 1
+
+
+def fit_message(message: Message) -> Message:
+    """Make a Message insertable or raise BadEvent, so one bad event never sinks a batch insert."""
+    try:
+        message.id = uuid.UUID(str(message.id))
+    except ValueError as exc:
+        raise BadEvent(f"uuid {str(message.id)[:60]!r} is not a UUID") from exc
+    for model_field in Message._meta.concrete_fields:
+        value = getattr(message, model_field.attname)
+        if isinstance(model_field, models.CharField) and isinstance(value, str):
+            limit = model_field.max_length
+            if limit and len(value) > limit:
+                setattr(message, model_field.attname, value[: limit - 1] + "…")
+        elif isinstance(model_field, models.PositiveIntegerField) and value is not None:
+            if not isinstance(value, int) or not 0 <= value <= _MAX_POSITIVE_INT:
+                setattr(message, model_field.attname, None)
+    if isinstance(message.text, str) and "\x00" in message.text:
+        message.text = message.text.replace("\x00", "")  # PostgreSQL text cannot hold NUL
+    return message
+
+
+@contextmanager
+def session_lock(session_id: str):
+    """Serialize the writers that match twins (hooks, importer) on one session.
+
+    Their check-then-insert is safe only one at a time; on PostgreSQL a transaction-scoped
+    advisory lock does it, SQLite serializes writers by itself.
+    """
+    with transaction.atomic():
+        if session_id and connection.vendor == "postgresql":
+            key = int.from_bytes(hashlib.sha256(session_id.encode()).digest()[:8], "big", signed=True)
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+        yield
 
 
 class EventWriter:
@@ -187,8 +266,7 @@ class EventWriter:
                 tool_name=event.tool_name,
             )
         elif event.kind == EventKind.TURN_END:
-            outcome = f"ended with {event.subtype}" if event.is_error else "done"
-            text = f"{outcome} · {_dollars(event.cost_usd)}"
+            text = turn_end_text(event.is_error, event.subtype, event.cost_usd)
             # An error's reason, or a note such as why the cost is unknown.
             if event.text:
                 text += f" · {event.text[:500]}"
@@ -215,31 +293,173 @@ class EventWriter:
         transaction.on_commit(lambda: message_created.send(sender=Message, message=message))
         return True
 
+    def insert_many(self, messages: list[Message]) -> list[Message]:
+        """Insert those whose id is new, in one statement; returns the ones this call inserted.
+
+        `INSERT … ON CONFLICT DO NOTHING RETURNING id` tells exactly which rows were new, so two
+        writers racing with the same batch each learn their own share and the signal goes out
+        once per Message.
+        """
+        unique: dict[uuid.UUID, Message] = {}
+        for message in messages:
+            unique.setdefault(message.id, message)
+        batch = list(unique.values())
+        if len(batch) < 2 or not connection.features.can_return_rows_from_bulk_insert:
+            return [message for message in batch if self.insert(message)]
+        for message in batch:
+            for model_field in Message._meta.concrete_fields:
+                model_field.pre_save(message, add=True)
+        fields = [f for f in Message._meta.concrete_fields]
+        with transaction.atomic():
+            rows = Message.objects._insert(
+                batch,
+                fields=fields,
+                returning_fields=[Message._meta.pk],
+                on_conflict=OnConflict.IGNORE,
+                using=router.db_for_write(Message),
+            )
+        inserted_ids = {row[0] for row in rows}
+        inserted = [message for message in batch if message.id in inserted_ids]
+        for message in inserted:
+            message._state.adding = False
+            message._state.db = router.db_for_write(Message)
+        if inserted:
+            transaction.on_commit(lambda: [message_created.send(sender=Message, message=m) for m in inserted])
+        return inserted
+
     def write(self, event: Event) -> WriteOutcome:
-        outcome = WriteOutcome()
+        return self.write_many([event])
+
+    def prepare(self, event: Event) -> Message | None:
+        """Everything a write does short of inserting: session claims, raw log, the Message."""
         ctx = self.ctx
         if event.session_id and not ctx.session_id:
             ctx.session_id = event.session_id
         if event.kind == EventKind.INIT:
             self._on_init(event)
-            return outcome
+            return None
         if event.kind == EventKind.UNKNOWN:
             self._keep_raw(event.raw)
-            return outcome
-        if ctx.turn is not None and (activity := self.activity_for(event)):
-            self.activity = activity
-            self.unflushed_events += 1
-        if event.kind == EventKind.TURN_END:
-            outcome.turn_end = event
+            return None
         message = self.message_for(event)
-        if message is None:
+        return fit_message(message) if message is not None else None
+
+    def write_many(self, events: Iterable[Event], *, prepared: list[Message] | None = None) -> WriteOutcome:
+        outcome = WriteOutcome()
+        ctx = self.ctx
+        messages: list[Message] = list(prepared or [])
+        activity = None
+        counted = 0
+        for event in events:
+            if event.kind == EventKind.TURN_END:
+                outcome.turn_end = event
+            if event.kind not in (EventKind.INIT, EventKind.UNKNOWN):
+                counted += 1
+                activity = self.activity_for(event) or activity
+            try:
+                message = self.prepare(event)
+            except BadEvent as exc:  # one malformed event never costs the others
+                log.warning("skipped an event of session %s: %s", ctx.session_id, exc)
+                outcome.errors.append(str(exc))
+                continue
+            if message is not None:
+                messages.append(message)
+        if ctx.turn is not None and counted:
+            self.activity = activity or self.activity
+            self.unflushed_events += counted
+            self.flush_activity()
+        if not messages:
             return outcome
-        if self.insert(message):
-            outcome.imported += 1
-            outcome.messages.append(message)
+        if ctx.match_twins:
+            with session_lock(ctx.session_id):
+                fresh = self._without_twins(messages)
+                inserted = self.insert_many(fresh)
         else:
-            outcome.skipped += 1
+            inserted = self.insert_many(messages)
+        inserted_ids = {m.id for m in inserted}
+        outcome.imported = len(inserted)
+        outcome.skipped = len({m.id for m in messages}) - len(inserted)
+        outcome.messages = inserted
+        if ctx.fill_in:
+            for message in messages:
+                if message.id not in inserted_ids:
+                    self.fill_in(message)
         return outcome
+
+    def _without_twins(self, messages: list[Message]) -> list[Message]:
+        """Drop the messages already stored under another id, filling in those twins' blanks.
+
+        A tool call or result is the same one when (session, kind, tool id) match; a reply the
+        Stop hook posted (it has no ids) is the same as the transcript's when the words match.
+        Two queries per batch, whatever its size.
+        """
+        sessions = {m.session_id for m in messages if m.session_id}
+        if not sessions:
+            return messages
+        ids = [m.id for m in messages]
+        tool_ids = {m.tool_id for m in messages if m.tool_id and m.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT)}
+        by_tool: dict[tuple[str, str, str], Message] = {}
+        if tool_ids:
+            for stored in Message.objects.filter(
+                motion_id=self.ctx.motion.pk,
+                session_id__in=sessions,
+                kind__in=[Kind.TOOL_CALL, Kind.TOOL_RESULT],
+                tool_id__in=tool_ids,
+            ).exclude(pk__in=ids):
+                by_tool.setdefault((stored.session_id, stored.kind, stored.tool_id), stored)
+        texts = {m.text for m in messages if m.kind == Kind.TEXT}
+        by_words: dict[tuple[str, str, bool], list[Message]] = {}
+        hook_words = any(m.source_file == HOOK_STOP_TEXT for m in messages) or (
+            texts and Message.objects.filter(session_id__in=sessions, source_file=HOOK_STOP_TEXT).exists()
+        )
+        if texts and hook_words:
+            for stored in (
+                Message.objects.filter(
+                    motion_id=self.ctx.motion.pk, session_id__in=sessions, kind=Kind.TEXT, text__in=texts
+                )
+                .exclude(pk__in=ids)
+                .order_by("created_at")
+            ):
+                key = (stored.session_id, stored.text, stored.source_file == HOOK_STOP_TEXT)
+                by_words.setdefault(key, []).append(stored)
+        fresh = []
+        for message in messages:
+            twin = None
+            if message.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT) and message.tool_id:
+                twin = by_tool.get((message.session_id, message.kind, message.tool_id))
+            elif message.kind == Kind.TEXT and by_words:
+                # The hook's copy looks for the transcript's, and the transcript's for the hook's.
+                wants_hook_copy = message.source_file != HOOK_STOP_TEXT
+                candidates = by_words.get((message.session_id, message.text, wants_hook_copy))
+                twin = candidates.pop(0) if candidates else None
+            if twin is None:
+                fresh.append(message)
+            elif self.ctx.fill_in:
+                self.fill_in(message, existing=twin)
+        return fresh
+
+    def fill_in(self, message: Message, existing: Message | None = None) -> bool:
+        """Copy what this copy knows onto the stored Message where it is blank; never a second row."""
+        if existing is None:
+            existing = Message.objects.filter(pk=message.id).first()
+            if existing is None:
+                return False
+        changed = []
+        for name in FILL_IN_FIELDS:
+            value = getattr(message, name)
+            if value in (None, "") or getattr(existing, name) not in (None, ""):
+                continue
+            setattr(existing, name, value)
+            changed.append(name)
+        if existing.kind == Kind.TURN_END and "cost_usd" in changed:
+            existing.text = turn_end_text(existing.is_error, existing.stop_reason, message.cost_usd)
+            changed.append("text")
+        if existing.source_file == HOOK_STOP_TEXT and message.source_file != HOOK_STOP_TEXT:
+            existing.source_file = message.source_file
+            changed.append("source_file")
+        if changed:
+            existing.save(update_fields=changed)
+        return bool(changed)
 
     def _on_init(self, event: Event) -> None:
         ctx = self.ctx

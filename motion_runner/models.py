@@ -251,3 +251,78 @@ class SshKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} {self.fingerprint}"
+
+
+class AgentKey(models.Model):
+    """A per-agent API key. Only its sha256 is stored; the key itself is shown once.
+
+    sha256 rather than a slow password hash (PBKDF2, argon2): the key is 256 random bits, so
+    there is nothing to brute-force and no dictionary to slow down; a fast hash keeps every
+    API request cheap while a leaked table still yields no usable key.
+    """
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="keys")
+    prefix = models.CharField(max_length=16, unique=True, help_text="Shown to tell keys apart.")
+    hashed = models.CharField(max_length=64, unique=True, editable=False)
+    label = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… for @{self.agent.name}" if self.agent_id else self.prefix
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+class TranscriptFile(models.Model):
+    """How far the importer has read one Claude Code transcript file, so it resumes there."""
+
+    path = models.CharField(max_length=1000, unique=True)
+    session_id = models.CharField(max_length=200, db_index=True)
+    inode = models.BigIntegerField(null=True, blank=True)
+    offset = models.BigIntegerField(default=0, help_text="Bytes read up to the last whole line.")
+    size = models.BigIntegerField(default=0)
+    lines = models.PositiveIntegerField(default=0)
+    unknown_lines = models.PositiveIntegerField(default=0)
+    bad_lines = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True)
+    # State carried across reads: the prompt a turn end belongs to, the session's cost so far.
+    last_prompt_id = models.CharField(max_length=200, blank=True)
+    entrypoint = models.CharField(
+        max_length=32,
+        blank=True,
+        help_text="cli (a terminal) or sdk-… (a headless run, fed from its stdout).",
+    )
+    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    missing_since = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return self.path
+
+
+class UnclaimedSession(models.Model):
+    """A transcript (or hook) session no Motion has claimed: it waits here, never guessed."""
+
+    session_id = models.CharField(max_length=200, primary_key=True)
+    harness = models.CharField(max_length=20, choices=Harness.choices, default=Harness.CLAUDE_CODE)
+    path = models.CharField(max_length=1000, blank=True)
+    cwd = models.CharField(max_length=500, blank=True)
+    first_lines = models.TextField(blank=True, help_text="The session's first prompts and replies.")
+    agent = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.SET_NULL, help_text="The key that reported it."
+    )
+    first_seen_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-last_seen_at"]
+
+    def __str__(self) -> str:
+        return self.session_id

@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_beat",
     "motion_runner",
     "wakes",
@@ -101,7 +102,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The runner writes from a worker while the web process reads: WAL and a busy
     # timeout keep the embedded default from failing with "database is locked".
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {
+            "timeout": 20,
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            # BEGIN IMMEDIATE: a read-then-write transaction (the importer, the runner) waits for
+            # the write lock up front instead of failing with "database is locked" on upgrade.
+            "transaction_mode": "IMMEDIATE",
+        }
     )
     DATABASES["default"]["CONN_MAX_AGE"] = 0
 
@@ -155,7 +162,9 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
 # --- REST framework -----------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Agent keys first: their WWW-Authenticate header makes a missing or bad key a 401.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "motion_runner.api.auth.AgentKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
@@ -165,6 +174,10 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Motion Runner API",
     "DESCRIPTION": "Motions, their messages, the harness stream and turns.",
     "VERSION": "1.0.0",
+    # The docs page's Swagger UI is served from drf-spectacular-sidecar: it works offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- The runner ---------------------------------------------------------------------------
@@ -189,4 +202,16 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+}
+
+# A stream post carries up to 500 harness events, tool results included (up to 64 KiB each).
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 32 * 1024 * 1024)
+
+# --- Transcript import --------------------------------------------------------------------
+# Where Claude Code keeps its transcripts; the importer reads `<dir>/<cwd-munged>/<session>.jsonl`.
+TRANSCRIPT_DIRS = env_list("TRANSCRIPT_DIRS", [str(Path.home() / ".claude" / "projects")])
+TRANSCRIPT_IMPORT_SECONDS = env_float("TRANSCRIPT_IMPORT_SECONDS", 60.0)
+CELERY_BEAT_SCHEDULE["import-transcripts"] = {
+    "task": "motion_runner.import_transcripts",
+    "schedule": TRANSCRIPT_IMPORT_SECONDS,
 }

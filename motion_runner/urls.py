@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from wakes import api as wakes_api
 
 from . import views
+from .api import agent_views
 from .api import views as api
 
 urlpatterns = [
@@ -17,6 +18,9 @@ urlpatterns = [
     path("api/motions/", api.MotionList.as_view(), name="api-motions"),
     path("api/motions/<slug:slug>/", api.MotionDetail.as_view(), name="api-motion"),
     path("api/motions/<slug:slug>/messages/", api.MessageList.as_view(), name="api-messages"),
+    path("api/motions/<slug:slug>/stream/", agent_views.StreamView.as_view(), name="api-stream"),
+    path("api/motions/<slug:slug>/quiet/", agent_views.QuietView.as_view(), name="api-quiet"),
+    path("api/hooks/claude-code/", agent_views.ClaudeCodeHookView.as_view(), name="api-hooks-claude-code"),
     path("api/turns/", api.TurnList.as_view(), name="api-turns"),
     path("api/turns/<int:pk>/", api.TurnDetail.as_view(), name="api-turn"),
     path("api/requests/<int:pk>/<str:action>/", wakes_api.AnswerRequest.as_view(), name="api-request-answer"),

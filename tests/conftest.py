@@ -75,3 +75,52 @@ def claude_binary() -> str:
             pytest.fail(reason)
         pytest.skip(reason)
     return str(binary)
+
+
+# --- Personas for the agent API (agent keys, stream, hooks, transcripts) ------------------------
+
+
+class Persona:
+    """An agent with a key, and the headers its requests carry."""
+
+    def __init__(self, agent, key: str):
+        self.agent = agent
+        self.key = key
+        self.headers = {"HTTP_AUTHORIZATION": f"Bearer {key}"}
+
+
+@pytest.fixture
+def harbor(db):
+    """The Motion the personas talk in."""
+    from tests.factories import MotionFactory
+
+    return MotionFactory(slug="harbor", title="Harbor")
+
+
+def _persona(name: str, motion) -> Persona:
+    from motion_runner.api.auth import create_key
+    from tests.factories import AgentFactory
+
+    agent = AgentFactory(name=name)
+    motion.agents.add(agent)
+    return Persona(agent, create_key(agent)[1])
+
+
+@pytest.fixture
+def scribe(harbor) -> Persona:
+    """An agent of Harbor with its own key."""
+    return _persona("scribe", harbor)
+
+
+@pytest.fixture
+def rival(harbor) -> Persona:
+    """Another agent of Harbor, with another key."""
+    return _persona("rival", harbor)
+
+
+@pytest.fixture
+def justin(db):
+    """A person signed in to the site."""
+    from tests.factories import UserFactory
+
+    return UserFactory(username="justin")

@@ -3,7 +3,7 @@ from __future__ import annotations
 import factory
 from django.contrib.auth import get_user_model
 
-from motion_runner.models import Agent, Message, Motion, Turn
+from motion_runner.models import Agent, AgentKey, Message, Motion, Turn
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -50,3 +50,14 @@ class TurnFactory(factory.django.DjangoModelFactory):
     motion = factory.SubFactory(MotionFactory)
     agent = factory.SubFactory(AgentFactory)
     prompt = "say hello"
+
+
+class AgentKeyFactory(factory.django.DjangoModelFactory):
+    """Use `key_for(agent)` to get the plain key too; this factory alone never knows it."""
+
+    class Meta:
+        model = AgentKey
+
+    agent = factory.SubFactory(AgentFactory)
+    prefix = factory.Sequence(lambda n: f"{n:08x}")
+    hashed = factory.Sequence(lambda n: f"{n:064x}")

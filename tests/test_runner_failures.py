@@ -284,14 +284,14 @@ def test_two_workers_given_the_same_turn_at_once_launch_it_once(tmp_path):
 def test_a_runner_error_mid_turn_stops_the_harness_and_fails_the_turn(wake, readme_motion, monkeypatch):
     from motion_runner.ingest import EventWriter
 
-    real_write = EventWriter.write
+    real_write_many = EventWriter.write_many
 
-    def write(self, event):
-        if event.kind == "tool_result":
+    def write_many(self, events, **kwargs):
+        if any(event.kind == "tool_result" for event in events):
             raise RuntimeError("disk full")
-        return real_write(self, event)
+        return real_write_many(self, events, **kwargs)
 
-    monkeypatch.setattr(EventWriter, "write", write)
+    monkeypatch.setattr(EventWriter, "write_many", write_many)
 
     turn = wake({"hang": True, "stderr": "still here\n"})
 

@@ -7,9 +7,11 @@ from . import cursor
 
 
 class MotionSerializer(serializers.ModelSerializer):
+    agents = serializers.SlugRelatedField(many=True, read_only=True, slug_field="name")
+
     class Meta:
         model = Motion
-        fields = ["slug", "title", "description", "workspace", "created_at"]
+        fields = ["slug", "title", "description", "workspace", "agents", "created_at"]
 
 
 class MessageSerializer(serializers.ModelSerializer):
@@ -68,10 +70,13 @@ class MessageWithRawSerializer(MessageSerializer):
 
 class PostMessageSerializer(serializers.Serializer):
     text = serializers.CharField(max_length=100_000, trim_whitespace=True)
+    id = serializers.UUIDField(required=False, help_text="Agents: makes a retry idempotent.")
+    agent = serializers.CharField(max_length=64, required=False, help_text="Agents: must be the key's own.")
 
 
 class TurnSerializer(serializers.ModelSerializer):
     agent = serializers.CharField(source="agent.name")
+    outcome = serializers.SerializerMethodField(help_text="One line: how the turn ended, or that it has not.")
 
     class Meta:
         model = Turn
@@ -93,7 +98,15 @@ class TurnSerializer(serializers.ModelSerializer):
             "cost_usd",
             "usage",
             "result_subtype",
+            "outcome",
             "activity",
             "events",
             "error",
         ]
+
+    def get_outcome(self, turn: Turn) -> str:
+        if not turn.ended:
+            return turn.status
+        if turn.error:
+            return f"{turn.status}: {turn.error}"
+        return f"{turn.status} ({turn.result_subtype})" if turn.result_subtype else turn.status

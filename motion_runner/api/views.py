@@ -6,16 +6,20 @@ from django.db.models import Q
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, permissions, status
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.exceptions import NotAuthenticated, ValidationError
+from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from wakes.api import open_requests
 
-from ..models import Message, Motion, Turn, TurnStatus
+from ..models import Kind, Message, Motion, Source, Turn, TurnStatus
 from ..posting import post_person_message
 from . import cursor as cursors
+from .agent_views import check_speaks_for, member_motion, post_idempotent
+from .auth import AgentKeyAuthentication, request_agent
 from .serializers import (
     MessageSerializer,
     MessageWithRawSerializer,
@@ -38,9 +42,35 @@ def running_activity(motion: Motion) -> list[dict]:
     ]
 
 
+class Pages(LimitOffsetPagination):
+    default_limit = 100
+    max_limit = MAX_PAGE
+
+
+def parse_time(name: str, value: str):
+    from django.utils.dateparse import parse_datetime
+
+    moment = parse_datetime(value)
+    if moment is None:
+        raise ValidationError({name: [f"not an ISO 8601 time: {value!r}"]})
+    return moment
+
+
 class MotionList(generics.ListAPIView):
-    queryset = Motion.objects.all()
+    """Motions, newest first; `agent=<name>` keeps those the agent belongs to."""
+
     serializer_class = MotionSerializer
+    pagination_class = Pages
+
+    @extend_schema(parameters=[OpenApiParameter("agent", str, description="An agent's name.")])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        queryset = Motion.objects.prefetch_related("agents")
+        if name := self.request.query_params.get("agent"):
+            queryset = queryset.filter(agents__name=name.lstrip("@"))
+        return queryset
 
 
 class MotionDetail(generics.RetrieveAPIView):
@@ -50,6 +80,8 @@ class MotionDetail(generics.RetrieveAPIView):
 
 
 class MessageList(APIView):
+    authentication_classes = [AgentKeyAuthentication, SessionAuthentication]
+
     """Messages of one Motion in order, after a cursor.
 
     `after` is exclusive. `overlap=N` (seconds, at most 30) also returns what was written up to
@@ -90,12 +122,7 @@ class MessageList(APIView):
             queryset = queryset.filter(kind__in=[k.strip() for k in kinds.split(",")])
         for name, lookup in (("since", "created_at__gte"), ("until", "created_at__lt")):
             if value := params.get(name):
-                from django.utils.dateparse import parse_datetime
-
-                moment = parse_datetime(value)
-                if moment is None:
-                    raise ValidationError({name: [f"not an ISO 8601 time: {value!r}"]})
-                queryset = queryset.filter(**{lookup: moment})
+                queryset = queryset.filter(**{lookup: parse_time(name, value)})
         page = list(queryset.order_by("created_at", "id")[:limit])
         serializer_class = (
             MessageWithRawSerializer if params.get("raw") in ("1", "true") else MessageSerializer
@@ -112,12 +139,33 @@ class MessageList(APIView):
             }
         )
 
-    @extend_schema(request=PostMessageSerializer, responses={201: MessageSerializer})
+    @extend_schema(
+        request=PostMessageSerializer,
+        responses={201: MessageSerializer, 200: MessageSerializer},
+        description="As the key's agent (`Authorization: Bearer <key>`; `id` makes a retry "
+        "idempotent) or as the signed-in person.",
+    )
     def post(self, request: Request, slug: str) -> Response:
+        body = PostMessageSerializer(data=request.data)
+        if agent := request_agent(request):
+            motion = member_motion(slug, agent)
+            body.is_valid(raise_exception=True)
+            data = body.validated_data
+            check_speaks_for(agent, data.get("agent"))
+            message = Message(
+                motion=motion,
+                sender=agent.name,
+                agent=agent,
+                source=Source.API,
+                kind=Kind.TEXT,
+                text=data["text"],
+            )
+            if data.get("id"):
+                message.id = data["id"]
+            return post_idempotent(message, motion)
         motion = get_object_or_404(Motion, slug=slug)
         if not request.user.is_authenticated:
-            raise NotAuthenticated("Sign in to post in a Motion.")
-        body = PostMessageSerializer(data=request.data)
+            raise NotAuthenticated("Sign in, or send an agent key, to post in a Motion.")
         body.is_valid(raise_exception=True)
         message = post_person_message(
             motion,
@@ -130,15 +178,42 @@ class MessageList(APIView):
 
 
 class TurnList(generics.ListAPIView):
+    """Turns, newest first, with their cost and outcome (status, result_subtype, error)."""
+
     serializer_class = TurnSerializer
+    pagination_class = Pages
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("motion", str, description="A Motion's slug."),
+            OpenApiParameter("agent", str, description="An agent's name."),
+            OpenApiParameter("status", str, description="Comma-separated statuses."),
+            OpenApiParameter("since", str, description="ISO time; queued at or after."),
+            OpenApiParameter("until", str, description="ISO time; queued before."),
+        ]
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
+        params = self.request.query_params
         queryset = Turn.objects.select_related("agent")
-        if slug := self.request.query_params.get("motion"):
+        if slug := params.get("motion"):
             queryset = queryset.filter(motion_id=slug)
-        if state := self.request.query_params.get("status"):
-            queryset = queryset.filter(status=state)
-        return queryset.order_by("-queued_at")[:200]
+        if name := params.get("agent"):
+            queryset = queryset.filter(agent__name=name.lstrip("@"))
+        if states := params.get("status"):
+            wanted = [state.strip() for state in states.split(",")]
+            unknown = set(wanted) - set(TurnStatus.values)
+            if unknown:
+                raise ValidationError(
+                    {"status": [f"unknown status {sorted(unknown)}; known: {TurnStatus.values}"]}
+                )
+            queryset = queryset.filter(status__in=wanted)
+        for name, lookup in (("since", "queued_at__gte"), ("until", "queued_at__lt")):
+            if value := params.get(name):
+                queryset = queryset.filter(**{lookup: parse_time(name, value)})
+        return queryset.order_by("-queued_at", "-pk")
 
 
 class TurnDetail(generics.RetrieveAPIView):

@@ -136,8 +136,7 @@ class TurnRun:
         events = [event for line in lines for event in self.events_for_line(line)]
         try:
             with transaction.atomic():
-                for event in events:
-                    self.write(event)
+                self.write_many(events)
         except Exception:
             log.exception(
                 "turn %s: a batch of %d events could not be written together", self.turn.pk, len(events)
@@ -192,9 +191,23 @@ class TurnRun:
             ]
 
     def write(self, event: Event) -> None:
-        outcome = self.writer.write(event)
+        self.write_many([event])
+
+    def write_many(self, events: list[Event]) -> None:
+        """One INSERT … ON CONFLICT DO NOTHING for the batch (ingest.EventWriter.write_many)."""
+        outcome = self.writer.write_many(events)
         if outcome.turn_end is not None:
             self.turn_end = outcome.turn_end
+        for error in outcome.errors:  # a malformed event is said, never fatal to the turn
+            self.writer.write_many(
+                [
+                    Event(
+                        EventKind.ERROR,
+                        uuid=stable_uuid("bad-event", self.turn.pk, error),
+                        text=f"an event could not be stored: {error}",
+                    )
+                ]
+            )
 
     def observe(self, event: Event) -> None:
         for monitor in self.monitors:

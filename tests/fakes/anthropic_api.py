@@ -545,3 +545,26 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass
+
+
+def tool_then_reply(
+    tool_plan: list[tuple[str, dict[str, Any]]], reply_text: str
+) -> Callable[[FakeRequest], Reply]:
+    """A responder for whole sessions: a request that is not answering a tool result calls the
+    first tool of the plan the CLI offered; any other request (a tool result, a compaction)
+    gets the reply."""
+
+    def respond(request: FakeRequest) -> Reply:
+        messages = request.messages
+        last = messages[-1] if messages else {}
+        content = last.get("content") if isinstance(last, dict) else None
+        after_tool = isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+        )
+        if not after_tool:
+            for name, tool_input in tool_plan:
+                if name in request.tool_names:
+                    return Reply(Text(f"Let me use {name}."), ToolUse(name, tool_input))
+        return Reply(Text(reply_text))
+
+    return respond

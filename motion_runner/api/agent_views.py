@@ -1,0 +1,455 @@
+"""Endpoints other agents call with their key: the harness stream, quiet dots, Claude Code hooks."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.exceptions import APIException, PermissionDenied
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..harnesses import HARNESSES, EventKind, HarnessError, get_adapter
+from ..harnesses.base import stable_uuid
+from ..ingest import (
+    HOOK_STOP_TEXT,
+    BadEvent,
+    EventWriter,
+    IngestContext,
+    SessionConflict,
+    claim_session,
+    fit_message,
+    summarize_input,
+)
+from ..models import Agent, Kind, Message, Motion, MotionSession, Source, Turn, TurnStatus
+from ..transcripts import (
+    HARNESS as CLAUDE_CODE,
+)
+from ..transcripts import (
+    allowed_path,
+    import_file,
+    note_unclaimed,
+    prompt_message,
+    runner_owned,
+    turn_end_uuid,
+)
+from .auth import AgentKeyAuthentication, IsAgent, request_agent
+from .serializers import MessageSerializer
+
+log = logging.getLogger(__name__)
+
+MAX_EVENTS = 500
+TOOL_RESPONSE_LIMIT = 64 * 1024
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
+    default_detail = "That conflicts with what is already there."
+
+
+class TooManyEvents(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "too_many_events"
+
+
+def member_motion(slug: str, agent: Agent) -> Motion:
+    motion = get_object_or_404(Motion, slug=slug)
+    if not motion.agents.filter(pk=agent.pk).exists():
+        raise PermissionDenied(f"@{agent.name} is not an agent of Motion {slug!r}.")
+    return motion
+
+
+def check_speaks_for(agent: Agent, named: str | None) -> None:
+    if named and named.lstrip("@") != agent.name:
+        raise PermissionDenied(f"This key speaks for @{agent.name} only, not for @{named.lstrip('@')}.")
+
+
+def claim_for(session_id: str, motion: Motion, agent: Agent, harness: str) -> MotionSession:
+    """Claim a session for (motion, agent): another Motion's session is a 409, another agent's a 403."""
+    existing = MotionSession.objects.filter(pk=session_id).first()
+    if existing is not None and existing.motion_id != motion.pk:
+        raise Conflict(f"Session {session_id} is claimed by another Motion; its events are never re-routed.")
+    if existing is not None and existing.agent_id not in (None, agent.pk):
+        raise PermissionDenied(f"Session {session_id} belongs to another agent.")
+    try:
+        return claim_session(session_id, motion, agent, harness)
+    except SessionConflict as exc:  # claimed by another Motion between the look and the claim
+        raise Conflict(str(exc)) from exc
+
+
+class BodyTooLarge(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "body_too_large"
+
+
+class AgentAPIView(APIView):
+    authentication_classes = [AgentKeyAuthentication]
+    permission_classes = [IsAgent]
+
+    def handle_exception(self, exc):
+        # Django's own limit would answer with an HTML page; the API answers in its error body.
+        if isinstance(exc, RequestDataTooBig):
+            exc = BodyTooLarge(
+                f"The body is over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes; send fewer events at a time."
+            )
+        return super().handle_exception(exc)
+
+
+class StreamBody(serializers.Serializer):
+    harness = serializers.CharField(max_length=20)
+    session_id = serializers.CharField(max_length=200)
+    events = serializers.ListField(child=serializers.JSONField(), allow_empty=True)
+    agent = serializers.CharField(max_length=64, required=False, help_text="Must be the key's own agent.")
+
+    def validate_harness(self, value: str) -> str:
+        if value not in HARNESSES:
+            raise serializers.ValidationError(
+                f"unknown harness {value!r}; known: {', '.join(sorted(HARNESSES))}"
+            )
+        return value
+
+
+StreamAnswer = inline_serializer(
+    "StreamAnswer",
+    {
+        "imported": serializers.IntegerField(),
+        "skipped": serializers.IntegerField(),
+        "errors": serializers.ListField(child=serializers.DictField()),
+        "finished": serializers.BooleanField(),
+    },
+)
+
+
+def stamp_turn_end(turn: Turn | None, end) -> None:
+    """The stream carries no stop_reason: its result event ends the running turn of that session."""
+    if turn is None:
+        return
+    fields: dict[str, Any] = {
+        "status": TurnStatus.FAILED if end.is_error else TurnStatus.FINISHED,
+        "ended_at": timezone.now(),
+        "usage": end.usage,
+        "result_subtype": end.subtype,
+        "activity": "",
+    }
+    if end.cost_usd is not None:
+        fields["cost_usd"] = end.cost_usd
+    if end.is_error:
+        fields["error"] = f"the turn ended with an error ({end.subtype}): {end.text or end.subtype}"[:2000]
+    Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(**fields)
+
+
+class StreamView(AgentAPIView):
+    """A harness's own JSON lines, posted as they come; written once whatever the order or repeats."""
+
+    @extend_schema(
+        request=StreamBody,
+        responses={
+            200: StreamAnswer,
+            400: OpenApiResponse(description="A bad body, with the reason."),
+            401: OpenApiResponse(description="No key, a wrong key or a revoked one."),
+            403: OpenApiResponse(description="The session or Motion is not this agent's."),
+            404: OpenApiResponse(description="No such Motion."),
+            409: OpenApiResponse(description="The session is claimed by another Motion."),
+            413: OpenApiResponse(description=f"More than {MAX_EVENTS} events."),
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        agent = request_agent(request)
+        motion = member_motion(slug, agent)
+        events = request.data.get("events") if isinstance(request.data, dict) else None
+        if isinstance(events, list) and len(events) > MAX_EVENTS:
+            raise TooManyEvents(f"{len(events)} events in one post; send at most {MAX_EVENTS} at a time.")
+        body = StreamBody(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        check_speaks_for(agent, data.get("agent"))
+        session_id, harness = data["session_id"], data["harness"]
+        try:
+            adapter = get_adapter(harness)
+        except HarnessError as exc:
+            raise serializers.ValidationError({"harness": [str(exc)]}) from exc
+        claim_for(session_id, motion, agent, harness)
+        turn = Turn.objects.filter(
+            motion=motion, agent=agent, session_id=session_id, status=TurnStatus.RUNNING
+        ).first()
+        writer = EventWriter(
+            IngestContext(
+                motion=motion,
+                agent=agent,
+                harness=harness,
+                source=Source.API,
+                turn=turn,
+                session_id=session_id,
+            )
+        )
+        parser = adapter.new_parser(session_id)
+        errors: list[dict[str, Any]] = []
+        prepared: list[Message] = []
+        turn_end = None
+        for index, line in enumerate(data["events"]):
+            if not isinstance(line, dict):
+                errors.append(
+                    {"index": index, "reason": f"an event is a JSON object, not a {type(line).__name__}"}
+                )
+                continue
+            try:
+                for event in parser.feed(line):
+                    if event.kind == EventKind.TURN_END:
+                        turn_end = event
+                    if event.kind == EventKind.INIT and event.session_id and event.session_id != session_id:
+                        claim_for(event.session_id, motion, agent, harness)
+                    message = writer.prepare(event)
+                    if message is not None:
+                        prepared.append(message)
+            except (Conflict, PermissionDenied):
+                raise
+            except (BadEvent, SessionConflict) as exc:
+                errors.append({"index": index, "reason": str(exc)})
+            except Exception as exc:  # an adapter bug on one line must not lose the rest
+                log.exception("stream: adapter %s failed on event %s", harness, index)
+                errors.append(
+                    {"index": index, "reason": f"could not read a {line.get('type', '?')} event: {exc}"}
+                )
+        outcome = writer.write_many([], prepared=prepared)
+        if turn is not None and prepared:
+            Turn.objects.filter(pk=turn.pk).update(heartbeat_at=timezone.now())
+        if turn_end is not None:
+            stamp_turn_end(turn, turn_end)
+        return Response(
+            {
+                "imported": outcome.imported,
+                "skipped": outcome.skipped,
+                "errors": errors,
+                "finished": turn_end is not None,
+            }
+        )
+
+
+class QuietBody(serializers.Serializer):
+    reason = serializers.CharField(max_length=2000)
+    by = serializers.ChoiceField(choices=["agent", "screen"], default="agent")
+    id = serializers.UUIDField(required=False, help_text="Send one to make a retry idempotent.")
+    agent = serializers.CharField(max_length=64, required=False, help_text="Must be the key's own agent.")
+
+
+def silent_text(by: str, reason: str) -> str:
+    """memory-lane's dot: `<silent by="screen">reason</silent>`."""
+    return f'<silent by="{by}">{reason.replace("</silent>", "")}</silent>'
+
+
+class QuietView(AgentAPIView):
+    """The agent chose to stay silent (or its screen dismissed the post): a dot in the thread."""
+
+    @extend_schema(request=QuietBody, responses={201: MessageSerializer, 200: MessageSerializer})
+    def post(self, request: Request, slug: str) -> Response:
+        agent = request_agent(request)
+        motion = member_motion(slug, agent)
+        body = QuietBody(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        check_speaks_for(agent, data.get("agent"))
+        message = Message(
+            motion=motion,
+            sender=agent.name,
+            agent=agent,
+            source=Source.API,
+            kind=Kind.DOT,
+            text=silent_text(data["by"], data["reason"]),
+            raw={"silent": {"by": data["by"], "reason": data["reason"]}},
+        )
+        if "id" in data:
+            message.id = data["id"]
+        return post_idempotent(message, motion)
+
+
+def post_idempotent(message: Message, motion: Motion) -> Response:
+    """201 with the new Message, or 200 with the one already stored under that id (same Motion)."""
+    writer = EventWriter(IngestContext(motion=motion, agent=message.agent, harness="", source=message.source))
+    if writer.insert(message):
+        return Response(MessageSerializer(message).data, status=status.HTTP_201_CREATED)
+    existing = Message.objects.filter(pk=message.id, motion=motion).first()
+    if existing is None:
+        raise Conflict("That id is already used by a message in another Motion.")
+    return Response(MessageSerializer(existing).data, status=status.HTTP_200_OK)
+
+
+# --- Claude Code hooks ---------------------------------------------------------------------
+
+
+def tool_response_text(response: Any) -> str:
+    """PostToolUse's tool_response: a string, or an object whose useful part depends on the tool."""
+    if isinstance(response, str):
+        return response
+    if isinstance(response, dict):
+        file = response.get("file")
+        if isinstance(file, dict) and isinstance(file.get("content"), str):
+            return file["content"]
+        for key in ("stdout", "content", "output", "result", "text"):
+            if isinstance(response.get(key), str):
+                text = response[key]
+                if key == "stdout" and response.get("stderr"):
+                    text += "\n" + str(response["stderr"])
+                return text
+    return json.dumps(response, ensure_ascii=False)
+
+
+class HookBody(serializers.Serializer):
+    session_id = serializers.CharField(max_length=200)
+    hook_event_name = serializers.CharField(max_length=64)
+    transcript_path = serializers.CharField(max_length=1000, required=False, allow_blank=True)
+    cwd = serializers.CharField(max_length=500, required=False, allow_blank=True)
+    prompt_id = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    prompt = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+    tool_name = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    tool_input = serializers.JSONField(required=False)
+    tool_response = serializers.JSONField(required=False)
+    tool_use_id = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    last_assistant_message = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False)
+
+
+HOOK_EVENTS = ("UserPromptSubmit", "PostToolUse", "Stop")
+
+
+class ClaudeCodeHookView(AgentAPIView):
+    """Claude Code hook payloads (the JSON a command hook gets on stdin), posted as they happen.
+
+    `?motion=<slug>` binds the session to that Motion (a terminal started for it); without it
+    the session must already be claimed, or it waits in the admin's inbox. Ids are chosen so the
+    later transcript import finds these Messages instead of doubling them: a prompt and a turn's
+    end by (session, prompt_id), a tool call and its result by (session, tool_use_id).
+    """
+
+    @extend_schema(
+        request=HookBody,
+        parameters=[OpenApiParameter("motion", str, description="Bind the session to this Motion.")],
+        responses={
+            200: inline_serializer(
+                "HookAnswer", {"imported": serializers.IntegerField(), "claimed": serializers.BooleanField()}
+            )
+        },
+    )
+    def post(self, request: Request) -> Response:
+        agent = request_agent(request)
+        body = HookBody(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        session_id, event_name = data["session_id"], data["hook_event_name"]
+        if slug := request.query_params.get("motion", "").strip():
+            motion = member_motion(slug, agent)
+            session = claim_for(session_id, motion, agent, CLAUDE_CODE)
+        else:
+            session = MotionSession.objects.select_related("motion").filter(pk=session_id).first()
+            if session is None:
+                first = data.get("prompt", "") if event_name == "UserPromptSubmit" else ""
+                note_unclaimed(
+                    session_id,
+                    allowed_path(data.get("transcript_path", "")) or "",
+                    agent=agent,
+                    first_lines=f"> {first[:300]}" if first else "",
+                    cwd=data.get("cwd", ""),
+                )
+                return Response({"imported": 0, "claimed": False})
+            if session.agent_id not in (None, agent.pk):
+                raise PermissionDenied(f"Session {session_id} belongs to another agent.")
+            member_motion(session.motion_id, agent)
+        if event_name not in HOOK_EVENTS or runner_owned(session_id):
+            # A runner's own session: its stdout is the source, the hook would only echo it.
+            return Response({"imported": 0, "claimed": True})
+        imported = self.record(data, session.motion, agent)
+        return Response({"imported": imported, "claimed": True})
+
+    def record(self, data: dict[str, Any], motion: Motion, agent: Agent) -> int:
+        session_id, event_name = data["session_id"], data["hook_event_name"]
+        cwd = data.get("cwd", "")
+        prompt_id = data.get("prompt_id", "")
+        writer = EventWriter(
+            IngestContext(
+                motion=motion,
+                agent=agent,
+                harness=CLAUDE_CODE,
+                source=Source.TERMINAL,
+                session_id=session_id,
+                cwd=cwd,
+                match_twins=True,
+                fill_in=True,
+            )
+        )
+        base = {"motion": motion, "session_id": session_id, "source": Source.TERMINAL, "cwd": cwd}
+        messages: list[Message] = []
+        if event_name == "UserPromptSubmit":
+            if data.get("prompt", "").strip() and prompt_id:
+                messages.append(prompt_message(motion, session_id, prompt_id, data["prompt"], cwd))
+        elif event_name == "PostToolUse":
+            tool_id = data.get("tool_use_id", "")
+            if not tool_id:
+                raise serializers.ValidationError({"tool_use_id": ["PostToolUse needs the tool_use_id."]})
+            tool_name = data.get("tool_name", "")
+            messages.append(
+                Message(
+                    id=stable_uuid(CLAUDE_CODE, "hook-call", session_id, tool_id),
+                    sender=agent.name,
+                    agent=agent,
+                    kind=Kind.TOOL_CALL,
+                    text=summarize_input(tool_name, data.get("tool_input")),
+                    tool_name=tool_name,
+                    tool_id=tool_id,
+                    source_file="hook:PostToolUse",
+                    **base,
+                )
+            )
+            messages.append(
+                Message(
+                    id=stable_uuid(CLAUDE_CODE, "hook-result", session_id, tool_id),
+                    sender=agent.name,
+                    agent=agent,
+                    kind=Kind.TOOL_RESULT,
+                    text=tool_response_text(data.get("tool_response"))[:TOOL_RESPONSE_LIMIT],
+                    tool_name=tool_name,
+                    tool_id=tool_id,
+                    source_file="hook:PostToolUse",
+                    **base,
+                )
+            )
+        elif event_name == "Stop":
+            path = allowed_path(data.get("transcript_path", ""))
+            imported = 0
+            if path is not None and path.stem == session_id and path.exists():
+                imported = import_file(path).imported
+            if path is None or not path.exists():
+                # The transcript is on another machine: the hook's copy of the last reply stands in
+                # until (if ever) the transcript arrives; the importer then replaces it, not doubles.
+                if text := data.get("last_assistant_message", "").strip():
+                    messages.append(
+                        Message(
+                            id=stable_uuid(CLAUDE_CODE, "hook-stop-text", session_id, prompt_id),
+                            sender=agent.name,
+                            agent=agent,
+                            kind=Kind.TEXT,
+                            text=text,
+                            source_file=HOOK_STOP_TEXT,
+                            **base,
+                        )
+                    )
+            if prompt_id:
+                messages.append(
+                    Message(
+                        id=turn_end_uuid(session_id, prompt_id),
+                        sender=agent.name,
+                        agent=agent,
+                        kind=Kind.TURN_END,
+                        text="done · cost unknown",
+                        stop_reason="success",
+                        **base,
+                    )
+                )
+            return imported + writer.write_many([], prepared=[fit_message(m) for m in messages]).imported
+        return writer.write_many([], prepared=[fit_message(m) for m in messages]).imported

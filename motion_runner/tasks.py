@@ -1,0 +1,22 @@
+"""Celery tasks of the transcript importer (autodiscovered as motion_runner.tasks)."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from .transcripts import import_all, import_file
+
+
+@shared_task(name="motion_runner.import_transcripts", ignore_result=True)
+def import_transcripts_task() -> dict[str, int]:
+    """Periodic (beat, TRANSCRIPT_IMPORT_SECONDS). Never retried: every file resumes from its
+    stored offset and every line is deduplicated on its id, so the next tick is the retry and a
+    tick that overlaps another only finds the lines already written."""
+    totals = import_all()
+    return {"files": totals.files, "imported": totals.imported, "skipped": totals.skipped}
+
+
+@shared_task(name="motion_runner.import_transcript_file", ignore_result=True)
+def import_transcript_file_task(path: str) -> int:
+    """One file, now (a Stop hook or an assignment asked for it); idempotent like the above."""
+    return import_file(path).imported

@@ -1,0 +1,442 @@
+"""The Claude Code transcript importer.
+
+Reads `~/.claude/projects/<cwd-munged>/<session>.jsonl` files from where it last stopped
+(TranscriptFile keeps each file's inode and byte offset), routes a session to its Motion only
+through its MotionSession claim (an unclaimed one waits in the admin's inbox), and writes
+through EventWriter like the runner and the stream API: a transcript line's uuid is the
+Message id the runner or the stream API already used for it (stream-json and the transcript
+share uuids), so nothing is said twice, and what only the transcript knows (model, effort,
+cwd, tokens, cost) fills in the blanks of the Messages already there.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from .harnesses import Event, EventKind, get_adapter
+from .harnesses.base import stable_uuid
+from .ingest import EventWriter, IngestContext, claim_session, fit_message
+from .models import (
+    Agent,
+    Kind,
+    Message,
+    Motion,
+    MotionSession,
+    Source,
+    TranscriptFile,
+    Turn,
+    UnclaimedSession,
+)
+
+log = logging.getLogger(__name__)
+
+HARNESS = "claude-code"
+CHUNK_BYTES = 8 * 1024 * 1024
+WRITE_BATCH = 500
+FIRST_LINES_BYTES = 256 * 1024
+
+# Transcript bookkeeping lines that carry nothing for the thread.
+SKIPPED_TYPES = {
+    "queue-operation",
+    "attachment",
+    "api-request",
+    "api-request-shape",
+    "api-request-blob",
+    "last-prompt",
+    "atis-latch",
+    "tools-used",
+    "mode",
+    "file-history-snapshot",
+    "summary",
+    "custom-title",
+}
+SKIPPED_SYSTEM_SUBTYPES = {"stop_hook_summary", "turn_duration", "local_command", "informational"}
+# What Claude Code itself writes into user lines around a slash command: not a person's words.
+COMMAND_MARKERS = ("<command-name>", "<local-command-", "<command-message>")
+
+
+def prompt_uuid(session_id: str, prompt_id: str) -> str:
+    """The id of a typed prompt: the UserPromptSubmit hook and the transcript both know prompt_id."""
+    return stable_uuid(HARNESS, "prompt", session_id, prompt_id)
+
+
+def turn_end_uuid(session_id: str, prompt_id: str) -> str:
+    """The id of a terminal turn's end: the Stop hook and the transcript's cost line agree on it."""
+    return stable_uuid(HARNESS, "turn-end", session_id, prompt_id)
+
+
+TERMINAL_SENDER = "terminal"
+
+
+def prompt_message(motion: Motion, session_id: str, prompt_id: str, text: str, cwd: str = "") -> Message:
+    """A prompt typed at a terminal, as its own Message (sender 'terminal': no signed-in person)."""
+    return fit_message(
+        Message(
+            id=prompt_uuid(session_id, prompt_id),
+            motion=motion,
+            sender=TERMINAL_SENDER,
+            source=Source.TERMINAL,
+            kind=Kind.TEXT,
+            text=text,
+            session_id=session_id,
+            cwd=cwd,
+        )
+    )
+
+
+def runner_owned(session_id: str) -> bool:
+    """A session the runner or the stream API fed: its prompts came from the thread and its turn
+    ends from result lines, so the transcript adds neither."""
+    return (
+        Turn.objects.filter(session_id=session_id).exists()
+        or Message.objects.filter(session_id=session_id, source__in=[Source.RUNNER, Source.API]).exists()
+    )
+
+
+def _text_of_user(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+            return ""
+        return "\n".join(
+            str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+        )
+    return ""
+
+
+def typed_prompt(line: dict[str, Any]) -> str:
+    """The text of a prompt a person typed, or '' for tool results, summaries and command noise."""
+    if line.get("isMeta") or line.get("isCompactSummary") or line.get("isSidechain"):
+        return ""
+    if line.get("promptSource") == "sdk":
+        return ""  # a headless run: its prompt came from the thread
+    text = _text_of_user((line.get("message") or {}).get("content")).strip()
+    if not text or text.startswith(COMMAND_MARKERS):
+        return ""
+    return text
+
+
+@dataclass
+class FileResult:
+    path: str
+    imported: int = 0
+    skipped: int = 0
+    lines: int = 0
+    unclaimed: bool = False
+    missing: bool = False
+    rotated: bool = False
+
+
+@dataclass
+class ImportTotals:
+    files: int = 0
+    imported: int = 0
+    skipped: int = 0
+    lines: int = 0
+    unclaimed: int = 0
+    results: list[FileResult] = field(default_factory=list)
+
+    def add(self, result: FileResult) -> None:
+        self.files += 1
+        self.imported += result.imported
+        self.skipped += result.skipped
+        self.lines += result.lines
+        self.unclaimed += int(result.unclaimed)
+        self.results.append(result)
+
+
+class TranscriptReader:
+    """Turns one transcript file's lines into Messages for one claimed session."""
+
+    def __init__(self, record: TranscriptFile, session: MotionSession):
+        self.record = record
+        self.session = session
+        self.owned_by_runner = runner_owned(session.session_id)
+        self.parser = get_adapter(HARNESS).new_parser(session.session_id)
+        self.writer = EventWriter(
+            IngestContext(
+                motion=session.motion,
+                agent=session.agent,
+                harness=HARNESS,
+                source=Source.TERMINAL,
+                session_id=session.session_id,
+                source_file=record.path,
+                match_twins=True,
+                fill_in=True,
+            )
+        )
+        self.pending: list[Message] = []
+        self.result = FileResult(path=record.path)
+
+    @property
+    def headless(self) -> bool:
+        """A `claude -p` run: whoever launched it has its stdout, with the prompt and the result
+        event; the transcript adds neither, or a second turn end would stand beside the result's."""
+        return self.record.entrypoint.startswith("sdk")
+
+    def _note(self, reason: str) -> None:
+        """A line skipped: counted on the file, the latest reason kept for the admin, logged."""
+        self.record.last_error = reason[:500]
+        log.info("transcript %s: %s", self.record.path, reason)
+
+    def feed(self, raw: bytes) -> None:
+        record = self.record
+        record.lines += 1
+        self.result.lines += 1
+        text = raw.decode("utf-8", "replace").strip()
+        if not text:
+            return
+        try:
+            line = json.loads(text)
+            if not isinstance(line, dict):
+                raise ValueError(f"a JSON {type(line).__name__}, not an object")
+        except ValueError as exc:
+            record.bad_lines += 1
+            self._note(f"line {record.lines} is not a JSON object ({exc})")
+            return
+        try:
+            self._line(line)
+        except Exception as exc:  # an unexpected shape must not stop the file
+            record.bad_lines += 1
+            log.exception("transcript %s line %s", record.path, record.lines)
+            self._note(f"line {record.lines} could not be read: {exc}")
+        if len(self.pending) >= WRITE_BATCH:
+            self.flush()
+
+    def _line(self, line: dict[str, Any]) -> None:
+        kind = line.get("type")
+        session_id = self.session.session_id
+        if line.get("promptId"):
+            self.record.last_prompt_id = str(line["promptId"])
+        if line.get("entrypoint"):
+            self.record.entrypoint = str(line["entrypoint"])[:32]
+        if kind == "cost-state":
+            self._cost(line)
+            return
+        if kind in SKIPPED_TYPES:
+            return
+        if kind == "system" and line.get("subtype") in SKIPPED_SYSTEM_SUBTYPES:
+            return
+        if kind == "system" and line.get("subtype") == "compact_boundary" and "compact_metadata" not in line:
+            meta = line.get("compactMetadata") or {}
+            line = dict(
+                line, compact_metadata={"trigger": meta.get("trigger"), "pre_tokens": meta.get("preTokens")}
+            )
+        if kind == "user" and not (self.owned_by_runner or self.headless) and line.get("promptId"):
+            if text := typed_prompt(line):
+                message = prompt_message(
+                    self.session.motion, session_id, str(line["promptId"]), text, str(line.get("cwd") or "")
+                )
+                message.source_file = self.record.path
+                self.pending.append(message)
+                return
+        events = self.parser.feed(line)
+        self.writer.ctx.effort = str(line.get("effort") or "")
+        for event in events:
+            if event.kind == EventKind.UNKNOWN:
+                self.record.unknown_lines += 1
+                self._note(
+                    f"line {self.record.lines}: a {kind}/{line.get('subtype', '')} line this importer does not know; skipped",
+                )
+                continue
+            event.cwd = event.cwd or str(line.get("cwd") or "")
+            message = self.writer.prepare(event)
+            if message is not None:
+                self.pending.append(message)
+
+    def _cost(self, line: dict[str, Any]) -> None:
+        """cost-state holds the session's running total: the growth since the last one is the
+        cost of the turn that just ended, stamped on that turn's end for a terminal session."""
+        record = self.record
+        try:
+            total = Decimal(str(line.get("totalCostUSD")))
+        except (InvalidOperation, ValueError):
+            return
+        previous = record.cost_usd if record.cost_usd is not None and record.cost_usd <= total else Decimal(0)
+        record.cost_usd = total
+        if self.owned_by_runner or self.headless or not record.last_prompt_id:
+            return
+        event = Event(
+            EventKind.TURN_END,
+            uuid=turn_end_uuid(self.session.session_id, record.last_prompt_id),
+            session_id=self.session.session_id,
+            subtype="success",
+            cost_usd=total - previous,
+            raw=line,
+        )
+        message = self.writer.prepare(event)
+        if message is not None:
+            self.pending.append(message)
+
+    def flush(self) -> None:
+        if not self.pending:
+            return
+        outcome = self.writer.write_many([], prepared=self.pending)
+        self.result.imported += outcome.imported
+        self.result.skipped += outcome.skipped
+        self.pending = []
+
+
+def _first_lines(path: Path) -> tuple[str, str]:
+    """A few prompts and replies from the top of a file, for a person deciding where it belongs."""
+    shown: list[str] = []
+    cwd = ""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(FIRST_LINES_BYTES)
+    except OSError:
+        return "", ""
+    for raw in head.split(b"\n"):
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(line, dict):
+            continue
+        cwd = cwd or str(line.get("cwd") or "")
+        message = line.get("message") if isinstance(line.get("message"), dict) else {}
+        if line.get("type") == "user" and (text := _text_of_user(message.get("content")).strip()):
+            shown.append(f"> {text[:300]}")
+        elif line.get("type") == "assistant":
+            for block in message.get("content") or []:
+                if isinstance(block, dict) and block.get("type") == "text" and block.get("text", "").strip():
+                    shown.append(block["text"].strip()[:300])
+        if len(shown) >= 6:
+            break
+    return "\n".join(shown), cwd
+
+
+def note_unclaimed(
+    session_id: str,
+    path: Path | str = "",
+    *,
+    agent: Agent | None = None,
+    first_lines: str = "",
+    cwd: str = "",
+) -> UnclaimedSession:
+    now = timezone.now()
+    inbox, created = UnclaimedSession.objects.get_or_create(
+        session_id=session_id,
+        defaults={
+            "path": str(path),
+            "agent": agent,
+            "first_lines": first_lines,
+            "cwd": cwd,
+            "first_seen_at": now,
+        },
+    )
+    updates: dict[str, Any] = {"last_seen_at": now}
+    if path and (created or not inbox.first_lines):
+        lines, file_cwd = _first_lines(Path(path))
+        updates.update(path=str(path), first_lines=lines or inbox.first_lines, cwd=file_cwd or inbox.cwd)
+    UnclaimedSession.objects.filter(pk=session_id).update(**updates)
+    return inbox
+
+
+def import_file(path: Path | str) -> FileResult:
+    """Read one transcript file on from its stored offset. Safe to call any time, twice at once,
+    or after the file was rotated, truncated mid-line or deleted."""
+    path = Path(path)
+    record, _ = TranscriptFile.objects.get_or_create(path=str(path), defaults={"session_id": path.stem})
+    result = FileResult(path=str(path))
+    while True:
+        with transaction.atomic():
+            record = TranscriptFile.objects.select_for_update().get(pk=record.pk)
+            try:
+                stat = path.stat()
+            except FileNotFoundError:
+                if record.missing_since is None:
+                    TranscriptFile.objects.filter(pk=record.pk).update(missing_since=timezone.now())
+                result.missing = True
+                return result
+            if record.inode != stat.st_ino or stat.st_size < record.offset:
+                # Rotated or rewritten: read the new file from its start; ids keep it single.
+                result.rotated = record.inode is not None
+                record.inode, record.offset, record.cost_usd, record.last_prompt_id = stat.st_ino, 0, None, ""
+            record.size, record.missing_since = stat.st_size, None
+            if stat.st_size == record.offset:
+                record.updated_at = timezone.now()
+                record.save()
+                return result
+            session = (
+                MotionSession.objects.select_related("motion", "agent").filter(pk=record.session_id).first()
+            )
+            if session is None:
+                record.save()
+                note_unclaimed(record.session_id, path)
+                result.unclaimed = True
+                return result
+            with path.open("rb") as handle:
+                handle.seek(record.offset)
+                chunk = handle.read(CHUNK_BYTES)
+            end = chunk.rfind(b"\n")
+            if end < 0:
+                # Only a line still being written: leave it for the next read.
+                record.save()
+                return result
+            reader = TranscriptReader(record, session)
+            for raw in chunk[:end].split(b"\n"):
+                reader.feed(raw)
+            reader.flush()
+            record.offset += end + 1
+            record.updated_at = timezone.now()
+            record.save()
+            result.imported += reader.result.imported
+            result.skipped += reader.result.skipped
+            result.lines += reader.result.lines
+            if len(chunk) < CHUNK_BYTES:
+                return result
+
+
+def transcript_dirs() -> list[Path]:
+    return [Path(d).expanduser() for d in settings.TRANSCRIPT_DIRS]
+
+
+def allowed_path(path: str) -> Path | None:
+    """A transcript path a hook named, if it lies inside a configured transcript directory."""
+    try:
+        resolved = Path(path).expanduser().resolve()
+    except (OSError, RuntimeError):
+        return None
+    for directory in transcript_dirs():
+        if resolved.suffix == ".jsonl" and resolved.is_relative_to(directory.resolve()):
+            return resolved
+    return None
+
+
+def import_all(dirs: list[Path] | None = None) -> ImportTotals:
+    totals = ImportTotals()
+    seen: set[str] = set()
+    for directory in dirs or transcript_dirs():
+        for path in sorted(directory.glob("*/*.jsonl")):
+            seen.add(str(path))
+            totals.add(import_file(path))
+    # Files that were read before and are gone now: marked, their Messages kept.
+    for record in TranscriptFile.objects.filter(missing_since__isnull=True).only("path"):
+        if record.path not in seen and any(record.path.startswith(str(d)) for d in dirs or transcript_dirs()):
+            if not Path(record.path).exists():
+                TranscriptFile.objects.filter(pk=record.pk).update(missing_since=timezone.now())
+    return totals
+
+
+def assign_session(inbox: UnclaimedSession, motion: Motion, agent: Agent | None) -> FileResult | None:
+    """A person put an unclaimed session in a Motion: claim it, then import what it said."""
+    claim_session(inbox.session_id, motion, agent, inbox.harness)
+    paths = set(TranscriptFile.objects.filter(session_id=inbox.session_id).values_list("path", flat=True))
+    if inbox.path:
+        paths.add(inbox.path)
+    UnclaimedSession.objects.filter(pk=inbox.pk).delete()
+    result = None
+    for path in sorted(paths):
+        result = import_file(path)
+    return result
