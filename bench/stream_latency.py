@@ -5,7 +5,7 @@ Two paths over the same harness output, measured in the same run:
   baseline - what the seed replaces: the harness writes its transcript file, and a watcher
              tails it and posts what is new in batches every 2 s.
 A poller reads /api/motions/<slug>/messages/?after=<cursor> over HTTP from a live server
-(every ~2 ms) and notes when each message first shows; each line carries the wall-clock time
+(a long poll: `wait=5`) and notes when each message first shows; each line carries the wall-clock time
 it was printed. Lines are shaped like the recorded Claude Code assistant lines.
 
     .venv/bin/python bench/stream_latency.py [--events 1000] [--pace-ms 5]
@@ -62,7 +62,7 @@ def poll(url: str, expected: int, deadline: float) -> None:
     polls = 0
     with httpx.Client(timeout=10) as client:
         while len(latencies) < expected and time.time() < deadline:
-            params = {"limit": 500, "kind": "text"} | ({"after": cursor} if cursor else {})
+            params = {"limit": 500, "kind": "text", "wait": 5} | ({"after": cursor} if cursor else {})
             body = client.get(url, params=params).json()
             polls += 1
             now = time.time()
@@ -71,7 +71,6 @@ def poll(url: str, expected: int, deadline: float) -> None:
                     seen.add(message["id"])
                     latencies.append((now - float(message["text"].rsplit("t=", 1)[1])) * 1000)
             cursor = body["next"] or cursor
-            time.sleep(0.002)
     print(json.dumps({"latencies": latencies, "polls": polls}))
 
 

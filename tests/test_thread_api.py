@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -129,3 +130,37 @@ def test_the_thread_page_renders_with_its_poll_url(client, motion):
     assert response.status_code == 200
     assert b"/api/motions/garden/messages/" in response.content
     assert b"thread.js" in response.content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_long_poll_returns_a_message_written_while_it_waits():
+    import threading
+
+    motion = MotionFactory(slug="long-poll")
+    MessageFactory(motion=motion, text="before")
+    cursor = page(APIClient(), motion)["next"]
+
+    def later():
+        from django.db import connection
+
+        time.sleep(0.3)
+        MessageFactory(motion=motion, text="while you waited")
+        connection.close()
+
+    writer = threading.Thread(target=later)
+    writer.start()
+    body = page(APIClient(), motion, after=cursor, wait=10, overlap=2)
+    writer.join()
+    assert [m["text"] for m in body["results"]] == ["before", "while you waited"]
+
+
+def test_a_long_poll_with_nothing_new_answers_empty(motion):
+    MessageFactory(motion=motion)
+    cursor = page(APIClient(), motion)["next"]
+    assert page(APIClient(), motion, after=cursor, wait=0.05)["results"] == []
+
+
+def test_wait_must_be_a_number(motion):
+    response = APIClient().get(f"/api/motions/{motion.slug}/messages/", {"wait": "soon"})
+    assert response.status_code == 400
+    assert "wait" in response.json()["error"]["fields"]

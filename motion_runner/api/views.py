@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 from django.db.models import Q
@@ -31,6 +32,20 @@ from .serializers import (
 MAX_PAGE = 500
 DEFAULT_PAGE = 200
 MAX_OVERLAP_SECONDS = 30
+MAX_WAIT_SECONDS = 25.0
+# How often a long poll looks again: one indexed query, cheap enough at this rate.
+WAIT_CHECK_SECONDS = 0.01
+
+
+def wait_for_messages(newer, wait: float) -> bool:
+    """Until something is written after the cursor (True), or the wait is over (False)."""
+    deadline = time.monotonic() + wait
+    while True:
+        if newer.exists():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(WAIT_CHECK_SECONDS)
 
 
 def running_activity(motion: Motion) -> list[dict]:
@@ -86,7 +101,9 @@ class MessageList(APIView):
 
     `after` is exclusive. `overlap=N` (seconds, at most 30) also returns what was written up to
     N seconds before the cursor: a poller that dedupes on `id` uses it so that a message whose
-    insert committed late is still seen.
+    insert committed late is still seen. `wait=N` (seconds, at most 25) holds the request until
+    there is something after the cursor (a long poll): a reader learns of a new message within
+    the server's check interval instead of its own poll interval.
     """
 
     @extend_schema(
@@ -98,6 +115,7 @@ class MessageList(APIView):
             OpenApiParameter("until", str, description="ISO time; created before."),
             OpenApiParameter("overlap", int, description="Seconds to look back before `after`."),
             OpenApiParameter("raw", bool, description="Include the harness's raw JSON line."),
+            OpenApiParameter("wait", float, description="Seconds to wait for something new (at most 25)."),
         ],
         responses=MessageSerializer(many=True),
     )
@@ -110,20 +128,27 @@ class MessageList(APIView):
             overlap = min(max(int(params.get("overlap", 0)), 0), MAX_OVERLAP_SECONDS)
         except ValueError as exc:
             raise ValidationError({"limit": ["must be a whole number"]}) from exc
+        try:
+            wait = min(max(float(params.get("wait", 0)), 0.0), MAX_WAIT_SECONDS)
+        except ValueError as exc:
+            raise ValidationError({"wait": ["must be a number of seconds"]}) from exc
+        newer = None
         if after := params.get("after"):
             created, message_id = cursors.decode(after)
+            newer = Q(created_at__gt=created) | Q(created_at=created, id__gt=message_id)
             if overlap:
                 queryset = queryset.filter(created_at__gt=created - timedelta(seconds=overlap))
             else:
-                queryset = queryset.filter(
-                    Q(created_at__gt=created) | Q(created_at=created, id__gt=message_id)
-                )
+                queryset = queryset.filter(newer)
         if kinds := params.get("kind"):
             queryset = queryset.filter(kind__in=[k.strip() for k in kinds.split(",")])
         for name, lookup in (("since", "created_at__gte"), ("until", "created_at__lt")):
             if value := params.get(name):
                 queryset = queryset.filter(**{lookup: parse_time(name, value)})
-        page = list(queryset.order_by("created_at", "id")[:limit])
+        queryset = queryset.order_by("created_at", "id")
+        if wait and newer is not None:
+            wait_for_messages(queryset.filter(newer), wait)
+        page = list(queryset[:limit])
         serializer_class = (
             MessageWithRawSerializer if params.get("raw") in ("1", "true") else MessageSerializer
         )

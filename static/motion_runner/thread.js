@@ -140,7 +140,8 @@
 
   async function poll() {
     const params = new URLSearchParams({ limit: "500" });
-    if (cursor) { params.set("after", cursor); params.set("overlap", "2"); }
+    // A long poll: the server answers as soon as there is something new, or after 20 s.
+    if (cursor) { params.set("after", cursor); params.set("overlap", "2"); params.set("wait", "20"); }
     try {
       const response = await fetch(url + "?" + params, { headers: { Accept: "application/json" } });
       if (!response.ok) throw new Error(response.status);
@@ -155,7 +156,7 @@
       showActivity(page.activity || []);
       showRequests(page.requests || []);
       if (nearBottom && page.results.length) window.scrollTo(0, document.body.scrollHeight);
-      delay = page.more ? 0 : 1000;
+      delay = page.more || cursor ? 0 : 1000;
     } catch (err) {
       delay = Math.min(delay * 2 || 1000, 15000);
     }
