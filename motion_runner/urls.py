@@ -1,9 +1,15 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import SimpleRouter
+
+from watchlist.api import WatchViewSet
 
 from . import views
 from .api import views as api
+
+watch_router = SimpleRouter(trailing_slash=True)
+watch_router.register("watches", WatchViewSet, basename="watch")
 
 urlpatterns = [
     path("", views.motion_list, name="motion-list"),
@@ -16,4 +22,5 @@ urlpatterns = [
     path("api/motions/<slug:slug>/messages/", api.MessageList.as_view(), name="api-messages"),
     path("api/turns/", api.TurnList.as_view(), name="api-turns"),
     path("api/turns/<int:pk>/", api.TurnDetail.as_view(), name="api-turn"),
+    path("api/", include(watch_router.urls)),
 ]

@@ -50,3 +50,13 @@ class TurnFactory(factory.django.DjangoModelFactory):
     motion = factory.SubFactory(MotionFactory)
     agent = factory.SubFactory(AgentFactory)
     prompt = "say hello"
+
+
+class WatchFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "watchlist.Watch"
+
+    motion = factory.SubFactory(MotionFactory)
+    kind = "web_page"
+    target = factory.Sequence(lambda n: f"https://example.org/page-{n}")
+    wake = "consider"
