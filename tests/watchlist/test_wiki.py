@@ -151,7 +151,7 @@ def test_maxlag_defers_the_batch_by_retry_after_without_counting_a_failure(wiki,
     page.refresh_from_db()
     assert report.deferred == 1
     assert page.consecutive_failures == 0 and page.last_revision == ""
-    assert 5 <= (page.next_due_at - page.updated_at).total_seconds() <= 9
+    assert 5 <= (page.next_due_at - page.last_checked_at).total_seconds() <= 9
     assert wiki.query_requests()[0].query["maxlag"] == "5"
 
     wiki.lag = 0

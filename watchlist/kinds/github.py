@@ -173,7 +173,7 @@ class GitHubIssue(WatchKind):
                 if review["id"] <= (state.get("review_id") or 0) or review.get("state") == "PENDING":
                     continue
                 new_state["review_id"] = max(new_state["review_id"], review["id"])
-                if since and (review.get("submitted_at") or "") < since:
+                if since and (review.get("submitted_at") or "") <= since:
                     continue  # older than the last check: the first look only sets the mark
                 who = (review.get("user") or {}).get("login", "someone")
                 word = REVIEW_WORDS.get(review.get("state", ""), review.get("state", "reviewed").lower())
@@ -238,7 +238,7 @@ class GitHubIssue(WatchKind):
             params["since"] = since
         comments = self.paged(http, f"{api}/repos/{repo}/issues/{number}/comments", params)
         # `since` filters on updated_at: an old comment edited since then is not new.
-        return [c for c in comments if not since or (c.get("created_at") or "") >= since]
+        return [c for c in comments if not since or (c.get("created_at") or "") > since]
 
     def reviews(self, http: HttpClient, api: str, repo: str, number: str) -> list[dict]:
         return self.paged(http, f"{api}/repos/{repo}/pulls/{number}/reviews", {"per_page": 100})
