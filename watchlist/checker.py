@@ -253,7 +253,7 @@ def post_line(watch: Watch, line: str, *, key: str, link: str = "", kind: str = 
     """One compact line in the Motion; its id comes from the watch and the change, so a
     re-check (or a second cycle racing a lost one) never posts it twice."""
     message = Message(
-        id=stable_uuid("watch", watch.pk, key),
+        id=uuid.UUID(stable_uuid("watch", watch.pk, key)),
         motion=watch.motion,
         sender="watch",
         source=Source.WATCH,

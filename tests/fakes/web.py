@@ -4,6 +4,7 @@ and a page whose ads and clock change on every load (and whose ETag does too).""
 from __future__ import annotations
 
 import hashlib
+import html
 import itertools
 from dataclasses import dataclass
 from email.utils import formatdate, parsedate_to_datetime
@@ -53,7 +54,7 @@ class FakeWeb(FakeServer):
 
     def render(self, page: WebPage) -> bytes:
         load = next(self.loads)
-        paragraphs = "\n".join(f"<p>{p}</p>" for p in page.text.split("\n\n"))
+        paragraphs = "\n".join(f"<p>{html.escape(p)}</p>" for p in page.text.split("\n\n"))
         ad = f"Buy Widget #{load} today! Offer {load * 7 % 97}% off" if page.dynamic else "Our sponsor"
         clock = formatdate(1_700_000_000 + load) if page.dynamic else "a fixed time"
         return TEMPLATE.format(title=page.title, paragraphs=paragraphs, ad=ad, clock=clock).encode()
