@@ -51,12 +51,17 @@ class FakeServer:
         self.host = host or self.host
         self.requests: list[Request] = []
         self.bytes_sent = 0
+        self.statuses: list[int] = []
         self.delay = 0.0  # seconds before every answer: a slow host
         self.lock = threading.Lock()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body in one write, and no Nagle: otherwise every answer waits out
+            # the client's delayed ACK (~40 ms), which no real server does.
+            wbufsize = 1 << 16
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: Any) -> None:
                 pass
@@ -96,6 +101,7 @@ class FakeServer:
                     self.wfile.write(data)
                 with fake.lock:
                     fake.bytes_sent += len(data)
+                    fake.statuses.append(reply.status)
 
             do_GET = do_POST = do_HEAD = _serve
 
@@ -128,4 +134,5 @@ class FakeServer:
     def reset_log(self) -> None:
         with self.lock:
             self.requests.clear()
+            self.statuses.clear()
             self.bytes_sent = 0

@@ -129,3 +129,15 @@ def test_a_web_watch_on_a_private_address_is_stopped_with_the_reason(watch, merc
     assert not page.enabled
     assert page.disabled_reason == "refused router.example (192.168.0.10): a private address"
     assert "a private address" in lines(merch)[0]
+
+
+@pytest.mark.django_db
+def test_a_contract_watch_whose_rpc_resolves_inside_is_stopped(watch, merch, monkeypatch, settings):
+    settings.WATCH_HTTP_ALLOW_NETWORKS = []
+    monkeypatch.setattr(whttp, "resolve", lambda host, port: ["169.254.169.254"])
+    contract = watch("contract", "0x" + "1" * 40, options={"rpc": "http://rpc.example/"})
+
+    run_cycle()
+
+    contract.refresh_from_db()
+    assert not contract.enabled and "a cloud metadata address" in contract.disabled_reason
