@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -74,18 +74,20 @@ def claim_due(now: datetime | None = None, limit: int | None = None) -> tuple[st
     limit = limit or settings.WATCH_MAX_PER_CYCLE
     token = str(uuid.uuid4())
     lease = now + timedelta(seconds=settings.WATCH_CLAIM_LEASE_SECONDS)
-    with transaction.atomic():
-        candidates = (
-            Watch.objects.filter(due_filter(now))
-            .order_by("next_due_at", "pk")
-            .select_for_update(skip_locked=True)
-            .values_list("pk", flat=True)[:limit]
+    due = Watch.objects.filter(due_filter(now)).order_by("next_due_at", "pk")
+    if connection.features.has_select_for_update_skip_locked:
+        with transaction.atomic():
+            ids = list(due.select_for_update(skip_locked=True).values_list("pk", flat=True)[:limit])
+            if ids:
+                # The WHERE repeats the due test: a row claimed by someone else in the meantime
+                # no longer matches (PostgreSQL re-checks it after the other commit).
+                Watch.objects.filter(due_filter(now), pk__in=ids).update(claim=token, claimed_until=lease)
+    else:
+        # SQLite: one UPDATE statement, so the write lock is taken at once (a read that later
+        # upgrades to a write can fail with "database is locked" instead of waiting).
+        Watch.objects.filter(due_filter(now), pk__in=due.values("pk")[:limit]).update(
+            claim=token, claimed_until=lease
         )
-        ids = list(candidates)
-        if ids:
-            # The WHERE repeats the due test: a row claimed by someone else in the meantime
-            # no longer matches (PostgreSQL re-checks it after the other commit).
-            Watch.objects.filter(due_filter(now), pk__in=ids).update(claim=token, claimed_until=lease)
     watches = list(Watch.objects.filter(claim=token).select_related("motion"))
     return token, watches
 
