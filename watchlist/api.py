@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import permissions, serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -51,6 +53,7 @@ class WatchSerializer(serializers.ModelSerializer):
             "created_at",
         ]
 
+    @extend_schema_field(OpenApiTypes.OBJECT)
     def get_state(self, watch: Watch) -> dict:
         state = watch.state_dict()
         state.pop("text", None)  # the stored page text is for diffs, not for listing

@@ -187,8 +187,11 @@ def check_address(address: str, port: int, rules: list[AllowRule]) -> str | None
     return problem
 
 
-def guard_url(url: httpx.URL, rules: list[AllowRule]) -> str:
-    """Resolve the URL's host and return the one checked address to connect to."""
+def guard_url(url: httpx.URL, rules: list[AllowRule], dns: dict | None = None) -> str:
+    """Resolve the URL's host and return the one checked address to connect to.
+
+    `dns` caches answers for one client's life (a cycle): safe, since the connection is
+    pinned to the address that was checked, whatever the name resolves to later."""
     if url.scheme not in ("http", "https"):
         raise BlockedAddress(f"refused {url}: only http and https are fetched")
     host = url.host
@@ -198,7 +201,13 @@ def guard_url(url: httpx.URL, rules: list[AllowRule]) -> str:
     try:
         addresses = [str(ipaddress.ip_address(host))]
     except ValueError:
-        addresses = resolve(host, port)
+        key = (host, port)
+        if dns is not None and key in dns:
+            addresses = dns[key]
+        else:
+            addresses = resolve(host, port)
+            if dns is not None:
+                dns[key] = addresses
     if not addresses:
         raise FetchError(f"cannot resolve {host}: no addresses")
     # Every answer must be fine: otherwise a name with one public and one private record
@@ -263,6 +272,7 @@ class HttpClient:
         self.max_redirects = max_redirects if max_redirects is not None else settings.WATCH_HTTP_MAX_REDIRECTS
         self.stats = Stats()
         self._hosts: dict[str, HostState] = {}
+        self._dns: dict[tuple[str, int], list[str]] = {}
         self._lock = threading.Lock()
 
     def __enter__(self) -> HttpClient:
@@ -351,7 +361,7 @@ class HttpClient:
         raise FetchError(f"{url}: more than {self.max_redirects} redirects")
 
     def _send_once(self, method: str, url: httpx.URL, headers: dict[str, str], json: Any) -> Response:
-        address = guard_url(url, self.rules)
+        address = guard_url(url, self.rules, self._dns)
         key = host_key(url)
         state = self._host(key)
         pinned = url.copy_with(host=address)

@@ -71,7 +71,6 @@ class Outcome:
     changes: list[Change] = field(default_factory=list)
     error: CheckError | None = None
     skipped: bool = False  # not checked this cycle (out of time): just release the claim
-    requests: int = 0
 
 
 class WatchKind:
