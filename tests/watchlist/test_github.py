@@ -158,3 +158,15 @@ def test_github_requests_to_one_host_are_serial(github, watch, settings):
     run_cycle()
 
     assert max(seen) == 1 and len(seen) == 8
+
+
+def test_the_last_request_of_the_quota_stops_the_host_before_a_refusal(github, watch):
+    for n in range(1, 4):
+        github.add("cryptograss/merch", n)
+        watch("github", f"cryptograss/merch#{n}")
+    github.remaining = 1  # the first answer will say x-ratelimit-remaining: 0
+
+    report = run_cycle()
+
+    assert len(github.requests) == 1
+    assert report.checked == 1 and report.deferred == 2 and report.errors == 0
