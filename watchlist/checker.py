@@ -147,8 +147,7 @@ def run_cycle(
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="watch") as pool:
             futures = [pool.submit(run_lane, kind, http, lane, deadline) for kind, lane in lanes]
             for future in as_completed(futures):
-                for outcome in future.result():
-                    apply_outcome(by_id[outcome.watch_id], token, outcome, report)
+                apply_outcomes(by_id, token, future.result(), report)
         report.http = http.stats.as_dict()
     finally:
         if own_http:
@@ -162,6 +161,39 @@ def run_cycle(
 
 def release(watch: Watch, token: str) -> None:
     Watch.objects.filter(pk=watch.pk, claim=token).update(claim="", claimed_until=None)
+
+
+def is_quiet(watch: Watch, snapshot_state: dict, outcome: Outcome) -> bool:
+    """Nothing to store but the time: no change, no error, same state, nothing to recover from.
+    Most checks in a cycle are this (a 304, the same revision id)."""
+    return (
+        not outcome.skipped
+        and outcome.error is None
+        and not outcome.changes
+        and (outcome.state is None or outcome.state == snapshot_state)
+        and watch.consecutive_failures == 0
+        and not watch.failure_notified
+        and not watch.last_error
+    )
+
+
+def apply_outcomes(by_id: dict[int, Watch], token: str, outcomes: list[Outcome], report: CycleReport) -> None:
+    """Quiet outcomes in one UPDATE per interval; the rest one by one."""
+    now = timezone.now()
+    quiet: dict[int, list[int]] = {}
+    for outcome in outcomes:
+        watch = by_id[outcome.watch_id]
+        if is_quiet(watch, watch.state_dict(), outcome):
+            quiet.setdefault(watch.interval, []).append(watch.pk)
+        else:
+            apply_outcome(watch, token, outcome, report)
+    for interval, ids in quiet.items():
+        # `claim=token`: a watch edited meanwhile lost its claim (Watch.save) and is skipped.
+        updated = Watch.objects.filter(pk__in=ids, claim=token).update(
+            claim="", claimed_until=None, last_checked_at=now, next_due_at=now + timedelta(seconds=interval)
+        )
+        report.checked += updated
+        report.dropped += len(ids) - updated
 
 
 def apply_outcome(watch: Watch, token: str, outcome: Outcome, report: CycleReport | None = None) -> None:

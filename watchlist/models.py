@@ -88,6 +88,8 @@ class Watch(models.Model):
             if self.settings_hash:
                 self.reset_state()
                 self.next_due_at = timezone.now()
+                # A check in flight was for the old settings: its result must not land here.
+                self.claim, self.claimed_until = "", None
             self.settings_hash = new_hash
             if kwargs.get("update_fields") is not None:
                 kwargs["update_fields"] = None

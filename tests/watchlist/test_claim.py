@@ -124,3 +124,20 @@ def test_a_result_for_a_watch_edited_while_it_was_checked_is_dropped():
 def test_paused_watches_are_not_claimed():
     WatchFactory(enabled=False)
     assert claim_due()[1] == []
+
+
+@pytest.mark.django_db
+def test_a_quiet_result_for_a_watch_edited_while_it_was_checked_is_dropped():
+    from watchlist.checker import CycleReport, apply_outcomes
+
+    w = WatchFactory(target="https://example.org/old")
+    token, (claimed,) = claim_due()
+    edited = Watch.objects.get(pk=w.pk)
+    edited.target = "https://example.org/new"
+    edited.save()
+    report = CycleReport()
+
+    apply_outcomes({w.pk: claimed}, token, [Outcome(w.pk, state=claimed.state_dict())], report)
+
+    edited.refresh_from_db()
+    assert report.dropped == 1 and edited.last_checked_at is None
