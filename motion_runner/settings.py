@@ -202,6 +202,40 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # httpx logs every request at INFO: a watch cycle is ~500 of them every 90 s.
+    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
+}
+
+# --- The watchlist (watchlist/) -----------------------------------------------------------
+WATCH_CHECK_EVERY_SECONDS = env_float("WATCH_CHECK_EVERY_SECONDS", 90.0)
+WATCH_MIN_INTERVAL_SECONDS = env_int("WATCH_MIN_INTERVAL_SECONDS", 90)
+WATCH_CYCLE_BUDGET_SECONDS = env_float("WATCH_CYCLE_BUDGET_SECONDS", 75.0)
+WATCH_CLAIM_LEASE_SECONDS = env_int("WATCH_CLAIM_LEASE_SECONDS", 300)
+WATCH_MAX_PER_CYCLE = env_int("WATCH_MAX_PER_CYCLE", 5000)
+WATCH_MAX_WORKERS = env_int("WATCH_MAX_WORKERS", 8)
+WATCH_FAILURES_BEFORE_NOTICE = env_int("WATCH_FAILURES_BEFORE_NOTICE", 3)
+WATCH_BACKOFF_MAX_SECONDS = env_int("WATCH_BACKOFF_MAX_SECONDS", 3600)
+# The one outbound HTTP wrapper (watchlist/http.py): limits and the SSRF guard's allowlist
+# (CIDRs, optionally with :port, e.g. "10.1.2.0/24,127.0.0.1:8545"; empty = public only).
+WATCH_HTTP_TIMEOUT_SECONDS = env_float("WATCH_HTTP_TIMEOUT_SECONDS", 10.0)
+WATCH_HTTP_MAX_BYTES = env_int("WATCH_HTTP_MAX_BYTES", 2 * 1024 * 1024)
+WATCH_HTTP_PER_HOST_CONCURRENCY = env_int("WATCH_HTTP_PER_HOST_CONCURRENCY", 4)
+WATCH_HTTP_PER_HOST_INTERVAL = env_float("WATCH_HTTP_PER_HOST_INTERVAL", 0.02)
+WATCH_HTTP_MAX_REDIRECTS = env_int("WATCH_HTTP_MAX_REDIRECTS", 5)
+WATCH_HTTP_ALLOW_NETWORKS = env_list("WATCH_HTTP_ALLOW_NETWORKS", [])
+WATCH_WIKI_API = os.environ.get("WATCH_WIKI_API", "https://pickipedia.xyz/api.php")
+# Talk pages on these wikis wake an agent "to reply on that talk page".
+WATCH_TALK_REPLY_WIKIS = env_list("WATCH_TALK_REPLY_WIKIS", [WATCH_WIKI_API])
+WATCH_WIKI_MAXLAG = env_int("WATCH_WIKI_MAXLAG", 5)
+WATCH_GITHUB_API = os.environ.get("WATCH_GITHUB_API", "https://api.github.com")
+WATCH_GITHUB_TOKEN = os.environ.get("WATCH_GITHUB_TOKEN", "")
+WATCH_ETH_RPC_URL = os.environ.get("WATCH_ETH_RPC_URL", "https://ethereum-rpc.publicnode.com")
+WATCH_ETH_MAX_RANGE = env_int("WATCH_ETH_MAX_RANGE", 5000)
+WATCH_ETH_MAX_CHUNKS = env_int("WATCH_ETH_MAX_CHUNKS", 20)
+WATCH_ETH_EXPLORER = os.environ.get("WATCH_ETH_EXPLORER", "https://etherscan.io/tx/{tx}")
+CELERY_BEAT_SCHEDULE["check-watches"] = {
+    "task": "watchlist.check_watches",
+    "schedule": WATCH_CHECK_EVERY_SECONDS,
 }
 
 # A stream post carries up to 500 harness events, tool results included (up to 64 KiB each).

@@ -1,12 +1,17 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.routers import SimpleRouter
 
 from wakes import api as wakes_api
+from watchlist.api import WatchViewSet
 
 from . import views
 from .api import agent_views
 from .api import views as api
+
+watch_router = SimpleRouter(trailing_slash=True)
+watch_router.register("watches", WatchViewSet, basename="watch")
 
 urlpatterns = [
     path("", views.motion_list, name="motion-list"),
@@ -24,4 +29,5 @@ urlpatterns = [
     path("api/turns/", api.TurnList.as_view(), name="api-turns"),
     path("api/turns/<int:pk>/", api.TurnDetail.as_view(), name="api-turn"),
     path("api/requests/<int:pk>/<str:action>/", wakes_api.AnswerRequest.as_view(), name="api-request-answer"),
+    path("api/", include(watch_router.urls)),
 ]

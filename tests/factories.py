@@ -61,3 +61,13 @@ class AgentKeyFactory(factory.django.DjangoModelFactory):
     agent = factory.SubFactory(AgentFactory)
     prefix = factory.Sequence(lambda n: f"{n:08x}")
     hashed = factory.Sequence(lambda n: f"{n:064x}")
+
+
+class WatchFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "watchlist.Watch"
+
+    motion = factory.SubFactory(MotionFactory)
+    kind = "web_page"
+    target = factory.Sequence(lambda n: f"https://example.org/page-{n}")
+    wake = "consider"

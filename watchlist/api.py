@@ -1,0 +1,122 @@
+"""`/api/watches/`: list, add, edit, pause/resume, delete a Motion's watches."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import permissions, serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from motion_runner.models import Motion
+
+from .kinds import KINDS, InvalidTarget, get_kind
+from .models import Watch
+
+
+class WatchSerializer(serializers.ModelSerializer):
+    motion = serializers.SlugRelatedField(slug_field="slug", queryset=Motion.objects.all())
+    kind = serializers.ChoiceField(choices=list(KINDS))
+    options = serializers.JSONField(required=False)
+    state = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Watch
+        fields = [
+            "id",
+            "motion",
+            "kind",
+            "target",
+            "options",
+            "label",
+            "wake",
+            "enabled",
+            "interval",
+            "state",
+            "last_checked_at",
+            "next_due_at",
+            "consecutive_failures",
+            "last_error",
+            "disabled_reason",
+            "created_at",
+        ]
+        read_only_fields = [
+            "state",
+            "last_checked_at",
+            "next_due_at",
+            "consecutive_failures",
+            "last_error",
+            "disabled_reason",
+            "created_at",
+        ]
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_state(self, watch: Watch) -> dict:
+        state = watch.state_dict()
+        state.pop("text", None)  # the stored page text is for diffs, not for listing
+        return state
+
+    def validate_interval(self, value: int) -> int:
+        low = settings.WATCH_MIN_INTERVAL_SECONDS
+        if value < low:
+            raise serializers.ValidationError(f"at least {low} seconds: watches are checked every 90 s")
+        if value > 7 * 24 * 3600:
+            raise serializers.ValidationError("at most a week (604800 seconds)")
+        return value
+
+    def validate(self, attrs: dict) -> dict:
+        instance = self.instance
+        kind_name = attrs.get("kind", instance.kind if instance else None)
+        target = attrs.get("target", instance.target if instance else "")
+        options = attrs.get("options", instance.options if instance else {}) or {}
+        if not isinstance(options, dict):
+            raise serializers.ValidationError({"options": ["must be a JSON object"]})
+        if instance and "kind" in attrs and attrs["kind"] != instance.kind and "target" not in attrs:
+            raise serializers.ValidationError({"target": ["changing the kind needs a new target too"]})
+        try:
+            kind = get_kind(kind_name)
+            target, options = kind.clean(target, options)
+        except InvalidTarget as exc:
+            raise serializers.ValidationError({exc.field: [str(exc)]}) from exc
+        attrs["target"], attrs["options"] = target, options
+        if attrs.get("enabled") and instance and not instance.enabled:
+            # Resuming a stopped watch starts it afresh.
+            attrs.update(disabled_reason="", consecutive_failures=0, failure_notified=False)
+        return attrs
+
+
+class WatchViewSet(viewsets.ModelViewSet):
+    """A Motion's watches. Filter with `?motion=<slug>`. Reads are open; writes need a sign-in."""
+
+    serializer_class = WatchSerializer
+    permission_classes = [permissions.IsAuthenticatedOrReadOnly]
+
+    def get_queryset(self):
+        queryset = Watch.objects.select_related("motion").order_by("pk")
+        if slug := self.request.query_params.get("motion"):
+            queryset = queryset.filter(motion_id=slug)
+        return queryset
+
+    @action(detail=True, methods=["post"])
+    def pause(self, request: Request, pk: str | None = None) -> Response:
+        watch = self.get_object()
+        Watch.objects.filter(pk=watch.pk).update(enabled=False)
+        watch.refresh_from_db()
+        return Response(self.get_serializer(watch).data)
+
+    @action(detail=True, methods=["post"])
+    def resume(self, request: Request, pk: str | None = None) -> Response:
+        watch = self.get_object()
+        Watch.objects.filter(pk=watch.pk).update(
+            enabled=True,
+            disabled_reason="",
+            consecutive_failures=0,
+            failing_since=None,
+            failure_notified=False,
+            next_due_at=timezone.now(),
+        )
+        watch.refresh_from_db()
+        return Response(self.get_serializer(watch).data)

@@ -1,0 +1,432 @@
+"""The one outbound HTTP wrapper for the whole project (mock it at this seam, nowhere else).
+
+Every request a watch (or anything else) sends to the outside goes through `HttpClient`:
+
+- SSRF guard: the host is resolved here, every address is checked (loopback, private,
+  link-local, cloud metadata, CGNAT, multicast, reserved… are refused unless
+  WATCH_HTTP_ALLOW_NETWORKS permits them), and the connection is then made to the checked
+  address itself (the URL is rewritten to the IP, with the Host header and TLS SNI kept to
+  the name), so a DNS answer that changes between the check and the connect (rebinding)
+  cannot send the request elsewhere. Redirects are followed by hand, and each hop is checked
+  the same way.
+- Limits: connect/read timeouts, an overall deadline per request, and a cap on the body size
+  (read as a stream, so a huge body is cut off rather than buffered).
+- Per-host politeness: at most N requests in flight to one host, a minimum interval between
+  request starts to one host, and a "blocked until" a host asked us to wait (Retry-After):
+  later requests to that host fail fast with `retry_after` rather than sleeping, so one slow
+  or throttling host never holds a worker that others need.
+- Counters (requests, bytes) for the benchmark and the admin.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import urljoin
+
+import httpx
+from django.conf import settings
+
+USER_AGENT = "MotionRunner-Watch/1.0 (+https://github.com/cryptograss/motion-runner)"
+REDIRECT_STATUSES = {301, 302, 303, 307, 308}
+
+# Not covered by ipaddress's flags on every Python version, or worth naming explicitly.
+EXTRA_BLOCKED_NETWORKS = [
+    ipaddress.ip_network("100.64.0.0/10"),  # carrier-grade NAT (shared address space)
+    ipaddress.ip_network("169.254.169.254/32"),  # cloud metadata (AWS, GCP, Azure, …)
+    ipaddress.ip_network("fd00:ec2::254/128"),  # AWS metadata over IPv6
+    ipaddress.ip_network("0.0.0.0/8"),
+    ipaddress.ip_network("192.0.0.0/24"),
+    ipaddress.ip_network("198.18.0.0/15"),  # benchmarking
+]
+
+
+class FetchError(Exception):
+    """A request that did not produce a usable response.
+
+    `permanent` means asking again will not help (a refused address, a bad URL);
+    `retry_after` is how long the other side asked us to wait, when it said.
+    """
+
+    def __init__(self, message: str, *, permanent: bool = False, retry_after: float | None = None):
+        super().__init__(message)
+        self.permanent = permanent
+        self.retry_after = retry_after
+
+
+class BlockedAddress(FetchError):
+    def __init__(self, message: str):
+        super().__init__(message, permanent=True)
+
+
+@dataclass
+class Response:
+    status: int
+    headers: httpx.Headers
+    content: bytes
+    url: str
+    elapsed: float = 0.0
+
+    @property
+    def text(self) -> str:
+        charset = "utf-8"
+        ctype = self.headers.get("content-type", "")
+        if "charset=" in ctype:
+            charset = ctype.split("charset=", 1)[1].split(";")[0].strip() or "utf-8"
+        try:
+            return self.content.decode(charset, "replace")
+        except LookupError:
+            return self.content.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        import json
+
+        try:
+            return json.loads(self.content)
+        except ValueError as exc:
+            raise FetchError(f"{self.url} did not answer JSON ({exc})") from exc
+
+    def retry_after(self) -> float | None:
+        return parse_retry_after(self.headers.get("retry-after"))
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Retry-After is either seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(float(value), 0.0)
+    except ValueError:
+        pass
+    try:
+        return max(parsedate_to_datetime(value).timestamp() - time.time(), 0.0)
+    except (TypeError, ValueError):
+        return None
+
+
+# --- The SSRF guard -------------------------------------------------------------------------
+
+
+def resolve(host: str, port: int) -> list[str]:
+    """The resolver seam: every address `host` resolves to (tests patch this)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise FetchError(f"cannot resolve {host}: {exc.strerror or exc}") from exc
+    seen: list[str] = []
+    for info in infos:
+        address = info[4][0]
+        if address not in seen:
+            seen.append(address)
+    return seen
+
+
+@dataclass(frozen=True)
+class AllowRule:
+    network: ipaddress.IPv4Network | ipaddress.IPv6Network
+    port: int | None = None
+
+    def permits(self, address: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) -> bool:
+        return address in self.network and (self.port is None or self.port == port)
+
+
+def parse_allow_rules(entries: Iterable[str]) -> list[AllowRule]:
+    """`10.0.0.0/8`, `127.0.0.1`, `127.0.0.1:8080`, `[::1]:8080`."""
+    rules = []
+    for entry in entries:
+        entry = entry.strip()
+        if not entry:
+            continue
+        port = None
+        if entry.startswith("["):
+            host, _, rest = entry[1:].partition("]")
+            if rest.startswith(":"):
+                port = int(rest[1:])
+            entry = host
+        elif entry.count(":") == 1:
+            entry, port_text = entry.split(":")
+            port = int(port_text)
+        rules.append(AllowRule(ipaddress.ip_network(entry, strict=False), port))
+    return rules
+
+
+def address_problem(address: str) -> str | None:
+    """Why this address must not be fetched, or None when it is a public one."""
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback:
+        return "a loopback address"
+    if any(ip in net for net in EXTRA_BLOCKED_NETWORKS if net.version == ip.version):
+        if str(ip) in ("169.254.169.254", "fd00:ec2::254"):
+            return "a cloud metadata address"
+        return "a reserved address"
+    if ip.is_link_local:
+        return "a link-local address"
+    if ip.is_private:
+        return "a private address"
+    if ip.is_multicast or ip.is_reserved or ip.is_unspecified:
+        return "a reserved address"
+    return None
+
+
+def check_address(address: str, port: int, rules: list[AllowRule]) -> str | None:
+    problem = address_problem(address)
+    if problem is None:
+        return None
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if any(rule.permits(ip, port) for rule in rules):
+        return None
+    return problem
+
+
+def guard_url(url: httpx.URL, rules: list[AllowRule], dns: dict | None = None) -> str:
+    """Resolve the URL's host and return the one checked address to connect to.
+
+    `dns` caches answers for one client's life (a cycle): safe, since the connection is
+    pinned to the address that was checked, whatever the name resolves to later."""
+    if url.scheme not in ("http", "https"):
+        raise BlockedAddress(f"refused {url}: only http and https are fetched")
+    host = url.host
+    if not host:
+        raise BlockedAddress(f"refused {url}: no host")
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        addresses = [str(ipaddress.ip_address(host))]
+    except ValueError:
+        key = (host, port)
+        if dns is not None and key in dns:
+            addresses = dns[key]
+        else:
+            addresses = resolve(host, port)
+            if dns is not None:
+                dns[key] = addresses
+    if not addresses:
+        raise FetchError(f"cannot resolve {host}: no addresses")
+    # Every answer must be fine: otherwise a name with one public and one private record
+    # would be a coin toss.
+    for address in addresses:
+        if problem := check_address(address, port, rules):
+            shown = host if host == address else f"{host} ({address})"
+            raise BlockedAddress(f"refused {shown}: {problem}")
+    return addresses[0]
+
+
+# --- Per-host politeness --------------------------------------------------------------------
+
+
+@dataclass
+class HostState:
+    semaphore: threading.BoundedSemaphore
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    next_start: float = 0.0
+    blocked_until: float = 0.0
+    client: httpx.Client | None = None
+
+
+@dataclass
+class Stats:
+    requests: int = 0
+    bytes_received: int = 0
+    bytes_sent: int = 0
+    by_host: dict[str, int] = field(default_factory=dict)
+    statuses: dict[int, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "requests": self.requests,
+            "bytes_received": self.bytes_received,
+            "bytes_sent": self.bytes_sent,
+            "by_host": dict(self.by_host),
+            "statuses": dict(self.statuses),
+        }
+
+
+class HttpClient:
+    """Thread-safe; one per cycle (or per process). Close it when done."""
+
+    def __init__(
+        self,
+        *,
+        timeout: float | None = None,
+        max_bytes: int | None = None,
+        per_host_concurrency: int | None = None,
+        per_host_interval: float | None = None,
+        allow: Iterable[str] | None = None,
+        max_redirects: int | None = None,
+    ):
+        self.timeout = timeout if timeout is not None else settings.WATCH_HTTP_TIMEOUT_SECONDS
+        self.max_bytes = max_bytes if max_bytes is not None else settings.WATCH_HTTP_MAX_BYTES
+        self.per_host_concurrency = per_host_concurrency or settings.WATCH_HTTP_PER_HOST_CONCURRENCY
+        self.per_host_interval = (
+            per_host_interval if per_host_interval is not None else settings.WATCH_HTTP_PER_HOST_INTERVAL
+        )
+        self.rules = parse_allow_rules(allow if allow is not None else settings.WATCH_HTTP_ALLOW_NETWORKS)
+        self.max_redirects = max_redirects if max_redirects is not None else settings.WATCH_HTTP_MAX_REDIRECTS
+        self.stats = Stats()
+        self._hosts: dict[str, HostState] = {}
+        self._dns: dict[tuple[str, int], list[str]] = {}
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> HttpClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        with self._lock:
+            for state in self._hosts.values():
+                if state.client is not None:
+                    state.client.close()
+            self._hosts.clear()
+
+    # One httpx.Client (one connection pool) per host name: connections are made to the
+    # checked IP, and a pool keyed by IP must never reuse a TLS session opened for another
+    # name on the same address.
+    def _host(self, key: str) -> HostState:
+        with self._lock:
+            state = self._hosts.get(key)
+            if state is None:
+                state = HostState(semaphore=threading.BoundedSemaphore(self.per_host_concurrency))
+                state.client = httpx.Client(
+                    timeout=httpx.Timeout(self.timeout),
+                    follow_redirects=False,
+                    trust_env=False,  # a proxy from the environment would bypass the pinning
+                    limits=httpx.Limits(max_connections=self.per_host_concurrency),
+                )
+                self._hosts[key] = state
+            return state
+
+    def block_host(self, url: str, seconds: float) -> None:
+        """Remember that a host asked us to wait (Retry-After, a rate-limit reset)."""
+        parsed = httpx.URL(url)
+        state = self._host(host_key(parsed))
+        with state.lock:
+            state.blocked_until = max(state.blocked_until, time.monotonic() + seconds)
+
+    def blocked_for(self, url: str) -> float:
+        state = self._host(host_key(httpx.URL(url)))
+        return max(state.blocked_until - time.monotonic(), 0.0)
+
+    def _pace(self, state: HostState, key: str) -> None:
+        with state.lock:
+            now = time.monotonic()
+            if state.blocked_until > now:
+                raise FetchError(f"{key} asked us to wait", retry_after=round(state.blocked_until - now, 1))
+            wait = state.next_start - now
+            state.next_start = max(now, state.next_start) + self.per_host_interval
+        if wait > 0:
+            time.sleep(wait)
+
+    def get(self, url: str, *, headers: dict[str, str] | None = None, params: Any = None) -> Response:
+        return self.request("GET", url, headers=headers, params=params)
+
+    def post_json(self, url: str, body: Any, *, headers: dict[str, str] | None = None) -> Response:
+        return self.request("POST", url, headers=headers, json=body)
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        params: Any = None,
+        json: Any = None,
+    ) -> Response:
+        try:
+            current = httpx.URL(url, params=params) if params is not None else httpx.URL(url)
+        except (httpx.InvalidURL, TypeError, ValueError) as exc:
+            raise FetchError(f"not a URL: {url!r} ({exc})", permanent=True) from exc
+        headers = dict(headers or {})
+        origin_host = current.host
+        for _hop in range(self.max_redirects + 1):
+            response = self._send_once(method, current, headers, json)
+            if response.status not in REDIRECT_STATUSES or "location" not in response.headers:
+                return response
+            target = httpx.URL(urljoin(str(current), response.headers["location"]))
+            if response.status == 303 or (response.status in (301, 302) and method == "POST"):
+                method, json = "GET", None
+            if target.host != origin_host:
+                # Credentials meant for one host never follow a redirect to another.
+                headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+            current = target
+        raise FetchError(f"{url}: more than {self.max_redirects} redirects")
+
+    def _send_once(self, method: str, url: httpx.URL, headers: dict[str, str], json: Any) -> Response:
+        address = guard_url(url, self.rules, self._dns)
+        key = host_key(url)
+        state = self._host(key)
+        pinned = url.copy_with(host=address)
+        send_headers = {"User-Agent": USER_AGENT, **headers, "Host": url.netloc.decode("ascii")}
+        extensions: dict[str, Any] = {}
+        if url.scheme == "https":
+            extensions["sni_hostname"] = url.host  # the certificate is checked against the name
+        deadline = time.monotonic() + self.timeout * 2
+        with state.semaphore:
+            self._pace(state, key)
+            started = time.monotonic()
+            request = state.client.build_request(
+                method, pinned, headers=send_headers, json=json, extensions=extensions
+            )
+            sent = len(request.content or b"") if json is not None else 0
+            size = 0
+            try:
+                raw = state.client.send(request, stream=True)
+                try:
+                    chunks: list[bytes] = []
+                    for chunk in raw.iter_raw():
+                        size += len(chunk)
+                        if size > self.max_bytes:
+                            raise FetchError(f"{url.host} sent more than {self.max_bytes} bytes")
+                        if time.monotonic() > deadline:
+                            raise FetchError(f"{url.host} took longer than {self.timeout * 2:g} s")
+                        chunks.append(chunk)
+                finally:
+                    raw.close()
+                body = b"".join(chunks)
+                if raw.headers.get("content-encoding"):
+                    body = _decode(raw, body)
+                    if len(body) > self.max_bytes:  # a small gzip can hide a huge body
+                        raise FetchError(f"{url.host} sent more than {self.max_bytes} bytes (decoded)")
+                response = Response(
+                    status=raw.status_code,
+                    headers=raw.headers,
+                    content=body,
+                    url=str(url),
+                    elapsed=time.monotonic() - started,
+                )
+            except httpx.TimeoutException as exc:
+                raise FetchError(f"{url.host} timed out ({type(exc).__name__})") from exc
+            except httpx.HTTPError as exc:
+                raise FetchError(f"{url.host}: {type(exc).__name__}: {exc}") from exc
+            finally:
+                with self._lock:
+                    self.stats.requests += 1
+                    self.stats.bytes_sent += sent
+                    self.stats.by_host[key] = self.stats.by_host.get(key, 0) + 1
+        with self._lock:
+            self.stats.bytes_received += size
+            self.stats.statuses[response.status] = self.stats.statuses.get(response.status, 0) + 1
+        return response
+
+
+def _decode(raw: httpx.Response, body: bytes) -> bytes:
+    """Undo Content-Encoding after the size cap was applied to the wire bytes."""
+    decoder = raw._get_content_decoder()  # httpx's own decoders (gzip, deflate, br)
+    try:
+        return decoder.decode(body) + decoder.flush()
+    except httpx.DecodingError as exc:
+        raise FetchError(f"{raw.url.host}: could not decode the body ({exc})") from exc
+
+
+def host_key(url: httpx.URL) -> str:
+    port = url.port
+    return f"{url.host}:{port}" if port else url.host

@@ -1,0 +1,255 @@
+"""Contract events: `eth_getLogs` in bounded block ranges up to the finalized head.
+
+Chain, RPC URL, address and event signature are configuration (topic0 is the keccak of the
+signature), so a new contract watch needs no new code. Per check: the finalized head once per
+RPC lane (`eth_getBlockByNumber("finalized", false)`), then logs from the last block seen + 1
+to the head in chunks of `max_range`; a provider's range or result-count error is answered with
+the range it suggests, else the chunk is halved. The last block moves only past chunks that
+succeeded; logs are keyed on (transactionHash, logIndex), so a chunk read twice posts once.
+ERC-721 and ERC-20 share the Transfer topic0: 4 topics and empty data is a token id, 3 topics
+and an amount in data is ERC-20.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from django.conf import settings
+
+from ..http import FetchError, HttpClient
+from ..keccak import event_topic
+from .base import Change, CheckError, InvalidTarget, Outcome, Snapshot, WatchKind, check_url
+
+TRANSFER = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+ZERO = "0x" + "0" * 40
+ADDRESS = re.compile(r"^0x[0-9a-fA-F]{40}$")
+SIGNATURE = re.compile(r"^[A-Za-z_]\w*\(([\w\[\]]+(,[\w\[\]]+)*)?\)$")
+STANDARDS = ("any", "erc721", "erc20")
+RANGE_ERRORS = (-32005, -32602, -32600, -32000, -32001)
+_ids = itertools.count(1)
+
+
+class RangeTooBig(Exception):
+    def __init__(self, message: str, suggestion: tuple[int, int] | None, limit: int | None):
+        super().__init__(message)
+        self.suggestion = suggestion
+        self.limit = limit
+
+
+def parse_range_hint(message: str) -> tuple[tuple[int, int] | None, int | None]:
+    """What a provider's range error suggests: an explicit range, or a size limit."""
+    if m := re.search(r"\[\s*(0x[0-9a-fA-F]+)\s*,\s*(0x[0-9a-fA-F]+)\s*\]", message):
+        return (int(m.group(1), 16), int(m.group(2), 16)), None
+    if m := re.search(r"range (\d+)\s*-\s*(\d+)", message):
+        return (int(m.group(1)), int(m.group(2))), None
+    if m := re.search(r"limit (?:of |is )?(\d+)", message):
+        return None, int(m.group(1))
+    if m := re.search(r"(?:max(?:imum)?|up to) (\d+) blocks", message):
+        return None, int(m.group(1))
+    return None, None
+
+
+def short(address: str) -> str:
+    return f"{address[:6]}…{address[-4:]}"
+
+
+def topic_address(topic: str) -> str:
+    return "0x" + topic[-40:]
+
+
+class ContractEvents(WatchKind):
+    name = "contract"
+    label = "Contract events"
+    option_names = ("rpc", "chain", "event", "standard", "max_range", "start_block", "explorer")
+
+    def clean_target(self, target: str, options: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        if not ADDRESS.match(target):
+            raise InvalidTarget(
+                f"a contract watch needs a 0x-prefixed 40-hex-digit address, not {target[:100]!r}"
+            )
+        from .web_page import refuse_literal_address
+
+        options["rpc"] = check_url(options.get("rpc") or settings.WATCH_ETH_RPC_URL, "rpc")
+        refuse_literal_address(options["rpc"], "options")
+        options["chain"] = str(options.get("chain") or "ethereum")[:40]
+        event = str(options.get("event") or "Transfer(address,address,uint256)").replace(" ", "")
+        if not SIGNATURE.match(event):
+            raise InvalidTarget(
+                f"event must be a Solidity signature like Transfer(address,address,uint256), not {event[:100]!r}",
+                field="options",
+            )
+        options["event"] = event
+        standard = options.get("standard") or "any"
+        if standard not in STANDARDS:
+            raise InvalidTarget(f"standard must be one of {', '.join(STANDARDS)}", field="options")
+        options["standard"] = standard
+        for name, low, high in (("max_range", 1, 1_000_000), ("start_block", 0, 10**12)):
+            if name in options and options[name] is not None:
+                value = options[name]
+                if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+                    raise InvalidTarget(
+                        f"{name} must be a whole number from {low} to {high}", field="options"
+                    )
+        if options.get("explorer") and "{tx}" not in str(options["explorer"]):
+            raise InvalidTarget("explorer must be a URL containing {tx}", field="options")
+        return target.lower(), options
+
+    def group_key(self, snap: Snapshot) -> str:
+        return snap.options.get("rpc") or settings.WATCH_ETH_RPC_URL
+
+    def rpc(self, http: HttpClient, url: str, method: str, params: list) -> Any:
+        try:
+            response = http.post_json(
+                url, {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": params}
+            )
+        except FetchError as exc:
+            raise CheckError.from_fetch(exc) from exc
+        if response.status == 429 or response.status >= 500:
+            raise CheckError(f"{url} answered {response.status}", retry_after=response.retry_after())
+        if response.status != 200:
+            raise CheckError(f"{url} answered {response.status}", permanent=response.status == 404)
+        body = response.json()
+        if not isinstance(body, dict):
+            raise CheckError(f"{url} did not answer a JSON-RPC object")
+        if error := body.get("error"):
+            message = str(error.get("message", ""))
+            data = error.get("data")
+            if isinstance(data, dict | str):
+                message += f" {data}"
+            if method == "eth_getLogs" and (
+                error.get("code") in RANGE_ERRORS
+                and re.search(r"range|limit|results|too (many|large)|blocks", message, re.I)
+            ):
+                raise RangeTooBig(message, *parse_range_hint(message))
+            raise CheckError(f"{method}: {error.get('code')} {message}"[:500])
+        return body.get("result")
+
+    def finalized_head(self, http: HttpClient, url: str) -> int:
+        block = self.rpc(http, url, "eth_getBlockByNumber", ["finalized", False])
+        if not isinstance(block, dict) or "number" not in block:
+            raise CheckError(f"{url} has no finalized block")
+        return int(block["number"], 16)
+
+    def check(self, http: HttpClient, snaps: list[Snapshot]) -> Iterable[Outcome]:
+        url = self.group_key(snaps[0])
+        try:
+            head = self.finalized_head(http, url)
+        except CheckError as exc:
+            yield from (Outcome(snap.id, error=exc) for snap in snaps)
+            return
+        for snap in snaps:
+            try:
+                yield self.check_one(http, url, head, snap)
+            except CheckError as exc:
+                yield Outcome(snap.id, error=exc)
+
+    def check_one(self, http: HttpClient, url: str, head: int, snap: Snapshot) -> Outcome:
+        state = dict(snap.state)
+        if snap.first_check or state.get("block") is None:
+            start = snap.options.get("start_block")
+            block = start - 1 if isinstance(start, int) else head
+            return Outcome(snap.id, state={"checked": True, "block": min(block, head)})
+        topic0 = event_topic(snap.options.get("event") or "Transfer(address,address,uint256)")
+        size = snap.options.get("max_range") or settings.WATCH_ETH_MAX_RANGE
+        last = int(state["block"])
+        logs: list[dict] = []
+        error: CheckError | None = None
+        for _ in range(settings.WATCH_ETH_MAX_CHUNKS):
+            if last >= head:
+                break
+            start, end = last + 1, min(last + size, head)
+            try:
+                found = self.rpc(
+                    http,
+                    url,
+                    "eth_getLogs",
+                    [
+                        {
+                            "address": snap.target,
+                            "topics": [topic0],
+                            "fromBlock": hex(start),
+                            "toBlock": hex(end),
+                        }
+                    ],
+                )
+            except RangeTooBig as exc:
+                if exc.suggestion and exc.suggestion[0] == start and start <= exc.suggestion[1] < end:
+                    size = exc.suggestion[1] - start + 1
+                elif exc.limit and exc.limit < end - start + 1:
+                    size = exc.limit
+                elif end > start:
+                    size = max((end - start + 1) // 2, 1)
+                else:
+                    error = CheckError(f"eth_getLogs refused even one block: {exc}")
+                    break
+                continue
+            except CheckError as exc:
+                error = exc
+                break
+            logs.extend(found or [])
+            last = end
+        changes = self.changes(snap, logs)
+        new_state = {**state, "checked": True, "block": last}
+        if error is not None and last == int(state["block"]):
+            return Outcome(snap.id, error=error)
+        # Progress made before an error is kept; the error shows again on the next check.
+        return Outcome(snap.id, state=new_state, changes=changes)
+
+    def changes(self, snap: Snapshot, logs: list[dict]) -> list[Change]:
+        seen: set[tuple[str, str]] = set()
+        standard = snap.options.get("standard", "any")
+        explorer = snap.options.get("explorer") or settings.WATCH_ETH_EXPLORER
+        chain = snap.options.get("chain", "ethereum")
+        changes = []
+        for log in sorted(
+            logs,
+            key=lambda item: (int(item.get("blockNumber", "0x0"), 16), int(item.get("logIndex", "0x0"), 16)),
+        ):
+            key = (log.get("transactionHash", ""), log.get("logIndex", ""))
+            if log.get("removed") or key in seen:
+                continue
+            seen.add(key)
+            topics = log.get("topics") or []
+            data = log.get("data") or "0x"
+            text = self.describe_log(topics, data, standard)
+            if text is None:
+                continue
+            tx = log.get("transactionHash", "")
+            changes.append(
+                Change(
+                    key=f"log:{tx}:{int(log.get('logIndex', '0x0'), 16)}",
+                    line=f"⛓ {self.describe(snap)} on {chain}: {text}",
+                    link=explorer.replace("{tx}", tx),
+                    content=f"Event log: {log}",
+                )
+            )
+        return changes
+
+    def describe(self, snap: Snapshot) -> str:
+        return snap.label or short(snap.target)
+
+    def describe_log(self, topics: list[str], data: str, standard: str) -> str | None:
+        if topics and topics[0].lower() == TRANSFER:
+            if len(topics) == 4 and data in ("0x", "") and standard in ("any", "erc721"):
+                token = int(topics[3], 16)
+                sender, receiver = topic_address(topics[1]), topic_address(topics[2])
+                if sender == ZERO:
+                    return f"token #{token} minted → {short(receiver)}"
+                if receiver == ZERO:
+                    return f"token #{token} burned by {short(sender)}"
+                return f"token #{token}: {short(sender)} → {short(receiver)}"
+            if len(topics) == 3 and standard in ("any", "erc20"):
+                amount = int(data, 16) if data not in ("0x", "") else 0
+                sender, receiver = topic_address(topics[1]), topic_address(topics[2])
+                if sender == ZERO:
+                    return f"{amount} minted → {short(receiver)}"
+                if receiver == ZERO:
+                    return f"{amount} burned by {short(sender)}"
+                return f"{amount}: {short(sender)} → {short(receiver)}"
+            return None
+        if standard != "any":
+            return None
+        return f"event {topics[0][:10] if topics else '?'}… in {len(topics)} topics"
