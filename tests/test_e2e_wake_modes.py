@@ -76,9 +76,10 @@ def mcp_server(name: str, tools: str, log: Path) -> dict:
 
 @pytest.fixture
 def mcp_servers(mcp_log) -> dict[str, dict]:
-    """The wiki (a read and a write tool) and a browser that acts."""
+    """The wiki (a read and a write tool), the memory (loaded whole) and a browser that acts."""
     return {
         "pickipedia": mcp_server("pickipedia", WIKI_TOOLS, mcp_log),
+        "magenta-memory-v2": mcp_server("magenta-memory-v2", "search,remember", mcp_log),
         "playwright": mcp_server("playwright", "browser_click", mcp_log),
     }
 
@@ -145,12 +146,20 @@ class TestClaudeCode:
         assert turn.status == TurnStatus.FINISHED, turn.error
         (request,) = claude_on_fake.message_requests()
         offered = request.offered_tool_names
-        assert sorted(offered) == ["Glob", "Grep", "Read", "mcp__pickipedia__get-page"]
+        assert sorted(offered) == [
+            "Glob",
+            "Grep",
+            "Read",
+            # The memory is loaded whole, `remember` included (the seed's open decision).
+            "mcp__magenta-memory-v2__remember",
+            "mcp__magenta-memory-v2__search",
+            "mcp__pickipedia__get-page",
+        ]
         assert not WRITE_TOOLS & set(offered)
         assert "mcp__pickipedia__update-page" not in offered
         assert not [name for name in offered if "playwright" in name]
         # --strict-mcp-config: the browser in @magent's own config was never even started.
-        assert servers_started(mcp_log) == {"pickipedia"}
+        assert servers_started(mcp_log) == {"pickipedia", "magenta-memory-v2"}
 
     def test_a_full_turn_is_offered_the_agents_full_tools(self, magent, launch_room, claude_on_fake, mcp_log):
         claude_on_fake.script(Reply(Text("Ready.")))
@@ -168,7 +177,7 @@ class TestClaudeCode:
             "mcp__pickipedia__update-page",
             "mcp__playwright__browser_click",
         } <= set(request.deferred_tool_names)
-        assert servers_started(mcp_log) == {"pickipedia", "playwright"}
+        assert servers_started(mcp_log) == {"pickipedia", "magenta-memory-v2", "playwright"}
 
     def test_a_call_to_a_tool_not_offered_is_an_error_and_changes_nothing(
         self, magent, launch_room, claude_on_fake, workspace, mcp_log
@@ -242,6 +251,23 @@ class TestClaudeCode:
         # The model was never shown what lies outside.
         requests = claude_on_fake.message_requests()
         assert not any(ELSEWHERE.strip() in r.last_user_text() for r in requests)
+
+    def test_secrets_inside_the_workspace_stay_unread(self, magent, launch_room, claude_on_fake, workspace):
+        (workspace / ".env").write_text("DATABASE_PASSWORD=hunter2\n")
+        claude_on_fake.script(
+            Reply(ToolUse("Read", {"file_path": str(workspace / ".env")})),
+            Reply(ToolUse("Grep", {"pattern": "hunter2", "path": str(workspace), "output_mode": "content"})),
+            Reply(ToolUse("Grep", {"pattern": "hunter2", "path": str(workspace / ".env")})),
+            Reply(Text("Done.")),
+        )
+
+        turn = run(launch_room, magent, "Look around.", mode="look")
+
+        read, grep_workspace, grep_env = results(turn)
+        assert read.is_error and "denied by your permission settings" in read.text
+        assert not grep_workspace.is_error and grep_workspace.text == "No matches found"
+        assert grep_env.is_error and "has been denied" in grep_env.text
+        assert not any("hunter2" in r.last_user_text() for r in claude_on_fake.message_requests())
 
     def test_the_users_own_allow_rules_do_not_widen_a_look_only_turn(
         self, magent, launch_room, claude_on_fake, elsewhere, magent_home
@@ -509,7 +535,11 @@ class TestCodex:
         assert [m.kind for m in Message.objects.filter(turn=turn)] == [Kind.TEXT, Kind.TURN_END]
 
     @pytest.mark.parametrize(
-        "mode, servers", [("look", ["mcp__pickipedia"]), ("full", ["mcp__pickipedia", "mcp__playwright"])]
+        "mode, servers",
+        [
+            ("look", ["magenta-memory-v2", "pickipedia"]),
+            ("full", ["magenta-memory-v2", "pickipedia", "playwright"]),
+        ],
     )
     def test_only_the_read_servers_load_on_a_look_only_turn(
         self, codey, launch_room, fake_openai, mcp_servers, mcp_log, mode, servers
@@ -523,9 +553,11 @@ class TestCodex:
         turn = run(launch_room, codey, "Hi.", mode=mode)
 
         assert turn.status == TurnStatus.FINISHED, turn.error
-        assert deferred_namespaces(fake_openai.model_requests()[0]["body"]) == servers
+        # Codex names a server's namespace with "_" for "-".
+        namespaces = [f"mcp__{name.replace('-', '_')}" for name in servers]
+        assert deferred_namespaces(fake_openai.model_requests()[0]["body"]) == namespaces
         # `-c mcp_servers.playwright.enabled=false`: the browser is never even started.
-        assert servers_started(mcp_log) == {name.removeprefix("mcp__") for name in servers}
+        assert servers_started(mcp_log) == set(servers)
 
     def test_a_full_turn_writes_in_its_workspace(self, codey, launch_room, fake_openai, workspace):
         from tests.fakes.openai_api import Text as OText

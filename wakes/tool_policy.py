@@ -15,7 +15,9 @@ with the real CLI, 2.1.332, tests/test_e2e_wake_modes.py): a bare `Read` allow r
 Grep and Glob reach any path, and the user's own or the workspace's `.claude/settings.json` may
 hold one, so the allow rules name the workspace (`Read(//ws/**)`) and `--restricted` makes the
 CLI ignore those settings files and refuse any path outside the working directory, through a
-symlink or `..` too.
+symlink or `..` too. Pi has no path rules of its own: `pi_read_guard.ts` (an extension loaded
+with `-e`) blocks its read/grep/find/ls outside the workspace on look-only turns and on the
+secret paths on every turn.
 """
 
 from __future__ import annotations

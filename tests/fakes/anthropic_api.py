@@ -25,6 +25,7 @@ Use it as a context manager (or through a pytest fixture):
         api.requests             # every request, with its parsed JSON body
         api.message_requests()   # just the POST /v1/messages ones
         api.requests[0].tool_names  # the tools the CLI offered the model
+        api.requests[0].offered_tool_names  # ...and the deferred ones (MCP tools behind ToolSearch)
 
 Which response answers which request:
 
