@@ -72,7 +72,7 @@ class TestCodex:
 class TestPi:
     def test_a_look_only_turn_gets_the_shared_list_and_the_footer(self, binary):
         from wakes.footer import wake_footer
-        from wakes.tool_policy import pi_look_only_tools
+        from wakes.tool_policy import PI_READ_GUARD, pi_look_only_tools
 
         assert argv(turn_for("pi", binary, model="fake/fake-model")) == [
             binary,
@@ -84,6 +84,8 @@ class TestPi:
             "fake-model",
             "--tools",
             ",".join(pi_look_only_tools()),
+            "-e",
+            str(PI_READ_GUARD),
             "--append-system-prompt",
             wake_footer("look"),
             "-p",
@@ -92,6 +94,19 @@ class TestPi:
 
     def test_a_full_turn_has_pis_default_tools(self, binary):
         assert "--tools" not in argv(turn_for("pi", binary, mode="full"))
+
+    def test_the_read_guard_confines_a_look_only_turn_and_denies_secrets_on_every_turn(self, binary):
+        import json
+
+        from wakes.tool_policy import DENIED_PATHS, PI_READ_GUARD
+
+        for mode, confined in (("look", "1"), ("full", "0")):
+            turn = turn_for("pi", binary, mode=mode, env={"MOTION_RUNNER_CONFINE_READS": "0"})
+            launch = get_adapter("pi").build_launch(turn, resume_session=None)
+            assert launch.argv[launch.argv.index("-e") + 1] == str(PI_READ_GUARD)
+            # The agent's own env cannot switch the guard off.
+            assert launch.env["MOTION_RUNNER_CONFINE_READS"] == confined
+            assert json.loads(launch.env["MOTION_RUNNER_DENIED_PATHS"]) == list(DENIED_PATHS)
 
     def test_a_provider_is_split_at_the_first_slash_only(self, binary):
         line = argv(turn_for("pi", binary, model="openrouter/anthropic/claude-sonnet-4"))

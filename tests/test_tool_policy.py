@@ -24,17 +24,45 @@ def flag(argv: list[str], name: str) -> str:
     return argv[argv.index(name) + 1]
 
 
-def test_claude_look_only_list_is_exactly_the_shared_list():
-    argv, files = claude_tool_arguments("look", "/ws")
+def test_claude_look_only_list_is_exactly_the_shared_list(tmp_path):
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    argv, files = claude_tool_arguments("look", str(workspace))
     try:
         allowed = flag(argv, "--allowedTools").split(",")
-        assert allowed == [*CLAUDE_LOCAL_READS, *look_only_policy().mcp_tool_names()]
+        reads = [f"{tool}(/{workspace}/**)" for tool in CLAUDE_LOCAL_READS]
+        assert allowed == [*reads, *look_only_policy().mcp_tool_names()]
         assert flag(argv, "--tools") == "Read,Grep,Glob"
         assert flag(argv, "--permission-mode") == "dontAsk"
         assert "--strict-mcp-config" in argv
     finally:
         for path in files:
             path.unlink()
+
+
+def test_claude_look_only_reads_are_confined_to_the_workspace(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    argv, files = claude_tool_arguments("look", str(tmp_path / "link"))
+    for path in files:
+        path.unlink()
+    allowed = flag(argv, "--allowedTools").split(",")
+    # Never a bare Read (it reaches any path); the rule names the workspace's real path.
+    assert not set(CLAUDE_LOCAL_READS) & set(allowed)
+    assert f"Read(/{real}/**)" in allowed
+    # --restricted: the CLI refuses reads outside its working directory and ignores settings
+    # files whose allow rules would widen the turn.
+    assert "--restricted" in argv
+
+
+def test_claude_look_only_without_a_workspace_allows_no_local_read_rule():
+    argv, files = claude_tool_arguments("look", None)
+    for path in files:
+        path.unlink()
+    allowed = flag(argv, "--allowedTools").split(",")
+    assert allowed == look_only_policy().mcp_tool_names()
+    assert "--restricted" in argv
 
 
 def test_pi_look_only_list_is_exactly_the_shared_list():
@@ -128,7 +156,25 @@ def test_the_generated_mcp_config_holds_only_the_read_servers():
 def test_full_mode_has_no_tool_selection():
     full, files = claude_tool_arguments("full", None)
     assert "--tools" not in full and "--allowedTools" not in full and files == []
+    assert "--restricted" not in full and "--strict-mcp-config" not in full
     assert pi_tool_arguments("full") == []
+
+
+def test_full_mode_accepts_edits_headless_where_nobody_answers_a_prompt():
+    full, _ = claude_tool_arguments("full", None)
+    assert flag(full, "--permission-mode") == "acceptEdits"
+
+
+@override_settings(WAKE_CLAUDE_FULL_PERMISSION_MODE="")
+def test_full_mode_permission_mode_is_a_dial():
+    full, _ = claude_tool_arguments("full", None)
+    assert "--permission-mode" not in full
+
+
+def test_full_mode_may_write_the_wiki():
+    full, _ = claude_tool_arguments("full", None)
+    denied = flag(full, "--disallowedTools").split(",")
+    assert not [name for name in denied if name.startswith("mcp__")]
 
 
 def test_codex_look_only_is_the_read_only_sandbox_with_mcp_filters():

@@ -30,7 +30,9 @@ def after_loop_note(motion: Motion, agent: Agent) -> str | None:
     )
     if last is None or last.status != TurnStatus.KILLED or LOOP_GUARD_PREFIX not in last.error:
         return None
-    reason = last.error.split(": ", 1)[-1]
+    # The error reads "stopped: the tool-loop guard stopped it: <why>" (the runner's judge
+    # puts "stopped: " before the guard's words): the note gives only the why.
+    reason = last.error.split(f"{LOOP_GUARD_PREFIX}: ", 1)[-1]
     return current_dials()["after_loop_note"].format(reason=reason)
 
 

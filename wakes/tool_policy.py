@@ -9,11 +9,21 @@ Deny beats allow, and a tool not on a look-only turn's list is not present at al
 gets `--tools Read,Grep,Glob` (its built-in selection) plus `--strict-mcp-config` with a
 generated config holding only the read servers; Pi gets `--tools` (an exact allowlist; an
 `mcp__` entry switches its MCP side from "keep everything" to "only these").
+
+A look-only Claude Code turn's reads are confined to its workspace by `--restricted` (checked
+with the real CLI, 2.1.332, tests/test_e2e_wake_modes.py): a bare `Read` allow rule lets Read,
+Grep and Glob reach any path, and the user's own or the workspace's `.claude/settings.json` may
+hold one, so the allow rules name the workspace (`Read(//ws/**)`) and `--restricted` makes the
+CLI ignore those settings files and refuse any path outside the working directory, through a
+symlink or `..` too. Pi has no path rules of its own: `pi_read_guard.ts` (an extension loaded
+with `-e`) blocks its read/grep/find/ls outside the workspace on look-only turns and on the
+secret paths on every turn.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,19 +159,30 @@ def _check_no_writes(names: list[str], policy: LookOnlyPolicy) -> None:
 # --- Claude Code ------------------------------------------------------------------------------
 
 
+def claude_local_reads(workspace: str | None) -> list[str]:
+    """The local read tools, each allowed only under the workspace (`//` starts an absolute
+    path in a Claude Code permission rule). A bare `Read` would allow reading anywhere. With no
+    workspace, no rule: the CLI's default reads only its working directory."""
+    if not workspace:
+        return []
+    root = os.path.realpath(workspace).rstrip("/")
+    return [f"{tool}(/{root}/**)" for tool in CLAUDE_LOCAL_READS]
+
+
 def claude_allowed_tools(policy: LookOnlyPolicy, workspace: str | None) -> list[str]:
-    names = [*CLAUDE_LOCAL_READS, *policy.mcp_tool_names()]
+    names = [*claude_local_reads(workspace), *policy.mcp_tool_names()]
     _check_no_writes(names, policy)
     return names
 
 
+def claude_denied_paths(policy: LookOnlyPolicy) -> list[str]:
+    """The secret paths, for every read tool: no turn reads them, whatever its mode."""
+    return [f"{tool}({pattern})" for pattern in policy.denied_paths for tool in CLAUDE_LOCAL_READS]
+
+
 def claude_denied_tools(policy: LookOnlyPolicy) -> list[str]:
-    denied = []
-    for pattern in policy.denied_paths:
-        for tool in CLAUDE_LOCAL_READS:
-            denied.append(f"{tool}({pattern})")
-    denied += [f"mcp__{policy.wiki_server}__{tool}" for tool in WIKI_WRITE_TOOLS]
-    return denied
+    """A look-only turn's denies: the secret paths and, by name, every wiki write."""
+    return [*claude_denied_paths(policy), *(f"mcp__{policy.wiki_server}__{t}" for t in WIKI_WRITE_TOOLS)]
 
 
 def write_mcp_config(policy: LookOnlyPolicy) -> Path:
@@ -178,16 +199,28 @@ def write_mcp_config(policy: LookOnlyPolicy) -> Path:
 def claude_tool_arguments(mode: str, workspace: str | None) -> tuple[list[str], list[Path]]:
     """Flags for a Claude Code wake, and the temporary files they name."""
     policy = look_only_policy()
-    denied = claude_denied_tools(policy)
     if mode == "full":
-        # The agent's full tools, as in its terminal; the secret paths stay denied.
-        return ["--disallowedTools", ",".join(denied)], []
+        # The agent's full tools, as in its terminal (its own settings' allow rules; writing the
+        # wiki included: seed 001, "The wiki-writing answer"); only the secret paths stay denied.
+        # Headless, nobody answers a permission prompt: under the default mode every Write,
+        # Edit and shell redirect is refused, so a full turn could not touch anything. The
+        # dial's default, acceptEdits, accepts edits (and file-making shell commands) inside
+        # the working directory; other commands still need the agent's own allow rules.
+        # (bypassPermissions is refused when the worker runs as root.)
+        argv = ["--disallowedTools", ",".join(claude_denied_paths(policy))]
+        if permission_mode := dial("WAKE_CLAUDE_FULL_PERMISSION_MODE", "acceptEdits"):
+            argv = ["--permission-mode", permission_mode, *argv]
+        return argv, []
+    denied = claude_denied_tools(policy)
     config = write_mcp_config(policy)
     argv = [
         "--tools",
         ",".join(CLAUDE_LOCAL_READS),
         "--permission-mode",
         "dontAsk",
+        # Confines Read/Grep/Glob to the working directory and ignores the user's and the
+        # workspace's settings files, whose allow rules would otherwise widen this turn.
+        "--restricted",
         "--strict-mcp-config",
         "--mcp-config",
         str(config),
@@ -217,6 +250,19 @@ def pi_tool_arguments(mode: str) -> list[str]:
     if mode == "full":
         return []
     return ["--tools", ",".join(pi_look_only_tools())]
+
+
+# Pi's read/grep/find/ls take any path and Pi has no permission rules of its own: this
+# extension (Pi's documented `tool_call` hook, which may block a call) confines a look-only
+# turn's reads to its working directory and denies the secret paths on every turn.
+PI_READ_GUARD = Path(__file__).with_name("pi_read_guard.ts")
+
+
+def pi_read_guard(mode: str) -> tuple[list[str], dict[str, str]]:
+    """The `-e` flag that loads the read guard, and the environment it reads its rules from."""
+    env = {"MOTION_RUNNER_DENIED_PATHS": json.dumps(list(look_only_policy().denied_paths))}
+    env["MOTION_RUNNER_CONFINE_READS"] = "0" if mode == "full" else "1"
+    return ["-e", str(PI_READ_GUARD)], env
 
 
 # --- Codex ------------------------------------------------------------------------------------

@@ -260,6 +260,10 @@ class PiAdapter(HarnessAdapter):
         argv = [self.binary_or_error(agent), "--mode", "json"]
         argv += model_arguments(agent.model)
         argv += tool_arguments(turn)
+        from wakes.tool_policy import pi_read_guard
+
+        guard_argv, guard_env = pi_read_guard("full" if turn.mode == "full" else "look")
+        argv += guard_argv
         # Pi is told its mode in the system prompt too (seed 001, "Pi wakes"); the prompt
         # itself already ends with the same footer.
         from wakes.footer import wake_footer
@@ -270,4 +274,6 @@ class PiAdapter(HarnessAdapter):
             argv += ["--session", resume_session]
         argv += ["-p", safe_prompt(turn.prompt)]
         cwd = turn.motion.workspace or agent.workdir or None
-        return LaunchSpec(argv=argv, env=harness_environment(agent), cwd=cwd)
+        # The guard's rules last: an agent's own env cannot switch them off.
+        env = {**harness_environment(agent), **guard_env}
+        return LaunchSpec(argv=argv, env=env, cwd=cwd)

@@ -25,6 +25,7 @@ Use it as a context manager (or through a pytest fixture):
         api.requests             # every request, with its parsed JSON body
         api.message_requests()   # just the POST /v1/messages ones
         api.requests[0].tool_names  # the tools the CLI offered the model
+        api.requests[0].offered_tool_names  # ...and the deferred ones (MCP tools behind ToolSearch)
 
 Which response answers which request:
 
@@ -178,6 +179,8 @@ Responder = Response | Callable[["FakeRequest"], Response]
 
 # --- requests -----------------------------------------------------------------------------
 
+DEFERRED_TOOLS_HEADER = "The following deferred tools are now available via ToolSearch."
+
 
 @dataclass
 class FakeRequest:
@@ -201,6 +204,35 @@ class FakeRequest:
         """The tools the client offered the model in this request."""
         tools = (self.body or {}).get("tools") if isinstance(self.body, dict) else None
         return [str(t.get("name")) for t in tools or [] if isinstance(t, dict)]
+
+    @property
+    def deferred_tool_names(self) -> list[str]:
+        """Tools the client offers by name only, loadable through ToolSearch. Claude Code
+        2.1.332 lists them in a message of role "system" ("The following deferred tools are
+        now available via ToolSearch. … :" then one name a line); MCP tools are among them
+        whenever ToolSearch is on offer."""
+        names: list[str] = []
+        for message in self.messages:
+            content = message.get("content")
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+            for block in blocks:
+                text = str(block.get("text", "")) if isinstance(block, dict) else ""
+                head, found, rest = text.partition(DEFERRED_TOOLS_HEADER)
+                if not found:
+                    continue
+                lines = rest.split("\n")[1:]  # the rest of the header's own line
+                for line in lines:
+                    if not line.strip():
+                        break
+                    names.append(line.strip())
+        return names
+
+    @property
+    def offered_tool_names(self) -> list[str]:
+        """Everything the model could call: the tools in the request and the deferred ones
+        (not the placeholder that keeps deferred loading on)."""
+        direct = [name for name in self.tool_names if name != "DeferredToolPlaceholder"]
+        return direct + [name for name in self.deferred_tool_names if name not in direct]
 
     @property
     def messages(self) -> list[dict[str, Any]]:

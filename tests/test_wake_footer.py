@@ -1,0 +1,172 @@
+"""The wake footer ends every wake prompt; the loop guard's note reaches the next wake once; a
+guard-stopped session is queued for compaction; `manage.py wake --mode` is look by default."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from motion_runner.models import Kind, Message, Turn, TurnStatus
+from motion_runner.runner.turns import enqueue_turn
+from tests.factories import AgentFactory, MotionFactory, TurnFactory
+from wakes.compaction import compact_after_loop
+from wakes.dials import AFTER_LOOP_NOTE, FULL_TOOLS_FOOTER, LOOK_ONLY_FOOTER
+from wakes.footer import after_loop_note
+
+pytestmark = pytest.mark.django_db
+
+GUARD_ERROR = "stopped: the tool-loop guard stopped it: the same Read call 3 times in a row"
+
+
+@pytest.fixture
+def launch_room():
+    return MotionFactory(slug="launch-room")
+
+
+@pytest.fixture
+def magent():
+    return AgentFactory(name="magent", harness="claude-code")
+
+
+def wake(motion, agent, prompt="What do the notes say?", **kwargs) -> Turn:
+    return enqueue_turn(motion, agent, prompt, dispatch=False, **kwargs)
+
+
+def stopped_by_the_guard(motion, agent, **kwargs) -> Turn:
+    return TurnFactory(
+        motion=motion,
+        agent=agent,
+        status=TurnStatus.KILLED,
+        error=GUARD_ERROR,
+        session_id="5612864e-8d2b-4388-bb85-424313eb57d9",
+        **kwargs,
+    )
+
+
+# --- the footer --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode, footer", [("look", LOOK_ONLY_FOOTER), ("full", FULL_TOOLS_FOOTER)])
+def test_every_wake_prompt_ends_with_its_modes_footer(launch_room, magent, mode, footer):
+    turn = wake(launch_room, magent, mode=mode)
+    assert turn.prompt.startswith("What do the notes say?")
+    assert turn.prompt.endswith(footer)
+
+
+@pytest.mark.parametrize("reason", ["mention", "grant", "watch", "quiet", "manual"])
+def test_the_footer_ends_the_prompt_whatever_the_reason(launch_room, magent, reason):
+    assert wake(launch_room, magent, reason=reason).prompt.endswith(LOOK_ONLY_FOOTER)
+
+
+def test_the_look_only_footer_says_how_to_ask_for_more():
+    assert '<tools to="' in LOOK_ONLY_FOOTER
+    assert '<merge to="' in LOOK_ONLY_FOOTER and '<deploy to="' in LOOK_ONLY_FOOTER
+
+
+def test_a_compaction_is_not_a_wake_and_gets_no_footer(launch_room, magent):
+    assert wake(launch_room, magent, "/compact", reason="compact").prompt == "/compact"
+
+
+# --- the after-loop note -----------------------------------------------------------------
+
+
+def test_the_next_wake_after_a_guard_stop_is_told_why_before_its_footer(launch_room, magent):
+    stopped_by_the_guard(launch_room, magent)
+
+    prompt = wake(launch_room, magent).prompt
+
+    note = AFTER_LOOP_NOTE.format(reason="the same Read call 3 times in a row")
+    assert note in prompt
+    assert prompt.index(note) < prompt.index(LOOK_ONLY_FOOTER)
+    assert prompt.endswith(LOOK_ONLY_FOOTER)
+
+
+def test_the_note_gives_only_the_guards_reason():
+    """The turn's error carries the runner's "stopped: " and the guard's own prefix."""
+    motion, agent = MotionFactory(), AgentFactory(name="looper")
+    stopped_by_the_guard(motion, agent)
+    assert "(the same Read call 3 times in a row)" in after_loop_note(motion, agent)
+
+
+def test_the_compaction_in_between_does_not_use_up_the_note(launch_room, magent):
+    stopped_by_the_guard(launch_room, magent)
+    TurnFactory(motion=launch_room, agent=magent, reason="compact", status=TurnStatus.FINISHED)
+    assert after_loop_note(launch_room, magent) is not None
+
+
+def test_only_the_first_wake_after_is_told(launch_room, magent):
+    stopped_by_the_guard(launch_room, magent)
+    told = wake(launch_room, magent)
+    Turn.objects.filter(pk=told.pk).update(status=TurnStatus.FINISHED)
+    assert "tool-loop guard" not in wake(launch_room, magent).prompt
+
+
+def test_a_turn_stopped_for_another_reason_brings_no_note(launch_room, magent):
+    TurnFactory(motion=launch_room, agent=magent, status=TurnStatus.KILLED, error="stopped: by Justin")
+    assert after_loop_note(launch_room, magent) is None
+
+
+def test_the_note_stays_with_its_motion_and_agent(launch_room, magent):
+    stopped_by_the_guard(launch_room, magent)
+    assert after_loop_note(MotionFactory(slug="elsewhere"), magent) is None
+    assert after_loop_note(launch_room, AgentFactory(name="pia", harness="pi")) is None
+
+
+# --- compaction after the guard ----------------------------------------------------------
+
+
+def test_a_guard_stopped_claude_session_is_queued_for_compact(launch_room, magent):
+    stopped = stopped_by_the_guard(launch_room, magent)
+
+    compaction = compact_after_loop(Turn, turn=stopped)
+
+    assert (compaction.prompt, compaction.reason, compaction.mode) == ("/compact", "compact", "look")
+    assert compaction.status == TurnStatus.QUEUED
+    assert f"after turn {stopped.pk}" in compaction.reason_detail
+
+
+def test_a_turn_stopped_for_another_reason_is_not_compacted(launch_room, magent):
+    killed = TurnFactory(
+        motion=launch_room, agent=magent, status=TurnStatus.KILLED, error="stopped: by Justin", session_id="s"
+    )
+    assert compact_after_loop(Turn, turn=killed) is None
+
+
+def test_a_harness_that_cannot_compact_headless_says_so_in_the_thread(launch_room):
+    pia = AgentFactory(name="pia", harness="pi")
+    stopped = stopped_by_the_guard(launch_room, pia)
+
+    assert compact_after_loop(Turn, turn=stopped) is None
+
+    (said,) = Message.objects.filter(motion=launch_room, turn=stopped, kind=Kind.TEXT, source="system")
+    assert "cannot be compacted headless" in said.text
+    assert not Turn.objects.filter(reason="compact").exists()
+
+
+# --- manage.py wake --mode ---------------------------------------------------------------
+
+
+def test_the_wake_command_is_look_only_by_default(launch_room, magent):
+    call_command("wake", "launch-room", "magent", prompt="Hello.", stdout=StringIO())
+
+    turn = Turn.objects.get(motion=launch_room)
+    assert turn.mode == "look"
+    assert turn.mode_rule == "command line --mode"
+    assert turn.prompt.endswith(LOOK_ONLY_FOOTER)
+
+
+def test_the_wake_command_takes_full_mode(launch_room, magent):
+    call_command("wake", "launch-room", "magent", prompt="Hello.", mode="full", stdout=StringIO())
+
+    turn = Turn.objects.get(motion=launch_room)
+    assert turn.mode == "full"
+    assert turn.prompt.endswith(FULL_TOOLS_FOOTER)
+
+
+def test_the_wake_command_refuses_any_other_mode(launch_room, magent):
+    with pytest.raises(CommandError, match="invalid choice: 'sideways'"):
+        call_command("wake", "launch-room", "magent", "--prompt", "Hello.", "--mode", "sideways")
+    assert not Turn.objects.exists()
