@@ -132,3 +132,18 @@ class TestPi:
     def test_a_prompt_pi_would_read_as_a_file_or_flag_stays_a_prompt(self, binary, prompt):
         line = argv(turn_for("pi", binary, prompt=prompt))
         assert line[-2:] == ["-p", f" {prompt}"]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "pi"])
+def test_a_turn_with_no_workspace_runs_in_a_folder_of_its_motion_never_the_checkout(
+    harness, binary, settings, tmp_path
+):
+    from tests.factories import AgentFactory, MotionFactory, TurnFactory
+
+    settings.DATA_DIR = tmp_path
+    motion = MotionFactory(slug="no-workspace", workspace="")
+    agent = AgentFactory(name=f"{harness}-agent", harness=harness, binary=binary, workdir="")
+    cwd = get_adapter(harness).build_launch(TurnFactory(motion=motion, agent=agent), resume_session=None).cwd
+    assert cwd == str(tmp_path / "workspaces" / "no-workspace")
+    assert (tmp_path / "workspaces" / "no-workspace").is_dir()

@@ -58,6 +58,18 @@ class Event:
     raw: Any = None
 
 
+def turn_workspace(turn) -> str:
+    """Where a turn runs: the Motion's workspace, else the agent's working directory, else a
+    folder of the Motion's own under DATA_DIR/workspaces, never the runner's own checkout
+    (a look-only turn's reads are confined to this folder)."""
+    chosen = turn.motion.workspace or turn.agent.workdir
+    if chosen:
+        return chosen
+    folder = Path(settings.DATA_DIR) / "workspaces" / turn.motion.slug
+    folder.mkdir(parents=True, exist_ok=True)
+    return str(folder)
+
+
 class HarnessError(Exception):
     """A harness could not be launched or used. `permanent` says whether retrying can help."""
 

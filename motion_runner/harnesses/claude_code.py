@@ -30,7 +30,7 @@ from decimal import Decimal
 from typing import Any
 
 from . import register
-from .base import Event, EventKind, HarnessAdapter, LaunchSpec, StreamParser, stable_uuid
+from .base import Event, EventKind, HarnessAdapter, LaunchSpec, StreamParser, stable_uuid, turn_workspace
 from .env import harness_environment
 
 IGNORED_TYPES = {"rate_limit_event"}
@@ -293,7 +293,7 @@ class ClaudeCodeAdapter(HarnessAdapter):
             argv += ["--max-budget-usd", str(turn.max_budget_usd)]
         if agent.system_prompt:
             argv += ["--append-system-prompt", agent.system_prompt]
-        cwd = turn.motion.workspace or agent.workdir or None
+        cwd = turn_workspace(turn)
         from wakes.tool_policy import claude_tool_arguments
 
         tool_argv, temp_files = claude_tool_arguments(turn.mode, cwd)

@@ -30,7 +30,7 @@ from typing import Any
 
 from .. import pricing
 from . import register
-from .base import Event, EventKind, HarnessAdapter, LaunchSpec, StreamParser, stable_uuid
+from .base import Event, EventKind, HarnessAdapter, LaunchSpec, StreamParser, stable_uuid, turn_workspace
 from .env import harness_environment
 
 HARNESS = "codex"
@@ -362,7 +362,7 @@ class CodexAdapter(HarnessAdapter):
         if resume_session:
             argv += ["resume", resume_session]
         argv += ["--", turn.prompt]
-        cwd = turn.motion.workspace or agent.workdir or None
+        cwd = turn_workspace(turn)
         return LaunchSpec(argv=argv, env=env, cwd=cwd)
 
     def new_parser(self, session_id: str = "", *, turn=None) -> CodexParser:

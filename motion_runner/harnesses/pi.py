@@ -30,7 +30,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from . import register
-from .base import Event, EventKind, HarnessAdapter, LaunchSpec, StreamParser, stable_uuid
+from .base import Event, EventKind, HarnessAdapter, LaunchSpec, StreamParser, stable_uuid, turn_workspace
 from .claude_code import _text_of
 from .env import harness_environment
 
@@ -273,7 +273,7 @@ class PiAdapter(HarnessAdapter):
         if resume_session:
             argv += ["--session", resume_session]
         argv += ["-p", safe_prompt(turn.prompt)]
-        cwd = turn.motion.workspace or agent.workdir or None
+        cwd = turn_workspace(turn)
         # The guard's rules last: an agent's own env cannot switch them off.
         env = {**harness_environment(agent), **guard_env}
         return LaunchSpec(argv=argv, env=env, cwd=cwd)
