@@ -233,6 +233,23 @@ WATCH_ETH_RPC_URL = os.environ.get("WATCH_ETH_RPC_URL", "https://ethereum-rpc.pu
 WATCH_ETH_MAX_RANGE = env_int("WATCH_ETH_MAX_RANGE", 5000)
 WATCH_ETH_MAX_CHUNKS = env_int("WATCH_ETH_MAX_CHUNKS", 20)
 WATCH_ETH_EXPLORER = os.environ.get("WATCH_ETH_EXPLORER", "https://etherscan.io/tx/{tx}")
+
+# --- Abilities (wakes/abilities): the runner posts a woken agent's reply on the talk page ---
+# Bot passwords (Special:BotPasswords), per wiki api.php URL. The single pair from the
+# environment is for the default wiki only: a password is never sent to a wiki it is not for.
+WIKI_BOT_USERNAME = os.environ.get("WIKI_BOT_USERNAME", "")  # e.g. "MotionBot@runner"
+WIKI_BOT_PASSWORD = os.environ.get("WIKI_BOT_PASSWORD", "")
+WIKI_BOT_CREDENTIALS: dict[str, tuple[str, str]] = {WATCH_WIKI_API: (WIKI_BOT_USERNAME, WIKI_BOT_PASSWORD)}
+WIKI_REPLY_ASSERT = os.environ.get("WIKI_REPLY_ASSERT", "user")  # "bot" if the account is a bot
+WIKI_REPLY_MAX_CHARS = env_int("WIKI_REPLY_MAX_CHARS", 10000)
+WIKI_REPLY_SIGNATURE = os.environ.get(
+    "WIKI_REPLY_SIGNATURE", "— @{agent}, an AI agent, replying through Motion Runner ~~~~"
+)
+ABILITY_MAX_ATTEMPTS = env_int("ABILITY_MAX_ATTEMPTS", 5)
+ABILITY_RETRY_BASE_SECONDS = env_float("ABILITY_RETRY_BASE_SECONDS", 30.0)
+ABILITY_RETRY_MAX_SECONDS = env_float("ABILITY_RETRY_MAX_SECONDS", 900.0)
+ABILITY_CLAIM_LEASE_SECONDS = env_int("ABILITY_CLAIM_LEASE_SECONDS", 300)
+CELERY_BEAT_SCHEDULE["sweep-abilities"] = {"task": "wakes.sweep_abilities", "schedule": 60.0}
 CELERY_BEAT_SCHEDULE["check-watches"] = {
     "task": "watchlist.check_watches",
     "schedule": WATCH_CHECK_EVERY_SECONDS,

@@ -20,3 +20,6 @@ class WakesConfig(AppConfig):
         from .requests import record_requests
 
         turns.turn_finished.connect(record_requests, dispatch_uid="wakes.record_requests")
+        from .abilities.runner import on_turn_finished
+
+        turns.turn_finished.connect(on_turn_finished, dispatch_uid="wakes.abilities")

@@ -46,3 +46,38 @@ class WakeRequest(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} request by @{self.agent.name} ({self.status})"
+
+
+class AbilityRun(models.Model):
+    """The runner acting on a finished turn's one extra ability (wakes/abilities), at most once.
+
+    One row per turn (the OneToOne is the idempotency key: turn_finished delivered twice finds
+    it); a worker acts only after claiming it with a conditional UPDATE (`claim`), so two
+    workers racing on the same turn cannot both post.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending"  # waiting for its first try
+        RUNNING = "running"  # claimed by a worker until claimed_until
+        WAITING = "waiting"  # the other side asked us to come back at next_attempt_at
+        DONE = "done"
+        FAILED = "failed"  # gave up; the thread says why
+        SKIPPED = "skipped"  # nothing to do (a silent turn, a turn that did not finish)
+
+    turn = models.OneToOneField("motion_runner.Turn", on_delete=models.CASCADE, related_name="ability_run")
+    kind = models.CharField(max_length=64)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    payload = models.TextField(blank=True, help_text="What the runner acts with (the reply it posts).")
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    claimed_until = models.DateTimeField(null=True, blank=True)
+    result = models.JSONField(default=dict, blank=True, help_text="e.g. the new revision and its link.")
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["status", "next_attempt_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.kind} for turn {self.turn_id} ({self.status})"

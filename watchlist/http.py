@@ -15,6 +15,9 @@ Every request a watch (or anything else) sends to the outside goes through `Http
   request starts to one host, and a "blocked until" a host asked us to wait (Retry-After):
   later requests to that host fail fast with `retry_after` rather than sleeping, so one slow
   or throttling host never holds a worker that others need.
+- Cookies only where the caller asks for them: a request may carry a caller-owned jar
+  (`cookies=`, e.g. one wiki login session), matched against the URL's real host name; the
+  per-host connection pools keep none, so no cookie leaks from one caller to another.
 - Counters (requests, bytes) for the benchmark and the admin.
 """
 
@@ -27,6 +30,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 from urllib.parse import urljoin
 
@@ -298,6 +302,9 @@ class HttpClient:
                 state = HostState(semaphore=threading.BoundedSemaphore(self.per_host_concurrency))
                 state.client = httpx.Client(
                     timeout=httpx.Timeout(self.timeout),
+                    # A jar that accepts nothing: the pool is shared by every caller of this
+                    # host, and it sees only the pinned IP (cookies are the caller's, below).
+                    cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
                     follow_redirects=False,
                     trust_env=False,  # a proxy from the environment would bypass the pinning
                     limits=httpx.Limits(max_connections=self.per_host_concurrency),
@@ -332,6 +339,10 @@ class HttpClient:
     def post_json(self, url: str, body: Any, *, headers: dict[str, str] | None = None) -> Response:
         return self.request("POST", url, headers=headers, json=body)
 
+    def post_form(self, url: str, data: dict[str, str], *, cookies: httpx.Cookies | None = None) -> Response:
+        """An application/x-www-form-urlencoded POST (MediaWiki's login and edit want one)."""
+        return self.request("POST", url, data=data, cookies=cookies)
+
     def request(
         self,
         method: str,
@@ -340,7 +351,11 @@ class HttpClient:
         headers: dict[str, str] | None = None,
         params: Any = None,
         json: Any = None,
+        data: dict[str, str] | None = None,
+        cookies: httpx.Cookies | None = None,
     ) -> Response:
+        """`cookies`: a jar the caller owns; what the server sets lands in it, and it is sent
+        back on later requests (and redirect hops) whose host and path match."""
         try:
             current = httpx.URL(url, params=params) if params is not None else httpx.URL(url)
         except (httpx.InvalidURL, TypeError, ValueError) as exc:
@@ -348,24 +363,38 @@ class HttpClient:
         headers = dict(headers or {})
         origin_host = current.host
         for _hop in range(self.max_redirects + 1):
-            response = self._send_once(method, current, headers, json)
+            response = self._send_once(method, current, headers, json, data, cookies)
             if response.status not in REDIRECT_STATUSES or "location" not in response.headers:
                 return response
             target = httpx.URL(urljoin(str(current), response.headers["location"]))
             if response.status == 303 or (response.status in (301, 302) and method == "POST"):
-                method, json = "GET", None
+                method, json, data = "GET", None, None
             if target.host != origin_host:
                 # Credentials meant for one host never follow a redirect to another.
                 headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
             current = target
         raise FetchError(f"{url}: more than {self.max_redirects} redirects")
 
-    def _send_once(self, method: str, url: httpx.URL, headers: dict[str, str], json: Any) -> Response:
+    def _send_once(
+        self,
+        method: str,
+        url: httpx.URL,
+        headers: dict[str, str],
+        json: Any,
+        data: dict[str, str] | None = None,
+        cookies: httpx.Cookies | None = None,
+    ) -> Response:
         address = guard_url(url, self.rules, self._dns)
         key = host_key(url)
         state = self._host(key)
         pinned = url.copy_with(host=address)
         send_headers = {"User-Agent": USER_AGENT, **headers, "Host": url.netloc.decode("ascii")}
+        if cookies is not None:
+            # Matched against the real URL (name, path, scheme), never the pinned IP.
+            probe = httpx.Request(method, url)
+            cookies.set_cookie_header(probe)
+            if "cookie" in probe.headers:
+                send_headers["Cookie"] = probe.headers["cookie"]
         extensions: dict[str, Any] = {}
         if url.scheme == "https":
             extensions["sni_hostname"] = url.host  # the certificate is checked against the name
@@ -374,9 +403,9 @@ class HttpClient:
             self._pace(state, key)
             started = time.monotonic()
             request = state.client.build_request(
-                method, pinned, headers=send_headers, json=json, extensions=extensions
+                method, pinned, headers=send_headers, json=json, data=data, extensions=extensions
             )
-            sent = len(request.content or b"") if json is not None else 0
+            sent = len(request.content or b"") if (json is not None or data is not None) else 0
             size = 0
             try:
                 raw = state.client.send(request, stream=True)
@@ -391,6 +420,10 @@ class HttpClient:
                         chunks.append(chunk)
                 finally:
                     raw.close()
+                if cookies is not None:
+                    cookies.extract_cookies(
+                        httpx.Response(raw.status_code, headers=raw.headers, request=probe)
+                    )
                 body = b"".join(chunks)
                 if raw.headers.get("content-encoding"):
                     body = _decode(raw, body)

@@ -56,9 +56,13 @@ def enqueue_turn(
     effort: str = "",
     max_budget_usd: Decimal | None = None,
     woken_by=None,
+    ability: dict | None = None,
     dispatch: bool = True,
 ) -> Turn:
-    """Queue a turn; its task is sent only once the row is committed."""
+    """Queue a turn; its task is sent only once the row is committed.
+
+    `ability`: the one extra ability this wake's reason grants, fixed here by the runner and
+    acted on by the runner after the turn (wakes/abilities), e.g. replying on one wiki page."""
     for finalize in prompt_finalizers:
         prompt = finalize(prompt, motion, agent, mode, reason)
     turn = Turn.objects.create(
@@ -72,6 +76,7 @@ def enqueue_turn(
         effort=effort,
         max_budget_usd=max_budget_usd,
         woken_by=woken_by,
+        ability=ability or {},
     )
     if dispatch:
         from .tasks import run_turn

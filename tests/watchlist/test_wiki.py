@@ -171,5 +171,6 @@ def test_a_talk_page_edit_wakes_the_agent_to_reply_on_that_page(wiki, watch, mer
     turn = Turn.objects.get(agent=magent)
     assert (turn.reason, turn.mode, turn.mode_rule) == ("watch", "look", "watch line")
     assert json.loads(turn.reason_detail)["reply_on"] == {"wiki": wiki.api, "page": "Talk:Merch"}
-    assert "reply on that talk page" in turn.prompt
+    assert turn.ability == {"kind": "reply_on_wiki_page", "api": wiki.api, "page": "Talk:Merch"}
+    assert "the runner itself posts your final text" in turn.prompt
     assert "+ Can @magent list the sizes?" in turn.prompt
