@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from . import views
@@ -16,4 +16,5 @@ urlpatterns = [
     path("api/motions/<slug:slug>/messages/", api.MessageList.as_view(), name="api-messages"),
     path("api/turns/", api.TurnList.as_view(), name="api-turns"),
     path("api/turns/<int:pk>/", api.TurnDetail.as_view(), name="api-turn"),
+    path("", include("wakes.urls")),
 ]

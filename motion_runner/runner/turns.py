@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.dispatch import Signal
 from django.utils import timezone
 
 from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
@@ -21,6 +22,16 @@ from ..models import Agent, Kind, Motion, Turn, TurnStatus
 from .process import Limits, Outcome, ProcessResult, run_streaming
 
 log = logging.getLogger(__name__)
+
+# Sent (robustly: a receiver's error is logged, never raised) once a turn has ended and its
+# row says how. wakes/ listens: dots for silent turns, the spend ledger, the loop's backoff.
+turn_finished = Signal()
+
+
+def _announce_end(turn: Turn) -> None:
+    for _receiver, error in turn_finished.send_robust(sender=Turn, turn=turn):
+        if isinstance(error, Exception):
+            log.error("a turn_finished receiver failed for turn %s: %r", turn.pk, error)
 
 
 def limits_from_settings() -> Limits:
@@ -199,6 +210,8 @@ def fail_before_launch(turn: Turn, message: str) -> None:
         message_id=stable_uuid("turn-error", turn.pk),
         turn=turn,
     )
+    turn.refresh_from_db()
+    _announce_end(turn)
 
 
 def execute_turn(turn_id: int, *, on_event: Callable[[Event], None] | None = None) -> Turn | None:
@@ -294,6 +307,7 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
             kind=Kind.ERROR,
         )
     turn.refresh_from_db()
+    _announce_end(turn)
     return turn
 
 
