@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('motion_runner', '0002_alter_message_kind'),
+        ('motion_runner', '0001_initial'),
     ]
 
     operations = [

@@ -1,0 +1,76 @@
+"""Dots: a silent consideration is a dot with its reason; the screen's dots say so."""
+# ruff: noqa: F401, F811  (pytest fixtures are imported from tests.wakes_support by name)
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+
+from motion_runner.models import Kind, Message, TurnStatus
+from tests.wakes_support import clock, finish, loop, room, say
+from wakes.models import Consideration, TypingPing
+
+pytestmark = pytest.mark.django_db
+
+
+def considered(room, clock, loop):
+    say(room.motion, room.justin, "the van is packed", clock)
+    [c] = loop.run(12)
+    return c
+
+
+def test_silent_with_a_reason_turns_the_agents_message_into_a_dot(room, clock, loop):
+    c = considered(room, clock, loop)
+    finish(c.turn, said="<silent>nothing for me here</silent>")
+    [dot] = Message.objects.filter(turn=c.turn, kind=Kind.DOT)
+    assert dot.text == "<silent>nothing for me here</silent>" and dot.source == "runner"
+    assert Consideration.objects.get(pk=c.pk).status == Consideration.Status.SILENT
+
+
+def test_a_turn_that_says_nothing_is_a_dot_that_says_so(room, clock, loop):
+    c = considered(room, clock, loop)
+    finish(c.turn)
+    dot = Message.objects.get(turn=c.turn, kind=Kind.DOT)
+    assert dot.text == "<silent>nothing said</silent>" and dot.sender == "magent"
+
+
+def test_a_turn_that_speaks_leaves_no_dot(room, clock, loop):
+    c = considered(room, clock, loop)
+    finish(c.turn, said="Safe travels! Remember the merch table.")
+    assert not Message.objects.filter(kind=Kind.DOT).exists()
+    assert Consideration.objects.get(pk=c.pk).status == Consideration.Status.SPOKE
+
+
+def test_a_failed_turn_is_not_passed_off_as_silence(room, clock, loop):
+    c = considered(room, clock, loop)
+    finish(c.turn, status=TurnStatus.FAILED)
+    assert not Message.objects.filter(kind=Kind.DOT).exists()
+    assert Consideration.objects.get(pk=c.pk).status == Consideration.Status.FAILED
+
+
+def test_the_finish_hook_is_idempotent(room, clock, loop):
+    c = considered(room, clock, loop)
+    finish(c.turn)
+    finish(c.turn)
+    assert Message.objects.filter(kind=Kind.DOT).count() == 1
+
+
+def test_a_person_typing_pings_and_sees_who_else_is_typing(room, client, clock):
+    TypingPing.objects.create(motion=room.motion, who="rosemary", at=clock.now() - timedelta(seconds=2))
+    TypingPing.objects.create(motion=room.motion, who="old", at=clock.now() - timedelta(seconds=60))
+    client.force_login(room.justin)
+    response = client.post(f"/api/motions/{room.motion.slug}/typing/")
+    assert response.status_code == 200 and response.json() == {"typing": ["rosemary"]}
+    assert TypingPing.objects.get(who="justin").at == clock.now()
+
+
+def test_typing_needs_a_signed_in_person(room, client):
+    response = client.post(f"/api/motions/{room.motion.slug}/typing/")
+    assert response.status_code in (401, 403)
+    assert not TypingPing.objects.exists()
+
+
+def test_no_migration_is_missing():
+    call_command("makemigrations", "wakes", "motion_runner", "--check", "--dry-run", verbosity=0)
