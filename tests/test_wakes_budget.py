@@ -73,8 +73,22 @@ def test_the_daily_budget_stops_considerations_and_says_so_once(room, clock, loo
     spend(room, clock, "9.00")
     [c] = burst(room, loop, clock)
     assert c.status == Consideration.Status.REFUSED
-    assert loop.run(10 * 60, step=15) and Turn.objects.count() == 0  # retried every minute, never run
+    say(room.motion, room.rosemary, "hello?", clock)
+    loop.run(10 * 60, step=15)
+    assert Turn.objects.count() == 0
     assert notices("the daily budget ($10.00) is spent or reserved") == 1
+
+
+def test_money_freed_by_a_turn_that_settles_below_its_envelope_is_used_within_a_minute(room, clock, loop):
+    spend(room, clock, "6.00")
+    other = MotionFactory(slug="merch")
+    other.agents.add(room.magent)
+    [first] = burst(room, loop, clock, "one")  # reserves $3.01: $0.99 left
+    [second] = burst(room, loop, clock, "two", motion=other)
+    assert (first.status, second.status) == ("woken", "refused")
+    finish(first.turn, said="done", cost="0.15")
+    woken = [c for c in loop.run(70) if c.status == Consideration.Status.WOKEN]
+    assert len(woken) == 1 and "two" in woken[0].turn.prompt
 
 
 def test_a_new_day_brings_a_new_budget(room, clock, loop):

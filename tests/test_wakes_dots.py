@@ -74,3 +74,19 @@ def test_typing_needs_a_signed_in_person(room, client):
 
 def test_no_migration_is_missing():
     call_command("makemigrations", "wakes", "motion_runner", "--check", "--dry-run", verbosity=0)
+
+
+def test_the_thread_page_tells_its_script_where_to_send_typing_pings(room, client):
+    response = client.get(f"/motions/{room.motion.slug}/")
+    assert f'data-typing-url="/api/motions/{room.motion.slug}/typing/"' in response.content.decode()
+
+
+def test_the_thread_script_parses():
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    node = shutil.which("node")
+    assert node, "node is needed to run the harness CLIs, so it is installed wherever the suite runs"
+    script = Path(__file__).resolve().parent.parent / "static" / "motion_runner" / "thread.js"
+    subprocess.run([node, "--check", str(script)], check=True)

@@ -3,14 +3,17 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 
+from motion_runner.ingest import message_created
 from motion_runner.models import Kind, Message, Turn
+from tests.factories import MessageFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
 from wakes.budget import spent_today
-from wakes.handlers import check_mentions
+from wakes.handlers import check_mentions, wake_for_watch
 from wakes.mentions import mentioned_names
 from wakes.models import MentionWake, Spend
 
@@ -58,8 +61,6 @@ def test_a_mention_is_not_considered_a_second_time_by_the_loop(room, clock, loop
 
 
 def test_the_same_mention_announced_twice_wakes_once(room, clock):
-    from motion_runner.ingest import message_created
-
     message = say(room.motion, room.justin, "@magent hello", clock)
     message_created.send(sender=Message, message=message)
     assert Turn.objects.count() == 1
@@ -132,3 +133,32 @@ def test_a_post_through_the_api_wakes_the_mentioned_agent(
     assert response.status_code == 201
     turn = Turn.objects.get(agent=room.magent, reason="mention")
     assert sent == [turn.pk]  # sent to a worker once the post committed
+
+
+def test_an_old_terminal_post_imported_late_wakes_nobody(room, clock, loop):
+    clock.advance(3 * 3600)
+    old = MessageFactory(
+        motion=room.motion,
+        sender="justin",
+        source="terminal",
+        text="@magent from this morning",
+        created_at=clock.now() - timedelta(hours=2),
+    )
+    message_created.send(sender=Message, message=old)
+    assert not MentionWake.objects.exists()
+    assert loop.run(60) == []
+
+
+def test_a_watch_line_with_policy_always_wakes_and_says_so(room, clock):
+    line = say(room.motion, room.justin, "✎ Talk:Merch edited by skyler: prices", clock, kind="watch")
+    turn = wake_for_watch(line, room.magent, dispatch=False)
+    assert (turn.reason, turn.woken_by_id) == ("watch", line.pk)
+    assert "@magent woke: a watch: ✎ Talk:Merch" in Message.objects.get(kind=Kind.WAKE, turn=turn).text
+    finish(turn, said="<silent>prices look right</silent>", cost="0.12")
+    assert Spend.objects.get(kind="watch").amount == Decimal("0.12")
+
+
+def test_a_watch_line_is_a_post_the_loop_considers(room, clock, loop):
+    say(room.motion, room.justin, "✎ Talk:Merch edited by skyler: prices", clock, kind="watch")
+    [c] = loop.run(12)
+    assert c.kind == "new_posts" and "Talk:Merch" in c.turn.prompt

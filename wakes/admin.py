@@ -19,6 +19,7 @@ class DialsAdmin(admin.ModelAdmin):
                     "rest_after_hours",
                     "look_batch",
                     "budget_retry_seconds",
+                    "backfill_horizon_minutes",
                     "prompt_max_posts",
                 ]
             },

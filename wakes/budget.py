@@ -28,6 +28,11 @@ def day_of(moment: datetime):
     return timezone.localdate(moment)
 
 
+def next_day(moment: datetime) -> datetime:
+    local = timezone.localtime(moment)
+    return local.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
+
+
 def spent_today(day, *, motion_id: str | None = None, agent_id: int | None = None) -> Decimal:
     rows = Spend.objects.filter(day=day, counted=True)
     if motion_id is not None:
@@ -98,11 +103,16 @@ def reserve(consideration: Consideration, dials: Resolved, now: datetime, *, scr
             label = {"all": "the daily budget", "motion": "this Motion's daily budget"}.get(
                 scope, f"the {scope}'s daily budget"
             )
+            # Money comes back only when an in-flight reservation settles below its envelope,
+            # or at midnight: retry soon in the first case, else at the next day.
+            in_flight = Spend.objects.filter(day=day, counted=True, settled=False).exists()
             return Refusal(
                 scope="day",
                 text=f"{label} (${Decimal(limit):.2f}) is spent or reserved",
                 window=f"day:{day.isoformat()}:{scope}",
-                retry_at=now + timedelta(seconds=dials.dials.budget_retry_seconds),
+                retry_at=now + timedelta(seconds=dials.dials.budget_retry_seconds)
+                if in_flight
+                else next_day(now),
             )
         return Spend.objects.create(
             kind=Spend.Kind.CONSIDERATION,

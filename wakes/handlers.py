@@ -11,10 +11,11 @@ from django.db import IntegrityError, transaction
 from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
 
 from . import clock
+from .budget import day_of, settle_turn
 from .loop import answered_since, due_mention_wakes, free_pair, is_person, mark_busy, note_post, post_dot
 from .mentions import mentioned_names
 from .models import Consideration, Dials, MentionWake, Spend, resolve
-from .wake import human_duration, mention_prompt, wake
+from .wake import SILENT_HINT, human_duration, mention_prompt, wake
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +56,11 @@ def mentioned_agents(message: Message) -> list[Agent]:
 def mention(message: Message, agent: Agent, *, dispatch: bool = True) -> Turn | None:
     """A person's web post wakes now; a terminal post waits to see if it gets answered."""
     now = clock.now()
+    dials = Dials.load()
+    if message.created_at < now - timedelta(minutes=dials.backfill_horizon_minutes):
+        return None  # an old post imported late: its moment has passed
     if message.source == Source.TERMINAL:
-        delay = Dials.load().terminal_mention_delay_seconds
+        delay = dials.terminal_mention_delay_seconds
         MentionWake.objects.get_or_create(
             message=message,
             agent=agent,
@@ -97,11 +101,46 @@ def wake_for_mention(record: MentionWake, *, dispatch: bool = True, late: str = 
         motion_id=message.motion_id,
         agent=agent,
         turn=turn,
-        day=clock.now().date(),
+        day=day_of(clock.now()),
         at=clock.now(),
         amount=0,
         counted=False,
         note="mention (not counted)",
+    )
+    return turn
+
+
+def wake_for_watch(message: Message, agent: Agent, *, dispatch: bool = True) -> Turn:
+    """A watch line whose policy is `always` wakes the agent (the watchlist calls this).
+
+    Counted in the day's ledger (a watch is not a mention) but never refused: `always` was
+    chosen by a person for this watch. Watches with policy `consider` need nothing from here:
+    their lines are posts, and the loop considers them like any other.
+    """
+    now = clock.now()
+    dials = resolve(message.motion_id, agent.pk)
+    mark_busy(message.motion, agent, message.created_at, now)
+    turn = wake(
+        message.motion,
+        agent,
+        prompt=f"A watch in the Motion “{message.motion}” saw a change:\n\n{message.text}\n\n{SILENT_HINT}",
+        reason="watch",
+        why=f"a watch: {message.text[:120]}",
+        effort=dials.consider_effort,
+        cap=dials.consideration_cap_usd,
+        woken_by=message,
+        dispatch=dispatch,
+    )
+    Spend.objects.create(
+        kind=Spend.Kind.WATCH,
+        motion_id=message.motion_id,
+        agent=agent,
+        turn=turn,
+        day=day_of(now),
+        at=now,
+        amount=turn.max_budget_usd or 0,
+        reserved=turn.max_budget_usd or 0,
+        note="watch (always)",
     )
     return turn
 
@@ -153,7 +192,6 @@ def silence_of(turn: Turn) -> tuple[bool, str, Message | None]:
 
 
 def handle_turn_finished(turn: Turn) -> None:
-    from .budget import settle_turn
 
     settle_turn(turn)
     silent, reason, silent_message = (False, "", None)

@@ -103,13 +103,18 @@ def note_post(message: Message, *, consumed_by: set[int] = frozenset()) -> None:
         return
     motion = message.motion
     at = message.created_at
-    ensure_states(motion, clock.now())
+    now = clock.now()
+    ensure_states(motion, now)
     person = is_person(message)
     dials = Dials.load()
+    # A post written long ago (a transcript imported late, a backfill) moves the clocks but is
+    # not news: it is never considered on its own.
+    stale = at < now - timedelta(minutes=dials.backfill_horizon_minutes)
     with transaction.atomic():
-        for state in ListenState.objects.select_for_update().filter(motion=motion):
+        # Locked in pk order, like every other writer of several states: no deadlocks.
+        for state in ListenState.objects.select_for_update().filter(motion=motion).order_by("pk"):
             state.last_said_at = max(filter(None, (state.last_said_at, at)))
-            if state.agent_id != message.agent_id:
+            if state.agent_id != message.agent_id and not stale:
                 state.last_post_at = max(filter(None, (state.last_post_at, at)))
             if state.agent_id in consumed_by:
                 state.considered_through = max(filter(None, (state.considered_through, at)))
@@ -215,7 +220,7 @@ def evaluate(state: ListenState, now: datetime, dials: Dials) -> Consideration |
     if due and due > now:
         _reschedule(state, due_at=due, busy_until=None)
         return None
-    return claim(state, WakeKind.QUIET, now, quiet_for=now - quiet_base(state))
+    return claim(state, WakeKind.QUIET, now, quiet_for=now - (state.last_said_at or state.created_at))
 
 
 def claim(

@@ -61,7 +61,11 @@ class Dials(models.Model):
     )
     look_batch = models.PositiveIntegerField(default=200, help_text="Due pairs handled per look.")
     budget_retry_seconds = models.FloatField(
-        default=60.0, help_text="A pair stopped by the daily cap retries after."
+        default=60.0,
+        help_text="Stopped by the daily cap while reservations are in flight: retry after (else at midnight).",
+    )
+    backfill_horizon_minutes = models.FloatField(
+        default=60.0, help_text="Posts written longer ago than this when they arrive (imports) wake nobody."
     )
     prompt_max_posts = models.PositiveIntegerField(
         default=30, help_text="New posts quoted in a wake's prompt."
