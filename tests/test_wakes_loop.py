@@ -151,3 +151,17 @@ def test_a_long_quiet_that_ends_in_words_does_not_double_the_wait(room, clock, l
     finish(quiet.turn, said="While it is quiet: the deploy script still needs review.")
     state = ListenState.objects.get(motion=room.motion, agent=room.magent)
     assert state.idle_level == 0
+
+
+def test_an_agent_that_stops_listening_is_not_considered(room, clock, loop):
+    say(room.motion, room.justin, "anyone?", clock)
+    room.magent.listening = False
+    room.magent.save()
+    assert loop.run(60) == []
+    assert ListenState.objects.get().due_at is None
+
+
+def test_an_agent_removed_from_the_motion_is_not_considered(room, clock, loop):
+    say(room.motion, room.justin, "anyone?", clock)
+    room.motion.agents.remove(room.magent)
+    assert loop.run(60) == []

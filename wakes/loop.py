@@ -118,7 +118,7 @@ def note_post(message: Message, *, consumed_by: set[int] = frozenset()) -> None:
                 state.last_post_at = max(filter(None, (state.last_post_at, at)))
             if state.agent_id in consumed_by:
                 state.considered_through = max(filter(None, (state.considered_through, at)))
-            if person:
+            if person and not stale:
                 state.last_person_at = max(filter(None, (state.last_person_at, at)))
                 state.idle_level = 0
                 state.rested = False
@@ -179,7 +179,16 @@ def typing_until(motion_id: str, now: datetime, ttl: float) -> datetime | None:
     return latest + timedelta(seconds=ttl) if latest else None
 
 
+def still_listening(state: ListenState) -> bool:
+    return Motion.agents.through.objects.filter(
+        motion_id=state.motion_id, agent_id=state.agent_id, agent__listening=True
+    ).exists()
+
+
 def evaluate(state: ListenState, now: datetime, dials: Dials) -> Consideration | None:
+    if not still_listening(state):  # left the Motion, or stopped listening: nothing is owed
+        _reschedule(state, due_at=None, busy_until=None)
+        return None
     resolved = resolve(state.motion_id, state.agent_id, dials)
     if state.busy_until:
         live = Turn.objects.filter(
