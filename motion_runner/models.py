@@ -111,6 +111,7 @@ class Kind(models.TextChoices):
     WATCH = "watch"
     ERROR = "error"
     COMPACT = "compact"
+    WAKE = "wake"  # why an agent woke and what it cost (wakes/)
 
 
 class Message(models.Model):

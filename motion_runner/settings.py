@@ -155,8 +155,17 @@ CELERY_TASK_ACKS_LATE = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# The consider loop's look; its other numbers are dials in the admin (wakes.Dials).
+WAKES_TICK_SECONDS = env_float("WAKES_TICK_SECONDS", 3.0)
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     "sweep-turns": {"task": "motion_runner.sweep_turns", "schedule": 30.0},
+    "wakes-tick": {
+        "task": "wakes.tick",
+        "schedule": WAKES_TICK_SECONDS,
+        "options": {"expires": WAKES_TICK_SECONDS},
+    },
+    "wakes-check-mentions": {"task": "wakes.check_mentions", "schedule": 30.0},
+    "wakes-settle": {"task": "wakes.settle", "schedule": 300.0},
 }
 
 # --- REST framework -----------------------------------------------------------------------
@@ -193,6 +202,10 @@ RUNNER_KILL_GRACE_SECONDS = env_float("RUNNER_KILL_GRACE_SECONDS", 3.0)
 RUNNER_AFTER_RESULT_GRACE_SECONDS = env_float("RUNNER_AFTER_RESULT_GRACE_SECONDS", 10.0)
 # Extra environment for every harness process (tests point the CLIs at a fake model).
 RUNNER_EXTRA_ENV: dict[str, str] = {}
+
+# The screen (wakes/screen.py): the Anthropic Messages API. No key: every screen passes.
+WAKES_SCREEN_API_BASE = os.environ.get("WAKES_SCREEN_API_BASE", "https://api.anthropic.com")
+WAKES_SCREEN_API_KEY = os.environ.get("WAKES_SCREEN_API_KEY", os.environ.get("ANTHROPIC_API_KEY", ""))
 
 # Tests and CI set this so a missing PostgreSQL or Redis fails loudly.
 REQUIRE_REAL_SERVICES = env_bool("MOTION_RUNNER_REQUIRE_SERVICES", False)

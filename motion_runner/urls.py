@@ -30,4 +30,5 @@ urlpatterns = [
     path("api/turns/<int:pk>/", api.TurnDetail.as_view(), name="api-turn"),
     path("api/requests/<int:pk>/<str:action>/", wakes_api.AnswerRequest.as_view(), name="api-request-answer"),
     path("api/", include(watch_router.urls)),
+    path("", include("wakes.urls")),
 ]

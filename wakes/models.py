@@ -1,8 +1,16 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
+from decimal import Decimal
+
 from django.conf import settings
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
+
+from motion_runner.models import Agent, Message, Motion, Turn
+
+from . import dials as wake_texts
 
 
 class WakeRequest(models.Model):
@@ -81,3 +89,407 @@ class AbilityRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} for turn {self.turn_id} ({self.status})"
+
+
+"""Who is woken, when, and what it may spend.
+
+- `Dials`: the one row of global defaults (every number in the wake rules), edited in the admin.
+- `DialOverride`: per Motion, per agent, or per pair; blank fields inherit.
+- `ListenState`: one row per (Motion, listening agent): the consider loop's whole memory.
+  `due_at` is the only column the loop looks at (indexed): it holds the earliest moment the
+  pair may need attention, NULL when nothing can be owed (resting). The loop's look is
+  `due_at <= now`, so its cost follows the Motions that are active, not all of them.
+- `Consideration`: one per claimed consideration (audit; dots and backoff hang on it).
+- `MentionWake`: one per (message, mentioned agent): idempotent mention wakes.
+- `Spend`: the ledger. Each screen and each turn a row with its dollars; a reservation is a row
+  whose amount is what it may still spend until its turn settles it.
+- `BudgetDay`: one row per day, locked by every reservation so a check and its spend are atomic.
+- `TypingPing`: who is typing where (expires after a dial's seconds).
+"""
+
+
+DEFAULT_SCREEN_PROMPT = (
+    "You screen posts in a shared thread for an AI agent named @{agent}. Decide whether the new "
+    "posts might need the agent's attention. Answer DISMISS only when they are plainly not for "
+    "the agent (people chatting among themselves about something it has no part in, a thank-you, "
+    "a greeting between others). In doubt, answer PASS. Reply with one line: PASS or DISMISS, "
+    "a colon, and a few words of reason."
+)
+
+
+class Effort(models.TextChoices):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    XHIGH = "xhigh"
+    MAX = "max"
+
+
+class Dials(models.Model):
+    """Global defaults for every wake rule. One row (pk=1); `Dials.load()` creates it."""
+
+    # The loop
+    tick_seconds = models.FloatField(
+        default=3.0,
+        help_text="Seconds per look (beat schedule: WAKES_TICK_SECONDS; used here to count looks).",
+    )
+    quiet_seconds = models.FloatField(
+        default=10.0, help_text="Seconds since the last post before considering."
+    )
+    typing_ttl_seconds = models.FloatField(default=6.0, help_text="A typing ping counts for this long.")
+    idle_looks = models.PositiveIntegerField(
+        default=1000, help_text="Looks without a post before a long-quiet consideration (×tick ≈ 50 min)."
+    )
+    rest_after_hours = models.FloatField(
+        default=12.0, help_text="Without a person this long, the Motion rests."
+    )
+    look_batch = models.PositiveIntegerField(default=200, help_text="Due pairs handled per look.")
+    budget_retry_seconds = models.FloatField(
+        default=60.0,
+        help_text="Stopped by the daily cap while reservations are in flight: retry after (else at midnight).",
+    )
+    backfill_horizon_minutes = models.FloatField(
+        default=60.0, help_text="Posts written longer ago than this when they arrive (imports) wake nobody."
+    )
+    prompt_max_posts = models.PositiveIntegerField(
+        default=30, help_text="New posts quoted in a wake's prompt."
+    )
+    # Mentions
+    terminal_mention_delay_seconds = models.FloatField(
+        default=600.0, help_text="A terminal post's @mention wakes only if unanswered this long."
+    )
+    mention_effort = models.CharField(max_length=8, choices=Effort.choices, default=Effort.HIGH)
+    mention_cap_usd = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="Blank: no cap (mentions are not budgeted).",
+    )
+    # Budgets and effort
+    considerations_per_hour = models.PositiveIntegerField(
+        default=6, help_text="Full considerations per Motion (and agent) per hour."
+    )
+    daily_budget_usd = models.DecimalField(max_digits=10, decimal_places=2, default=Decimal("10.00"))
+    consideration_cap_usd = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("3.00"))
+    min_consideration_usd = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        default=Decimal("1.50"),
+        help_text="Never start a consideration with less than this left (a cold read is ~$1.25).",
+    )
+    consider_effort = models.CharField(max_length=8, choices=Effort.choices, default=Effort.MEDIUM)
+    # The screen
+    screen_enabled = models.BooleanField(default=True)
+    screen_model = models.CharField(max_length=100, default="claude-haiku-4-5")
+    screen_system_prompt = models.TextField(default=DEFAULT_SCREEN_PROMPT)
+    screen_max_tokens = models.PositiveIntegerField(default=60)
+    screen_timeout_seconds = models.FloatField(default=15.0)
+    screen_reserve_usd = models.DecimalField(
+        max_digits=8,
+        decimal_places=4,
+        default=Decimal("0.0100"),
+        help_text="Reserved for a screen before it runs.",
+    )
+    screen_price_in = models.DecimalField(
+        max_digits=8, decimal_places=4, default=Decimal("1.00"), help_text="$/M input tokens"
+    )
+    screen_price_out = models.DecimalField(
+        max_digits=8, decimal_places=4, default=Decimal("5.00"), help_text="$/M output"
+    )
+    screen_price_cache_write = models.DecimalField(max_digits=8, decimal_places=4, default=Decimal("1.25"))
+    screen_price_cache_read = models.DecimalField(max_digits=8, decimal_places=4, default=Decimal("0.10"))
+    # Wake modes (seed 001): what each mode is told, who may grant full tools, the loop guard
+    look_only_footer = models.TextField(
+        default=wake_texts.LOOK_ONLY_FOOTER, help_text="The last thing in every look-only wake prompt."
+    )
+    full_tools_footer = models.TextField(
+        default=wake_texts.FULL_TOOLS_FOOTER, help_text="The last thing in every full-tools wake prompt."
+    )
+    after_loop_note = models.TextField(
+        default=wake_texts.AFTER_LOOP_NOTE,
+        help_text="Told to the next wake after the loop guard stopped a turn; {reason} is filled in.",
+    )
+    full_tools_for = models.JSONField(
+        default=list, blank=True, help_text='Names whose posts wake with full tools, e.g. ["justin"].'
+    )
+    loop_same_call_in_a_row = models.PositiveIntegerField(default=3)
+    loop_same_call_window = models.PositiveIntegerField(default=10)
+    loop_same_call_in_window = models.PositiveIntegerField(default=5)
+    loop_max_calls_per_turn = models.PositiveIntegerField(default=50)
+
+    class Meta:
+        verbose_name = verbose_name_plural = "dials"
+
+    def __str__(self) -> str:
+        return "Wake dials"
+
+    def save(self, *args, **kwargs):
+        self.pk = 1
+        super().save(*args, **kwargs)
+
+    @classmethod
+    def load(cls) -> Dials:
+        dials, _ = cls.objects.get_or_create(pk=1)
+        return dials
+
+
+OVERRIDABLE = (
+    "quiet_seconds",
+    "idle_looks",
+    "considerations_per_hour",
+    "consideration_cap_usd",
+    "consider_effort",
+    "mention_effort",
+    "screen_enabled",
+)
+
+
+class DialOverride(models.Model):
+    """Overrides for one Motion, one agent, or one pair. Blank fields inherit.
+
+    Replacing dials resolve global → Motion → agent → pair. `daily_budget_usd` is different:
+    the global one caps the whole day's spend; one set here adds a narrower cap on this
+    scope's own spend (a Motion's, an agent's, a pair's).
+    """
+
+    motion = models.ForeignKey(
+        Motion, null=True, blank=True, on_delete=models.CASCADE, related_name="dial_overrides"
+    )
+    agent = models.ForeignKey(
+        Agent, null=True, blank=True, on_delete=models.CASCADE, related_name="dial_overrides"
+    )
+    quiet_seconds = models.FloatField(null=True, blank=True)
+    idle_looks = models.PositiveIntegerField(null=True, blank=True)
+    considerations_per_hour = models.PositiveIntegerField(null=True, blank=True)
+    daily_budget_usd = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
+    consideration_cap_usd = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
+    consider_effort = models.CharField(max_length=8, choices=Effort.choices, blank=True)
+    mention_effort = models.CharField(max_length=8, choices=Effort.choices, blank=True)
+    screen_enabled = models.BooleanField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(motion__isnull=False) | Q(agent__isnull=False), name="override_names_a_scope"
+            ),
+            models.UniqueConstraint(
+                fields=["motion"], condition=Q(agent__isnull=True), name="one_override_per_motion"
+            ),
+            models.UniqueConstraint(
+                fields=["agent"], condition=Q(motion__isnull=True), name="one_override_per_agent"
+            ),
+            models.UniqueConstraint(fields=["motion", "agent"], name="one_override_per_pair"),
+        ]
+
+    def __str__(self) -> str:
+        return f"override {self.motion_id or '*'} / {self.agent or '*'}"
+
+
+@dataclass
+class Resolved:
+    """The dials in force for one (Motion, agent)."""
+
+    dials: Dials
+    quiet_seconds: float
+    idle_looks: int
+    considerations_per_hour: int
+    consideration_cap_usd: Decimal
+    consider_effort: str
+    mention_effort: str
+    screen_enabled: bool
+    # (scope, limit) pairs: "all", "motion", "agent", "pair"
+    daily_caps: list[tuple[str, Decimal]]
+
+    @property
+    def idle_seconds(self) -> float:
+        return self.idle_looks * self.dials.tick_seconds
+
+
+def resolve(motion_id: str, agent_id: int, dials: Dials | None = None) -> Resolved:
+    dials = dials or Dials.load()
+    values = {name: getattr(dials, name) for name in OVERRIDABLE}
+    caps: list[tuple[str, Decimal]] = [("all", dials.daily_budget_usd)]
+    rows = DialOverride.objects.filter(
+        Q(motion_id=motion_id, agent__isnull=True)
+        | Q(agent_id=agent_id, motion__isnull=True)
+        | Q(motion_id=motion_id, agent_id=agent_id)
+    )
+
+    def rank(row: DialOverride) -> int:
+        return 2 if row.motion_id and row.agent_id else (1 if row.agent_id else 0)
+
+    for row in sorted(rows, key=rank):
+        for name in OVERRIDABLE:
+            value = getattr(row, name)
+            if value is not None and value != "":
+                values[name] = value
+        if row.daily_budget_usd is not None:
+            caps.append((("motion", "agent", "pair")[rank(row)], row.daily_budget_usd))
+    return Resolved(dials=dials, daily_caps=caps, **values)
+
+
+class ListenState(models.Model):
+    """The consider loop's memory of one (Motion, listening agent)."""
+
+    motion = models.ForeignKey(Motion, on_delete=models.CASCADE, related_name="listen_states")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="listen_states")
+    # Newest post by someone else (a person, another agent, a watch): what a new-posts
+    # consideration is about. `considered_through` is the cursor: posts up to it were considered.
+    last_post_at = models.DateTimeField(null=True, blank=True)
+    considered_through = models.DateTimeField(null=True, blank=True)
+    # Newest thing said by anyone, this agent included: the long-quiet clock.
+    last_said_at = models.DateTimeField(null=True, blank=True)
+    last_person_at = models.DateTimeField(null=True, blank=True)
+    idle_level = models.PositiveSmallIntegerField(default=0, help_text="Silent long quiets in a row.")
+    rested = models.BooleanField(default=False)
+    busy_until = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="A wake of this pair is in flight; re-checked at this time if not ended.",
+    )
+    due_at = models.DateTimeField(null=True, blank=True, help_text="When the loop looks at this pair next.")
+    considered_at = models.DateTimeField(null=True, blank=True)
+    version = models.PositiveIntegerField(
+        default=0, help_text="Bumped by every write: claims are conditional on it."
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["motion", "agent"], name="one_listen_state_per_pair")]
+        indexes = [
+            models.Index(fields=["due_at"], name="listen_due", condition=Q(due_at__isnull=False)),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent} in {self.motion_id}"
+
+    @property
+    def pending(self) -> bool:
+        """New posts since the last consideration."""
+        return self.last_post_at is not None and (
+            self.considered_through is None or self.last_post_at > self.considered_through
+        )
+
+
+class WakeKind(models.TextChoices):
+    NEW_POSTS = "new_posts", "new posts"
+    QUIET = "quiet", "long quiet"
+    MENTION = "mention"
+    WATCH = "watch"
+
+
+class Consideration(models.Model):
+    class Status(models.TextChoices):
+        CLAIMED = "claimed"
+        RUNNING = "running"  # reserving, screening, waking
+        REFUSED = "refused"  # a budget stopped it
+        SCREENED = "screened"  # the screen dismissed it
+        WOKEN = "woken"  # a turn was queued
+        SPOKE = "spoke"
+        SILENT = "silent"
+        FAILED = "failed"
+
+    state = models.ForeignKey(ListenState, on_delete=models.CASCADE, related_name="considerations")
+    motion = models.ForeignKey(Motion, on_delete=models.CASCADE, related_name="considerations")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="considerations")
+    kind = models.CharField(max_length=16, choices=WakeKind.choices)
+    claim_version = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.CLAIMED)
+    through = models.DateTimeField(null=True, blank=True, help_text="Posts up to here are covered.")
+    previous_through = models.DateTimeField(null=True, blank=True)
+    quiet_seconds = models.FloatField(
+        null=True, blank=True, help_text="For a long quiet: how long it had been."
+    )
+    screen_verdict = models.CharField(max_length=16, blank=True)
+    screen_reason = models.CharField(max_length=300, blank=True)
+    turn = models.OneToOneField(
+        Turn, null=True, blank=True, on_delete=models.SET_NULL, related_name="consideration"
+    )
+    detail = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["state", "claim_version"], name="one_consideration_per_claim")
+        ]
+        indexes = [models.Index(fields=["motion", "agent", "created_at"])]
+
+
+class MentionWake(models.Model):
+    class Status(models.TextChoices):
+        WAITING = "waiting"  # a terminal mention, waiting to see if it is answered
+        WOKEN = "woken"
+        ANSWERED = "answered"  # answered before the wait ran out: no wake
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="mention_wakes")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="mention_wakes")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.WAITING)
+    due_at = models.DateTimeField()
+    turn = models.OneToOneField(
+        Turn, null=True, blank=True, on_delete=models.SET_NULL, related_name="mention_wake"
+    )
+    created_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["message", "agent"], name="one_wake_per_mention")]
+        indexes = [
+            models.Index(fields=["due_at"], name="mention_waiting_due", condition=Q(status="waiting")),
+        ]
+
+
+class Spend(models.Model):
+    """The ledger: today's spend is `Sum(amount)` over the day's counted rows."""
+
+    class Kind(models.TextChoices):
+        SCREEN = "screen"
+        CONSIDERATION = "consideration"  # an envelope reserved, then the turn's real cost
+        MENTION = "mention"  # not counted against budgets; kept for the audit
+        WATCH = "watch"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    motion = models.ForeignKey(Motion, on_delete=models.CASCADE, related_name="spend")
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="spend")
+    consideration = models.ForeignKey(
+        Consideration, null=True, blank=True, on_delete=models.SET_NULL, related_name="spend"
+    )
+    turn = models.ForeignKey(Turn, null=True, blank=True, on_delete=models.SET_NULL, related_name="spend")
+    day = models.DateField()
+    at = models.DateTimeField()
+    amount = models.DecimalField(
+        max_digits=12, decimal_places=6, help_text="Dollars: real when settled, else reserved."
+    )
+    reserved = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal("0"))
+    settled = models.BooleanField(default=False)
+    counted = models.BooleanField(default=True, help_text="Counts against the daily cap.")
+    full = models.BooleanField(
+        default=False, help_text="A full consideration: counts against the hourly limit."
+    )
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    note = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["day", "counted"]),
+            models.Index(fields=["motion", "agent", "at"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} ${self.amount} {self.motion_id}/{self.agent_id}"
+
+
+class BudgetDay(models.Model):
+    """The lock every reservation of a day takes first (an UPDATE on this row)."""
+
+    day = models.DateField(primary_key=True)
+    reservations = models.PositiveIntegerField(default=0)
+
+
+class TypingPing(models.Model):
+    motion = models.ForeignKey(Motion, on_delete=models.CASCADE, related_name="typing")
+    who = models.CharField(max_length=150)
+    at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["motion", "who"], name="one_ping_per_person")]

@@ -1,8 +1,59 @@
+"""Celery tasks of wakes/. Each takes ids (or nothing), is idempotent, and says why its retries
+are what they are."""
+
 from __future__ import annotations
 
 from celery import shared_task
 
 from .abilities.runner import perform, sweep
+from .budget import settle_turn, unsettled_of_ended_turns
+
+
+@shared_task(name="wakes.tick", ignore_result=True)
+def tick() -> int:
+    """One look of the consider loop (beat, every WAKES_TICK_SECONDS).
+
+    No retries: the next tick is the retry, and a claim is a conditional UPDATE, so two ticks
+    at once (a slow one overlapping the next) claim each due pair once between them.
+    """
+    from .loop import tick as look
+
+    return len(look())
+
+
+@shared_task(name="wakes.consider", ignore_result=True, acks_late=False)
+def consider(consideration_id: int) -> None:
+    """Run one claimed consideration: budget, screen, wake.
+
+    Never retried: it may pay for a screen and queue a turn. Delivered twice, the second
+    finds it no longer `claimed` and does nothing. If a worker dies mid-way, the pair's
+    `busy_until` makes the loop look again once it passes.
+    """
+    from .loop import run_consideration
+
+    run_consideration(consideration_id)
+
+
+@shared_task(name="wakes.check_mentions", ignore_result=True)
+def check_mentions() -> dict[str, int]:
+    """Terminal @mentions unanswered after their wait (beat, every 30 s).
+
+    No retries: each wake is claimed by a conditional UPDATE, the next run retries the rest.
+    """
+    from .handlers import check_mentions as check
+
+    return check()
+
+
+@shared_task(name="wakes.settle", ignore_result=True)
+def settle() -> int:
+    """Safety net (beat, every 5 min): reservations whose turn ended without the finish hook
+    (a lost worker) take the turn's recorded cost. Idempotent; the next run is the retry."""
+    count = 0
+    for spend in unsettled_of_ended_turns().select_related("turn"):
+        settle_turn(spend.turn)
+        count += 1
+    return count
 
 
 @shared_task(name="wakes.run_ability", ignore_result=True, acks_late=False)

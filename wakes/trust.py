@@ -55,3 +55,12 @@ def decide(message) -> Decision:
     if source == "api":
         return Decision(LOOK, "posted with an API key")
     return Decision(LOOK, f"a {source} post")
+
+
+def decide_burst(posts) -> Decision:
+    """Several posts woke the turn together: full tools only if each one alone would."""
+    decisions = [decide(post) for post in posts]
+    for decision in decisions:
+        if decision.mode != FULL:
+            return Decision(LOOK, f"{decision.rule} (one of {len(decisions)} new posts)")
+    return decisions[-1] if decisions else decide(None)

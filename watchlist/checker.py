@@ -37,8 +37,8 @@ from django.utils import timezone
 from motion_runner.harnesses.base import stable_uuid
 from motion_runner.ingest import EventWriter, IngestContext
 from motion_runner.models import Kind, Message, Source
-from motion_runner.runner.turns import enqueue_turn
 from wakes.abilities import ability_prompt, reply_on_wiki_page
+from wakes.handlers import wake_for_watch
 
 from .http import HttpClient
 from .kinds import Change, CheckError, Outcome, Snapshot, WatchKind, get_kind
@@ -345,17 +345,7 @@ def wake_for(watch: Watch, change: Change, message: Message) -> int:
     prompt = wake_prompt(watch, change)
     woke = 0
     for agent in watch.motion.agents.all():
-        enqueue_turn(
-            watch.motion,
-            agent,
-            prompt,
-            reason="watch",
-            reason_detail=json.dumps(detail),
-            mode="look",
-            mode_rule="watch line",
-            woken_by=message,
-            ability=ability,
-        )
+        wake_for_watch(message, agent, prompt=prompt, reason_detail=json.dumps(detail), ability=ability)
         woke += 1
     return woke
 

@@ -24,6 +24,16 @@ from .process import Limits, Outcome, ProcessResult, run_streaming
 
 log = logging.getLogger(__name__)
 
+# Sent (robustly: a receiver's error is logged, never raised) once a turn has ended and its
+# row says how. wakes/ listens: dots for silent turns, the spend ledger, the loop's backoff.
+turn_finished = Signal()
+
+
+def _announce_end(turn: Turn) -> None:
+    for _receiver, error in turn_finished.send_robust(sender=Turn, turn=turn):
+        if isinstance(error, Exception):
+            log.error("a turn_finished receiver failed for turn %s: %r", turn.pk, error)
+
 
 def limits_from_settings() -> Limits:
     return Limits(
@@ -40,8 +50,6 @@ def limits_from_settings() -> Limits:
 #   prompt_finalizers(prompt, motion, agent, mode, reason) -> prompt: wakes/ appends the footer
 #   that tells every wake what its mode allows, and the loop guard's note.
 prompt_finalizers: list[Callable[[str, Motion, Agent, str, str], str]] = []
-# Sent once a turn has ended and its row is final (after commit): dots, requests, compaction.
-turn_finished = Signal()
 
 
 def enqueue_turn(
@@ -278,6 +286,8 @@ def fail_before_launch(turn: Turn, message: str) -> None:
         message_id=stable_uuid("turn-error", turn.pk),
         turn=turn,
     )
+    turn.refresh_from_db()
+    _announce_end(turn)
 
 
 def execute_turn(turn_id: int, *, on_event: Callable[[Event], None] | None = None) -> Turn | None:
@@ -425,7 +435,7 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
             kind=Kind.ERROR,
         )
     turn.refresh_from_db()
-    transaction.on_commit(lambda: turn_finished.send(sender=Turn, turn=turn))
+    _announce_end(turn)
     return turn
 
 

@@ -33,18 +33,59 @@
   }
 
   function lastDots() {
-    const last = list.lastElementChild;
+    let last = list.lastElementChild;
+    if (last && last.classList.contains("dot-reason")) last = last.previousElementSibling;
     return last && last.classList.contains("dots") ? last : null;
   }
 
+  // A dot is a consideration that ended silent: `<silent>why</silent>` from the agent, or
+  // `<silent by="screen">why</silent>` from the screen (dashed, and it says "screened").
+  const SILENT = /^\s*<silent(\s+by="([^"]*)")?\s*>([\s\S]*?)<\/silent>\s*$/i;
+
+  function silentOf(m) {
+    if (m.kind !== "dot" && !(m.kind === "text" && m.turn)) return null;
+    const match = SILENT.exec(m.text || "");
+    if (match) return { by: match[2] || "", reason: match[3].trim() || "silent" };
+    return m.kind === "dot" ? { by: "", reason: m.text || "silent" } : null;
+  }
+
+  function renderDot(m, silent) {
+    const row = lastDots() || list.appendChild(el("li", "dots"));
+    const screened = silent.by === "screen";
+    const dot = el("button", "dot" + (screened ? " screened" : ""));
+    dot.type = "button";
+    dot.dataset.id = m.id;
+    const who = screened ? "screened for " + m.sender : m.sender + " stayed silent";
+    dot.title = who + " · " + when(m.created_at);
+    dot.setAttribute("aria-label", dot.title);
+    dot.addEventListener("click", () => {
+      let note = row.nextElementSibling;
+      if (!note || !note.classList.contains("dot-reason")) {
+        note = el("li", "dot-reason");
+        row.after(note);
+      }
+      const same = note.dataset.id === m.id && !note.hidden;
+      note.hidden = same;
+      note.dataset.id = m.id;
+      note.textContent = (screened ? "screened · " : m.sender + " · ") + when(m.created_at) + " · " + silent.reason;
+      row.querySelectorAll(".dot.open").forEach((d) => d.classList.remove("open"));
+      if (!same) dot.classList.add("open");
+    });
+    row.append(dot);
+  }
+
   function render(m) {
-    if (m.kind === "dot") {
-      const row = lastDots() || list.appendChild(el("li", "dots"));
-      const screened = /by="screen"/.test(m.text) || m.source === "screen" || (m.stop_reason === "screened");
-      const dot = el("button", "dot" + (screened ? " screened" : ""));
-      dot.title = (screened ? "screened · " : "") + when(m.created_at);
-      dot.addEventListener("click", () => alert((screened ? "Screened: " : "") + (m.text || "silent")));
-      row.append(dot);
+    const silent = silentOf(m);
+    if (silent) {
+      renderDot(m, silent);
+      return;
+    }
+    if (m.kind === "wake") {
+      const li = el("li", "msg wake");
+      li.dataset.id = m.id;
+      li.append(el("span", "", "⏰ " + m.text));
+      li.title = when(m.created_at);
+      list.append(li);
       return;
     }
     if (m.kind === "tool_result") {
@@ -135,7 +176,9 @@
   }
 
   function showActivity(items) {
-    activity.textContent = items.map((a) => a.activity).filter(Boolean).join(" · ");
+    const parts = items.map((a) => a.activity).filter(Boolean);
+    if (typing.length && Date.now() - lastPing < 6000) parts.push(typing.join(", ") + " typing…");
+    activity.textContent = parts.join(" · ");
   }
 
   async function poll() {
@@ -164,7 +207,21 @@
   }
 
   const composer = document.getElementById("composer");
+  const typingUrl = root.dataset.typingUrl;
+  let lastPing = 0;
+  let typing = [];
+  // Tell the loop a person is composing: it waits (pings expire after a few seconds).
+  function pingTyping() {
+    const now = Date.now();
+    if (!typingUrl || now - lastPing < 2000) return;
+    lastPing = now;
+    fetch(typingUrl, { method: "POST", headers: { "X-CSRFToken": root.dataset.csrf } })
+      .then((r) => (r.ok ? r.json() : { typing: [] }))
+      .then((body) => { typing = body.typing || []; })
+      .catch(() => {});
+  }
   if (composer) {
+    composer.elements.text.addEventListener("input", pingTyping);
     composer.addEventListener("submit", async (event) => {
       event.preventDefault();
       const text = composer.elements.text.value.trim();

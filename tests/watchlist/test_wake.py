@@ -46,10 +46,15 @@ def test_always_wakes_every_agent_of_the_motion_look_only(changed_page, merch, m
         assert (turn.reason, turn.mode, turn.mode_rule, turn.woken_by) == (
             "watch",
             "look",
-            "watch line",
+            "a watch line",
             line,
         )
         assert json.loads(turn.reason_detail) == {"watch": w.pk, "link": w.target}
+    # Each wake says why in the thread, and is in the day's ledger.
+    assert Message.objects.filter(motion=merch, kind="wake").count() == 2
+    from wakes.models import Spend
+
+    assert Spend.objects.filter(kind="watch").count() == 2
 
 
 def test_the_watched_content_is_quoted_as_data_and_cannot_close_its_quote(changed_page, merch, magent):

@@ -169,7 +169,7 @@ def test_a_talk_page_edit_wakes_the_agent_to_reply_on_that_page(wiki, watch, mer
     recheck()
 
     turn = Turn.objects.get(agent=magent)
-    assert (turn.reason, turn.mode, turn.mode_rule) == ("watch", "look", "watch line")
+    assert (turn.reason, turn.mode, turn.mode_rule) == ("watch", "look", "a watch line")
     assert json.loads(turn.reason_detail)["reply_on"] == {"wiki": wiki.api, "page": "Talk:Merch"}
     assert turn.ability == {"kind": "reply_on_wiki_page", "api": wiki.api, "page": "Talk:Merch"}
     assert "the runner itself posts your final text" in turn.prompt

@@ -1,0 +1,36 @@
+"""Shared set-up for the wakes benches: Django on a dedicated PostgreSQL database."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/motion_runner_bench_wakes"
+
+
+def setup(url: str | None = None) -> str:
+    """Point Django at the bench database (created if missing), migrate it, return its URL."""
+    url = url or os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL)
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("CELERY_BROKER_URL", "memory://")
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "motion_runner.settings")
+    if url.startswith("postgres"):
+        import psycopg
+
+        name = url.rsplit("/", 1)[1]
+        admin = url.rsplit("/", 1)[0] + "/postgres"
+        with psycopg.connect(admin, autocommit=True) as conn:
+            if not conn.execute("select 1 from pg_database where datname = %s", (name,)).fetchone():
+                conn.execute(f'create database "{name}"')
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    return url

@@ -1,0 +1,122 @@
+"""One look of the consider loop over 1,000 / 10,000 / 100,000 Motions with 1 % active.
+
+The look is `ListenState WHERE due_at <= now` on a partial index: it should cost what the due
+(active) pairs cost, whatever the number of Motions. Baseline, measured in the same run: the
+naive look that asks every pair "anything new since you last considered?" (a comparison of two
+columns, which no index serves), as a poller over all Motions would.
+
+    .venv/bin/python bench/consider_look.py            # BENCH_DATABASE_URL to override the db
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from datetime import timedelta
+
+from _setup import setup
+
+URL = setup()
+
+from django.db import connection  # noqa: E402
+from django.db.models import F  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
+from django.utils import timezone  # noqa: E402
+
+from motion_runner.models import Agent, Motion  # noqa: E402
+from wakes.loop import look  # noqa: E402
+from wakes.models import ListenState  # noqa: E402
+
+RUNS = 30
+
+
+def populate(total: int, active: int, rng: random.Random) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("TRUNCATE wakes_listenstate, motion_runner_motion CASCADE")
+    agent, _ = Agent.objects.get_or_create(name="magent")
+    now = timezone.now()
+    Motion.objects.bulk_create(
+        [Motion(slug=f"m{i}", title=f"Motion {i}", created_at=now) for i in range(total)], batch_size=5000
+    )
+    active_ids = set(rng.sample(range(total), active))
+    states = []
+    for i in range(total):
+        last = now - timedelta(minutes=rng.uniform(1, 60 * 24 * 7))
+        state = ListenState(
+            motion_id=f"m{i}",
+            agent=agent,
+            created_at=now - timedelta(days=30),
+            last_post_at=last,
+            considered_through=last,
+            last_said_at=last,
+            last_person_at=last,
+        )
+        if i in active_ids:  # a burst just ended: owed a consideration now
+            state.last_post_at = now - timedelta(seconds=rng.uniform(11, 60))
+            state.due_at = state.last_post_at + timedelta(seconds=10)
+        elif rng.random() < 0.5:  # resting: nothing owed until a post
+            state.rested = True
+        else:  # quiet: a long-quiet consideration due later
+            state.due_at = now + timedelta(minutes=rng.uniform(1, 400))
+        states.append(state)
+    ListenState.objects.bulk_create(states, batch_size=5000)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE wakes_listenstate")
+
+
+def naive_look(now):
+    """Every pair compared: what a loop without `due_at` has to ask."""
+    return list(
+        ListenState.objects.filter(
+            last_post_at__gt=F("considered_through"), last_post_at__lte=now - timedelta(seconds=10)
+        )
+    )
+
+
+def measure(fn):
+    fn()  # warm
+    times = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        with CaptureQueriesContext(connection) as queries:
+            rows = fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times), len(queries), len(rows)
+
+
+def plan(now) -> str:
+    sql, params = ListenState.objects.filter(due_at__lte=now).order_by("due_at").query.sql_with_params()
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN " + sql, params)
+        return " / ".join(row[0].strip() for row in cursor.fetchall()[:3])
+
+
+def main() -> None:
+    rng = random.Random(41)
+    print(f"database: {URL} ({connection.vendor})")
+    print(
+        f"{'motions':>9} {'active':>7} | {'look ms':>8} {'queries':>7} {'rows':>5} {'batch ms':>8} | "
+        f"{'naive ms':>9} {'rows':>5} | {'naive/look':>10}"
+    )
+    cases = [(1_000, 10), (10_000, 100), (100_000, 1_000), (1_000, 10), (100_000, 10)]
+    first_plan = ""
+    for total, active in cases:
+        populate(total, active, rng)
+        now = timezone.now()
+        look_ms, look_queries, look_rows = measure(lambda now=now: look(now, 10**6))
+        batch_ms, _, _ = measure(lambda now=now: look(now, 200))
+        naive_ms, _, naive_rows = measure(lambda now=now: naive_look(now))
+        print(
+            f"{total:>9,} {active:>7,} | {look_ms:>8.3f} {look_queries:>7} {look_rows:>5} {batch_ms:>8.3f} | "
+            f"{naive_ms:>9.3f} {naive_rows:>5} | {naive_ms / look_ms:>9.1f}×"
+        )
+        if total == 100_000:
+            first_plan = first_plan or plan(now)
+    print(f"plan at 100,000: {first_plan}")
+    print("(look: every due pair; batch: the tick's real look, at most Dials.look_batch = 200 pairs;")
+    print(" naive: every pair's last post compared with its cursor, as a poller of all Motions asks)")
+
+
+if __name__ == "__main__":
+    main()

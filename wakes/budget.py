@@ -1,0 +1,149 @@
+"""Budgets: the hourly count, the daily dollars, and atomic reservations.
+
+A consideration reserves its envelope (the per-consideration cap, plus a screen's reserve, or
+less when less is left) before it spends anything. The check and the reservation happen in one
+transaction that first takes the day's lock (an UPDATE on the day's BudgetDay row, which is a row
+lock on PostgreSQL and the write lock on SQLite): twenty racers for the last slot are served one
+at a time, and exactly one finds room. Because an envelope is never smaller than what its turn
+may spend (the turn's --max-budget-usd), the daily cap is never crossed, only approached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import ROUND_DOWN, Decimal
+
+from django.db import IntegrityError, transaction
+from django.db.models import Q, Sum
+from django.utils import timezone
+
+from .models import BudgetDay, Consideration, Resolved, Spend
+
+HOUR = timedelta(hours=1)
+CENT = Decimal("0.01")
+
+
+def day_of(moment: datetime):
+    return timezone.localdate(moment)
+
+
+def next_day(moment: datetime) -> datetime:
+    local = timezone.localtime(moment)
+    return local.replace(hour=0, minute=0, second=0, microsecond=0) + timedelta(days=1)
+
+
+def spent_today(day, *, motion_id: str | None = None, agent_id: int | None = None) -> Decimal:
+    rows = Spend.objects.filter(day=day, counted=True)
+    if motion_id is not None:
+        rows = rows.filter(motion_id=motion_id)
+    if agent_id is not None:
+        rows = rows.filter(agent_id=agent_id)
+    return rows.aggregate(total=Sum("amount"))["total"] or Decimal("0")
+
+
+def full_in_last_hour(motion_id: str, agent_id: int, now: datetime):
+    return Spend.objects.filter(
+        kind=Spend.Kind.CONSIDERATION, motion_id=motion_id, agent_id=agent_id, full=True, at__gt=now - HOUR
+    )
+
+
+@dataclass
+class Refusal:
+    scope: str  # "hour" or "day"
+    text: str
+    window: str  # a key for "said once per cap window"
+    retry_at: datetime
+
+
+def _lock_day(day) -> None:
+    try:
+        with transaction.atomic():
+            BudgetDay.objects.get_or_create(day=day)
+    except IntegrityError:
+        pass  # created by a racer: fine
+    from django.db.models import F
+
+    BudgetDay.objects.filter(day=day).update(reservations=F("reservations") + 1)
+
+
+def reserve(consideration: Consideration, dials: Resolved, now: datetime, *, screen: bool) -> Spend | Refusal:
+    """Check the hourly and daily budgets and reserve the envelope, atomically."""
+    motion_id, agent_id = consideration.motion_id, consideration.agent_id
+    day = day_of(now)
+    with transaction.atomic():
+        _lock_day(day)
+        recent = full_in_last_hour(motion_id, agent_id, now)
+        per_hour = dials.considerations_per_hour
+        if recent.count() >= per_hour:
+            oldest = recent.order_by("at", "pk").first()
+            return Refusal(
+                scope="hour",
+                text=f"{per_hour} full consideration{'s' if per_hour != 1 else ''} this hour",
+                window=f"hour:{oldest.pk if oldest else now.isoformat()}",
+                retry_at=(oldest.at + HOUR) if oldest else now + HOUR,
+            )
+        remaining = None
+        which = ""
+        for scope, limit in dials.daily_caps:
+            scoped = {
+                "all": {},
+                "motion": {"motion_id": motion_id},
+                "agent": {"agent_id": agent_id},
+                "pair": {"motion_id": motion_id, "agent_id": agent_id},
+            }[scope]
+            left = limit - spent_today(day, **scoped)
+            if remaining is None or left < remaining:
+                remaining, which = left, f"{scope}:{limit}"
+        cap = dials.consideration_cap_usd
+        screen_reserve = dials.dials.screen_reserve_usd if screen else Decimal("0")
+        envelope = min(cap + screen_reserve, remaining)
+        if envelope < min(dials.dials.min_consideration_usd, cap) + screen_reserve:
+            scope, limit = which.split(":")
+            label = {"all": "the daily budget", "motion": "this Motion's daily budget"}.get(
+                scope, f"the {scope}'s daily budget"
+            )
+            # Money comes back only when an in-flight reservation settles below its envelope,
+            # or at midnight: retry soon in the first case, else at the next day.
+            in_flight = Spend.objects.filter(day=day, counted=True, settled=False).exists()
+            return Refusal(
+                scope="day",
+                text=f"{label} (${Decimal(limit):.2f}) is spent or reserved",
+                window=f"day:{day.isoformat()}:{scope}",
+                retry_at=now + timedelta(seconds=dials.dials.budget_retry_seconds)
+                if in_flight
+                else next_day(now),
+            )
+        return Spend.objects.create(
+            kind=Spend.Kind.CONSIDERATION,
+            motion_id=motion_id,
+            agent_id=agent_id,
+            consideration=consideration,
+            day=day,
+            at=now,
+            amount=envelope,
+            reserved=envelope,
+            full=True,
+            note="reserved",
+        )
+
+
+def turn_cap(envelope: Spend, screen_cost: Decimal, cap: Decimal) -> Decimal:
+    """What the turn may spend: the cap, or what is left of the envelope after the screen."""
+    return min(cap, envelope.reserved - screen_cost).quantize(CENT, rounding=ROUND_DOWN)
+
+
+def settle_turn(turn) -> None:
+    """A finished turn's rows take its real cost (reserved amounts are released)."""
+    Spend.objects.filter(turn=turn, settled=False).update(amount=turn.cost_usd, settled=True, note="settled")
+
+
+def release(envelope: Spend, note: str, *, full: bool = False) -> None:
+    Spend.objects.filter(pk=envelope.pk).update(amount=Decimal("0"), settled=True, full=full, note=note)
+
+
+def unsettled_of_ended_turns():
+    """Safety net: envelopes whose turn ended without the finish hook (a lost worker)."""
+    from motion_runner.models import ENDED_STATUSES
+
+    return Spend.objects.filter(Q(turn__status__in=ENDED_STATUSES), settled=False)

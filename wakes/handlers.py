@@ -1,0 +1,230 @@
+"""What wakes/ does when a message is written and when a turn ends."""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import timedelta
+
+from django.db import IntegrityError, transaction
+
+from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
+
+from . import clock
+from .budget import day_of, settle_turn
+from .loop import answered_since, due_mention_wakes, free_pair, is_person, mark_busy, note_post, post_dot
+from .mentions import mentioned_names
+from .models import Consideration, Dials, MentionWake, Spend, resolve
+from .wake import SILENT_HINT, human_duration, mention_prompt, wake
+
+log = logging.getLogger(__name__)
+
+SILENT = re.compile(r"^\s*<silent(?:\s+by=\"[^\"]*\")?\s*>(.*?)</silent>\s*$", re.DOTALL | re.IGNORECASE)
+WEB_SOURCES = (Source.WEB, Source.API)
+
+
+def on_message_created(sender, message: Message, **kwargs) -> None:
+    """message_created receiver. Never raises: the writer that sent it must not lose its turn."""
+    try:
+        handle_message(message)
+    except Exception:
+        log.exception("wakes could not handle message %s", message.pk)
+
+
+def handle_message(message: Message, *, dispatch: bool = True) -> list[Turn]:
+    if message.kind not in (Kind.TEXT, Kind.WATCH) or message.source == Source.SYSTEM:
+        return []
+    if message.source == Source.WATCH and (message.raw or {}).get("wake") in ("never", "always"):
+        # `never` is display only; `always` already woke its agents (wake_for_watch): neither
+        # is a post for the consider loop.
+        return []
+    woken: list[Turn] = []
+    consumed: set[int] = set()
+    if message.kind == Kind.TEXT:
+        for agent in mentioned_agents(message):
+            turn = mention(message, agent, dispatch=dispatch)
+            if turn is not None:
+                woken.append(turn)
+                consumed.add(agent.pk)
+    note_post(message, consumed_by=consumed)
+    return woken
+
+
+def mentioned_agents(message: Message) -> list[Agent]:
+    known = list(Agent.objects.values_list("name", flat=True))
+    names = mentioned_names(message.text, known)
+    agents = {a.name: a for a in Agent.objects.filter(name__in=names)}
+    return [agents[n] for n in names if n in agents and agents[n].pk != message.agent_id]
+
+
+def mention(message: Message, agent: Agent, *, dispatch: bool = True) -> Turn | None:
+    """A person's web post wakes now; a terminal post waits to see if it gets answered."""
+    now = clock.now()
+    dials = Dials.load()
+    if message.created_at < now - timedelta(minutes=dials.backfill_horizon_minutes):
+        return None  # an old post imported late: its moment has passed
+    if message.source == Source.TERMINAL:
+        delay = dials.terminal_mention_delay_seconds
+        MentionWake.objects.get_or_create(
+            message=message,
+            agent=agent,
+            defaults={"due_at": message.created_at + timedelta(seconds=delay), "created_at": now},
+        )
+        return None
+    if message.source not in WEB_SOURCES or not is_person(message):
+        return None  # agents mentioning agents: the loop considers it as a post like any other
+    try:
+        with transaction.atomic():
+            record = MentionWake.objects.create(
+                message=message, agent=agent, status=MentionWake.Status.WOKEN, due_at=now, created_at=now
+            )
+    except IntegrityError:
+        return None  # already woken for this post
+    return wake_for_mention(record, dispatch=dispatch)
+
+
+def wake_for_mention(record: MentionWake, *, dispatch: bool = True, late: str = "") -> Turn:
+    message, agent = record.message, record.agent
+    dials = resolve(message.motion_id, agent.pk)
+    mark_busy(message.motion, agent, message.created_at, clock.now())
+    turn = wake(
+        message.motion,
+        agent,
+        prompt=mention_prompt(message, agent),
+        reason="mention",
+        why=f"mentioned by {message.sender}{late}",
+        effort=dials.mention_effort,
+        cap=dials.dials.mention_cap_usd,
+        woken_by=message,
+        cost_note="not counted against the consideration budget",
+        dispatch=dispatch,
+    )
+    MentionWake.objects.filter(pk=record.pk).update(turn=turn)
+    Spend.objects.create(
+        kind=Spend.Kind.MENTION,
+        motion_id=message.motion_id,
+        agent=agent,
+        turn=turn,
+        day=day_of(clock.now()),
+        at=clock.now(),
+        amount=0,
+        counted=False,
+        note="mention (not counted)",
+    )
+    return turn
+
+
+def wake_for_watch(
+    message: Message,
+    agent: Agent,
+    *,
+    prompt: str | None = None,
+    reason_detail: str | None = None,
+    ability: dict | None = None,
+    dispatch: bool = True,
+) -> Turn:
+    """A watch line whose policy is `always` wakes the agent (watchlist/checker.py calls this).
+
+    Counted in the day's ledger (a watch is not a mention) but never refused: `always` was
+    chosen by a person for this watch. Watches with policy `consider` need nothing from here:
+    their lines are posts, and the loop considers them like any other. The watchlist writes the
+    prompt (the watched content quoted as data) and any ability the wake carries.
+    """
+    now = clock.now()
+    dials = resolve(message.motion_id, agent.pk)
+    mark_busy(message.motion, agent, message.created_at, now)
+    turn = wake(
+        message.motion,
+        agent,
+        prompt=prompt
+        or f"A watch in the Motion “{message.motion}” saw a change:\n\n{message.text}\n\n{SILENT_HINT}",
+        reason="watch",
+        why=f"a watch: {message.text[:120]}",
+        effort=dials.consider_effort,
+        cap=dials.consideration_cap_usd,
+        woken_by=message,
+        dispatch=dispatch,
+        reason_detail=reason_detail,
+        ability=ability,
+    )
+    Spend.objects.create(
+        kind=Spend.Kind.WATCH,
+        motion_id=message.motion_id,
+        agent=agent,
+        turn=turn,
+        day=day_of(now),
+        at=now,
+        amount=turn.max_budget_usd or 0,
+        reserved=turn.max_budget_usd or 0,
+        note="watch (always)",
+    )
+    return turn
+
+
+def check_mentions(*, dispatch: bool = True) -> dict[str, int]:
+    """Terminal mentions whose wait ran out: answered ones close, the rest wake (each once)."""
+    now = clock.now()
+    counts = {"answered": 0, "woken": 0}
+    for record in due_mention_wakes(now).select_related("message", "message__motion", "agent"):
+        if answered_since(record.message, record.agent):
+            status = MentionWake.Status.ANSWERED
+        else:
+            status = MentionWake.Status.WOKEN
+        won = MentionWake.objects.filter(pk=record.pk, status=MentionWake.Status.WAITING).update(
+            status=status
+        )
+        if won != 1:
+            continue  # another worker took it
+        if status == MentionWake.Status.ANSWERED:
+            counts["answered"] += 1
+            continue
+        waited = human_duration(now - record.message.created_at)
+        wake_for_mention(record, dispatch=dispatch, late=f" in a terminal session, unanswered for {waited}")
+        counts["woken"] += 1
+    return counts
+
+
+# --- a turn ended ---------------------------------------------------------------------------
+
+
+def on_turn_finished(sender, turn: Turn, **kwargs) -> None:
+    try:
+        handle_turn_finished(turn)
+    except Exception:
+        log.exception("wakes could not finish turn %s", turn.pk)
+
+
+def silence_of(turn: Turn) -> tuple[bool, str, Message | None]:
+    """(silent, reason, the <silent> message if the agent wrote one)."""
+    texts = list(
+        turn.messages.filter(kind=Kind.TEXT).exclude(source=Source.SYSTEM).order_by("created_at", "id")
+    )
+    said = [m for m in texts if m.text.strip()]
+    if not said:
+        return True, "nothing said", None
+    if len(said) == 1 and (match := SILENT.match(said[0].text)):
+        return True, match.group(1).strip() or "silent", said[0]
+    return False, "", None
+
+
+def handle_turn_finished(turn: Turn) -> None:
+
+    settle_turn(turn)
+    silent, reason, silent_message = (False, "", None)
+    if turn.status == TurnStatus.FINISHED:
+        silent, reason, silent_message = silence_of(turn)
+        if silent and silent_message is not None:
+            # The agent's own <silent>why</silent>: the message itself becomes the dot.
+            Message.objects.filter(pk=silent_message.pk).update(kind=Kind.DOT)
+        elif silent:
+            post_dot(turn.motion, turn.agent, reason, by_screen=False, key=("turn", turn.pk), turn=turn)
+    consideration = Consideration.objects.filter(turn=turn).first()
+    if consideration is not None:
+        if turn.status != TurnStatus.FINISHED:
+            status = Consideration.Status.FAILED
+        else:
+            status = Consideration.Status.SILENT if silent else Consideration.Status.SPOKE
+        Consideration.objects.filter(pk=consideration.pk).update(status=status)
+        free_pair(consideration, silent=silent or turn.status != TurnStatus.FINISHED)
+    elif turn.reason in ("mention", "watch"):
+        free_pair(None, silent=silent, motion_id=turn.motion_id, agent_id=turn.agent_id)

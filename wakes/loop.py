@@ -1,0 +1,429 @@
+"""The consider loop: every tick, one look at the pairs that are due; each due pair is either
+rescheduled (people still typing, quiet not long enough, resting) or claimed for exactly one
+consideration, which a worker then runs (budget → screen → wake).
+
+Why `due_at`: a (Motion, agent) pair only ever needs a look at one known moment (its last post +
+the quiet, its long quiet's end, the recheck of an in-flight wake, a budget retry). Keeping that
+moment in one indexed column makes the look `WHERE due_at <= now`: its cost follows the pairs
+that are due, never the number of Motions.
+
+Why `version`: every write to a state row bumps it, and a claim is `UPDATE … WHERE version = v`
+with its row count checked. Two ticks, or two workers, that saw the same state: one claims it,
+the other's UPDATE matches nothing. A post that lands between the look and the claim also
+bumps it, so a claim never covers posts it did not see.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Max, Q
+
+from motion_runner.harnesses.base import stable_uuid
+from motion_runner.ingest import post_system_message
+from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, TurnStatus
+
+from . import clock
+from .budget import Refusal, release, reserve, turn_cap
+from .models import Consideration, Dials, ListenState, Resolved, Spend, TypingPing, WakeKind, resolve
+from .wake import human_duration, new_posts_prompt, quiet_prompt, wake
+
+log = logging.getLogger(__name__)
+
+# What counts as a post someone might answer: words and watch lines, not tool calls, turn ends,
+# dots or the runner's own lines.
+POST_KINDS = (Kind.TEXT, Kind.WATCH)
+
+
+def is_post(message: Message) -> bool:
+    return message.kind in POST_KINDS and message.source != Source.SYSTEM
+
+
+def is_person(message: Message) -> bool:
+    return (
+        message.agent_id is None
+        and message.kind == Kind.TEXT
+        and message.source
+        not in (
+            Source.WATCH,
+            Source.SYSTEM,
+            Source.RUNNER,
+        )
+    )
+
+
+def busy_span() -> timedelta:
+    """How long a claimed wake may be in flight before the loop re-checks it itself."""
+    return timedelta(seconds=settings.RUNNER_TURN_TIMEOUT_SECONDS + 300)
+
+
+def schedule(state: ListenState, dials: Resolved) -> datetime | None:
+    """The next moment this pair needs a look (None: never, until a post)."""
+    if state.busy_until:
+        return state.busy_until
+    if state.pending:
+        return state.last_post_at + timedelta(seconds=dials.quiet_seconds)
+    if state.rested:
+        return None
+    quiet_due = quiet_base(state) + timedelta(seconds=dials.idle_seconds * 2**state.idle_level)
+    # Never past the moment it would rest: the look then declares the rest on time.
+    return min(quiet_due, rest_at(state, dials.dials))
+
+
+def rest_at(state: ListenState, dials: Dials) -> datetime:
+    return (state.last_person_at or state.created_at) + timedelta(hours=dials.rest_after_hours)
+
+
+def quiet_base(state: ListenState) -> datetime:
+    return max(t for t in (state.last_said_at, state.considered_at, state.created_at) if t is not None)
+
+
+def ensure_states(motion: Motion, now: datetime) -> None:
+    listening = list(motion.agents.filter(listening=True).values_list("pk", flat=True))
+    have = set(ListenState.objects.filter(motion=motion).values_list("agent_id", flat=True))
+    missing = [pk for pk in listening if pk not in have]
+    if missing:
+        ListenState.objects.bulk_create(
+            [ListenState(motion=motion, agent_id=pk, created_at=now, last_person_at=None) for pk in missing],
+            ignore_conflicts=True,
+        )
+
+
+def note_post(message: Message, *, consumed_by: set[int] = frozenset()) -> None:
+    """A post landed: move every listening pair's clocks and its due time.
+
+    `consumed_by`: agents already woken for this very post (a mention): it is theirs, so
+    their loop does not consider it a second time.
+    """
+    if not is_post(message):
+        return
+    motion = message.motion
+    at = message.created_at
+    now = clock.now()
+    ensure_states(motion, now)
+    person = is_person(message)
+    dials = Dials.load()
+    # A post written long ago (a transcript imported late, a backfill) moves the clocks but is
+    # not news: it is never considered on its own.
+    stale = at < now - timedelta(minutes=dials.backfill_horizon_minutes)
+    with transaction.atomic():
+        # Locked in pk order, like every other writer of several states: no deadlocks.
+        for state in ListenState.objects.select_for_update().filter(motion=motion).order_by("pk"):
+            state.last_said_at = max(filter(None, (state.last_said_at, at)))
+            if state.agent_id != message.agent_id and not stale:
+                state.last_post_at = max(filter(None, (state.last_post_at, at)))
+            if state.agent_id in consumed_by:
+                state.considered_through = max(filter(None, (state.considered_through, at)))
+            if person and not stale:
+                state.last_person_at = max(filter(None, (state.last_person_at, at)))
+                state.idle_level = 0
+                state.rested = False
+            state.due_at = schedule(state, resolve(state.motion_id, state.agent_id, dials))
+            state.version += 1
+            state.save()
+
+
+def mark_busy(motion: Motion, agent: Agent, through: datetime | None, now: datetime) -> None:
+    """A wake outside the loop (a mention, a watch) is in flight for this pair."""
+    ensure_states(motion, now)
+    with transaction.atomic():
+        state = ListenState.objects.select_for_update().filter(motion=motion, agent=agent).first()
+        if state is None:  # not a listening agent of this Motion: nothing to keep in step
+            return
+        if through is not None:
+            state.considered_through = max(filter(None, (state.considered_through, through)))
+        state.busy_until = now + busy_span()
+        state.due_at = state.busy_until
+        state.version += 1
+        state.save()
+
+
+# --- the look -------------------------------------------------------------------------------
+
+
+def look(now: datetime, limit: int) -> list[ListenState]:
+    """The one query of a tick: the pairs that are due (partial index on due_at)."""
+    return list(ListenState.objects.filter(due_at__lte=now).order_by("due_at")[:limit])
+
+
+def tick(*, dispatch: bool = True) -> list[Consideration]:
+    now = clock.now()
+    dials = Dials.load()
+    claimed = []
+    for state in look(now, dials.look_batch):
+        consideration = evaluate(state, now, dials)
+        if consideration is not None:
+            claimed.append(consideration)
+    if dispatch:
+        from .tasks import consider
+
+        for consideration in claimed:
+            transaction.on_commit(lambda pk=consideration.pk: consider.delay(pk))
+    return claimed
+
+
+def _reschedule(state: ListenState, **changes) -> bool:
+    """Write a state the look decided on, unless someone wrote it since (then it is theirs)."""
+    changes.setdefault("version", F("version") + 1)
+    return ListenState.objects.filter(pk=state.pk, version=state.version).update(**changes) == 1
+
+
+def typing_until(motion_id: str, now: datetime, ttl: float) -> datetime | None:
+    latest = TypingPing.objects.filter(motion_id=motion_id, at__gt=now - timedelta(seconds=ttl)).aggregate(
+        latest=Max("at")
+    )["latest"]
+    return latest + timedelta(seconds=ttl) if latest else None
+
+
+def still_listening(state: ListenState) -> bool:
+    return Motion.agents.through.objects.filter(
+        motion_id=state.motion_id, agent_id=state.agent_id, agent__listening=True
+    ).exists()
+
+
+def evaluate(state: ListenState, now: datetime, dials: Dials) -> Consideration | None:
+    if not still_listening(state):  # left the Motion, or stopped listening: nothing is owed
+        _reschedule(state, due_at=None, busy_until=None)
+        return None
+    resolved = resolve(state.motion_id, state.agent_id, dials)
+    if state.busy_until:
+        live = Turn.objects.filter(
+            motion_id=state.motion_id,
+            agent_id=state.agent_id,
+            status__in=(TurnStatus.QUEUED, TurnStatus.RUNNING),
+        ).exists()
+        if live:  # the turn is still going: its finish hook will reschedule; recheck later
+            _reschedule(state, due_at=now + timedelta(seconds=60))
+            return None
+        state.busy_until = None  # lost (no finish hook came): the pair is free again
+    if state.pending:
+        ready = state.last_post_at + timedelta(seconds=resolved.quiet_seconds)
+        typing = typing_until(state.motion_id, now, dials.typing_ttl_seconds)
+        if typing and typing > ready:
+            ready = typing
+        if ready > now:  # still talking, or typing: a burst is one consideration
+            _reschedule(state, due_at=ready, busy_until=None)
+            return None
+        return claim(state, WakeKind.NEW_POSTS, now)
+    if state.rested:
+        _reschedule(state, due_at=None, busy_until=None)
+        return None
+    person_seen = state.last_person_at or state.created_at
+    due = schedule(state, resolved)
+    if rest_at(state, dials) <= now:
+        # Twelve hours without a person: rest until someone comes back.
+        if _reschedule(state, due_at=None, busy_until=None, rested=True):
+            post_system_message(
+                state.motion,
+                f"@{state.agent.name} rests here: no person for {human_duration(now - person_seen)}. "
+                "It listens again when someone posts.",
+                kind=Kind.WAKE,
+                message_id=stable_uuid("wakes-rest", state.pk, person_seen.isoformat()),
+                agent=state.agent,
+            )
+        return None
+    if due and due > now:
+        _reschedule(state, due_at=due, busy_until=None)
+        return None
+    return claim(state, WakeKind.QUIET, now, quiet_for=now - (state.last_said_at or state.created_at))
+
+
+def claim(
+    state: ListenState, kind: str, now: datetime, *, quiet_for: timedelta | None = None
+) -> Consideration | None:
+    """Exactly one consideration per state: a conditional UPDATE on the state's version."""
+    in_flight = now + busy_span()
+    with transaction.atomic():
+        changes = {
+            "version": state.version + 1,
+            "busy_until": in_flight,
+            "due_at": in_flight,
+        }
+        if kind == WakeKind.NEW_POSTS:
+            changes["considered_through"] = state.last_post_at
+        won = ListenState.objects.filter(pk=state.pk, version=state.version).update(**changes)
+        if won != 1:
+            return None
+        return Consideration.objects.create(
+            state=state,
+            motion_id=state.motion_id,
+            agent_id=state.agent_id,
+            kind=kind,
+            claim_version=state.version + 1,
+            through=state.last_post_at if kind == WakeKind.NEW_POSTS else None,
+            previous_through=state.considered_through,
+            quiet_seconds=quiet_for.total_seconds() if quiet_for else None,
+            created_at=now,
+        )
+
+
+# --- a claimed consideration ------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    status: str
+    turn: Turn | None = None
+
+
+def new_posts(consideration: Consideration) -> list[Message]:
+    posts = Message.objects.filter(
+        motion_id=consideration.motion_id, kind__in=POST_KINDS, created_at__lte=consideration.through
+    ).exclude(source=Source.SYSTEM)
+    posts = posts.exclude(agent_id=consideration.agent_id)
+    if consideration.previous_through:
+        posts = posts.filter(created_at__gt=consideration.previous_through)
+    return list(posts.order_by("created_at", "id"))
+
+
+def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=None) -> Outcome | None:
+    """Budget, screen, wake. Idempotent: a consideration runs once (claimed → running)."""
+    if (
+        Consideration.objects.filter(pk=consideration_id, status=Consideration.Status.CLAIMED).update(
+            status=Consideration.Status.RUNNING
+        )
+        != 1
+    ):
+        return None
+    c = Consideration.objects.select_related("motion", "agent").get(pk=consideration_id)
+    now = clock.now()
+    dials = resolve(c.motion_id, c.agent_id)
+    screening = c.kind == WakeKind.NEW_POSTS and dials.screen_enabled
+    envelope = reserve(c, dials, now, screen=screening)
+    if isinstance(envelope, Refusal):
+        return refuse(c, envelope)
+    posts = new_posts(c) if c.kind == WakeKind.NEW_POSTS else []
+    screen_cost = None
+    screen_note = ""
+    if screening:
+        from .screen import screen_posts
+
+        result = (screen or screen_posts)(c.motion, c.agent, posts, dials.dials)
+        screen_cost = result.cost
+        if result.answered:
+            Spend.objects.create(
+                kind=Spend.Kind.SCREEN,
+                motion_id=c.motion_id,
+                agent_id=c.agent_id,
+                consideration=c,
+                day=envelope.day,
+                at=now,
+                amount=result.cost,
+                settled=True,
+                input_tokens=result.input_tokens,
+                output_tokens=result.output_tokens,
+                note=f"{result.verdict}: {result.reason}"[:300],
+            )
+            Spend.objects.filter(pk=envelope.pk).update(amount=F("amount") - result.cost)
+        c.screen_verdict = result.verdict if not result.failed else "FAILED"
+        c.screen_reason = result.reason[:300]
+        screen_note = f"screen {c.screen_verdict}: {result.reason} · ${result.cost:.4f}"
+        if result.dismissed:
+            release(envelope, f"screened: {result.reason}"[:300])
+            c.status = Consideration.Status.SCREENED
+            c.save(update_fields=["status", "screen_verdict", "screen_reason"])
+            post_dot(c.motion, c.agent, result.reason, by_screen=True, key=("screen", c.pk))
+            free_pair(c, silent=True)
+            return Outcome(c.status)
+    cap = turn_cap(envelope, screen_cost or 0, dials.consideration_cap_usd)
+    if c.kind == WakeKind.NEW_POSTS:
+        count = len(posts)
+        why = f"{count} new post{'s' if count != 1 else ''}" + (f" ({screen_note})" if screen_note else "")
+        prompt = new_posts_prompt(c.motion, c.agent, posts, dials.dials.prompt_max_posts)
+        woken_by = posts[-1] if posts else None
+    else:
+        quiet = timedelta(seconds=c.quiet_seconds or 0)
+        why = f"a long quiet: nothing said for {human_duration(quiet)}"
+        prompt = quiet_prompt(c.motion, c.agent, quiet)
+        woken_by = None
+    turn = wake(
+        c.motion,
+        c.agent,
+        prompt=prompt,
+        reason=c.kind,
+        why=why,
+        effort=dials.consider_effort,
+        cap=cap,
+        woken_by=woken_by,
+        dispatch=dispatch,
+        posts=posts if c.kind == WakeKind.NEW_POSTS else None,
+    )
+    Spend.objects.filter(pk=envelope.pk).update(turn=turn)
+    c.turn = turn
+    c.status = Consideration.Status.WOKEN
+    c.detail = why[:300]
+    c.save(update_fields=["turn", "status", "detail", "screen_verdict", "screen_reason"])
+    return Outcome(c.status, turn)
+
+
+def refuse(c: Consideration, refusal: Refusal) -> Outcome:
+    c.status = Consideration.Status.REFUSED
+    c.detail = refusal.text[:300]
+    c.save(update_fields=["status", "detail"])
+    with transaction.atomic():
+        state = ListenState.objects.select_for_update().get(pk=c.state_id)
+        if c.kind == WakeKind.NEW_POSTS and state.considered_through == c.through:
+            state.considered_through = c.previous_through  # those posts are still owed
+        state.busy_until = None
+        state.due_at = refusal.retry_at
+        state.version += 1
+        state.save()
+    what = "new posts" if c.kind == WakeKind.NEW_POSTS else "the long quiet"
+    # Said once per cap window (the id is the window's), not on every retry.
+    post_system_message(
+        c.motion,
+        f"@{c.agent.name} is not considering {what}: {refusal.text}. Mentions still wake it.",
+        kind=Kind.WAKE,
+        message_id=stable_uuid("wakes-cap", c.motion_id, c.agent_id, refusal.window),
+        agent=c.agent,
+    )
+    return Outcome(c.status)
+
+
+def free_pair(c: Consideration | None, *, silent: bool, motion_id=None, agent_id=None) -> None:
+    """A wake of the pair ended: clear in-flight, back off after a silent long quiet, reschedule."""
+    motion_id = c.motion_id if c else motion_id
+    agent_id = c.agent_id if c else agent_id
+    with transaction.atomic():
+        state = ListenState.objects.select_for_update().filter(motion_id=motion_id, agent_id=agent_id).first()
+        if state is None:
+            return
+        if c is not None and c.kind == WakeKind.QUIET and silent:
+            state.idle_level += 1  # each long quiet that ends silent doubles the next wait
+        if c is not None:
+            state.considered_at = clock.now()  # a long quiet is counted from here
+        state.busy_until = None
+        state.due_at = schedule(state, resolve(motion_id, agent_id))
+        state.version += 1
+        state.save()
+
+
+def post_dot(motion: Motion, agent: Agent, reason: str, *, by_screen: bool, key: tuple, turn=None) -> None:
+    attr = ' by="screen"' if by_screen else ""
+    post_system_message(
+        motion,
+        f"<silent{attr}>{reason}</silent>",
+        kind=Kind.DOT,
+        message_id=stable_uuid("wakes-dot", *key),
+        agent=agent,
+        turn=turn,
+    )
+
+
+def due_mention_wakes(now: datetime):
+    from .models import MentionWake
+
+    return MentionWake.objects.filter(status=MentionWake.Status.WAITING, due_at__lte=now)
+
+
+def answered_since(message: Message, agent: Agent) -> bool:
+    return (
+        Message.objects.filter(motion_id=message.motion_id, kind=Kind.TEXT, created_at__gt=message.created_at)
+        .filter(Q(agent=agent) | Q(sender__iexact=agent.name))
+        .exclude(source=Source.SYSTEM)
+        .exists()
+    )

@@ -1,0 +1,117 @@
+"""Waking an agent: the mode it gets, the prompt, the line in the thread that says why."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+from motion_runner.harnesses.base import stable_uuid
+from motion_runner.ingest import post_system_message
+from motion_runner.models import Agent, Kind, Message, Motion, Turn
+from motion_runner.runner.turns import enqueue_turn
+
+SILENT_HINT = (
+    "If there is nothing useful for you to say, answer only <silent>a few words why</silent>: "
+    "it shows as a small dot in the thread instead of a message."
+)
+
+
+def wake_mode_for(message: Message | None, posts: list[Message] | None = None) -> tuple[str, str]:
+    """The wake's mode and the rule that chose it (wakes/trust.py). A burst of posts wakes with
+    full tools only if every post in it would: the least trusted post decides, so an untrusted
+    line cannot ride in on a trusted person's last word."""
+    from .trust import decide, decide_burst
+
+    decision = decide_burst(posts) if posts else decide(message)
+    return decision.mode, decision.rule
+
+
+def human_duration(delta: timedelta | float) -> str:
+    seconds = delta.total_seconds() if isinstance(delta, timedelta) else float(delta)
+    minutes = int(round(seconds / 60))
+    if minutes < 1:
+        return f"{int(seconds)} s"
+    if minutes < 90:
+        return f"{minutes} min"
+    hours, rest = divmod(minutes, 60)
+    return f"{hours} h {rest} min" if rest else f"{hours} h"
+
+
+def quote_posts(posts: list[Message], limit: int) -> str:
+    shown = posts[-limit:] if limit else posts
+    lines = []
+    if len(posts) > len(shown):
+        lines.append(f"({len(posts) - len(shown)} earlier new posts not shown)")
+    for post in shown:
+        lines.append(f"[{post.created_at:%Y-%m-%d %H:%M:%S} UTC] {post.sender}: {post.text}")
+    return "\n".join(lines)
+
+
+def mention_prompt(message: Message, agent: Agent) -> str:
+    return (
+        f"{message.sender} mentioned you (@{agent.name}) in the Motion “{message.motion}”:\n\n"
+        f"{message.text}\n\nAnswer in the thread. {SILENT_HINT}"
+    )
+
+
+def new_posts_prompt(motion: Motion, agent: Agent, posts: list[Message], limit: int) -> str:
+    return (
+        f"New posts in the Motion “{motion}” since you last looked:\n\n{quote_posts(posts, limit)}\n\n"
+        f"You were not mentioned: you are considering whether to say something. {SILENT_HINT}"
+    )
+
+
+def quiet_prompt(motion: Motion, agent: Agent, quiet_for: timedelta) -> str:
+    return (
+        f"Nothing has been said in the Motion “{motion}” for {human_duration(quiet_for)}. "
+        f"Is there something worth picking up, following up or finishing? {SILENT_HINT}"
+    )
+
+
+def wake(
+    motion: Motion,
+    agent: Agent,
+    *,
+    prompt: str,
+    reason: str,
+    why: str,
+    effort: str,
+    cap: Decimal | None,
+    woken_by: Message | None,
+    cost_note: str = "",
+    dispatch: bool = True,
+    posts: list[Message] | None = None,
+    reason_detail: str | None = None,
+    ability: dict | None = None,
+) -> Turn:
+    """Queue the turn and say in the thread why it woke and what that cost so far."""
+    mode, rule = wake_mode_for(woken_by, [p for p in posts or [] if p.agent_id != agent.pk])
+    turn = enqueue_turn(
+        motion,
+        agent,
+        prompt,
+        reason=reason,
+        reason_detail=reason_detail if reason_detail is not None else why,
+        mode=mode,
+        mode_rule=rule,
+        effort=effort,
+        max_budget_usd=cap,
+        woken_by=woken_by,
+        dispatch=dispatch,
+        ability=ability,
+    )
+    parts = [f"@{agent.name} woke: {why}", "look-only" if mode == "look" else "full tools"]
+    if effort:
+        parts.append(f"{effort} effort")
+    if cost_note:
+        parts.append(cost_note)
+    parts.append(f"cap ${cap:.2f}" if cap is not None else "no cap")
+    post_system_message(
+        motion,
+        " · ".join(parts),
+        kind=Kind.WAKE,
+        message_id=stable_uuid("wake", turn.pk),
+        turn=turn,
+        agent=agent,
+    )
+    return turn
