@@ -12,9 +12,11 @@ class WakesConfig(AppConfig):
         from .compaction import compact_after_loop
         from .footer import finalize_prompt
         from .loop_guard import LoopGuard
+        from .spend_guard import SpendGuard
 
-        if LoopGuard not in turns.monitor_factories:
-            turns.monitor_factories.append(LoopGuard)
+        for monitor in (LoopGuard, SpendGuard):
+            if monitor not in turns.monitor_factories:
+                turns.monitor_factories.append(monitor)
         if finalize_prompt not in turns.prompt_finalizers:
             turns.prompt_finalizers.append(finalize_prompt)
         turns.turn_finished.connect(compact_after_loop, dispatch_uid="wakes.compact_after_loop")

@@ -143,6 +143,8 @@ class PiParser(StreamParser):
             "message_id": str(message.get("responseId") or stamp or ""),
             "model": str(message.get("model") or ""),
             "usage": _usage(message.get("usage")),
+            # Pi prices each API message as it ends: the runner's spend guard adds these up.
+            "cost_usd": _dollars(message.get("usage")),
             "stop_reason": str(message.get("stopReason") or ""),
             "raw": line,
         }
