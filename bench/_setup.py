@@ -13,7 +13,7 @@ DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/motion_runner_bench_wakes"
 
 
 def setup(url: str | None = None) -> str:
-    """Point Django at the bench database (created if missing), migrate it, return its URL."""
+    """Point Django at the bench database (made anew for each run), migrate it, return its URL."""
     url = url or os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL)
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("CELERY_BROKER_URL", "memory://")
@@ -25,8 +25,9 @@ def setup(url: str | None = None) -> str:
         name = url.rsplit("/", 1)[1]
         admin = url.rsplit("/", 1)[0] + "/postgres"
         with psycopg.connect(admin, autocommit=True) as conn:
-            if not conn.execute("select 1 from pg_database where datname = %s", (name,)).fetchone():
-                conn.execute(f'create database "{name}"')
+            # A fresh database each run: an old one may hold another schema's migrations.
+            conn.execute(f'drop database if exists "{name}" with (force)')
+            conn.execute(f'create database "{name}"')
     import django
 
     django.setup()

@@ -194,7 +194,7 @@ class Turn(models.Model):
         Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="woke_turns"
     )
     mode = models.CharField(max_length=8, default="look")
-    mode_rule = models.CharField(max_length=64, blank=True, help_text="Which rule set the mode.")
+    mode_rule = models.CharField(max_length=200, blank=True, help_text="Which rule set the mode.")
     effort = models.CharField(max_length=16, blank=True)
     ability = models.JSONField(
         default=dict,

@@ -341,13 +341,13 @@ class TestLoopGuard:
         assert compacted.status == TurnStatus.FINISHED, compacted.error
         assert compacted.session_id == looped.session_id
         # `claude -p --resume S -- /compact` sends one summarization request (text only, the
-        # looped history in it, the interrupted third call marked as such; a reply without
-        # the <analysis>/<summary> blocks is asked for once more) and prints a
-        # compact_boundary line, then a result with no model turn.
+        # looped history in it; a reply without the <analysis>/<summary> blocks is asked for
+        # once more) and prints a compact_boundary line, then a result with no model turn.
+        # Whether the killed third call shows as "[Tool call interrupted…]" or with its result
+        # depends on how far the CLI got before the kill, so only the history is checked.
         (summarizing,) = claude_on_fake.message_requests()[before:]
         assert "create a detailed summary of the conversation" in summarizing.last_user_text()
-        assert "[Tool call interrupted" in summarizing.last_user_text()
-        assert "notes.txt" in json.dumps(summarizing.messages)
+        assert json.dumps(summarizing.messages).count("notes.txt") >= 2
         (boundary,) = Message.objects.filter(turn=compacted, kind=Kind.COMPACT)
         assert "compacted (manual" in boundary.text
 

@@ -96,3 +96,15 @@ def test_an_untrusted_post_in_the_same_burst_keeps_the_wake_look_only(studio, cl
     turn = Turn.objects.get(agent=beta)
     assert turn.mode == "look"
     assert "a watch line (one of 2 new posts)" == turn.mode_rule
+
+
+def test_a_long_burst_records_its_rule_whole(studio, clock, loop):
+    motion, alpha, beta = studio
+    motion.agents.remove(alpha)
+    for n in range(12):
+        person_says(motion, f"visitor{n}", "password", f"thought number {n}", clock)
+        clock.advance(1)
+    loop.run(15)
+    turn = Turn.objects.get(agent=beta)
+    turn.refresh_from_db()
+    assert turn.mode_rule == "typed by a person signed in with password (one of 12 new posts)"

@@ -167,3 +167,31 @@ def test_a_long_quiet_is_not_considered_when_the_budget_is_spent(room, clock, lo
     assert considered and {c.kind for c in considered} == {"quiet"}
     assert all(c.status == Consideration.Status.REFUSED for c in considered)
     assert notices("is not considering the long quiet") == 1
+
+
+def test_long_quiets_spend_only_their_share_and_new_posts_keep_the_rest(room, clock, loop):
+    dials(quiet_budget_share=Decimal("0.30"))  # $3 of the $10 day
+    say(room.motion, room.justin, "see you", clock)
+    [c] = loop.run(12)
+    finish(c.turn, said="bye", cost="0.50")
+    [quiet] = loop.run(52 * 60, step=60)
+    assert quiet.kind == "quiet" and quiet.status == Consideration.Status.WOKEN
+    finish(quiet.turn, said="<silent>still quiet</silent>", cost="2.80")  # the share is spent
+    refused = loop.run(110 * 60, step=60)
+    assert refused and all(r.status == Consideration.Status.REFUSED for r in refused)
+    assert notices("the long quiets' share of the daily budget") == 1
+    say(room.motion, room.justin, "morning! what did I miss?", clock)
+    [morning] = loop.run(15)
+    assert morning.kind == "new_posts" and morning.status == Consideration.Status.WOKEN
+    assert spent_today(morning.turn.queued_at.date()) <= Decimal("10.00")
+
+
+def test_a_share_of_one_leaves_long_quiets_to_the_daily_budget_alone(room, clock, loop):
+    dials(quiet_budget_share=Decimal("1.00"))
+    say(room.motion, room.justin, "see you", clock)
+    [c] = loop.run(12)
+    finish(c.turn, said="bye", cost="0.50")
+    [quiet] = loop.run(52 * 60, step=60)
+    finish(quiet.turn, said="<silent>still quiet</silent>", cost="2.80")
+    [second] = loop.run(101 * 60, step=60)
+    assert second.kind == "quiet" and second.status == Consideration.Status.WOKEN

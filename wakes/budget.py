@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q, Sum
 from django.utils import timezone
 
-from .models import BudgetDay, Consideration, Resolved, Spend
+from .models import BudgetDay, Consideration, Resolved, Spend, WakeKind
 
 HOUR = timedelta(hours=1)
 CENT = Decimal("0.01")
@@ -95,14 +95,24 @@ def reserve(consideration: Consideration, dials: Resolved, now: datetime, *, scr
             left = limit - spent_today(day, **scoped)
             if remaining is None or left < remaining:
                 remaining, which = left, f"{scope}:{limit}"
+        share = dials.dials.quiet_budget_share
+        if consideration.kind == WakeKind.QUIET and share < 1:
+            quiet_spent = Spend.objects.filter(
+                day=day, counted=True, consideration__kind=WakeKind.QUIET
+            ).aggregate(total=Sum("amount"))["total"] or Decimal("0")
+            quiet_limit = dials.dials.daily_budget_usd * share
+            if quiet_limit - quiet_spent < remaining:
+                remaining, which = quiet_limit - quiet_spent, f"quiet:{quiet_limit}"
         cap = dials.consideration_cap_usd
         screen_reserve = dials.dials.screen_reserve_usd if screen else Decimal("0")
         envelope = min(cap + screen_reserve, remaining)
         if envelope < min(dials.dials.min_consideration_usd, cap) + screen_reserve:
             scope, limit = which.split(":")
-            label = {"all": "the daily budget", "motion": "this Motion's daily budget"}.get(
-                scope, f"the {scope}'s daily budget"
-            )
+            label = {
+                "all": "the daily budget",
+                "motion": "this Motion's daily budget",
+                "quiet": "the long quiets' share of the daily budget",
+            }.get(scope, f"the {scope}'s daily budget")
             # Money comes back only when an in-flight reservation settles below its envelope,
             # or at midnight: retry soon in the first case, else at the next day.
             in_flight = Spend.objects.filter(day=day, counted=True, settled=False).exists()

@@ -179,6 +179,13 @@ class Dials(models.Model):
         help_text="Never start a consideration with less than this left (a cold read is ~$1.25).",
     )
     consider_effort = models.CharField(max_length=8, choices=Effort.choices, default=Effort.MEDIUM)
+    quiet_budget_share = models.DecimalField(
+        max_digits=3,
+        decimal_places=2,
+        default=Decimal("0.50"),
+        help_text="Long-quiet considerations may spend at most this share of the daily budget (1 = no "
+        "limit), so quiet nights cannot spend the day's money before anyone is up.",
+    )
     # The screen
     screen_enabled = models.BooleanField(default=True)
     screen_model = models.CharField(max_length=100, default="claude-haiku-4-5")

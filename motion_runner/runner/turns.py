@@ -80,7 +80,7 @@ def enqueue_turn(
         reason=reason,
         reason_detail=reason_detail,
         mode=mode,
-        mode_rule=mode_rule,
+        mode_rule=mode_rule[:200],
         effort=effort,
         max_budget_usd=max_budget_usd,
         woken_by=woken_by,
