@@ -31,8 +31,17 @@ from .models import Agent, Kind, Message, Motion, MotionSession, Turn, Unclaimed
 log = logging.getLogger(__name__)
 
 # Sent after commit for every Message that was really inserted (never for a skipped
-# duplicate). wakes/ listens to it for mentions and the consider loop.
+# duplicate). wakes/ listens to it for mentions and the consider loop. `newest_of_batch` is
+# False for all but the last of the messages one write inserted together (one Motion, one
+# speaker): a receiver can do per-batch work once instead of once a line, off the runner's
+# hot path.
 message_created = Signal()
+
+
+def announce(messages: list[Message]) -> None:
+    for index, message in enumerate(messages):
+        message_created.send(sender=Message, message=message, newest_of_batch=index == len(messages) - 1)
+
 
 TOOL_RESULT_TEXT_LIMIT = 64 * 1024
 RAW_LOG_LIMIT = 200
@@ -324,7 +333,7 @@ class EventWriter:
             message._state.adding = False
             message._state.db = router.db_for_write(Message)
         if inserted:
-            transaction.on_commit(lambda: [message_created.send(sender=Message, message=m) for m in inserted])
+            transaction.on_commit(lambda: announce(inserted))
         return inserted
 
     def write(self, event: Event) -> WriteOutcome:

@@ -23,15 +23,18 @@ SILENT = re.compile(r"^\s*<silent(?:\s+by=\"[^\"]*\")?\s*>(.*?)</silent>\s*$", r
 WEB_SOURCES = (Source.WEB, Source.API)
 
 
-def on_message_created(sender, message: Message, **kwargs) -> None:
+def on_message_created(sender, message: Message, newest_of_batch: bool = True, **kwargs) -> None:
     """message_created receiver. Never raises: the writer that sent it must not lose its turn."""
     try:
-        handle_message(message)
+        handle_message(message, note=newest_of_batch)
     except Exception:
         log.exception("wakes could not handle message %s", message.pk)
 
 
-def handle_message(message: Message, *, dispatch: bool = True) -> list[Turn]:
+def handle_message(message: Message, *, dispatch: bool = True, note: bool = True) -> list[Turn]:
+    """Mentions in the post, then the loop's clocks. `note=False` for all but the newest of a
+    batch written together: the clocks only need the newest, once (the runner writes a burst
+    of an agent's lines in one go, and this runs on its path)."""
     if message.kind not in (Kind.TEXT, Kind.WATCH) or message.source == Source.SYSTEM:
         return []
     if message.source == Source.WATCH and (message.raw or {}).get("wake") in ("never", "always"):
@@ -40,13 +43,14 @@ def handle_message(message: Message, *, dispatch: bool = True) -> list[Turn]:
         return []
     woken: list[Turn] = []
     consumed: set[int] = set()
-    if message.kind == Kind.TEXT:
+    if message.kind == Kind.TEXT and "@" in message.text:
         for agent in mentioned_agents(message):
             turn = mention(message, agent, dispatch=dispatch)
             if turn is not None:
                 woken.append(turn)
                 consumed.add(agent.pk)
-    note_post(message, consumed_by=consumed)
+    if note or consumed:
+        note_post(message, consumed_by=consumed)
     return woken
 
 
