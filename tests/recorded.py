@@ -38,7 +38,9 @@ def parse_recording(scenario: str, session_id: str = "") -> list[Event]:
     return events
 
 
-RECORDINGS = Path(__file__).parent / "recordings" / "claude-code"
+# The read-then-reply session scenario (bin/record-claude read-then-reply): its stdout, transcript
+# and hook payloads as <name>.{stream,transcript,hooks}.jsonl.
+RECORDINGS = CLAUDE_RECORDINGS
 SESSION = "read-then-reply"
 
 
