@@ -392,7 +392,14 @@ class ClaudeCodeHookView(AgentAPIView):
                 fill_in=True,
             )
         )
-        base = {"motion": motion, "session_id": session_id, "source": Source.TERMINAL, "cwd": cwd}
+        base = {
+            "motion": motion,
+            "session_id": session_id,
+            "source": Source.TERMINAL,
+            "cwd": cwd,
+            "sender": agent.name,
+            "agent": agent,
+        }
         messages: list[Message] = []
         if event_name == "UserPromptSubmit":
             if data.get("prompt", "").strip() and prompt_id:
@@ -405,8 +412,6 @@ class ClaudeCodeHookView(AgentAPIView):
             messages.append(
                 Message(
                     id=stable_uuid(CLAUDE_CODE, "hook-call", session_id, tool_id),
-                    sender=agent.name,
-                    agent=agent,
                     kind=Kind.TOOL_CALL,
                     text=summarize_input(tool_name, data.get("tool_input")),
                     tool_name=tool_name,
@@ -418,8 +423,6 @@ class ClaudeCodeHookView(AgentAPIView):
             messages.append(
                 Message(
                     id=stable_uuid(CLAUDE_CODE, "hook-result", session_id, tool_id),
-                    sender=agent.name,
-                    agent=agent,
                     kind=Kind.TOOL_RESULT,
                     text=tool_response_text(data.get("tool_response"))[:TOOL_RESPONSE_LIMIT],
                     tool_name=tool_name,
@@ -440,8 +443,6 @@ class ClaudeCodeHookView(AgentAPIView):
                     messages.append(
                         Message(
                             id=stable_uuid(CLAUDE_CODE, "hook-stop-text", session_id, prompt_id),
-                            sender=agent.name,
-                            agent=agent,
                             kind=Kind.TEXT,
                             text=text,
                             source_file=HOOK_STOP_TEXT,
@@ -452,8 +453,6 @@ class ClaudeCodeHookView(AgentAPIView):
                 messages.append(
                     Message(
                         id=turn_end_uuid(session_id, prompt_id),
-                        sender=agent.name,
-                        agent=agent,
                         kind=Kind.TURN_END,
                         text="done · cost unknown",
                         stop_reason="success",
