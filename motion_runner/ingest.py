@@ -489,6 +489,13 @@ class EventWriter:
                 Turn.objects.filter(pk=ctx_turn.pk).update(raw_log=ctx_turn.raw_log)
 
 
+def insert_one(message: Message) -> bool:
+    """Write one Message built elsewhere through the one write path: idempotent on its id, and
+    `message_created` goes out once, after commit. True when this call inserted it."""
+    context = IngestContext(motion=message.motion, agent=message.agent, harness="", source=message.source)
+    return EventWriter(context).insert(message)
+
+
 def post_system_message(
     motion: Motion,
     text: str,
@@ -511,5 +518,4 @@ def post_system_message(
     )
     if message_id:
         message.id = message_id
-    writer = EventWriter(IngestContext(motion=motion, agent=agent, harness="", source="system"))
-    return message if writer.insert(message) else None
+    return message if insert_one(message) else None

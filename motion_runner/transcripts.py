@@ -11,7 +11,6 @@ cwd, tokens, cost) fills in the blanks of the Messages already there.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -23,7 +22,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .harnesses import Event, EventKind, get_adapter
-from .harnesses.base import stable_uuid
+from .harnesses.base import json_object, stable_uuid
 from .ingest import EventWriter, IngestContext, claim_session, fit_message
 from .models import (
     Agent,
@@ -197,9 +196,7 @@ class TranscriptReader:
         if not text:
             return
         try:
-            line = json.loads(text)
-            if not isinstance(line, dict):
-                raise ValueError(f"a JSON {type(line).__name__}, not an object")
+            line = json_object(text)
         except ValueError as exc:
             record.bad_lines += 1
             self._note(f"line {record.lines} is not a JSON object ({exc})")
@@ -298,10 +295,8 @@ def _first_lines(path: Path) -> tuple[str, str]:
         return "", ""
     for raw in head.split(b"\n"):
         try:
-            line = json.loads(raw)
+            line = json_object(raw)
         except ValueError:
-            continue
-        if not isinstance(line, dict):
             continue
         cwd = cwd or str(line.get("cwd") or "")
         message = line.get("message") if isinstance(line.get("message"), dict) else {}

@@ -38,7 +38,9 @@ def parse_recording(scenario: str, session_id: str = "") -> list[Event]:
     return events
 
 
-RECORDINGS = Path(__file__).parent / "recordings" / "claude-code"
+# The read-then-reply session scenario (bin/record-claude read-then-reply): its stdout, transcript
+# and hook payloads as <name>.{stream,transcript,hooks}.jsonl.
+RECORDINGS = CLAUDE_RECORDINGS
 SESSION = "read-then-reply"
 
 
@@ -68,3 +70,17 @@ def first_run(name: str = SESSION) -> list[dict]:
 
 def hooks(event: str, name: str = SESSION) -> list[dict]:
     return [h for h in lines("hooks", name) if h["hook_event_name"] == event]
+
+
+def terminal_transcript(path: Path, name: str = SESSION) -> Path:
+    """Write the recorded (headless) transcript to `path` as a terminal session would have
+    written it: entrypoint cli, typed prompts."""
+    out = []
+    for line in lines("transcript", name):
+        if line.get("entrypoint"):
+            line["entrypoint"] = "cli"
+        if line.get("promptSource"):
+            line["promptSource"] = "typed"
+        out.append(json.dumps(line))
+    path.write_text("\n".join(out) + "\n")
+    return path

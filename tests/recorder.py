@@ -6,16 +6,20 @@
 
 For each scenario it starts tests/fakes/anthropic_api.FakeAnthropic, scripts it, runs the real
 `claude -p --output-format stream-json --verbose` from node_modules (stdin from /dev/null, a
-temporary HOME, a temporary workspace) and writes, in tests/recordings/claude-code/:
+temporary HOME, a temporary workspace `work/`) and writes, in tests/recordings/claude-code/:
 
-- `<scenario>.jsonl`: the CLI's stdout lines, verbatim;
+- `<scenario>.jsonl`: the CLI's stdout lines, verbatim (`<scenario>.stream.jsonl` for a
+  session scenario: every run's stdout, one after the other);
 - `<scenario>.transcript.jsonl`: the session transcript the CLI wrote under
   `$HOME/.claude/projects/<cwd>/<session>.jsonl`, verbatim;
+- `<scenario>.hooks.jsonl`: for a scenario that captures hooks, every hook payload Claude Code
+  gave a command hook on stdin, one a line;
 - `<scenario>.meta.json`: the CLI version, argv, exit code, stderr, the workspace path and a
   summary of every request the fake received (path, model, stream, the tools offered).
 
-The parser tests read these files; tests/fakes/fake_harness.py plays them back for the
-runner's failure tests. Re-run this after changing the pinned CLI version, and commit the diff.
+The parser tests read these files (tests/recorded.py); tests/fakes/fake_harness.py plays them
+back for the runner's failure tests. Re-run this after changing the pinned CLI version, and
+commit the diff.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from tests.fakes.anthropic_api import (  # noqa: E402
     Text,
     ToolUse,
     Usage,
+    tool_then_reply,
 )
 
 RECORDINGS = ROOT / "tests" / "recordings" / "claude-code"
@@ -67,6 +72,19 @@ class Session:
     workspace: Path
     claude: str
     runs: list[Run] = field(default_factory=list)
+    hooks_log: Path | None = None
+
+    def capture_hooks(self, events: list[str]) -> None:
+        """Install a command hook for each event that appends its stdin payload to hooks_log."""
+        self.hooks_log = self.home.parent / "hooks.jsonl"
+        command = (
+            f'{sys.executable} -c "import sys,json; '
+            f"open('{self.hooks_log}','a').write(json.dumps(json.load(sys.stdin))+'\\n')\""
+        )
+        hook = [{"matcher": "*", "hooks": [{"type": "command", "command": command}]}]
+        settings = self.home / ".claude" / "settings.json"
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        settings.write_text(json.dumps({"hooks": {event: hook for event in events}}))
 
     def env(self, **extra: str) -> dict[str, str]:
         return {
@@ -124,12 +142,17 @@ def transcript_path(home: Path, session_id: str) -> Path | None:
 Scenario = Callable[[Session], Run]
 SCENARIOS: dict[str, Scenario] = {}
 DESCRIPTIONS: dict[str, str] = {}
+# Scenarios that keep every run's stdout as <name>.stream.jsonl (tests/recorded.py's `lines`).
+SESSIONS: set[str] = set()
 
 
-def scenario(description: str) -> Callable[[Scenario], Scenario]:
+def scenario(description: str, name: str = "", session: bool = False) -> Callable[[Scenario], Scenario]:
     def register(func: Scenario) -> Scenario:
-        SCENARIOS[func.__name__] = func
-        DESCRIPTIONS[func.__name__] = description
+        key = name or func.__name__
+        SCENARIOS[key] = func
+        DESCRIPTIONS[key] = description
+        if session:
+            SESSIONS.add(key)
         return func
 
     return register
@@ -242,6 +265,29 @@ def permission_denied(s: Session) -> Run:
     return s.run("Create written.txt.")
 
 
+HOOK_EVENTS = ["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SessionStart", "PreCompact"]
+
+
+@scenario(
+    "a session, three ways (stream, transcript, every hook payload): Read then reply, "
+    "a resumed prompt, then /compact",
+    name="read-then-reply",
+    session=True,
+)
+def read_then_reply(s: Session) -> Run:
+    s.capture_hooks(HOOK_EVENTS)
+    (s.workspace / "hello.txt").write_text("hello from the recorder\n")
+    s.api.default = tool_then_reply(
+        [("Read", {"file_path": str(s.workspace / "hello.txt")})],
+        "Done: the file says hello.",
+        # Each call costs $0.00096 on the list price; the tests pin the turn's $0.001920.
+        usage=Usage(input_tokens=120, output_tokens=24),
+    )
+    first = s.run("Read hello.txt and tell me what it says.", "--allowedTools", "Read")
+    s.run("Thanks. Say it once more.", "--allowedTools", "Read", "--resume", first.session_id)
+    return s.run("/compact", "--allowedTools", "Read", "--resume", first.session_id)
+
+
 # --- recording ----------------------------------------------------------------------------
 
 
@@ -263,7 +309,7 @@ def request_summary(api: FakeAnthropic) -> list[dict]:
 def record(name: str, claude: str, out: Path) -> Run:
     with tempfile.TemporaryDirectory(prefix=f"record-{name}-") as tmp:
         home = Path(tmp) / "home"
-        workspace = Path(tmp) / "workspace"
+        workspace = Path(tmp) / "work"
         home.mkdir()
         workspace.mkdir()
         (workspace / "README.md").write_text(README_TEXT)
@@ -272,12 +318,13 @@ def record(name: str, claude: str, out: Path) -> Run:
             run = SCENARIOS[name](session)
             requests = request_summary(api)
         out.mkdir(parents=True, exist_ok=True)
-        (out / f"{name}.jsonl").write_bytes(run.stdout)
-        transcript = out / f"{name}.transcript.jsonl"
-        if run.transcript and run.transcript.exists():
-            shutil.copyfile(run.transcript, transcript)
+        if name in SESSIONS:
+            (out / f"{name}.stream.jsonl").write_bytes(b"".join(r.stdout for r in session.runs))
         else:
-            transcript.unlink(missing_ok=True)
+            (out / f"{name}.jsonl").write_bytes(run.stdout)
+        copy_or_remove(run.transcript, out / f"{name}.transcript.jsonl")
+        if session.hooks_log is not None:
+            copy_or_remove(session.hooks_log, out / f"{name}.hooks.jsonl")
         meta = {
             "scenario": name,
             "description": DESCRIPTIONS[name],
@@ -292,6 +339,14 @@ def record(name: str, claude: str, out: Path) -> Run:
         }
         (out / f"{name}.meta.json").write_text(json.dumps(meta, indent=1) + "\n")
         return run
+
+
+def copy_or_remove(source: Path | None, target: Path) -> None:
+    """A file the CLI did not write this time must not survive from an older recording."""
+    if source and source.exists():
+        shutil.copyfile(source, target)
+    else:
+        target.unlink(missing_ok=True)
 
 
 def cli_version(claude: str) -> str:
@@ -323,7 +378,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"recording {cli_version(args.claude)} into {args.out}")
     for name in names:
         run = record(name, args.claude, Path(args.out))
-        lines = run.stdout.count(b"\n")
+        stream = Path(args.out) / (f"{name}.stream.jsonl" if name in SESSIONS else f"{name}.jsonl")
+        lines = stream.read_bytes().count(b"\n")
         print(f"  {name:24} exit {run.returncode}, {lines} lines, session {run.session_id or '-'}")
     return 0
 

@@ -30,19 +30,6 @@ def live_payloads() -> list[dict]:
     return [h for h in recorded.lines("hooks") if h["hook_event_name"] in LIVE]
 
 
-def terminal_transcript(path):
-    """The recorded transcript as a terminal would write it (entrypoint cli, typed prompts)."""
-    out = []
-    for line in recorded.lines("transcript"):
-        if line.get("entrypoint"):
-            line["entrypoint"] = "cli"
-        if line.get("promptSource"):
-            line["promptSource"] = "typed"
-        out.append(json.dumps(line))
-    path.write_text("\n".join(out) + "\n")
-    return path
-
-
 @pytest.fixture
 def projects(tmp_path, settings):
     root = tmp_path / "projects"
@@ -142,7 +129,7 @@ def test_hooks_then_the_transcript_leave_no_doubles(client, scribe, projects):
     for payload in live_payloads():
         post_hook(client, scribe, payload)
     live = kinds()
-    path = terminal_transcript(projects / "-tmp-work" / f"{SESSION}.jsonl")
+    path = recorded.terminal_transcript(projects / "-tmp-work" / f"{SESSION}.jsonl")
     import_file(path)
     # The transcript adds the two "Let me use Read." lines and the compaction; the rest it finds.
     assert kinds() == {"text": 6, "tool_call": 2, "tool_result": 2, "turn_end": 3, "compact": 1}
@@ -156,7 +143,7 @@ def test_hooks_then_the_transcript_leave_no_doubles(client, scribe, projects):
 
 def test_the_transcript_then_hooks_leave_no_doubles(client, scribe, projects):
     post_hook(client, scribe, recorded.hooks("UserPromptSubmit")[0])  # binds the session
-    import_file(terminal_transcript(projects / "-tmp-work" / f"{SESSION}.jsonl"))
+    import_file(recorded.terminal_transcript(projects / "-tmp-work" / f"{SESSION}.jsonl"))
     after_import = kinds()
     for payload in live_payloads():
         post_hook(client, scribe, payload)

@@ -197,15 +197,7 @@ def test_an_unknown_or_broken_line_is_counted_and_the_rest_land(projects, claime
 
 def test_a_terminal_sessions_prompts_and_turn_ends_come_from_the_transcript(projects, claimed):
     """In a terminal (entrypoint cli) nobody has stdout: typed prompts and cost lines are the record."""
-    path = projects / "-tmp-work" / f"{SESSION}.jsonl"
-    terminal = []
-    for line in recorded.lines("transcript"):
-        if line.get("entrypoint"):
-            line["entrypoint"] = "cli"
-        if line.get("promptSource"):
-            line["promptSource"] = "typed"
-        terminal.append(json.dumps(line))
-    path.write_text("\n".join(terminal) + "\n")
+    path = recorded.terminal_transcript(projects / "-tmp-work" / f"{SESSION}.jsonl")
     import_file(path)
     prompts = Message.objects.filter(sender="terminal").order_by("created_at")
     assert [p.text for p in prompts] == [

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from motion_runner.harnesses.base import stable_uuid
-from motion_runner.ingest import EventWriter, IngestContext
+from motion_runner.ingest import insert_one
 from motion_runner.models import Kind, Message, Turn
 from motion_runner.runner.turns import enqueue_turn
 
@@ -55,11 +55,8 @@ def record_requests(sender, turn: Turn, **kwargs) -> list[WakeRequest]:
                 text=ask.to,
                 turn=turn,
             )
-            writer = EventWriter(
-                IngestContext(motion=turn.motion, agent=turn.agent, harness="", source="runner")
-            )
             with transaction.atomic():
-                if writer.insert(card):
+                if insert_one(card):
                     created.append(
                         WakeRequest.objects.create(
                             motion=turn.motion,

@@ -136,6 +136,13 @@ def dial(name: str, default):
     return getattr(settings, name, default)
 
 
+def tool_mode(turn) -> str:
+    """The mode a turn's tool flags are built for: "full" only when the turn says so; anything
+    else (unset, a mode this code does not know) is "look", so no adapter can hand a look-only
+    turn the write tools by reading the mode its own way."""
+    return "full" if getattr(turn, "mode", "look") == "full" else "look"
+
+
 def look_only_policy() -> LookOnlyPolicy:
     return LookOnlyPolicy(
         wiki_server=dial("WAKE_WIKI_SERVER", WIKI_SERVER),

@@ -35,7 +35,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from motion_runner.harnesses.base import stable_uuid
-from motion_runner.ingest import EventWriter, IngestContext
+from motion_runner.ingest import insert_one
 from motion_runner.models import Kind, Message, Source
 from wakes.abilities import ability_prompt, reply_on_wiki_page
 from wakes.handlers import wake_for_watch
@@ -297,8 +297,7 @@ def post_line(watch: Watch, line: str, *, key: str, link: str = "", kind: str = 
         raw={"watch": watch.pk, "kind": watch.kind, "link": link, "wake": watch.wake, "key": key},
         is_error=kind == Kind.ERROR,
     )
-    writer = EventWriter(IngestContext(motion=watch.motion, agent=None, harness="", source=Source.WATCH))
-    return message if writer.insert(message) else None
+    return message if insert_one(message) else None
 
 
 def quote_as_data(text: str) -> str:

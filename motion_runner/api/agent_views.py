@@ -27,6 +27,7 @@ from ..ingest import (
     SessionConflict,
     claim_session,
     fit_message,
+    insert_one,
     summarize_input,
 )
 from ..models import Agent, Kind, Message, Motion, MotionSession, Source, Turn, TurnStatus
@@ -256,25 +257,33 @@ class QuietView(AgentAPIView):
         body = QuietBody(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        check_speaks_for(agent, data.get("agent"))
-        message = Message(
-            motion=motion,
-            sender=agent.name,
-            agent=agent,
-            source=Source.API,
+        return post_as_agent(
+            agent,
+            motion,
+            data,
             kind=Kind.DOT,
             text=silent_text(data["by"], data["reason"]),
             raw={"silent": {"by": data["by"], "reason": data["reason"]}},
         )
-        if "id" in data:
-            message.id = data["id"]
-        return post_idempotent(message, motion)
+
+
+def post_as_agent(
+    agent: Agent, motion: Motion, data: dict[str, Any], *, kind: str, text: str, raw: dict | None = None
+) -> Response:
+    """One Message from the key's agent (the messages and quiet endpoints): it speaks only for
+    itself, and a client-chosen `id` makes a retry land on the same Message."""
+    check_speaks_for(agent, data.get("agent"))
+    message = Message(
+        motion=motion, sender=agent.name, agent=agent, source=Source.API, kind=kind, text=text, raw=raw
+    )
+    if data.get("id"):
+        message.id = data["id"]
+    return post_idempotent(message, motion)
 
 
 def post_idempotent(message: Message, motion: Motion) -> Response:
     """201 with the new Message, or 200 with the one already stored under that id (same Motion)."""
-    writer = EventWriter(IngestContext(motion=motion, agent=message.agent, harness="", source=message.source))
-    if writer.insert(message):
+    if insert_one(message):
         return Response(MessageSerializer(message).data, status=status.HTTP_201_CREATED)
     existing = Message.objects.filter(pk=message.id, motion=motion).first()
     if existing is None:
@@ -383,7 +392,14 @@ class ClaudeCodeHookView(AgentAPIView):
                 fill_in=True,
             )
         )
-        base = {"motion": motion, "session_id": session_id, "source": Source.TERMINAL, "cwd": cwd}
+        base = {
+            "motion": motion,
+            "session_id": session_id,
+            "source": Source.TERMINAL,
+            "cwd": cwd,
+            "sender": agent.name,
+            "agent": agent,
+        }
         messages: list[Message] = []
         if event_name == "UserPromptSubmit":
             if data.get("prompt", "").strip() and prompt_id:
@@ -396,8 +412,6 @@ class ClaudeCodeHookView(AgentAPIView):
             messages.append(
                 Message(
                     id=stable_uuid(CLAUDE_CODE, "hook-call", session_id, tool_id),
-                    sender=agent.name,
-                    agent=agent,
                     kind=Kind.TOOL_CALL,
                     text=summarize_input(tool_name, data.get("tool_input")),
                     tool_name=tool_name,
@@ -409,8 +423,6 @@ class ClaudeCodeHookView(AgentAPIView):
             messages.append(
                 Message(
                     id=stable_uuid(CLAUDE_CODE, "hook-result", session_id, tool_id),
-                    sender=agent.name,
-                    agent=agent,
                     kind=Kind.TOOL_RESULT,
                     text=tool_response_text(data.get("tool_response"))[:TOOL_RESPONSE_LIMIT],
                     tool_name=tool_name,
@@ -431,8 +443,6 @@ class ClaudeCodeHookView(AgentAPIView):
                     messages.append(
                         Message(
                             id=stable_uuid(CLAUDE_CODE, "hook-stop-text", session_id, prompt_id),
-                            sender=agent.name,
-                            agent=agent,
                             kind=Kind.TEXT,
                             text=text,
                             source_file=HOOK_STOP_TEXT,
@@ -443,8 +453,6 @@ class ClaudeCodeHookView(AgentAPIView):
                 messages.append(
                     Message(
                         id=turn_end_uuid(session_id, prompt_id),
-                        sender=agent.name,
-                        agent=agent,
                         kind=Kind.TURN_END,
                         text="done · cost unknown",
                         stop_reason="success",

@@ -16,10 +16,10 @@ from rest_framework.views import APIView
 
 from wakes.api import open_requests
 
-from ..models import Kind, Message, Motion, Source, Turn, TurnStatus
+from ..models import Kind, Message, Motion, Turn, TurnStatus
 from ..posting import post_person_message
 from . import cursor as cursors
-from .agent_views import check_speaks_for, member_motion, post_idempotent
+from .agent_views import member_motion, post_as_agent
 from .auth import AgentKeyAuthentication, request_agent
 from .serializers import (
     MessageSerializer,
@@ -176,18 +176,7 @@ class MessageList(APIView):
             motion = member_motion(slug, agent)
             body.is_valid(raise_exception=True)
             data = body.validated_data
-            check_speaks_for(agent, data.get("agent"))
-            message = Message(
-                motion=motion,
-                sender=agent.name,
-                agent=agent,
-                source=Source.API,
-                kind=Kind.TEXT,
-                text=data["text"],
-            )
-            if data.get("id"):
-                message.id = data["id"]
-            return post_idempotent(message, motion)
+            return post_as_agent(agent, motion, data, kind=Kind.TEXT, text=data["text"])
         motion = get_object_or_404(Motion, slug=slug)
         if not request.user.is_authenticated:
             raise NotAuthenticated("Sign in, or send an agent key, to post in a Motion.")

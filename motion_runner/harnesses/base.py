@@ -3,6 +3,7 @@ to the common events the runner writes as Messages."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import uuid
 from dataclasses import dataclass, field
@@ -20,6 +21,15 @@ EVENT_NAMESPACE = uuid.UUID("6f1f4b0e-6a43-4d2c-9a53-3f1d8e5e7c21")
 
 def stable_uuid(*parts: object) -> str:
     return str(uuid.uuid5(EVENT_NAMESPACE, "\x1f".join(str(p) for p in parts)))
+
+
+def json_object(line: str | bytes) -> dict[str, Any]:
+    """One JSON Lines line as an object. ValueError, saying what it was instead, for anything
+    else: every harness and transcript line is an object, so a bare value is a bad line."""
+    obj = json.loads(line)
+    if not isinstance(obj, dict):
+        raise ValueError(f"a JSON {type(obj).__name__}, not an object")
+    return obj
 
 
 class EventKind:

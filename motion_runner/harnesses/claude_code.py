@@ -294,9 +294,9 @@ class ClaudeCodeAdapter(HarnessAdapter):
         if agent.system_prompt:
             argv += ["--append-system-prompt", agent.system_prompt]
         cwd = turn_workspace(turn)
-        from wakes.tool_policy import claude_tool_arguments
+        from wakes.tool_policy import claude_tool_arguments, tool_mode
 
-        tool_argv, temp_files = claude_tool_arguments(turn.mode, cwd)
+        tool_argv, temp_files = claude_tool_arguments(tool_mode(turn), cwd)
         argv += tool_argv
         argv += ["--", turn.prompt]
         return LaunchSpec(argv=argv, env=harness_environment(agent), cwd=cwd, temp_files=temp_files)

@@ -296,11 +296,10 @@ def tool_arguments(turn, env: dict[str, str] | None = None) -> list[str]:
     allowlist: a look-only turn is its read-only sandbox, with each MCP server of its config
     either limited to the listed tools or switched off; a full turn the workspace-write
     sandbox. Anything but "full" is look-only."""
-    from wakes.tool_policy import codex_tool_arguments
+    from wakes.tool_policy import codex_tool_arguments, tool_mode
 
-    mode = "full" if getattr(turn, "mode", "look") == "full" else "look"
     servers = configured_mcp_servers(env if env is not None else harness_environment(turn.agent))
-    return codex_tool_arguments(mode, servers)
+    return codex_tool_arguments(tool_mode(turn), servers)
 
 
 def codex_config(env: dict[str, str]) -> dict[str, Any]:

@@ -229,9 +229,9 @@ def tool_arguments(turn) -> list[str]:
     """The turn's mode as Pi flags: `--tools` is an exact allowlist of what the model is
     offered. Look-only: the read tools; full: Pi's default set. Anything but "full" is
     look-only. (The shared tool list replaces this.)"""
-    from wakes.tool_policy import pi_tool_arguments
+    from wakes.tool_policy import pi_tool_arguments, tool_mode
 
-    return pi_tool_arguments("full" if getattr(turn, "mode", "look") == "full" else "look")
+    return pi_tool_arguments(tool_mode(turn))
 
 
 def model_arguments(model: str) -> list[str]:
@@ -262,9 +262,9 @@ class PiAdapter(HarnessAdapter):
         argv = [self.binary_or_error(agent), "--mode", "json"]
         argv += model_arguments(agent.model)
         argv += tool_arguments(turn)
-        from wakes.tool_policy import pi_read_guard
+        from wakes.tool_policy import pi_read_guard, tool_mode
 
-        guard_argv, guard_env = pi_read_guard("full" if turn.mode == "full" else "look")
+        guard_argv, guard_env = pi_read_guard(tool_mode(turn))
         argv += guard_argv
         # Pi is told its mode in the system prompt too (seed 001, "Pi wakes"); the prompt
         # itself already ends with the same footer.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import signal
@@ -17,7 +16,7 @@ from django.dispatch import Signal
 from django.utils import timezone
 
 from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
-from ..harnesses.base import stable_uuid
+from ..harnesses.base import json_object, stable_uuid
 from ..ingest import EventWriter, IngestContext, SessionConflict, latest_session, post_system_message
 from ..models import Agent, Kind, Motion, MotionSession, Turn, TurnStatus
 from .process import Limits, Outcome, ProcessResult, run_streaming
@@ -177,9 +176,7 @@ class TurnRun:
         if not text:
             return []
         try:
-            obj = json.loads(text)
-            if not isinstance(obj, dict):
-                raise ValueError(f"a JSON {type(obj).__name__}, not an object")
+            obj = json_object(text)
         except ValueError as exc:
             self.bad_lines += 1
             return [

@@ -580,11 +580,11 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 def tool_then_reply(
-    tool_plan: list[tuple[str, dict[str, Any]]], reply_text: str
+    tool_plan: list[tuple[str, dict[str, Any]]], reply_text: str, usage: Usage | None = None
 ) -> Callable[[FakeRequest], Reply]:
     """A responder for whole sessions: a request that is not answering a tool result calls the
     first tool of the plan the CLI offered; any other request (a tool result, a compaction)
-    gets the reply."""
+    gets the reply. Every answer reports `usage` (Usage() when None)."""
 
     def respond(request: FakeRequest) -> Reply:
         messages = request.messages
@@ -596,7 +596,7 @@ def tool_then_reply(
         if not after_tool:
             for name, tool_input in tool_plan:
                 if name in request.tool_names:
-                    return Reply(Text(f"Let me use {name}."), ToolUse(name, tool_input))
-        return Reply(Text(reply_text))
+                    return Reply(Text(f"Let me use {name}."), ToolUse(name, tool_input), usage=usage)
+        return Reply(Text(reply_text), usage=usage)
 
     return respond

@@ -60,6 +60,17 @@ def topic_address(topic: str) -> str:
     return "0x" + topic[-40:]
 
 
+def transfer_text(what: str, topics: list[str]) -> str:
+    """A Transfer(from, to, …) log as a line: from the zero address is a mint, to it a burn
+    (ERC-721's `what` is "token #N", ERC-20's the amount)."""
+    sender, receiver = topic_address(topics[1]), topic_address(topics[2])
+    if sender == ZERO:
+        return f"{what} minted → {short(receiver)}"
+    if receiver == ZERO:
+        return f"{what} burned by {short(sender)}"
+    return f"{what}: {short(sender)} → {short(receiver)}"
+
+
 class ContractEvents(WatchKind):
     name = "contract"
     label = "Contract events"
@@ -234,21 +245,9 @@ class ContractEvents(WatchKind):
     def describe_log(self, topics: list[str], data: str, standard: str) -> str | None:
         if topics and topics[0].lower() == TRANSFER:
             if len(topics) == 4 and data in ("0x", "") and standard in ("any", "erc721"):
-                token = int(topics[3], 16)
-                sender, receiver = topic_address(topics[1]), topic_address(topics[2])
-                if sender == ZERO:
-                    return f"token #{token} minted → {short(receiver)}"
-                if receiver == ZERO:
-                    return f"token #{token} burned by {short(sender)}"
-                return f"token #{token}: {short(sender)} → {short(receiver)}"
+                return transfer_text(f"token #{int(topics[3], 16)}", topics)
             if len(topics) == 3 and standard in ("any", "erc20"):
-                amount = int(data, 16) if data not in ("0x", "") else 0
-                sender, receiver = topic_address(topics[1]), topic_address(topics[2])
-                if sender == ZERO:
-                    return f"{amount} minted → {short(receiver)}"
-                if receiver == ZERO:
-                    return f"{amount} burned by {short(sender)}"
-                return f"{amount}: {short(sender)} → {short(receiver)}"
+                return transfer_text(str(int(data, 16) if data not in ("0x", "") else 0), topics)
             return None
         if standard != "any":
             return None
