@@ -164,3 +164,44 @@ def test_wait_must_be_a_number(motion):
     response = APIClient().get(f"/api/motions/{motion.slug}/messages/", {"wait": "soon"})
     assert response.status_code == 400
     assert "wait" in response.json()["error"]["fields"]
+
+
+def test_the_fast_rows_render_exactly_as_the_serializer_does(motion):
+    import json as _json
+    from decimal import Decimal
+
+    from rest_framework.renderers import JSONRenderer
+
+    from motion_runner.api.serializers import MessageSerializer, MessageWithRawSerializer, message_rows
+    from motion_runner.models import Message
+    from wakes.models import WakeRequest
+
+    agent = AgentFactory(name="magent")
+    turn = TurnFactory(motion=motion, agent=agent, mode="full")
+    MessageFactory(motion=motion, text="plain")
+    MessageFactory(
+        motion=motion,
+        agent=agent,
+        sender="magent",
+        source="runner",
+        turn=turn,
+        kind="turn_end",
+        text="done",
+        cost_usd=Decimal("0.011040"),
+        input_tokens=12,
+        raw={"type": "result"},
+    )
+    card = MessageFactory(
+        motion=motion, agent=agent, sender="magent", source="runner", turn=turn, kind="request", text="x"
+    )
+    WakeRequest.objects.create(motion=motion, agent=agent, turn=turn, message=card, kind="tools", to="x")
+    MessageFactory(motion=motion, kind="request", text="a card with no request row")
+    queryset = Message.objects.filter(motion=motion).order_by("created_at", "id")
+
+    def rendered(data):
+        return _json.loads(JSONRenderer().render(data))
+
+    assert rendered(message_rows(queryset)) == rendered(MessageSerializer(queryset, many=True).data)
+    assert rendered(message_rows(queryset, raw=True)) == rendered(
+        MessageWithRawSerializer(queryset, many=True).data
+    )

@@ -63,10 +63,12 @@ class WakeRequestSerializer(serializers.ModelSerializer):
 
 
 def open_requests(motion) -> list[dict]:
+    """Read on every poll of the thread: the serializer only when there is something to show."""
     queryset = WakeRequest.objects.filter(motion=motion, status=WakeRequest.Status.OPEN).select_related(
         "agent"
     )
-    return WakeRequestSerializer(queryset, many=True).data
+    found = list(queryset)
+    return WakeRequestSerializer(found, many=True).data if found else []
 
 
 class AnswerRequest(APIView):

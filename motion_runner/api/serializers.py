@@ -63,6 +63,59 @@ class MessageSerializer(serializers.ModelSerializer):
         return message.turn.mode if message.turn_id and message.turn else None
 
 
+# The list endpoint is polled continuously (the thread page, other agents); building model
+# instances and DRF fields for every row cost more than the queries. `message_rows` reads the
+# same fields with one values() query and renders them as MessageSerializer would; a test
+# pins the two to identical output.
+ROW_FIELDS = [
+    name
+    for name in MessageSerializer.Meta.fields
+    if name not in ("cursor", "turn_mode", "request", "motion", "turn")
+]
+
+
+def _iso(moment) -> str | None:
+    if moment is None:
+        return None
+    text = moment.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def message_rows(queryset, *, raw: bool = False) -> list[dict]:
+    names = ROW_FIELDS + ["motion_id", "turn_id", "turn__mode", "wake_request__id", "wake_request__status"]
+    if raw:
+        names.append("raw")
+    rows = []
+    for row in queryset.values(*names):
+        out = {}
+        for name in MessageSerializer.Meta.fields:
+            if name == "id":
+                out["id"] = str(row["id"])
+            elif name == "cursor":
+                out["cursor"] = cursor.encode(row["created_at"], row["id"])
+            elif name == "motion":
+                out["motion"] = row["motion_id"]
+            elif name == "turn":
+                out["turn"] = row["turn_id"]
+            elif name == "turn_mode":
+                out["turn_mode"] = row["turn__mode"] if row["turn_id"] else None
+            elif name == "request":
+                has = row["kind"] == "request" and row["wake_request__id"] is not None
+                out["request"] = (
+                    {"id": row["wake_request__id"], "status": row["wake_request__status"]} if has else None
+                )
+            elif name == "cost_usd":
+                out["cost_usd"] = None if row["cost_usd"] is None else f"{row['cost_usd']:.6f}"
+            elif name == "created_at":
+                out["created_at"] = _iso(row["created_at"])
+            else:
+                out[name] = row[name]
+        if raw:
+            out["raw"] = row["raw"]
+        rows.append(out)
+    return rows
+
+
 class MessageWithRawSerializer(MessageSerializer):
     class Meta(MessageSerializer.Meta):
         fields = MessageSerializer.Meta.fields + ["raw"]

@@ -23,10 +23,10 @@ from .agent_views import member_motion, post_as_agent
 from .auth import AgentKeyAuthentication, request_agent
 from .serializers import (
     MessageSerializer,
-    MessageWithRawSerializer,
     MotionSerializer,
     PostMessageSerializer,
     TurnSerializer,
+    message_rows,
 )
 
 MAX_PAGE = 500
@@ -148,17 +148,13 @@ class MessageList(APIView):
         queryset = queryset.order_by("created_at", "id")
         if wait and newer is not None:
             wait_for_messages(queryset.filter(newer), wait)
-        page = list(queryset[:limit])
-        serializer_class = (
-            MessageWithRawSerializer if params.get("raw") in ("1", "true") else MessageSerializer
-        )
-        results = serializer_class(page, many=True).data
+        results = message_rows(queryset[:limit], raw=params.get("raw") in ("1", "true"))
         next_cursor = results[-1]["cursor"] if results else after
         return Response(
             {
                 "results": results,
                 "next": next_cursor,
-                "more": len(page) == limit,
+                "more": len(results) == limit,
                 "activity": running_activity(motion),
                 "requests": open_requests(motion),
             }
