@@ -34,7 +34,7 @@ DEFAULT_PAGE = 200
 MAX_OVERLAP_SECONDS = 30
 MAX_WAIT_SECONDS = 25.0
 # How often a long poll looks again: one indexed query, cheap enough at this rate.
-WAIT_CHECK_SECONDS = 0.01
+WAIT_CHECK_SECONDS = 0.005
 
 
 def wait_for_messages(newer, wait: float) -> bool:
