@@ -140,6 +140,7 @@
       const request = openRequests.get(Number(card.dataset.requestId));
       actions.textContent = "";
       if (!request) { actions.append(el("span", "muted", "answered")); continue; }
+      if (!root.dataset.signedIn) { actions.append(el("span", "muted", "waiting for a person to answer")); continue; }
       const choices = request.kind === "tools" ? [["grant", "Grant full tools"], ["decline", "Decline"]] : [["done", "Done"], ["decline", "Decline"]];
       for (const [action, label] of choices) {
         const button = el("button", "answer " + action, label);
