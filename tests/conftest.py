@@ -64,17 +64,30 @@ def _in_ci() -> bool:
     return settings.REQUIRE_REAL_SERVICES or os.environ.get("CI") == "true"
 
 
-@pytest.fixture
-def claude_binary() -> str:
-    """The pinned Claude Code CLI from node_modules: a failure in CI when it is missing, a skip
+def require_cli(name: str) -> str:
+    """A pinned harness CLI from node_modules: a failure in CI when it is missing, a skip
     (saying why) elsewhere."""
-    binary = Path(settings.BASE_DIR) / "node_modules" / ".bin" / "claude"
-    if not binary.exists():
-        reason = f"the Claude Code CLI is not installed at {binary} (run `npm ci`)"
+    binary = Path(settings.BASE_DIR) / "node_modules" / ".bin" / name
+    if not binary.is_file():
+        reason = f"the {name} CLI is not installed at {binary} (run `npm ci`)"
         if _in_ci():
             pytest.fail(reason)
         pytest.skip(reason)
     return str(binary)
+
+
+@pytest.fixture
+def claude_binary() -> str:
+    return require_cli("claude")
+
+
+@pytest.fixture
+def fake_openai():
+    """A fake OpenAI API (Responses and Chat Completions) on 127.0.0.1 (tests/fakes/openai_api.py)."""
+    from tests.fakes.openai_api import FakeOpenAI
+
+    with FakeOpenAI() as fake:
+        yield fake
 
 
 # --- Personas for the agent API (agent keys, stream, hooks, transcripts) ------------------------

@@ -6,40 +6,22 @@ Pi speaks Chat Completions through a provider in its models.json."""
 from __future__ import annotations
 
 import json
-import os
 import socket
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
-from django.conf import settings
 
 from motion_runner.models import Kind, Message, MotionSession, TurnStatus
 from motion_runner.runner.turns import execute_turn
+from tests.conftest import require_cli
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
 from tests.fakes.harness_homes import CODEX_MODEL, PI_MODEL, PI_PROVIDER, codex_env, pi_env
-from tests.fakes.openai_api import Error, FakeOpenAI, Text, ToolCall, Usage, reply
+from tests.fakes.openai_api import Error, Text, ToolCall, Usage, reply
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 NOTES = "The launch code is 4417.\n"
 USAGE = Usage(input_tokens=1200, cached_input_tokens=200, output_tokens=50)
-
-
-def require_cli(name: str) -> str:
-    path = Path(settings.BASE_DIR) / "node_modules" / ".bin" / name
-    if not path.is_file():
-        message = f"the {name} CLI is not in node_modules/.bin (run `npm ci`)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return str(path)
-
-
-@pytest.fixture
-def fake_openai():
-    with FakeOpenAI() as fake:
-        yield fake
 
 
 @pytest.fixture

@@ -19,10 +19,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from django.conf import settings as django_settings
 
 from motion_runner.models import Kind, Message, Turn, TurnStatus
 from motion_runner.runner.turns import enqueue_turn, execute_turn
+from tests.conftest import require_cli
 from tests.factories import AgentFactory, MotionFactory
 from tests.fakes.anthropic_api import Reply, Text, ToolUse
 
@@ -363,24 +363,6 @@ class TestLoopGuard:
 
 
 # --- Pi ------------------------------------------------------------------------------------
-
-
-def require_cli(name: str) -> str:
-    path = Path(django_settings.BASE_DIR) / "node_modules" / ".bin" / name
-    if not path.is_file():
-        message = f"the {name} CLI is not in node_modules/.bin (run `npm ci`)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
-    return str(path)
-
-
-@pytest.fixture
-def fake_openai():
-    from tests.fakes.openai_api import FakeOpenAI
-
-    with FakeOpenAI() as fake:
-        yield fake
 
 
 @pytest.fixture
