@@ -200,7 +200,7 @@ class Turn(models.Model):
         default=dict,
         blank=True,
         help_text="One extra ability for this wake's reason, fixed by the runner (never the agent), "
-        'e.g. {"kind": "reply_on_wiki_page", "api": "...", "title": "Talk:Foo"}.',
+        'e.g. {"kind": "reply_on_wiki_page", "api": "...", "page": "Talk:Foo"}.',
     )
     max_budget_usd = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
     status = models.CharField(max_length=16, choices=TurnStatus.choices, default=TurnStatus.QUEUED)
