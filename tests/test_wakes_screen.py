@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 
 from motion_runner.models import Kind, Message, Turn
-from tests.fakes.screen_api import FakeMessagesAPI
+from tests.fakes.anthropic_api import ApiError, FakeAnthropic, Garbage, Hang, Reply, Text, Usage
 from tests.wakes_support import Driver, clock, dials, finish, room, say
 from wakes.budget import full_in_last_hour
 from wakes.models import Consideration, DialOverride, Spend
@@ -17,9 +17,13 @@ from wakes.screen import screen_posts
 pytestmark = pytest.mark.django_db
 
 
+def answer(text: str) -> Reply:
+    return Reply(Text(text), usage=Usage(input_tokens=3400, output_tokens=12))
+
+
 @pytest.fixture
 def api(settings):
-    with FakeMessagesAPI() as fake:
+    with FakeAnthropic(default=answer("PASS: default")) as fake:
         settings.WAKES_SCREEN_API_BASE = fake.url
         settings.WAKES_SCREEN_API_KEY = "sk-test-screen"
         yield fake
@@ -37,7 +41,7 @@ def consider_a_post(room, clock, loop, text="the merch shipment landed, tracking
 
 
 def test_pass_goes_to_the_agent_and_the_screen_is_priced_in_the_ledger(room, clock, loop, api):
-    api.script({"text": "PASS: asks about tracking ids"})
+    api.script(answer("PASS: asks about tracking ids"))
     c = consider_a_post(room, clock, loop)
     assert c.status == Consideration.Status.WOKEN and c.screen_verdict == "PASS"
     row = Spend.objects.get(kind="screen")
@@ -50,10 +54,11 @@ def test_pass_goes_to_the_agent_and_the_screen_is_priced_in_the_ledger(room, clo
 def test_the_screen_request_is_a_plain_messages_call_without_tools(room, clock, loop, api):
     consider_a_post(room, clock, loop)
     [request] = api.requests
-    assert request["path"] == "/v1/messages"
-    assert request["headers"]["x-api-key"] == "sk-test-screen"
-    assert request["headers"]["anthropic-version"] == "2023-06-01"
-    body = request["json"]
+    assert request.path == "/v1/messages"
+    assert request.headers["x-api-key"] == "sk-test-screen"
+    assert request.headers["anthropic-version"] == "2023-06-01"
+    assert request.stream is False
+    body = request.body
     assert body["model"] == "claude-haiku-4-5" and "tools" not in body
     assert "@magent" in body["system"] and "PASS or DISMISS" in body["system"]
     assert "tracking ids" in body["messages"][0]["content"]
@@ -62,12 +67,12 @@ def test_the_screen_request_is_a_plain_messages_call_without_tools(room, clock, 
 def test_the_screen_model_and_prompt_are_dials(room, clock, loop, api):
     dials(screen_model="claude-haiku-9", screen_system_prompt="Screen for {agent}. PASS or DISMISS.")
     consider_a_post(room, clock, loop)
-    body = api.requests[0]["json"]
+    body = api.requests[0].body
     assert (body["model"], body["system"]) == ("claude-haiku-9", "Screen for magent. PASS or DISMISS.")
 
 
 def test_dismiss_is_a_dashed_dot_that_says_screened_and_wakes_nobody(room, clock, loop, api):
-    api.script({"text": "DISMISS: two people saying thanks"})
+    api.script(answer("DISMISS: two people saying thanks"))
     c = consider_a_post(room, clock, loop, "thanks rosemary!")
     assert c.status == Consideration.Status.SCREENED and c.turn is None
     dot = Message.objects.get(kind=Kind.DOT)
@@ -81,10 +86,10 @@ def test_dismiss_is_a_dashed_dot_that_says_screened_and_wakes_nobody(room, clock
 @pytest.mark.parametrize(
     "reply, why",
     [
-        ({"text": "Hmm, hard to say."}, "neither PASS nor DISMISS"),
-        ({"raw": "<html>bad gateway</html>"}, "not JSON"),
-        ({"status": 500}, "HTTP 500"),
-        ({"status": 529}, "HTTP 529"),
+        (answer("Hmm, hard to say."), "neither PASS nor DISMISS"),
+        (Garbage("<html>bad gateway</html>"), "not JSON"),
+        (ApiError.server(), "HTTP 500"),
+        (ApiError.overloaded(), "HTTP 529"),
     ],
 )
 def test_an_unclear_or_failed_screen_passes_to_the_agent(room, clock, loop, api, reply, why):
@@ -96,7 +101,7 @@ def test_an_unclear_or_failed_screen_passes_to_the_agent(room, clock, loop, api,
 
 def test_a_screen_that_times_out_passes_to_the_agent(room, clock, loop, api):
     dials(screen_timeout_seconds=0.3)
-    api.script({"delay": 1.5, "text": "DISMISS: too late"})
+    api.script(Hang(seconds=1.5))
     c = consider_a_post(room, clock, loop)
     assert c.status == Consideration.Status.WOKEN and "timed out" in c.screen_reason
     assert not Spend.objects.filter(kind="screen").exists()  # no answer: nothing to price

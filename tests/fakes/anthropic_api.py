@@ -173,7 +173,16 @@ class StreamError:
     error: ApiError = field(default_factory=ApiError.overloaded)
 
 
-Response = Reply | ApiError | Hang | StreamError
+@dataclass
+class Garbage:
+    """A body that is not the API's JSON at all (a proxy's error page, say)."""
+
+    body: str = "<html>502 Bad Gateway</html>"
+    status: int = 200
+    content_type: str = "text/html"
+
+
+Response = Reply | ApiError | Hang | StreamError | Garbage
 Responder = Response | Callable[["FakeRequest"], Response]
 
 
@@ -363,7 +372,7 @@ class FakeAnthropic:
                     break
             else:
                 chosen = self._queue.popleft() if self._queue else self.default
-        if callable(chosen) and not isinstance(chosen, (Reply, ApiError, Hang, StreamError)):
+        if callable(chosen) and not isinstance(chosen, (Reply, ApiError, Hang, StreamError, Garbage)):
             chosen = chosen(request)
         return chosen
 
@@ -467,6 +476,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         elif isinstance(response, StreamError):
             self._stream(request, response.after, error=response.error)
+        elif isinstance(response, Garbage):
+            payload = response.body.encode()
+            self.send_response(response.status)
+            self.send_header("content-type", response.content_type)
+            self.send_header("content-length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
         elif request.stream:
             self._stream(request, response)
         else:
