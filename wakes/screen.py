@@ -18,6 +18,7 @@ import httpx
 from django.conf import settings
 
 from motion_runner.models import Agent, Message, Motion
+from watchlist.http import post_json_to_configured_api
 
 from .models import Dials
 from .wake import quote_posts
@@ -53,9 +54,10 @@ class ScreenResult:
 
 
 def post_json(url: str, *, headers: dict[str, str], body: dict[str, Any], timeout: float) -> dict[str, Any]:
-    """The one outbound HTTP call of wakes/ (tests point it at a local fake server)."""
+    """The screen's call, through the project's one HTTP module (tests point it at a local fake
+    Messages API)."""
     try:
-        response = httpx.post(url, headers=headers, json=body, timeout=timeout)
+        response = post_json_to_configured_api(url, headers=headers, body=body, timeout=timeout)
     except httpx.TimeoutException as exc:
         raise ScreenError(f"timed out after {timeout:g} s") from exc
     except httpx.HTTPError as exc:

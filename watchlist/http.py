@@ -463,3 +463,12 @@ def _decode(raw: httpx.Response, body: bytes) -> bytes:
 def host_key(url: httpx.URL) -> str:
     port = url.port
     return f"{url.host}:{port}" if port else url.host
+
+
+def post_json_to_configured_api(
+    url: str, *, headers: dict[str, str], body: Any, timeout: float
+) -> httpx.Response:
+    """A POST to an API whose address is an operator's setting (the screen's Messages API), not
+    something a watched source or an agent chose: no SSRF guard, only the timeout. Kept here so
+    every outbound request of the project goes through this module."""
+    return httpx.post(url, headers=headers, json=body, timeout=timeout)
