@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from .transcripts import import_all, import_file
+from .transcripts import import_all
 
 
 @shared_task(name="motion_runner.import_transcripts", ignore_result=True)
@@ -14,9 +14,3 @@ def import_transcripts_task() -> dict[str, int]:
     tick that overlaps another only finds the lines already written."""
     totals = import_all()
     return {"files": totals.files, "imported": totals.imported, "skipped": totals.skipped}
-
-
-@shared_task(name="motion_runner.import_transcript_file", ignore_result=True)
-def import_transcript_file_task(path: str) -> int:
-    """One file, now (a Stop hook or an assignment asked for it); idempotent like the above."""
-    return import_file(path).imported

@@ -82,3 +82,16 @@ def test_an_outsiders_post_without_a_sign_in_wakes_look_only(motion):
 
 def test_no_waking_post_wakes_look_only():
     assert (decide(None).mode, decide(None).rule) == (LOOK, "no waking post")
+
+
+def test_a_burst_reads_the_full_tools_for_dial_once(motion):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from wakes.trust import decide_burst
+
+    posts = [post_by_person(motion, "wiki", username=f"visitor{n}") for n in range(8)]
+    with CaptureQueriesContext(connection) as queries:
+        decision = decide_burst(posts)
+    assert decision.mode == LOOK
+    assert sum("wakes_dials" in q["sql"] for q in queries.captured_queries) == 1

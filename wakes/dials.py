@@ -45,10 +45,8 @@ DEFAULTS: dict[str, Any] = {
 
 def current_dials() -> dict[str, Any]:
     values = dict(DEFAULTS)
-    try:
-        from .models import Dials  # type: ignore[attr-defined]
-    except ImportError:
-        return values
+    from .models import Dials
+
     try:
         row = Dials.objects.first()
     except Exception:  # not migrated yet: the defaults stand

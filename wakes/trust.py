@@ -31,7 +31,7 @@ def full_tools_for() -> set[str]:
     return {name.strip().lower() for name in names if name and name.strip()}
 
 
-def decide(message) -> Decision:
+def decide(message, trusted_names: set[str] | None = None) -> Decision:
     """The mode a wake gets from the post that woke it (None: no post, e.g. a long quiet)."""
     if message is None:
         return Decision(LOOK, "no waking post")
@@ -42,7 +42,8 @@ def decide(message) -> Decision:
         return Decision(LOOK, "a system line")
     if source == "terminal":
         return Decision(LOOK, "a terminal session's turn")
-    if message.sender and message.sender.lower() in full_tools_for():
+    trusted_names = full_tools_for() if trusted_names is None else trusted_names
+    if message.sender and message.sender.lower() in trusted_names:
         return Decision(FULL, f"author {message.sender} is in full_tools_for")
     if source == "web" and message.author_id is not None:
         if message.sign_in == "ssh":
@@ -59,7 +60,8 @@ def decide(message) -> Decision:
 
 def decide_burst(posts) -> Decision:
     """Several posts woke the turn together: full tools only if each one alone would."""
-    decisions = [decide(post) for post in posts]
+    trusted_names = full_tools_for()  # once for the burst, not once a post
+    decisions = [decide(post, trusted_names) for post in posts]
     for decision in decisions:
         if decision.mode != FULL:
             return Decision(LOOK, f"{decision.rule} (one of {len(decisions)} new posts)")

@@ -319,10 +319,6 @@ class HttpClient:
         with state.lock:
             state.blocked_until = max(state.blocked_until, time.monotonic() + seconds)
 
-    def blocked_for(self, url: str) -> float:
-        state = self._host(host_key(httpx.URL(url)))
-        return max(state.blocked_until - time.monotonic(), 0.0)
-
     def _pace(self, state: HostState, key: str) -> None:
         with state.lock:
             now = time.monotonic()

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from motion_runner.models import Motion
 
-from .kinds import KIND_CHOICES, Snapshot, get_kind
+from .kinds import KIND_CHOICES, Snapshot
 
 
 class Wake(models.TextChoices):
@@ -137,10 +137,6 @@ class Watch(models.Model):
             wake=self.wake,
             label=self.label,
         )
-
-    @property
-    def kind_adapter(self):
-        return get_kind(self.kind)
 
     def backoff(self) -> timedelta:
         """Doubling from the interval, capped."""
