@@ -26,6 +26,9 @@ log = logging.getLogger(__name__)
 # Sent (robustly: a receiver's error is logged, never raised) once a turn has ended and its
 # row says how. wakes/ listens: dots for silent turns, the spend ledger, the loop's backoff.
 turn_finished = Signal()
+# Sent (robustly) when a wake is queued again in a fresh session after its session was gone,
+# with `failed` and `retry`: wakes/ gives the retry its place in the ledger.
+turn_retried = Signal()
 
 
 def _announce_end(turn: Turn) -> None:
@@ -387,7 +390,7 @@ def retire_and_wake_again(turn: Turn, session_id: str) -> Turn:
     """A session the harness lost would fail every later wake: retire it, and run the same
     wake once more in a fresh session (a new Turn, so its events get ids of their own)."""
     MotionSession.objects.filter(pk=session_id).update(retired_at=timezone.now())
-    return Turn.objects.create(
+    retry = Turn.objects.create(
         motion=turn.motion,
         agent=turn.agent,
         prompt=turn.prompt,
@@ -400,6 +403,10 @@ def retire_and_wake_again(turn: Turn, session_id: str) -> Turn:
         max_budget_usd=turn.max_budget_usd,
         woken_by=turn.woken_by,
     )
+    for _receiver, error in turn_retried.send_robust(sender=Turn, failed=turn, retry=retry):
+        if isinstance(error, Exception):
+            log.error("a turn_retried receiver failed for turn %s: %r", retry.pk, error)
+    return retry
 
 
 def _said_by_turn_end(result: ProcessResult, end: Event | None) -> bool:
