@@ -16,10 +16,11 @@ from django.utils import timezone
 from motion_runner import pricing
 from motion_runner.models import Turn, TurnStatus
 from motion_runner.runner.turns import execute_turn
-from tests.fakes.anthropic_api import Reply, Text, Usage
+from tests.fakes.anthropic_api import Reply, Text, ToolUse, Usage
 from tests.wakes_support import clock, dials, loop, room, say
 from wakes.budget import spent_today
 from wakes.models import Consideration, Spend
+from wakes.spend_guard import SPEND_GUARD_PREFIX
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db]
 
@@ -80,3 +81,39 @@ def test_three_resumed_turns_cost_the_same_and_the_ledger_is_the_turns(
     fourth = consider_and_run(room, loop, clock, "one more question")
     assert Turn.objects.get(pk=fourth.turn_id).cost_usd == EACH_TURN
     assert spent_today(day) == 4 * EACH_TURN <= Decimal("1.10")
+
+
+def test_a_turn_that_overspends_is_stopped_at_its_reservation_and_the_day_holds(
+    room, clock, loop, claude_binary, claude_on_fake, tmp_path
+):
+    """The model keeps reading, each call $0.40 of input: Claude Code's own --max-budget-usd
+    would let it pass its $1.00 cap (it stops only after the call that crossed it); the runner
+    stops it before the call that would."""
+    (tmp_path / "README.md").write_text("# Notes\n" * 50)
+    calls = iter(range(1000))
+
+    def keeps_reading(request):
+        read = ToolUse(
+            "Read", {"file_path": str(tmp_path / "README.md"), "offset": next(calls) + 1, "limit": 1}
+        )
+        return Reply(
+            Text("Reading more."), read, usage=Usage(input_tokens=100_000, output_tokens=100), delay=0.05
+        )
+
+    claude_on_fake.default = keeps_reading
+    room.motion.workspace = str(tmp_path)
+    room.motion.save()
+    dials(
+        daily_budget_usd=Decimal("1.01"),
+        consideration_cap_usd=Decimal("1.00"),
+        min_consideration_usd=Decimal("1.00"),
+    )
+    say(room.motion, room.justin, "read everything", clock)
+    [c] = loop.run(12)
+    turn = execute_turn(c.turn.pk)
+
+    assert turn.max_budget_usd == Decimal("1.00")
+    assert turn.status == TurnStatus.KILLED and SPEND_GUARD_PREFIX in turn.error
+    assert Decimal("0.40") <= turn.cost_usd <= turn.max_budget_usd
+    assert Spend.objects.get(turn=turn).amount == turn.cost_usd
+    assert spent_today(timezone.localdate(clock.now())) <= Decimal("1.01")

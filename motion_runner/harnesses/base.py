@@ -156,6 +156,11 @@ class HarnessAdapter:
         the harness keeps one on disk (Claude Code's transcript); None elsewhere."""
         return None
 
+    def streamed_cost(self, event: Event) -> Decimal | None:
+        """What the API message behind a streamed event cost, as far as the stream says (the
+        spend guard adds these up while the turn runs); None when it says nothing."""
+        return event.cost_usd
+
     def message_cost(self, message) -> Decimal | None:
         """What one streamed API message (a stored Message row) cost, from its usage × the price
         table, or None when the harness streams nothing to price it by: the estimate for a turn

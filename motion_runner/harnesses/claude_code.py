@@ -370,9 +370,15 @@ class ClaudeCodeAdapter(HarnessAdapter):
         path = transcript_file(harness_environment(agent), session_id)
         return last_cost_state(path) if path else None
 
-    def message_cost(self, message) -> Decimal | None:
+    def streamed_cost(self, event: Event) -> Decimal | None:
         # The assistant line's usage is the API's message_start snapshot: input and cache
-        # tokens are final, output is not yet counted, so this is a lower bound.
+        # tokens are final, output is not yet counted (the parser drops the placeholder), so
+        # this is a lower bound.
+        if event.kind == EventKind.TURN_END or not event.usage:
+            return None
+        return pricing.anthropic_cost(event.model, event.usage)
+
+    def message_cost(self, message) -> Decimal | None:
         usage = {
             "input_tokens": message.input_tokens,
             "output_tokens": message.output_tokens,

@@ -454,23 +454,28 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
 def cost_without_result(turn: Turn) -> tuple[Decimal, str]:
     """What a turn that printed no result line (stopped, timed out, its worker lost) cost: the
     growth of the harness's own running total where it keeps one (Claude Code writes its
-    cost-state to the transcript even when stopped), else its streamed API messages priced
-    from their usage (a lower bound: Claude Code streams the input side of each message)."""
+    cost-state to the transcript even when stopped), or its streamed API messages priced from
+    their usage, whichever is more: a call stopped mid-answer is billed by the API but missing
+    from the harness's total, and the streamed figure counts its input."""
     adapter = get_adapter(turn.agent.harness)
     session = turn.session_id or Turn.objects.filter(pk=turn.pk).values_list("session_id", flat=True).first()
+    grown: Decimal | None = None
     before = turn.harness_total_before
     if before is not None and session:
         now_total = adapter.session_running_total(turn.agent, session)
         if now_total is not None and now_total >= before:
-            return now_total - before, "the harness's transcript (its running total grew by this)"
+            grown = now_total - before
     by_message: dict[str, Decimal] = {}
     for message in turn.messages.exclude(harness_message_id=""):
         cost = adapter.message_cost(message)
         if cost is not None:
             key = message.harness_message_id
             by_message[key] = max(by_message.get(key, Decimal(0)), cost)
-    if by_message:
-        return sum(by_message.values(), Decimal(0)), "streamed usage × price (no result line)"
+    streamed = sum(by_message.values(), Decimal(0)) if by_message else None
+    if grown is not None and (streamed is None or grown >= streamed):
+        return grown, "the harness's transcript (its running total grew by this)"
+    if streamed is not None:
+        return streamed, "streamed usage × price (no result line)"
     return Decimal(0), "no result line and no streamed usage"
 
 
