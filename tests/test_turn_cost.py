@@ -171,3 +171,14 @@ def test_pi_reports_each_runs_own_dollars_and_three_equal_turns_cost_the_same():
         end = [e for line in run for e in parser.feed(line) if e.kind == EventKind.TURN_END][-1]
         costs.append(end.cost_usd)
     assert costs == [Decimal("0.0025")] * 3
+
+
+def test_claude_codes_assistant_lines_stream_the_opening_usage_snapshot():
+    """What the spend guard can price mid-turn: input and cache tokens are final on the
+    assistant line, output is a placeholder until the result line."""
+    run = claude_runs("resume_three")[0]
+    [assistant] = [line for line in run if line["type"] == "assistant"]
+    streamed, final = assistant["message"]["usage"], run[-1]["usage"]
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+    assert [streamed[k] for k in keys] == [final[k] for k in keys] == [3000, 1000, 5000]
+    assert (streamed["output_tokens"], final["output_tokens"]) == (1, 200)

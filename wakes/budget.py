@@ -4,8 +4,12 @@ A consideration reserves its envelope (the per-consideration cap, plus a screen'
 less when less is left) before it spends anything. The check and the reservation happen in one
 transaction that first takes the day's lock (an UPDATE on the day's BudgetDay row, which is a row
 lock on PostgreSQL and the write lock on SQLite): twenty racers for the last slot are served one
-at a time, and exactly one finds room. Because an envelope is never smaller than what its turn
-may spend (the turn's --max-budget-usd), the daily cap is never crossed, only approached.
+at a time, and exactly one finds room. An envelope is never smaller than what its turn may
+spend (the turn's cap), and the spend guard stops the turn before one more call would pass that
+cap, so the daily cap is approached, not crossed (to within one call: docs/money.md).
+
+Every turn has one row (`settle_turn` adds the row of a turn that was queued without one), so
+the ledger's total is the turns' total.
 """
 
 from __future__ import annotations
