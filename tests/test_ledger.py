@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from motion_runner.harnesses.base import stable_uuid
 from motion_runner.models import Kind, Message, Turn, TurnStatus
-from motion_runner.runner.turns import enqueue_turn, retire_and_wake_again, settle_dead_turn
+from motion_runner.runner.turns import enqueue_turn, retire_and_wake_again, settle_dead_turn, sweep_turns
 from tests.factories import MessageFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
 from wakes.budget import settle_turn, spent_today
@@ -206,3 +206,22 @@ def test_a_claude_turn_whose_worker_died_mid_stream_is_settled_at_its_streamed_u
     turn.refresh_from_db()
     assert turn.cost_usd == Decimal("0.018")  # 3,000 × $4 + 1,000 × $5 + 5,000 × $0.20 a million
     assert turn.cost_source.startswith("streamed usage × price")
+
+
+def test_the_sweep_settles_a_turn_whose_heartbeat_stopped_at_its_result_lines_cost(room, clock, settings):
+    turn = a_running_turn(room)
+    Turn.objects.filter(pk=turn.pk).update(heartbeat_at=timezone.now() - timedelta(hours=2))
+    MessageFactory(
+        motion=room.motion,
+        sender="magent",
+        agent=room.magent,
+        turn=turn,
+        kind=Kind.TURN_END,
+        cost_usd=Decimal("0.42"),
+        raw={"type": "result", "total_cost_usd": 0.42},
+    )
+    settings.RUNNER_TURN_TIMEOUT_SECONDS = 60
+    assert sweep_turns()["lost"] == 1
+    turn.refresh_from_db()
+    assert (turn.status, turn.cost_usd) == (TurnStatus.FAILED, Decimal("0.42"))
+    assert Spend.objects.get(turn=turn).amount == Decimal("0.42")
