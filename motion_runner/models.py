@@ -211,7 +211,20 @@ class Turn(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
-    cost_usd = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal("0"))
+    cost_usd = models.DecimalField(
+        max_digits=12, decimal_places=6, default=Decimal("0"), help_text="This turn's own dollars."
+    )
+    cost_source = models.CharField(
+        max_length=120, blank=True, help_text="How cost_usd was found; blank until the turn is costed."
+    )
+    harness_total_before = models.DecimalField(
+        max_digits=12,
+        decimal_places=6,
+        null=True,
+        blank=True,
+        help_text="The harness's running total for the session when this turn launched (Claude Code "
+        "keeps one): the turn's cost is what it grew by.",
+    )
     usage = models.JSONField(default=dict, blank=True)
     result_subtype = models.CharField(max_length=64, blank=True)
     activity = models.CharField(max_length=300, blank=True)

@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -41,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 from tests.fakes.anthropic_api import (  # noqa: E402
     ApiError,
     FakeAnthropic,
+    Hang,
     Reply,
     Text,
     ToolUse,
@@ -122,6 +124,40 @@ class Session:
             returncode=proc.returncode,
             stdout=proc.stdout,
             stderr=proc.stderr.decode("utf-8", "replace"),
+            session_id=session_id,
+            transcript=transcript_path(self.home, session_id),
+        )
+        self.runs.append(run)
+        return run
+
+    def run_killed_after_tool_result(self, prompt: str, *flags: str, timeout: float = 120) -> Run:
+        """Run until the first tool result line, then SIGTERM the CLI (as the runner's guards
+        and timeouts do) and keep what it printed up to its exit."""
+        argv = self.claude_argv(prompt, *flags)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self.env(),
+            cwd=self.workspace,
+        )
+        assert proc.stdout is not None
+        out = b""
+        session_id = ""
+        for line in proc.stdout:
+            out += line
+            obj = json.loads(line)
+            session_id = session_id or obj.get("session_id", "")
+            if obj.get("type") == "user":
+                proc.send_signal(signal.SIGTERM)
+                break
+        rest, err = proc.communicate(timeout=timeout)
+        run = Run(
+            argv=argv,
+            returncode=proc.returncode,
+            stdout=out + rest,
+            stderr=err.decode("utf-8", "replace"),
             session_id=session_id,
             transcript=transcript_path(self.home, session_id),
         )
@@ -286,6 +322,63 @@ def read_then_reply(s: Session) -> Run:
     first = s.run("Read hello.txt and tell me what it says.", "--allowedTools", "Read")
     s.run("Thanks. Say it once more.", "--allowedTools", "Read", "--resume", first.session_id)
     return s.run("/compact", "--allowedTools", "Read", "--resume", first.session_id)
+
+
+# Every turn of the money scenarios reports these tokens (priced by the CLI at its list price),
+# so three equal turns must cost three equal amounts: tests/test_turn_cost.py pins them.
+MONEY_USAGE = Usage(
+    input_tokens=3000, output_tokens=200, cache_creation_input_tokens=1000, cache_read_input_tokens=5000
+)
+
+
+@scenario(
+    "three turns of one session (--resume), each reporting the same tokens: the result line's "
+    "total_cost_usd is the session's running total",
+    session=True,
+)
+def resume_three(s: Session) -> Run:
+    s.api.default = lambda request: Reply(Text("Noted."), usage=MONEY_USAGE)
+    first = s.run("Turn one.")
+    s.run("Turn two.", "--resume", first.session_id)
+    return s.run("Turn three.", "--resume", first.session_id)
+
+
+@scenario(
+    "session A, then a new session B in the same workspace, then A resumed: the running total "
+    "belongs to the session, not to the workspace",
+    session=True,
+)
+def resume_other_between(s: Session) -> Run:
+    s.api.default = lambda request: Reply(Text("Noted."), usage=MONEY_USAGE)
+    first = s.run("Session A, turn one.")
+    s.run("Session B, turn one.")
+    return s.run("Session A, turn two.", "--resume", first.session_id)
+
+
+@scenario(
+    "a session whose second turn is killed (SIGTERM) after one paid API call, then resumed: "
+    "what the killed process counted is in the third turn's total or not",
+    session=True,
+)
+def resume_after_kill(s: Session) -> Run:
+    def respond(request):
+        last = request.messages[-1] if request.messages else {}
+        content = last.get("content") if isinstance(last, dict) else None
+        if (
+            isinstance(content, list)
+            and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+            and "Turn three" not in request.last_user_text()
+        ):
+            return Hang()  # the killed turn's second call: never answered
+        if "Read the README" in request.last_user_text():
+            read = ToolUse("Read", {"file_path": str(s.workspace / "README.md")})
+            return Reply(Text("Reading."), read, usage=MONEY_USAGE)
+        return Reply(Text("Noted."), usage=MONEY_USAGE)
+
+    s.api.default = respond
+    first = s.run("Turn one.")
+    s.run_killed_after_tool_result("Read the README.", "--resume", first.session_id)
+    return s.run("Turn three.", "--resume", first.session_id)
 
 
 # --- recording ----------------------------------------------------------------------------

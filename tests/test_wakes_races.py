@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from decimal import Decimal
 
@@ -50,6 +51,24 @@ def race(workers: int, work: Callable[[int], object]) -> list[object]:
     return results
 
 
+@pytest.fixture
+def slow_budget_reads(monkeypatch):
+    """Every budget read takes 50 ms, as under load: without the day's lock, all the racers
+    read the same totals before any of them reserves, so a missing lock always shows."""
+    from wakes import budget
+
+    def slowly(read):
+        def wrapper(*args, **kwargs):
+            result = read(*args, **kwargs)
+            time.sleep(0.05)
+            return result
+
+        return wrapper
+
+    monkeypatch.setattr(budget, "spent_today", slowly(budget.spent_today))
+    monkeypatch.setattr(budget, "full_in_last_hour", slowly(budget.full_in_last_hour))
+
+
 def claimed_in(motion, room, clock) -> Consideration:
     state, _ = ListenState.objects.get_or_create(
         motion=motion, agent=room.magent, defaults={"created_at": clock.now()}
@@ -65,7 +84,7 @@ def claimed_in(motion, room, clock) -> Consideration:
     )
 
 
-def test_twenty_considerations_racing_for_the_last_dollars_yield_exactly_one(room, clock):
+def test_twenty_considerations_racing_for_the_last_dollars_yield_exactly_one(room, clock, slow_budget_reads):
     Spend.objects.create(
         kind="consideration",
         motion=room.motion,
@@ -85,7 +104,9 @@ def test_twenty_considerations_racing_for_the_last_dollars_yield_exactly_one(roo
     assert total <= Decimal("10.00")
 
 
-def test_twenty_considerations_racing_for_the_last_hourly_slot_yield_exactly_one(room, clock):
+def test_twenty_considerations_racing_for_the_last_hourly_slot_yield_exactly_one(
+    room, clock, slow_budget_reads
+):
     dials(considerations_per_hour=1)
     pks = [claimed_in(room.motion, room, clock).pk for _ in range(20)]
     race(20, lambda i: run_consideration(pks[i], dispatch=False, screen=no_screen))

@@ -34,3 +34,4 @@ class WakesConfig(AppConfig):
 
         message_created.connect(handlers.on_message_created, dispatch_uid="wakes.message_created")
         turn_finished.connect(handlers.on_turn_finished, dispatch_uid="wakes.turn_finished")
+        turns.turn_retried.connect(handlers.on_turn_retried, dispatch_uid="wakes.turn_retried")

@@ -4,8 +4,12 @@ A consideration reserves its envelope (the per-consideration cap, plus a screen'
 less when less is left) before it spends anything. The check and the reservation happen in one
 transaction that first takes the day's lock (an UPDATE on the day's BudgetDay row, which is a row
 lock on PostgreSQL and the write lock on SQLite): twenty racers for the last slot are served one
-at a time, and exactly one finds room. Because an envelope is never smaller than what its turn
-may spend (the turn's --max-budget-usd), the daily cap is never crossed, only approached.
+at a time, and exactly one finds room. An envelope is never smaller than what its turn may
+spend (the turn's cap), and the spend guard stops the turn before one more call would pass that
+cap, so the daily cap is approached, not crossed (to within one call: docs/money.md).
+
+Every turn has one row (`settle_turn` adds the row of a turn that was queued without one), so
+the ledger's total is the turns' total.
 """
 
 from __future__ import annotations
@@ -143,9 +147,68 @@ def turn_cap(envelope: Spend, screen_cost: Decimal, cap: Decimal) -> Decimal:
     return min(cap, envelope.reserved - screen_cost).quantize(CENT, rounding=ROUND_DOWN)
 
 
+# Turns a person asked for (a mention, a grant, an operator's `manage.py wake`) are in the
+# ledger but not counted against the daily budget, which bounds what agents start on their own.
+NOT_COUNTED = {"mention", "grant", "manual"}
+KIND_OF_REASON = {
+    WakeKind.NEW_POSTS: Spend.Kind.CONSIDERATION,
+    WakeKind.QUIET: Spend.Kind.CONSIDERATION,
+    "mention": Spend.Kind.MENTION,
+    "watch": Spend.Kind.WATCH,
+    "grant": Spend.Kind.GRANT,
+    "manual": Spend.Kind.MANUAL,
+    "compact": Spend.Kind.COMPACTION,
+}
+
+
 def settle_turn(turn) -> None:
-    """A finished turn's rows take its real cost (reserved amounts are released)."""
-    Spend.objects.filter(turn=turn, settled=False).update(amount=turn.cost_usd, settled=True, note="settled")
+    """A finished turn's row takes its real cost (what it reserved is released). A turn that got
+    no row when it was queued (a grant, `manage.py wake`, a compaction) gets one now: every turn
+    is in the ledger once, with its reason and its Turn, so the ledger's total is the turns'."""
+    note = f"settled: {turn.reason}, {turn.cost_source or 'cost unknown'}"[:300]
+    with transaction.atomic():
+        # The turn's row lock: two deliveries of turn_finished cannot both add a row.
+        type(turn).objects.select_for_update().filter(pk=turn.pk).first()
+        if Spend.objects.filter(turn=turn, settled=False).update(
+            amount=turn.cost_usd, settled=True, note=note
+        ):
+            return
+        if Spend.objects.filter(turn=turn).exists():
+            return  # settled already
+        now = turn.ended_at or timezone.now()
+        Spend.objects.create(
+            kind=KIND_OF_REASON.get(turn.reason, Spend.Kind.MANUAL),
+            motion_id=turn.motion_id,
+            agent_id=turn.agent_id,
+            turn=turn,
+            day=day_of(turn.started_at or turn.queued_at or now),
+            at=now,
+            amount=turn.cost_usd,
+            settled=True,
+            counted=turn.reason not in NOT_COUNTED,
+            note=note,
+        )
+
+
+def reserve_for_retry(failed, retry) -> Spend | None:
+    """The same wake run again in a fresh session (its session was gone): the retry is counted
+    as the failed turn was, and holds its cap as a reservation while it runs."""
+    original = Spend.objects.filter(turn=failed).order_by("pk").first()
+    counted = original.counted if original is not None else failed.reason not in NOT_COUNTED
+    cap = retry.max_budget_usd or Decimal(0)
+    return Spend.objects.create(
+        kind=original.kind if original is not None else KIND_OF_REASON.get(failed.reason, Spend.Kind.MANUAL),
+        motion_id=retry.motion_id,
+        agent_id=retry.agent_id,
+        consideration=original.consideration if original is not None else None,
+        turn=retry,
+        day=day_of(timezone.now()),
+        at=timezone.now(),
+        amount=cap if counted else Decimal(0),
+        reserved=cap if counted else Decimal(0),
+        counted=counted,
+        note=f"retry of turn {failed.pk} in a fresh session"[:300],
+    )
 
 
 def release(envelope: Spend, note: str, *, full: bool = False) -> None:

@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
 
 from . import clock
-from .budget import day_of, settle_turn
+from .budget import day_of, reserve_for_retry, settle_turn
 from .loop import answered_since, due_mention_wakes, free_pair, is_person, mark_busy, note_post, post_dot
 from .mentions import mentioned_names
 from .models import Consideration, Dials, MentionWake, Spend, resolve
@@ -196,6 +196,10 @@ def on_turn_finished(sender, turn: Turn, **kwargs) -> None:
         handle_turn_finished(turn)
     except Exception:
         log.exception("wakes could not finish turn %s", turn.pk)
+
+
+def on_turn_retried(sender, failed: Turn, retry: Turn, **kwargs) -> None:
+    reserve_for_retry(failed, retry)
 
 
 def silence_of(turn: Turn) -> tuple[bool, str, Message | None]:

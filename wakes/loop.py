@@ -427,3 +427,49 @@ def answered_since(message: Message, agent: Agent) -> bool:
         .exclude(source=Source.SYSTEM)
         .exists()
     )
+
+
+# A consideration reserves, screens (at most the screen's timeout) and queues its turn within
+# seconds: a reservation still without a turn after this long belongs to a wake that never
+# happened (its worker died between reserving and waking, the broker lost the task).
+ORPHANED_RESERVATION = timedelta(minutes=5)
+
+
+def release_orphaned_reservations(now: datetime | None = None) -> int:
+    """Safety net (wakes.settle): release reservations whose wake never happened, say so in
+    the thread once, and give the pair's posts back to the loop. Each release is claimed by a
+    conditional UPDATE (still unsettled, still without a turn), so two sweeps release it once."""
+    now = now or clock.now()
+    released = 0
+    stale = Spend.objects.filter(
+        kind=Spend.Kind.CONSIDERATION, settled=False, turn__isnull=True, at__lt=now - ORPHANED_RESERVATION
+    ).select_related("consideration", "agent", "motion")
+    for spend in stale:
+        claimed = Spend.objects.filter(pk=spend.pk, settled=False, turn__isnull=True).update(
+            amount=0, settled=True, note="released: its wake never happened"
+        )
+        if not claimed:
+            continue
+        released += 1
+        c = spend.consideration
+        if c is not None and c.status in (Consideration.Status.CLAIMED, Consideration.Status.RUNNING):
+            Consideration.objects.filter(pk=c.pk).update(
+                status=Consideration.Status.FAILED, detail="its wake never happened; reservation released"
+            )
+            with transaction.atomic():
+                state = ListenState.objects.select_for_update().get(pk=c.state_id)
+                if c.kind == WakeKind.NEW_POSTS and state.considered_through == c.through:
+                    state.considered_through = c.previous_through  # those posts are still owed
+                state.busy_until = None
+                state.due_at = now
+                state.version += 1
+                state.save()
+        post_system_message(
+            spend.motion,
+            f"@{spend.agent.name}'s reserved ${spend.reserved:.2f} was released: the wake it was "
+            "reserved for never happened (its worker stopped before waking)",
+            kind=Kind.WAKE,
+            message_id=stable_uuid("wakes-orphan", spend.pk),
+            agent=spend.agent,
+        )
+    return released

@@ -453,6 +453,9 @@ class Spend(models.Model):
         CONSIDERATION = "consideration"  # an envelope reserved, then the turn's real cost
         MENTION = "mention"  # not counted against budgets; kept for the audit
         WATCH = "watch"
+        GRANT = "grant"  # a person granted full tools: not counted, like a mention
+        MANUAL = "manual"  # `manage.py wake` or another operator's wake: not counted
+        COMPACTION = "compaction"  # the runner's own turn: counted like the turn it follows
 
     kind = models.CharField(max_length=16, choices=Kind.choices)
     motion = models.ForeignKey(Motion, on_delete=models.CASCADE, related_name="spend")

@@ -48,12 +48,16 @@ def check_mentions() -> dict[str, int]:
 @shared_task(name="wakes.settle", ignore_result=True)
 def settle() -> int:
     """Safety net (beat, every 5 min): reservations whose turn ended without the finish hook
-    (a lost worker) take the turn's recorded cost. Idempotent; the next run is the retry."""
+    (a lost worker) take the turn's recorded cost, and reservations whose wake never happened
+    are released with a line in the thread. Idempotent (each row is claimed by a conditional
+    UPDATE); no retries: the next run is the retry."""
+    from .loop import release_orphaned_reservations
+
     count = 0
     for spend in unsettled_of_ended_turns().select_related("turn"):
         settle_turn(spend.turn)
         count += 1
-    return count
+    return count + release_orphaned_reservations()
 
 
 @shared_task(name="wakes.run_ability", ignore_result=True, acks_late=False)

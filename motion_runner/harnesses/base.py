@@ -60,7 +60,11 @@ class Event:
     model: str = ""
     tools: list[str] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
+    # On TURN_END: the turn's OWN cost (never a session's running total), how it was found,
+    # and the harness's running total for the session after it where the harness keeps one.
     cost_usd: Decimal | None = None
+    cost_source: str = ""
+    harness_total_usd: Decimal | None = None
     subtype: str = ""
     stop_reason: str = ""
     permission_denials: list[Any] = field(default_factory=list)
@@ -96,6 +100,9 @@ class StreamParser:
 
     def __init__(self, session_id: str = ""):
         self.session_id = session_id
+        # The harness's running total for the session before this process, where it keeps
+        # one (Claude Code): a turn's own cost is the growth. None: no running total.
+        self.baseline_usd: Decimal | None = None
 
     def feed(self, line: dict[str, Any]) -> list[Event]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -143,6 +150,22 @@ class HarnessAdapter:
 
     def build_launch(self, turn, *, resume_session: str | None) -> LaunchSpec:  # pragma: no cover
         raise NotImplementedError
+
+    def session_running_total(self, agent, session_id: str, cwd: str = "") -> Decimal | None:
+        """The harness's own running total of dollars for a session, as it stands now, where
+        the harness keeps one on disk (Claude Code's transcript); None elsewhere."""
+        return None
+
+    def streamed_cost(self, event: Event) -> Decimal | None:
+        """What the API message behind a streamed event cost, as far as the stream says (the
+        spend guard adds these up while the turn runs); None when it says nothing."""
+        return event.cost_usd
+
+    def message_cost(self, message) -> Decimal | None:
+        """What one streamed API message (a stored Message row) cost, from its usage × the price
+        table, or None when the harness streams nothing to price it by: the estimate for a turn
+        that never printed its result line."""
+        return None
 
     def new_parser(self, session_id: str = "", *, turn=None) -> StreamParser:
         """A parser for one process's stdout. The runner passes its Turn, so an adapter whose

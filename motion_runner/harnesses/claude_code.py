@@ -15,8 +15,15 @@ Checked against recordings of the real CLI (2.1.332) in tests/recordings/claude-
   `api_error_status`, a uuid for message.id) whose text is its error: an error, not speech.
 - `user`: tool results (content a list of tool_result blocks; no tool name, so the parser
   remembers names by tool_use id). Lines of one message may interleave with user lines.
-- `result`: subtype, is_error, result, errors, total_cost_usd (cumulative for the process),
-  usage, permission_denials, terminal_reason, api_error_status, uuid. An API failure ends
+- `result`: subtype, is_error, result, errors, total_cost_usd, usage, modelUsage,
+  permission_denials, terminal_reason, api_error_status, uuid. `total_cost_usd` (and
+  modelUsage) is the SESSION's running total, not the turn's: each process appends a
+  `cost-state` line (totalCostUSD, modelUsage) to the session transcript when it exits, even
+  when stopped by SIGTERM, and a `--resume`d process starts from the last one
+  (recordings resume_three, resume_other_between, resume_after_kill). `usage` is this
+  process's, but it is all zeros when the turn ends on an error (max_budget) and leaves out a
+  compaction's calls (read-then-reply), so it cannot be trusted either. The turn's own cost is
+  therefore total_cost_usd minus the transcript's last cost-state before the launch. An API failure ends
   with subtype "success" and is_error true: terminal_reason ("api_error",
   "prompt_too_long", …) names it, so that is the subtype kept.
 - `stream_event` (only with --include-partial-messages): raw Messages API events; they move
@@ -26,9 +33,13 @@ Checked against recordings of the real CLI (2.1.332) in tests/recordings/claude-
 
 from __future__ import annotations
 
+import json
+import os
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
+from .. import pricing
 from . import register
 from .base import Event, EventKind, HarnessAdapter, LaunchSpec, StreamParser, stable_uuid, turn_workspace
 from .env import harness_environment
@@ -61,18 +72,26 @@ def _text_of(content: Any) -> str:
     return str(content)
 
 
+MICRO = Decimal("0.000001")
+
+
 def _cost(value: Any) -> Decimal | None:
+    """Dollars to the micro-dollar (the CLI sums floats: 0.022000000000000002)."""
     if value is None:
         return None
     try:
-        return Decimal(str(value))
+        return Decimal(str(value)).quantize(MICRO)
     except ArithmeticError:
         return None
 
 
 class ClaudeCodeParser(StreamParser):
-    def __init__(self, session_id: str = ""):
+    def __init__(self, session_id: str = "", baseline_usd: Decimal | None = Decimal(0)):
+        """`baseline_usd`: the session's running total before this process (0 for a new
+        session; None when a resumed session's is unknown: the cost is then priced from usage)."""
         super().__init__(session_id)
+        self.baseline_usd = baseline_usd
+        self.model = ""
         self.tool_names: dict[str, str] = {}  # tool_use id -> name, for the results
 
     def feed(self, line: dict[str, Any]) -> list[Event]:
@@ -96,6 +115,7 @@ class ClaudeCodeParser(StreamParser):
     def _system(self, line: dict[str, Any]) -> list[Event]:
         subtype = line.get("subtype")
         if subtype == "init":
+            self.model = str(line.get("model") or "")
             return [
                 Event(
                     EventKind.INIT,
@@ -240,6 +260,9 @@ class ClaudeCodeParser(StreamParser):
                 subtype = str(line.get("terminal_reason") or "error")
             errors = line.get("errors")
             text = "; ".join(map(str, errors)) if errors else str(line.get("result") or subtype)
+        usage = line.get("usage") or {}
+        total = _cost(line.get("total_cost_usd"))
+        cost, source = self.own_cost(total, usage)
         return Event(
             EventKind.TURN_END,
             uuid=line.get("uuid"),
@@ -247,12 +270,28 @@ class ClaudeCodeParser(StreamParser):
             text=text,
             is_error=is_error,
             subtype=subtype,
-            usage=line.get("usage") or {},
-            cost_usd=_cost(line.get("total_cost_usd")),
+            usage=usage,
+            cost_usd=cost,
+            cost_source=source,
+            harness_total_usd=total,
             permission_denials=line.get("permission_denials") or [],
             stop_reason=str(line.get("stop_reason") or ""),
             raw=line,
         )
+
+    def own_cost(self, total: Decimal | None, usage: dict[str, Any]) -> tuple[Decimal | None, str]:
+        """This turn's dollars from the session's running total after it, and how."""
+        baseline = self.baseline_usd
+        if total is not None and baseline is not None:
+            if total >= baseline:
+                return total - baseline, "harness total minus the session's total before"
+            # A running total never shrinks: this process did not restore the session's, so
+            # its total is its own.
+            return total, "harness total (the session's was not restored)"
+        priced = pricing.anthropic_cost(self.model, usage)
+        if priced is None:
+            return None, f"no price for model {self.model or '?'} in motion_runner/pricing.py"
+        return priced, "usage × price (the session's total before this turn is unknown)"
 
     def _partial(self, line: dict[str, Any]) -> list[Event]:
         """A block's start moves the activity line; its deltas (dozens a second) do not, and
@@ -273,12 +312,92 @@ class ClaudeCodeParser(StreamParser):
         return [Event(EventKind.ACTIVITY, session_id=self.session_id, text=activity, raw=line)]
 
 
+COST_STATE = b'"type":"cost-state"'
+TAIL_BYTES = 4 * 1024 * 1024
+
+
+def last_cost_state(path: Path) -> Decimal | None:
+    """totalCostUSD of the transcript's last cost-state line: the running total a `--resume`
+    starts from. The tail is read first (cost-state is written as a process exits)."""
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            for start in (max(0, size - TAIL_BYTES), 0):
+                handle.seek(start)
+                lines = [line for line in handle.read().splitlines() if COST_STATE in line]
+                if lines or start == 0:
+                    break
+    except OSError:
+        return None
+    for line in reversed(lines):
+        try:
+            value = json.loads(line).get("totalCostUSD")
+        except ValueError:
+            continue
+        return _cost(value)
+    return None
+
+
+def transcript_file(env: dict[str, str], session_id: str) -> Path | None:
+    """`<config dir>/projects/<munged cwd>/<session>.jsonl` for the harness env a turn runs with."""
+    config = env.get("CLAUDE_CONFIG_DIR") or (str(Path(env["HOME"]) / ".claude") if env.get("HOME") else "")
+    if not config or not session_id or "/" in session_id:
+        return None
+    found = sorted(Path(config).glob(f"projects/*/{session_id}.jsonl"))
+    return found[0] if found else None
+
+
+def previous_result_total(session_id: str) -> Decimal | None:
+    """The running total the session's latest recorded result line gave (when its transcript is
+    out of reach, e.g. the session was recorded on another machine)."""
+    from ..models import Kind, Message
+
+    raws = Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
+    for raw in raws.values_list("raw", flat=True)[:20]:
+        if isinstance(raw, dict) and raw.get("type") == "result" and raw.get("total_cost_usd") is not None:
+            return _cost(raw["total_cost_usd"])
+    return None
+
+
 @register
 class ClaudeCodeAdapter(HarnessAdapter):
     harness = "claude-code"
     default_binary = "claude"
     parser_class = ClaudeCodeParser
     compact_prompt = "/compact"
+
+    def session_running_total(self, agent, session_id: str, cwd: str = "") -> Decimal | None:
+        path = transcript_file(harness_environment(agent), session_id)
+        return last_cost_state(path) if path else None
+
+    def streamed_cost(self, event: Event) -> Decimal | None:
+        # The assistant line's usage is the API's message_start snapshot: input and cache
+        # tokens are final, output is not yet counted (the parser drops the placeholder), so
+        # this is a lower bound.
+        if event.kind == EventKind.TURN_END or not event.usage:
+            return None
+        return pricing.anthropic_cost(event.model, event.usage)
+
+    def message_cost(self, message) -> Decimal | None:
+        usage = {
+            "input_tokens": message.input_tokens,
+            "output_tokens": message.output_tokens,
+            "cache_creation_input_tokens": message.cache_creation_input_tokens,
+            "cache_read_input_tokens": message.cache_read_input_tokens,
+        }
+        if not any(usage.values()):
+            return None
+        return pricing.anthropic_cost(message.model_backend, usage)
+
+    def new_parser(self, session_id: str = "", *, turn=None) -> ClaudeCodeParser:
+        baseline: Decimal | None = Decimal(0)
+        if session_id:
+            baseline = None
+            if turn is not None:
+                baseline = self.session_running_total(turn.agent, session_id)
+            if baseline is None:
+                baseline = previous_result_total(session_id)
+        return ClaudeCodeParser(session_id, baseline_usd=baseline)
 
     def build_launch(self, turn, *, resume_session: str | None) -> LaunchSpec:
         agent = turn.agent

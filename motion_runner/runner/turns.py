@@ -26,6 +26,9 @@ log = logging.getLogger(__name__)
 # Sent (robustly: a receiver's error is logged, never raised) once a turn has ended and its
 # row says how. wakes/ listens: dots for silent turns, the spend ledger, the loop's backoff.
 turn_finished = Signal()
+# Sent (robustly) when a wake is queued again in a fresh session after its session was gone,
+# with `failed` and `retry`: wakes/ gives the retry its place in the ledger.
+turn_retried = Signal()
 
 
 def _announce_end(turn: Turn) -> None:
@@ -316,10 +319,15 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
         effort=turn.effort,
         cwd=launch.cwd or "",
     )
+    parser = adapter.new_parser(resume or "", turn=turn)
+    # Kept before the launch: a turn that never prints its result line (killed, lost worker)
+    # is costed by how far the harness's running total grew past it.
+    turn.harness_total_before = parser.baseline_usd
+    Turn.objects.filter(pk=turn.pk).update(harness_total_before=parser.baseline_usd)
     run = TurnRun(
         turn=turn,
         writer=EventWriter(context),
-        parser=adapter.new_parser(resume or "", turn=turn),
+        parser=parser,
         on_event=on_event,
         monitors=[factory(turn) for factory in monitor_factories],
     )
@@ -382,7 +390,7 @@ def retire_and_wake_again(turn: Turn, session_id: str) -> Turn:
     """A session the harness lost would fail every later wake: retire it, and run the same
     wake once more in a fresh session (a new Turn, so its events get ids of their own)."""
     MotionSession.objects.filter(pk=session_id).update(retired_at=timezone.now())
-    return Turn.objects.create(
+    retry = Turn.objects.create(
         motion=turn.motion,
         agent=turn.agent,
         prompt=turn.prompt,
@@ -395,6 +403,10 @@ def retire_and_wake_again(turn: Turn, session_id: str) -> Turn:
         max_budget_usd=turn.max_budget_usd,
         woken_by=turn.woken_by,
     )
+    for _receiver, error in turn_retried.send_robust(sender=Turn, failed=turn, retry=retry):
+        if isinstance(error, Exception):
+            log.error("a turn_retried receiver failed for turn %s: %r", retry.pk, error)
+    return retry
 
 
 def _said_by_turn_end(result: ProcessResult, end: Event | None) -> bool:
@@ -420,8 +432,11 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
     if end is not None:
         fields["usage"] = end.usage
         fields["result_subtype"] = end.subtype
-        if end.cost_usd is not None:
-            fields["cost_usd"] = end.cost_usd
+        fields["cost_usd"] = end.cost_usd if end.cost_usd is not None else Decimal(0)
+        fields["cost_source"] = (end.cost_source or "the result line")[:120]
+    else:
+        cost, source = cost_without_result(turn)
+        fields["cost_usd"], fields["cost_source"] = cost, source[:120]
     Turn.objects.filter(pk=turn.pk).update(**fields)
     if error and not _said_by_turn_end(result, end):
         post_system_message(
@@ -434,6 +449,71 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
     turn.refresh_from_db()
     _announce_end(turn)
     return turn
+
+
+def cost_without_result(turn: Turn) -> tuple[Decimal, str]:
+    """What a turn that printed no result line (stopped, timed out, its worker lost) cost: the
+    growth of the harness's own running total where it keeps one (Claude Code writes its
+    cost-state to the transcript even when stopped), or its streamed API messages priced from
+    their usage, whichever is more: a call stopped mid-answer is billed by the API but missing
+    from the harness's total, and the streamed figure counts its input."""
+    adapter = get_adapter(turn.agent.harness)
+    session = turn.session_id or Turn.objects.filter(pk=turn.pk).values_list("session_id", flat=True).first()
+    grown: Decimal | None = None
+    before = turn.harness_total_before
+    if before is not None and session:
+        now_total = adapter.session_running_total(turn.agent, session)
+        if now_total is not None and now_total >= before:
+            grown = now_total - before
+    by_message: dict[str, Decimal] = {}
+    for message in turn.messages.exclude(harness_message_id=""):
+        cost = adapter.message_cost(message)
+        if cost is not None:
+            key = message.harness_message_id
+            by_message[key] = max(by_message.get(key, Decimal(0)), cost)
+    streamed = sum(by_message.values(), Decimal(0)) if by_message else None
+    if grown is not None and (streamed is None or grown >= streamed):
+        return grown, "the harness's transcript (its running total grew by this)"
+    if streamed is not None:
+        return streamed, "streamed usage × price (no result line)"
+    return Decimal(0), "no result line and no streamed usage"
+
+
+LOST_WORKER = "the worker running it was lost"
+
+
+def settle_dead_turn(turn: Turn, reason: str = LOST_WORKER) -> bool:
+    """End a turn whose worker died (still marked running), at the cost its result line shows
+    if it printed one before the worker died, else what its transcript or its streamed usage
+    shows (cost_without_result); say so in the thread once and announce the end, so the ledger
+    settles its row at that cost. Returns whether this call ended it: idempotent, a second call
+    (or a racing sweep) finds it no longer running and does nothing."""
+    now = timezone.now()
+    if not Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
+        status=TurnStatus.FAILED, ended_at=now, error=reason, activity=""
+    ):
+        return False
+    turn = Turn.objects.select_related("motion", "agent").get(pk=turn.pk)
+    end = turn.messages.filter(kind=Kind.TURN_END).order_by("-created_at").first()
+    if end is not None and end.cost_usd is not None:
+        raw = end.raw if isinstance(end.raw, dict) else {}
+        fields = {"cost_usd": end.cost_usd, "cost_source": "its result line (the worker died after it)"}
+        if isinstance(raw.get("usage"), dict):
+            fields["usage"] = raw["usage"]
+    else:
+        cost, source = cost_without_result(turn)
+        fields = {"cost_usd": cost, "cost_source": source[:120]}
+    Turn.objects.filter(pk=turn.pk).update(**fields)
+    turn.refresh_from_db()
+    post_system_message(
+        turn.motion,
+        f"@{turn.agent.name}'s turn failed: {reason} (it cost ${turn.cost_usd:.4f}, from {turn.cost_source})",
+        message_id=stable_uuid("turn-error", turn.pk),
+        turn=turn,
+        kind=Kind.ERROR,
+    )
+    _announce_end(turn)
+    return True
 
 
 def start_next_queued(motion_id: str, agent_id: int) -> None:
@@ -461,17 +541,8 @@ def sweep_turns(now=None) -> dict[str, int]:
     for turn in Turn.objects.filter(
         status=TurnStatus.RUNNING, heartbeat_at__lt=now - stale_after
     ).select_related("motion", "agent"):
-        updated = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
-            status=TurnStatus.FAILED, ended_at=now, error="the worker running it was lost"
-        )
-        if updated:
+        if settle_dead_turn(turn):
             lost += 1
-            post_system_message(
-                turn.motion,
-                f"@{turn.agent.name}'s turn failed: the worker running it was lost",
-                message_id=stable_uuid("turn-error", turn.pk),
-                turn=turn,
-            )
     resent = 0
     waiting = Turn.objects.filter(
         status=TurnStatus.QUEUED, queued_at__lt=now - timedelta(seconds=60)
