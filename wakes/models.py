@@ -125,6 +125,11 @@ class Effort(models.TextChoices):
     MAX = "max"
 
 
+class SessionAfterLookOnly(models.TextChoices):
+    FRESH = "fresh", "start a fresh session"
+    RESUME = "resume", "resume it"
+
+
 class Dials(models.Model):
     """Global defaults for every wake rule. One row (pk=1); `Dials.load()` creates it."""
 
@@ -219,6 +224,14 @@ class Dials(models.Model):
     )
     full_tools_for = models.JSONField(
         default=list, blank=True, help_text='Names whose posts wake with full tools, e.g. ["justin"].'
+    )
+    full_tools_after_look_only = models.CharField(
+        max_length=8,
+        choices=SessionAfterLookOnly.choices,
+        default=SessionAfterLookOnly.FRESH,
+        help_text="When a full-tools wake finds that a look-only wake ran in the agent's latest session "
+        "(it may have read untrusted watched content): start a fresh session, or resume it anyway. "
+        "The wake line says which and why. Default: fresh.",
     )
     loop_same_call_in_a_row = models.PositiveIntegerField(default=3)
     loop_same_call_window = models.PositiveIntegerField(default=10)
