@@ -211,7 +211,9 @@ class Turn(models.Model):
         "or start a fresh session (False, the default). Set from the full_tools_after_look_only dial.",
     )
     session_note = models.CharField(
-        max_length=300, blank=True, help_text="Which session the turn was to use and why, as the thread was told."
+        max_length=300,
+        blank=True,
+        help_text="Which session the turn was to use and why, as the thread was told.",
     )
     pid = models.IntegerField(null=True, blank=True)
     exit_code = models.IntegerField(null=True, blank=True)
