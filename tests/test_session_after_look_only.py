@@ -11,7 +11,7 @@ import pytest
 
 from motion_runner.ingest import message_created
 from motion_runner.models import Kind, Message, MotionSession, Turn
-from motion_runner.runner.turns import session_for_launch
+from motion_runner.runner.turns import enqueue_turn, session_for_launch
 from tests.factories import MessageFactory, TurnFactory
 from tests.wakes_support import clock, dials, room
 
@@ -56,6 +56,17 @@ def test_a_full_tools_wake_after_a_look_only_wake_starts_a_fresh_session_and_say
     assert turn.session_note.startswith(f"a fresh session, not {SESSION[:8]}…: a look-only wake")
     assert "a watch line" in turn.session_note
     assert turn.session_note in wake_line(turn)
+    assert Message.objects.filter(turn=turn, kind=Kind.WAKE).count() == 1  # said once
+
+
+def test_a_full_tools_turn_queued_without_a_wake_line_says_it_at_launch(room):
+    """`manage.py wake --mode full` queues a turn with no wake line: the runner says it."""
+    session_of(room, ("look", "a watch line"))
+    turn = enqueue_turn(room.motion, room.magent, "deploy", mode="full", dispatch=False)
+
+    assert session_for_launch(turn) is None
+    told = Message.objects.get(turn=turn, kind=Kind.WAKE)
+    assert told.text.startswith("@magent's full-tools turn: a fresh session")
 
 
 def test_a_look_only_wake_anywhere_in_the_session_counts_not_only_the_last(room, clock):

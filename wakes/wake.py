@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
-from motion_runner.harnesses.base import stable_uuid
 from motion_runner.ingest import post_system_message
 from motion_runner.models import Agent, Kind, Message, Motion, Turn
-from motion_runner.runner.turns import enqueue_turn
+from motion_runner.runner.turns import enqueue_turn, wake_line_id
 
 from .models import Dials, SessionAfterLookOnly
 
@@ -128,7 +127,7 @@ def post_wake_line(turn: Turn, why: str, *, cost_note: str = "") -> None:
         turn.motion,
         " · ".join(parts),
         kind=Kind.WAKE,
-        message_id=stable_uuid("wake", turn.pk),
+        message_id=wake_line_id(turn.pk),
         turn=turn,
         agent=turn.agent,
     )

@@ -18,7 +18,7 @@ from django.utils import timezone
 from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
 from ..harnesses.base import json_object, stable_uuid
 from ..ingest import EventWriter, IngestContext, SessionConflict, post_system_message
-from ..models import Agent, Kind, Motion, MotionSession, Turn, TurnStatus
+from ..models import Agent, Kind, Message, Motion, MotionSession, Turn, TurnStatus
 from .process import Limits, Outcome, ProcessResult, run_streaming
 from .sessions import choose_session
 
@@ -372,9 +372,15 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     return finish_turn(turn, run, result, status, error)
 
 
+def wake_line_id(turn_id: int) -> str:
+    """The id of the line that says why a turn woke (wakes/ posts it), so it is posted once."""
+    return stable_uuid("wake", turn_id)
+
+
 def session_for_launch(turn: Turn) -> str | None:
     """The session to resume, chosen again now (a look-only wake may have run in it since the
-    turn was queued); if that changed what the thread was told, the thread is told again."""
+    turn was queued). The thread is told unless its wake line already said the same (a turn
+    queued without one, by `manage.py wake` or a retry, is told here)."""
     choice = choose_session(
         turn.motion,
         turn.agent,
@@ -382,7 +388,11 @@ def session_for_launch(turn: Turn) -> str | None:
         resume_after_look_only=turn.resume_after_look_only,
         turn_id=turn.pk,
     )
-    if choice.note and choice.note[:300] != turn.session_note:
+    already_said = (
+        choice.note[:300] == turn.session_note
+        and Message.objects.filter(pk=wake_line_id(turn.pk), text__contains=turn.session_note).exists()
+    )
+    if choice.note and not already_said:
         Turn.objects.filter(pk=turn.pk).update(session_note=choice.note[:300])
         post_system_message(
             turn.motion,
