@@ -49,10 +49,13 @@ def production_settings(app_configs, **kwargs):
 
 @register(Tags.database)
 def harness_binaries(app_configs, databases=None, **kwargs):
-    """Every agent's harness binary must be found where the runner will look for it.
+    """Every agent's harness binary should be found where the runner will look for it.
 
-    Runs with the database checks (`manage.py check --database default`, and on every
-    `runserver`/worker start through bin/serve), since agents live in the database.
+    A warning, not an error: a server that only receives streams from agents on other machines
+    has no binaries, and `agent_key`, `migrate` and the web must still run there. Where a turn
+    is launched the missing binary is an error: `manage.py wake --sync` refuses, and a worker's
+    turn fails before launch with a line in the thread. Runs with every command's checks
+    (agents live in the database).
     """
     from .harnesses import HARNESSES
     from .models import Agent
@@ -70,11 +73,13 @@ def harness_binaries(app_configs, databases=None, **kwargs):
             )
         elif adapter.resolve_binary(agent) is None:
             errors.append(
-                Error(
+                Warning(
                     f"@{agent.name}'s {agent.harness} binary "
-                    f"{agent.binary or adapter.default_binary!r} cannot be found.",
-                    hint="Run `npm ci` in the project folder, or set the agent's binary path.",
-                    id="motion_runner.E011",
+                    f"{agent.binary or adapter.default_binary!r} cannot be found: its turns cannot "
+                    "be launched on this machine.",
+                    hint="Run `npm ci` in the project folder, or set the agent's binary path "
+                    "(nothing to do if this machine only receives its stream).",
+                    id="motion_runner.W011",
                 )
             )
     return errors

@@ -205,6 +205,16 @@ class Turn(models.Model):
     max_budget_usd = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
     status = models.CharField(max_length=16, choices=TurnStatus.choices, default=TurnStatus.QUEUED)
     session_id = models.CharField(max_length=200, blank=True)
+    resume_after_look_only = models.BooleanField(
+        default=False,
+        help_text="A full-tools turn whose latest session a look-only wake ran in: resume it (True) "
+        "or start a fresh session (False, the default). Set from the full_tools_after_look_only dial.",
+    )
+    session_note = models.CharField(
+        max_length=300,
+        blank=True,
+        help_text="Which session the turn was to use and why, as the thread was told.",
+    )
     pid = models.IntegerField(null=True, blank=True)
     exit_code = models.IntegerField(null=True, blank=True)
     queued_at = models.DateTimeField(default=timezone.now)

@@ -22,6 +22,7 @@ from .models import SshKey
 
 NAMESPACE = "motion-runner"
 CHALLENGE_SECONDS = 300
+MAX_FAILURES = 5  # failed tries on one challenge before it is replaced
 SESSION_KEY = "ssh_challenge"
 SSH_KEYGEN = "ssh-keygen"
 
@@ -52,8 +53,29 @@ def add_key(user, public_key: str, name: str = "") -> SshKey:
 
 def new_challenge(session) -> str:
     challenge = f"motion-runner sign-in {secrets.token_urlsafe(24)} {int(time.time())}"
-    session[SESSION_KEY] = {"challenge": challenge, "issued": time.time()}
+    session[SESSION_KEY] = {"challenge": challenge, "issued": time.time(), "failures": 0}
     return challenge
+
+
+def _usable(issued: dict | None) -> bool:
+    return bool(issued) and time.time() - issued["issued"] <= CHALLENGE_SECONDS
+
+
+def current_challenge(session) -> str:
+    """The challenge still waiting to be signed (kept after a failed try, so a person can sign
+    it again without starting over), or a new one."""
+    issued = session.get(SESSION_KEY)
+    if _usable(issued) and issued.get("failures", 0) < MAX_FAILURES:
+        return issued["challenge"]
+    return new_challenge(session)
+
+
+def normalise_signature(text: str) -> str:
+    """What a browser or a terminal adds around a pasted signature, taken off: CRLF line ends (a
+    form submits a textarea's lines that way), indents, trailing spaces, blank lines.
+    `ssh-keygen -Y verify` accepts only the armoured lines themselves."""
+    lines = (line.strip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"))
+    return "\n".join(line for line in lines if line)
 
 
 def verify(username: str, challenge: str, signature: str) -> SshKey:
@@ -66,13 +88,14 @@ def verify(username: str, challenge: str, signature: str) -> SshKey:
     keys = list(user.ssh_keys.all())
     if not keys or not user.is_active:
         raise SignInRefused("No such person, or no SSH key registered for them.")
+    signature = normalise_signature(signature)
     if "BEGIN SSH SIGNATURE" not in signature:
         raise SignInRefused("That is not an SSH signature (it starts with -----BEGIN SSH SIGNATURE-----).")
     with tempfile.TemporaryDirectory() as folder:
         signers = Path(folder) / "allowed_signers"
         signers.write_text("".join(f'"{username}" {key.public_key}\n' for key in keys))
         sigfile = Path(folder) / "challenge.sig"
-        sigfile.write_text(signature.strip() + "\n")
+        sigfile.write_text(signature + "\n")
         result = subprocess.run(
             [
                 SSH_KEYGEN,
@@ -102,10 +125,19 @@ def verify(username: str, challenge: str, signature: str) -> SshKey:
 
 
 def sign_in_with_ssh(request, username: str, signature: str) -> SshKey:
-    issued = request.session.pop(SESSION_KEY, None)
-    if not issued or time.time() - issued["issued"] > CHALLENGE_SECONDS:
-        raise SignInRefused("The challenge expired or was already used: ask for a new one.")
-    key = verify(username, issued["challenge"], signature)
+    """Signs the person in, using up the challenge; a failed try keeps it (counted), so the
+    form can show the same challenge again."""
+    issued = request.session.get(SESSION_KEY)
+    if not _usable(issued) or issued.get("failures", 0) >= MAX_FAILURES:
+        request.session.pop(SESSION_KEY, None)
+        raise SignInRefused("The challenge expired or was already used: sign the new one below.")
+    try:
+        key = verify(username.strip(), issued["challenge"], signature)
+    except SignInRefused:
+        issued["failures"] = issued.get("failures", 0) + 1
+        request.session[SESSION_KEY] = issued
+        raise
+    request.session.pop(SESSION_KEY, None)
     login(request, key.user, backend="django.contrib.auth.backends.ModelBackend")
     request.session["sign_in"] = "ssh"
     return key

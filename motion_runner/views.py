@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from .models import Motion
+from .signin import NAMESPACE, SignInRefused, current_challenge, new_challenge, sign_in_with_ssh
 
 
 def motion_list(request):
@@ -15,23 +17,30 @@ def motion_thread(request, slug: str):
 
 
 def sign_in(request):
-    """Sign in by signing a one-time challenge with your SSH key."""
-    from .signin import SignInRefused, new_challenge, sign_in_with_ssh
-
+    """Sign in by signing a one-time challenge with your SSH key. Anyone may call it (it is how
+    a person becomes someone); a visit gets a new challenge, a failed try keeps the username
+    and the challenge so the person can sign again without starting over."""
     error = ""
+    username = ""
     if request.method == "POST":
+        username = request.POST.get("username", "").strip()
         try:
-            sign_in_with_ssh(
-                request, request.POST.get("username", "").strip(), request.POST.get("signature", "")
-            )
+            sign_in_with_ssh(request, username, request.POST.get("signature", ""))
         except SignInRefused as refusal:
             error = str(refusal)
         else:
-            return redirect(request.GET.get("next") or "motion-list")
-    challenge = new_challenge(request.session)
+            return redirect(safe_next(request) or "motion-list")
+    challenge = current_challenge(request.session) if error else new_challenge(request.session)
     return render(
         request,
         "motion_runner/sign_in.html",
-        {"challenge": challenge, "error": error, "namespace": "motion-runner"},
+        {"challenge": challenge, "error": error, "namespace": NAMESPACE, "username": username},
         status=403 if error else 200,
     )
+
+
+def safe_next(request) -> str:
+    """Where to go after signing in: only a path on this site (never another host)."""
+    target = request.GET.get("next", "")
+    allowed = url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()})
+    return target if target and allowed else ""

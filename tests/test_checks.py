@@ -5,11 +5,13 @@ from __future__ import annotations
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.checks import WARNING
+from django.core.management import CommandError, call_command
 from django.test import override_settings
 
 from motion_runner.checks import harness_binaries, production_settings
-from tests.factories import AgentFactory
+from motion_runner.models import AgentKey, Turn
+from tests.factories import AgentFactory, MotionFactory
 
 
 def ids(messages) -> set[str]:
@@ -44,11 +46,42 @@ def test_development_settings_pass():
 
 
 @pytest.mark.django_db
-def test_an_agent_whose_binary_cannot_be_found_fails_the_check():
+def test_an_agent_whose_binary_cannot_be_found_is_a_warning():
     AgentFactory(name="ghost", binary="/nowhere/claude")
     errors = harness_binaries(None)
-    assert ids(errors) == {"motion_runner.E011"}
+    assert ids(errors) == {"motion_runner.W011"}
+    assert errors[0].level == WARNING
     assert "@ghost" in errors[0].msg
+
+
+# A receiving server configured for production: only the missing binary could stop a command.
+receiving_server = override_settings(SECRET_KEY="s3cret-from-the-vault", ALLOWED_HOSTS=["runner.example"])
+
+
+@receiving_server
+@pytest.mark.django_db
+def test_agent_key_runs_its_checks_and_issues_a_key_while_a_binary_is_missing():
+    """A server that only receives streams from agents on other machines issues their keys."""
+    AgentFactory(name="ghost", binary="/nowhere/claude")
+    out = StringIO()
+    call_command("agent_key", "ghost", skip_checks=False, stdout=out, stderr=StringIO())
+    assert AgentKey.objects.filter(agent__name="ghost").count() == 1
+
+
+@receiving_server
+@pytest.mark.django_db
+def test_migrate_runs_its_checks_while_a_binary_is_missing():
+    AgentFactory(name="ghost", binary="/nowhere/claude")
+    call_command("migrate", "--check", skip_checks=False, stdout=StringIO(), stderr=StringIO())
+
+
+@pytest.mark.django_db
+def test_wake_sync_refuses_an_agent_whose_binary_is_missing_and_queues_nothing():
+    AgentFactory(name="ghost", binary="/nowhere/claude")
+    MotionFactory(slug="harbor")
+    with pytest.raises(CommandError, match="binary '/nowhere/claude' for @ghost was not found"):
+        call_command("wake", "harbor", "ghost", "--prompt", "hi", "--sync", stdout=StringIO())
+    assert not Turn.objects.exists()
 
 
 @pytest.mark.django_db

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from motion_runner.models import Turn
+from motion_runner.models import Kind, Message, MotionSession, Turn
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
 from wakes.models import WakeRequest
 from wakes.requests import find_asks, record_requests
@@ -72,6 +72,26 @@ def test_a_person_signed_in_with_an_ssh_key_grants_with_one_click(motion, look_o
     assert "granted by justin" in woken.mode_rule
     assert woken.prompt.rstrip().endswith("<silent>why</silent>.")  # the full-tools footer is last
     assert "full tools" in woken.prompt.split("---")[-1]
+
+
+def test_a_grant_says_in_the_thread_that_it_woke_the_agent_in_a_fresh_session(motion, look_only_turn):
+    """The look-only turn that asked ran in a session that may hold untrusted input: the
+    granted wake starts a fresh one (the default), and its wake line says so."""
+    MotionSession.objects.create(
+        session_id="asked-in-this-session", motion=motion, agent=look_only_turn.agent
+    )
+    Turn.objects.filter(pk=look_only_turn.pk).update(
+        session_id="asked-in-this-session", mode_rule="a watch line"
+    )
+    reply(look_only_turn, '<tools to="fix the typo"/>')
+    (request,) = record_requests(sender=Turn, turn=look_only_turn)
+
+    person("ssh", "justin").post(f"/api/requests/{request.pk}/grant/")
+
+    request.refresh_from_db()
+    (line,) = Message.objects.filter(turn=request.granted_turn, kind=Kind.WAKE)
+    assert line.text.startswith("@magent woke: full tools granted by justin (signed in with an SSH key)")
+    assert "a fresh session, not asked-in…: a look-only wake" in line.text
 
 
 def test_a_wiki_sign_in_is_refused_clearly_and_the_request_stays_open(look_only_turn):

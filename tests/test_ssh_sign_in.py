@@ -94,3 +94,69 @@ def test_a_bad_public_key_is_refused_with_the_reason():
 
     with pytest.raises(ValidationError, match="Not an SSH public key"):
         add_key(UserFactory(username="x"), "ssh-ed25519 notakey")
+
+
+# --- what a browser sends -------------------------------------------------------------------
+
+
+def test_a_signature_pasted_with_crlf_line_ends_signs_in(client: Client, justin):
+    """A browser submits a textarea's lines ending in CRLF (HTML's form encoding)."""
+    challenge = challenge_from(client.get("/sign-in/"))
+    signature = sign(justin, challenge).replace("\n", "\r\n")
+    response = client.post("/sign-in/", {"username": "justin", "signature": signature})
+    assert response.status_code == 302
+    assert client.session["sign_in"] == "ssh"
+
+
+def test_a_signature_pasted_with_surrounding_whitespace_and_indents_signs_in(client: Client, justin):
+    challenge = challenge_from(client.get("/sign-in/"))
+    indented = "\n".join(f"   {line}  " for line in sign(justin, challenge).splitlines())
+    response = client.post("/sign-in/", {"username": " justin ", "signature": f"\n\n{indented}\n\n"})
+    assert response.status_code == 302
+
+
+def test_after_an_error_the_username_and_the_challenge_are_kept(client: Client, justin, tmp_path):
+    stranger = make_key(tmp_path, "stranger")
+    challenge = challenge_from(client.get("/sign-in/"))
+    refused = client.post("/sign-in/", {"username": "justin", "signature": sign(stranger, challenge)})
+    assert refused.status_code == 403
+    assert challenge_from(refused) == challenge
+    assert 'value="justin"' in refused.content.decode()
+    # ...so the person signs the same challenge again with the right key, without starting over.
+    response = client.post("/sign-in/", {"username": "justin", "signature": sign(justin, challenge)})
+    assert response.status_code == 302
+
+
+def test_a_challenge_is_replaced_after_five_failed_tries(client: Client, justin, tmp_path):
+    stranger = make_key(tmp_path, "stranger")
+    challenge = challenge_from(client.get("/sign-in/"))
+    for _ in range(5):
+        refused = client.post("/sign-in/", {"username": "justin", "signature": sign(stranger, challenge)})
+    assert challenge_from(refused) != challenge
+    response = client.post("/sign-in/", {"username": "justin", "signature": sign(justin, challenge)})
+    assert response.status_code == 403
+
+
+def test_a_used_challenge_is_not_kept(client: Client, justin):
+    challenge = challenge_from(client.get("/sign-in/"))
+    client.post("/sign-in/", {"username": "justin", "signature": sign(justin, challenge)})
+    response = client.post("/sign-in/", {"username": "justin", "signature": sign(justin, challenge)})
+    assert response.status_code == 403
+    assert "expired or was already used" in response.content.decode()
+
+
+def test_after_signing_in_next_goes_only_to_a_path_on_this_site(client: Client, justin):
+    challenge = challenge_from(client.get("/sign-in/"))
+    response = client.post(
+        "/sign-in/?next=https://evil.example/", {"username": "justin", "signature": sign(justin, challenge)}
+    )
+    assert response.status_code == 302
+    assert response.headers["Location"] == "/"
+
+
+def test_after_signing_in_next_goes_back_to_the_thread(client: Client, justin):
+    challenge = challenge_from(client.get("/sign-in/"))
+    response = client.post(
+        "/sign-in/?next=/motions/harbor/", {"username": "justin", "signature": sign(justin, challenge)}
+    )
+    assert response.headers["Location"] == "/motions/harbor/"

@@ -95,3 +95,20 @@ def test_a_burst_reads_the_full_tools_for_dial_once(motion):
         decision = decide_burst(posts)
     assert decision.mode == LOOK
     assert sum("wakes_dials" in q["sql"] for q in queries.captured_queries) == 1
+
+
+@override_settings(WAKE_FULL_TOOLS_FOR=["alpha"])
+def test_an_agent_named_in_full_tools_for_does_not_vouch_from_a_look_only_turn(motion):
+    alpha = AgentFactory(name="alpha")
+    look_only_turn = TurnFactory(motion=motion, agent=alpha, mode=LOOK)
+    reply = MessageFactory(motion=motion, agent=alpha, sender="alpha", source="runner", turn=look_only_turn)
+    decision = decide(reply)
+    assert (decision.mode, decision.rule) == (LOOK, "written by an agent woken look-only")
+
+
+@override_settings(WAKE_FULL_TOOLS_FOR=["alpha"])
+def test_an_agent_named_in_full_tools_for_vouches_from_a_full_tools_turn(motion):
+    alpha = AgentFactory(name="alpha")
+    full_turn = TurnFactory(motion=motion, agent=alpha, mode=FULL)
+    reply = MessageFactory(motion=motion, agent=alpha, sender="alpha", source="runner", turn=full_turn)
+    assert decide(reply).mode == FULL

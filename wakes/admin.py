@@ -34,6 +34,7 @@ class DialsAdmin(admin.ModelAdmin):
                     "consideration_cap_usd",
                     "min_consideration_usd",
                     "consider_effort",
+                    "quiet_budget_share",
                 ]
             },
         ),
@@ -51,6 +52,29 @@ class DialsAdmin(admin.ModelAdmin):
                     "screen_price_out",
                     "screen_price_cache_write",
                     "screen_price_cache_read",
+                ]
+            },
+        ),
+        (
+            "Wake modes and trust",
+            {
+                "fields": [
+                    "full_tools_for",
+                    "full_tools_after_look_only",
+                    "look_only_footer",
+                    "full_tools_footer",
+                ]
+            },
+        ),
+        (
+            "The tool-loop guard",
+            {
+                "fields": [
+                    "loop_same_call_in_a_row",
+                    "loop_same_call_window",
+                    "loop_same_call_in_window",
+                    "loop_max_calls_per_turn",
+                    "after_loop_note",
                 ]
             },
         ),

@@ -125,105 +125,211 @@ class Effort(models.TextChoices):
     MAX = "max"
 
 
+class SessionAfterLookOnly(models.TextChoices):
+    FRESH = "fresh", "start a fresh session"
+    RESUME = "resume", "resume it"
+
+
 class Dials(models.Model):
     """Global defaults for every wake rule. One row (pk=1); `Dials.load()` creates it."""
 
     # The loop
     tick_seconds = models.FloatField(
         default=3.0,
-        help_text="Seconds per look (beat schedule: WAKES_TICK_SECONDS; used here to count looks).",
+        help_text="Seconds per look of the consider loop, used here to count looks (beat's own schedule "
+        "is WAKES_TICK_SECONDS). Default: 3.",
     )
     quiet_seconds = models.FloatField(
-        default=10.0, help_text="Seconds since the last post before considering."
+        default=10.0,
+        help_text="Seconds with no post and nobody typing before the listening agents consider the new "
+        "posts. Default: 10.",
     )
-    typing_ttl_seconds = models.FloatField(default=6.0, help_text="A typing ping counts for this long.")
+    typing_ttl_seconds = models.FloatField(
+        default=6.0, help_text="Seconds a typing ping keeps the thread 'someone is typing'. Default: 6."
+    )
     idle_looks = models.PositiveIntegerField(
-        default=1000, help_text="Looks without a post before a long-quiet consideration (×tick ≈ 50 min)."
+        default=1000,
+        help_text="Looks without a post before a long-quiet consideration (× tick_seconds ≈ 50 min); "
+        "doubled after each silent one. Default: 1000.",
     )
     rest_after_hours = models.FloatField(
-        default=12.0, help_text="Without a person this long, the Motion rests."
+        default=12.0,
+        help_text="Hours without a person's post after which the Motion rests: no more long quiets until "
+        "a person posts. Default: 12.",
     )
-    look_batch = models.PositiveIntegerField(default=200, help_text="Due pairs handled per look.")
+    look_batch = models.PositiveIntegerField(
+        default=200, help_text="Due (Motion, agent) pairs one look handles at most. Default: 200."
+    )
     budget_retry_seconds = models.FloatField(
         default=60.0,
-        help_text="Stopped by the daily cap while reservations are in flight: retry after (else at midnight).",
+        help_text="Refused by the daily cap while reservations are in flight: look again after this many "
+        "seconds (else at midnight). Default: 60.",
     )
     backfill_horizon_minutes = models.FloatField(
-        default=60.0, help_text="Posts written longer ago than this when they arrive (imports) wake nobody."
+        default=60.0,
+        help_text="Posts written longer ago than this when they arrive (late imports) wake nobody. "
+        "Default: 60.",
     )
     prompt_max_posts = models.PositiveIntegerField(
-        default=30, help_text="New posts quoted in a wake's prompt."
+        default=30, help_text="New posts quoted in a consideration's prompt (the newest). Default: 30."
     )
     # Mentions
     terminal_mention_delay_seconds = models.FloatField(
-        default=600.0, help_text="A terminal post's @mention wakes only if unanswered this long."
+        default=600.0,
+        help_text="A terminal post's @mention wakes the agent only if nobody answered it within this many "
+        "seconds. Default: 600.",
     )
-    mention_effort = models.CharField(max_length=8, choices=Effort.choices, default=Effort.HIGH)
+    mention_effort = models.CharField(
+        max_length=8,
+        choices=Effort.choices,
+        default=Effort.HIGH,
+        help_text="The reasoning effort a mention wakes with. Default: high.",
+    )
     mention_cap_usd = models.DecimalField(
         max_digits=8,
         decimal_places=2,
         null=True,
         blank=True,
-        help_text="Blank: no cap (mentions are not budgeted).",
+        help_text="Dollars one mention's turn may spend; blank: no cap (mentions are not budgeted). "
+        "Default: blank.",
     )
     # Budgets and effort
     considerations_per_hour = models.PositiveIntegerField(
-        default=6, help_text="Full considerations per Motion (and agent) per hour."
+        default=6, help_text="Full considerations per Motion (and agent) per hour. Default: 6."
     )
-    daily_budget_usd = models.DecimalField(max_digits=10, decimal_places=2, default=Decimal("10.00"))
-    consideration_cap_usd = models.DecimalField(max_digits=8, decimal_places=2, default=Decimal("3.00"))
+    daily_budget_usd = models.DecimalField(
+        max_digits=10,
+        decimal_places=2,
+        default=Decimal("10.00"),
+        help_text="Dollars all considerations, screens and watch wakes may spend in a day (UTC), all "
+        "Motions together; no wake starts that could cross it. Default: $10.",
+    )
+    consideration_cap_usd = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        default=Decimal("3.00"),
+        help_text="Dollars one consideration's turn may spend (reserved before it starts). Default: $3.",
+    )
     min_consideration_usd = models.DecimalField(
         max_digits=8,
         decimal_places=2,
         default=Decimal("1.50"),
-        help_text="Never start a consideration with less than this left (a cold read is ~$1.25).",
+        help_text="Never start a consideration with less than this left of the day (a cold read is "
+        "~$1.25). Default: $1.5.",
     )
-    consider_effort = models.CharField(max_length=8, choices=Effort.choices, default=Effort.MEDIUM)
+    consider_effort = models.CharField(
+        max_length=8,
+        choices=Effort.choices,
+        default=Effort.MEDIUM,
+        help_text="The reasoning effort a consideration (and a watch wake) runs with. Default: medium.",
+    )
     quiet_budget_share = models.DecimalField(
         max_digits=3,
         decimal_places=2,
         default=Decimal("0.50"),
         help_text="Long-quiet considerations may spend at most this share of the daily budget (1 = no "
-        "limit), so quiet nights cannot spend the day's money before anyone is up.",
+        "limit), so quiet nights cannot spend the day's money before anyone is up. Default: 0.5.",
     )
     # The screen
-    screen_enabled = models.BooleanField(default=True)
-    screen_model = models.CharField(max_length=100, default="claude-haiku-4-5")
-    screen_system_prompt = models.TextField(default=DEFAULT_SCREEN_PROMPT)
-    screen_max_tokens = models.PositiveIntegerField(default=60)
-    screen_timeout_seconds = models.FloatField(default=15.0)
+    screen_enabled = models.BooleanField(
+        default=True,
+        help_text="Screen new posts with a small model before a consideration wakes the agent (without a "
+        "screen API key every post passes). Default: on.",
+    )
+    screen_model = models.CharField(
+        max_length=100,
+        default="claude-haiku-4-5",
+        help_text="The model the screen asks. Default: claude-haiku-4-5.",
+    )
+    screen_system_prompt = models.TextField(
+        default=DEFAULT_SCREEN_PROMPT,
+        help_text="What the screen is told; {agent} is the agent's name. Default: the PASS/DISMISS prompt "
+        "in wakes/models.py.",
+    )
+    screen_max_tokens = models.PositiveIntegerField(
+        default=60, help_text="The most tokens the screen may answer with. Default: 60."
+    )
+    screen_timeout_seconds = models.FloatField(
+        default=15.0,
+        help_text="Seconds to wait for the screen; on timeout the posts pass to the agent. Default: 15.",
+    )
     screen_reserve_usd = models.DecimalField(
         max_digits=8,
         decimal_places=4,
         default=Decimal("0.0100"),
-        help_text="Reserved for a screen before it runs.",
+        help_text="Dollars reserved for a screen before it runs. Default: $0.01.",
     )
     screen_price_in = models.DecimalField(
-        max_digits=8, decimal_places=4, default=Decimal("1.00"), help_text="$/M input tokens"
+        max_digits=8,
+        decimal_places=4,
+        default=Decimal("1.00"),
+        help_text="The screen model's price, $ per million input tokens. Default: $1.",
     )
     screen_price_out = models.DecimalField(
-        max_digits=8, decimal_places=4, default=Decimal("5.00"), help_text="$/M output"
+        max_digits=8,
+        decimal_places=4,
+        default=Decimal("5.00"),
+        help_text="The screen model's price, $ per million output tokens. Default: $5.",
     )
-    screen_price_cache_write = models.DecimalField(max_digits=8, decimal_places=4, default=Decimal("1.25"))
-    screen_price_cache_read = models.DecimalField(max_digits=8, decimal_places=4, default=Decimal("0.10"))
+    screen_price_cache_write = models.DecimalField(
+        max_digits=8,
+        decimal_places=4,
+        default=Decimal("1.25"),
+        help_text="The screen model's price, $ per million cache-write tokens. Default: $1.25.",
+    )
+    screen_price_cache_read = models.DecimalField(
+        max_digits=8,
+        decimal_places=4,
+        default=Decimal("0.10"),
+        help_text="The screen model's price, $ per million cache-read tokens. Default: $0.1.",
+    )
     # Wake modes (seed 001): what each mode is told, who may grant full tools, the loop guard
     look_only_footer = models.TextField(
-        default=wake_texts.LOOK_ONLY_FOOTER, help_text="The last thing in every look-only wake prompt."
+        default=wake_texts.LOOK_ONLY_FOOTER,
+        help_text="The last thing in every look-only wake prompt: what the turn may do and how to ask "
+        "for more. Default: the text in wakes/dials.py.",
     )
     full_tools_footer = models.TextField(
-        default=wake_texts.FULL_TOOLS_FOOTER, help_text="The last thing in every full-tools wake prompt."
+        default=wake_texts.FULL_TOOLS_FOOTER,
+        help_text="The last thing in every full-tools wake prompt: the standing orders. Default: the "
+        "text in wakes/dials.py.",
     )
     after_loop_note = models.TextField(
         default=wake_texts.AFTER_LOOP_NOTE,
-        help_text="Told to the next wake after the loop guard stopped a turn; {reason} is filled in.",
+        help_text="Told to the next wake after the loop guard stopped a turn; {reason} is filled in. "
+        "Default: the text in wakes/dials.py.",
     )
     full_tools_for = models.JSONField(
-        default=list, blank=True, help_text='Names whose posts wake with full tools, e.g. ["justin"].'
+        default=list,
+        blank=True,
+        help_text='Names (people or agents) whose posts wake with full tools, as a list: ["justin"]. An '
+        "agent's post counts only from a full-tools turn. Default: none ([]).",
     )
-    loop_same_call_in_a_row = models.PositiveIntegerField(default=3)
-    loop_same_call_window = models.PositiveIntegerField(default=10)
-    loop_same_call_in_window = models.PositiveIntegerField(default=5)
-    loop_max_calls_per_turn = models.PositiveIntegerField(default=50)
+    full_tools_after_look_only = models.CharField(
+        max_length=8,
+        choices=SessionAfterLookOnly.choices,
+        default=SessionAfterLookOnly.FRESH,
+        help_text="When a full-tools wake finds that a look-only wake ran in the agent's latest session "
+        "(it may have read untrusted watched content): start a fresh session, or resume it anyway. "
+        "The wake line says which and why. Default: fresh.",
+    )
+    loop_same_call_in_a_row = models.PositiveIntegerField(
+        default=3,
+        help_text="The loop guard ends a turn that makes the same tool call (same input) this many times "
+        "in a row. Default: 3.",
+    )
+    loop_same_call_window = models.PositiveIntegerField(
+        default=10,
+        help_text="How many of a turn's latest tool calls the guard looks at for repeats. Default: 10.",
+    )
+    loop_same_call_in_window = models.PositiveIntegerField(
+        default=5,
+        help_text="The loop guard ends a turn when one call appears this many times among its latest "
+        "loop_same_call_window calls. Default: 5.",
+    )
+    loop_max_calls_per_turn = models.PositiveIntegerField(
+        default=50, help_text="The loop guard ends a turn at this many tool calls. Default: 50."
+    )
 
     class Meta:
         verbose_name = verbose_name_plural = "dials"

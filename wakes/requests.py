@@ -20,6 +20,7 @@ from motion_runner.runner.turns import enqueue_turn
 
 from .models import WakeRequest
 from .trust import full_tools_for
+from .wake import post_wake_line, resume_after_look_only
 
 TAG = re.compile(r"""<(tools|merge|deploy)\s+to\s*=\s*(?:"([^"]*)"|'([^']*)')\s*/?>""", re.IGNORECASE)
 
@@ -115,7 +116,9 @@ def grant(request_id: int, user, sign_in: str) -> WakeRequest:
             mode_rule=f"granted by {name}, {why}",
             effort="high",
             woken_by=request.message,
+            resume_after_look_only=resume_after_look_only(),
         )
+        post_wake_line(turn, f"full tools granted by {name} ({why})")
         request.granted_turn = turn
         request.save(update_fields=["granted_turn"])
     return request

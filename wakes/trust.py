@@ -3,7 +3,9 @@
 A wake is full-tools only when the post that woke it was typed into the Motion by a person
 signed in with an SSH key; or its author is named in `full_tools_for`; or it was written by an
 agent that was itself woken with full tools, so a chain started by a trusted person keeps its
-tools. Everything else (a wiki sign-in, an agent woken look-only, a terminal session's turn, a
+tools. A post written by a look-only turn never vouches, even when its agent is named in
+`full_tools_for`: trust comes from the post's source and the mode of the turn that wrote it.
+Everything else (a wiki sign-in, an agent woken look-only, a terminal session's turn, a
 watch line, a post by API key, no post at all) wakes look-only. The rule that decided is kept
 on the Turn, so the thread can say why.
 """
@@ -42,6 +44,9 @@ def decide(message, trusted_names: set[str] | None = None) -> Decision:
         return Decision(LOOK, "a system line")
     if source == "terminal":
         return Decision(LOOK, "a terminal session's turn")
+    if message.turn_id is not None and message.turn.mode != FULL:
+        # Whatever the author's name: a look-only turn may be repeating what it read.
+        return Decision(LOOK, "written by an agent woken look-only")
     trusted_names = full_tools_for() if trusted_names is None else trusted_names
     if message.sender and message.sender.lower() in trusted_names:
         return Decision(FULL, f"author {message.sender} is in full_tools_for")
@@ -50,9 +55,7 @@ def decide(message, trusted_names: set[str] | None = None) -> Decision:
             return Decision(FULL, "typed by a person signed in with an SSH key")
         return Decision(LOOK, f"typed by a person signed in with {message.sign_in or 'no known sign-in'}")
     if source == "runner" and message.turn_id is not None:
-        if message.turn.mode == FULL:
-            return Decision(FULL, "written by an agent woken with full tools")
-        return Decision(LOOK, "written by an agent woken look-only")
+        return Decision(FULL, "written by an agent woken with full tools")
     if source == "api":
         return Decision(LOOK, "posted with an API key")
     return Decision(LOOK, f"a {source} post")
@@ -64,5 +67,7 @@ def decide_burst(posts) -> Decision:
     decisions = [decide(post, trusted_names) for post in posts]
     for decision in decisions:
         if decision.mode != FULL:
+            if len(decisions) == 1:
+                return decision
             return Decision(LOOK, f"{decision.rule} (one of {len(decisions)} new posts)")
     return decisions[-1] if decisions else decide(None)

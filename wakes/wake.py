@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
-from motion_runner.harnesses.base import stable_uuid
 from motion_runner.ingest import post_system_message
 from motion_runner.models import Agent, Kind, Message, Motion, Turn
-from motion_runner.runner.turns import enqueue_turn
+from motion_runner.runner.turns import enqueue_turn, wake_line_id
+
+from .models import Dials, SessionAfterLookOnly
 
 SILENT_HINT = (
     "If there is nothing useful for you to say, answer only <silent>a few words why</silent>: "
@@ -24,6 +25,11 @@ def wake_mode_for(message: Message | None, posts: list[Message] | None = None) -
 
     decision = decide_burst(posts) if posts else decide(message)
     return decision.mode, decision.rule
+
+
+def resume_after_look_only() -> bool:
+    """The full_tools_after_look_only dial, as enqueue_turn takes it."""
+    return Dials.load().full_tools_after_look_only == SessionAfterLookOnly.RESUME
 
 
 def human_duration(delta: timedelta | float) -> str:
@@ -99,19 +105,29 @@ def wake(
         woken_by=woken_by,
         dispatch=dispatch,
         ability=ability,
+        resume_after_look_only=resume_after_look_only(),
     )
-    parts = [f"@{agent.name} woke: {why}", "look-only" if mode == "look" else "full tools"]
-    if effort:
-        parts.append(f"{effort} effort")
+    post_wake_line(turn, why, cost_note=cost_note)
+    return turn
+
+
+def post_wake_line(turn: Turn, why: str, *, cost_note: str = "") -> None:
+    """The line in the thread that says why the agent woke, with what tools, in which session
+    (when there was a choice to make) and what it may spend."""
+    parts = [f"@{turn.agent.name} woke: {why}", "look-only" if turn.mode == "look" else "full tools"]
+    if turn.session_note:
+        parts.append(turn.session_note)
+    if turn.effort:
+        parts.append(f"{turn.effort} effort")
     if cost_note:
         parts.append(cost_note)
+    cap = turn.max_budget_usd
     parts.append(f"cap ${cap:.2f}" if cap is not None else "no cap")
     post_system_message(
-        motion,
+        turn.motion,
         " · ".join(parts),
         kind=Kind.WAKE,
-        message_id=stable_uuid("wake", turn.pk),
+        message_id=wake_line_id(turn.pk),
         turn=turn,
-        agent=agent,
+        agent=turn.agent,
     )
-    return turn

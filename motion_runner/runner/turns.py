@@ -17,9 +17,10 @@ from django.utils import timezone
 
 from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
 from ..harnesses.base import json_object, stable_uuid
-from ..ingest import EventWriter, IngestContext, SessionConflict, latest_session, post_system_message
-from ..models import Agent, Kind, Motion, MotionSession, Turn, TurnStatus
+from ..ingest import EventWriter, IngestContext, SessionConflict, post_system_message
+from ..models import Agent, Kind, Message, Motion, MotionSession, Turn, TurnStatus
 from .process import Limits, Outcome, ProcessResult, run_streaming
+from .sessions import choose_session
 
 log = logging.getLogger(__name__)
 
@@ -68,14 +69,20 @@ def enqueue_turn(
     woken_by=None,
     ability: dict | None = None,
     dispatch: bool = True,
+    resume_after_look_only: bool = False,
 ) -> Turn:
     """Queue a turn; its task is sent only once the row is committed.
 
     `ability`: the one extra ability this wake's reason grants, fixed here by the runner and
-    acted on by the runner after the turn (wakes/abilities), e.g. replying on one wiki page."""
+    acted on by the runner after the turn (wakes/abilities), e.g. replying on one wiki page.
+    `resume_after_look_only`: a full-tools turn resumes a session a look-only wake ran in
+    (runner/sessions.py); by default it starts a fresh one. `turn.session_note` says which."""
     for finalize in prompt_finalizers:
         prompt = finalize(prompt, motion, agent, mode, reason)
+    choice = choose_session(motion, agent, mode, resume_after_look_only=resume_after_look_only)
     turn = Turn.objects.create(
+        resume_after_look_only=resume_after_look_only,
+        session_note=choice.note[:300],
         motion=motion,
         agent=agent,
         prompt=prompt,
@@ -304,7 +311,7 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     agent, motion = turn.agent, turn.motion
     try:
         adapter = get_adapter(agent.harness)
-        resume = latest_session(motion, agent)
+        resume = session_for_launch(turn)
         launch = adapter.build_launch(turn, resume_session=resume)
     except HarnessError as exc:
         fail_before_launch(turn, str(exc))
@@ -373,6 +380,39 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     return finish_turn(turn, run, result, status, error)
 
 
+def wake_line_id(turn_id: int) -> str:
+    """The id of the line that says why a turn woke (wakes/ posts it), so it is posted once."""
+    return stable_uuid("wake", turn_id)
+
+
+def session_for_launch(turn: Turn) -> str | None:
+    """The session to resume, chosen again now (a look-only wake may have run in it since the
+    turn was queued). The thread is told unless its wake line already said the same (a turn
+    queued without one, by `manage.py wake` or a retry, is told here)."""
+    choice = choose_session(
+        turn.motion,
+        turn.agent,
+        turn.mode,
+        resume_after_look_only=turn.resume_after_look_only,
+        turn_id=turn.pk,
+    )
+    already_said = (
+        choice.note[:300] == turn.session_note
+        and Message.objects.filter(pk=wake_line_id(turn.pk), text__contains=turn.session_note).exists()
+    )
+    if choice.note and not already_said:
+        Turn.objects.filter(pk=turn.pk).update(session_note=choice.note[:300])
+        post_system_message(
+            turn.motion,
+            f"@{turn.agent.name}'s full-tools turn: {choice.note}",
+            kind=Kind.WAKE,
+            message_id=stable_uuid("session-choice", turn.pk),
+            turn=turn,
+            agent=turn.agent,
+        )
+    return choice.session_id
+
+
 # What each harness says when asked to resume a session it no longer has (recorded: Claude
 # Code's result `errors`, Codex's and Pi's stderr).
 SESSION_GONE = re.compile(
@@ -398,6 +438,7 @@ def retire_and_wake_again(turn: Turn, session_id: str) -> Turn:
         reason_detail=f"{turn.reason_detail} (again after session {session_id} was gone)".strip(),
         mode=turn.mode,
         mode_rule=turn.mode_rule,
+        resume_after_look_only=turn.resume_after_look_only,
         effort=turn.effort,
         ability=turn.ability,
         max_budget_usd=turn.max_budget_usd,

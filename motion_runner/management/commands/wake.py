@@ -4,7 +4,7 @@ from decimal import Decimal
 
 from django.core.management.base import BaseCommand, CommandError
 
-from motion_runner.harnesses import Event, EventKind
+from motion_runner.harnesses import Event, EventKind, HarnessError, get_adapter
 from motion_runner.ingest import summarize_input
 from motion_runner.models import Agent, Motion
 from motion_runner.runner.turns import enqueue_turn, execute_turn
@@ -36,6 +36,11 @@ class Command(BaseCommand):
             agent = Agent.objects.get(name__iexact=options["agent"].lstrip("@"))
         except Agent.DoesNotExist:
             raise CommandError(f"no agent named {options['agent']!r}") from None
+        if options["sync"]:
+            try:  # the turn runs here: its binary must be here, before any turn is queued
+                get_adapter(agent.harness).binary_or_error(agent)
+            except HarnessError as exc:
+                raise CommandError(str(exc)) from None
         turn = enqueue_turn(
             motion,
             agent,

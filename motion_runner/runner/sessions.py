@@ -1,0 +1,53 @@
+"""Which session a turn resumes.
+
+A turn resumes its agent's latest session in the Motion, except that a full-tools turn does not
+silently resume a session a look-only wake ran in: that wake was look-only because what woke it
+was not trusted (a watch line, a wiki sign-in, another agent's look-only words), and what it read
+is still in the session's context, where it could steer a turn that can now write. Such a turn
+starts a fresh session unless the turn says to resume it (the `full_tools_after_look_only` dial,
+read by wakes/ when it queues the turn); either way `note` says which and why, for the thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ingest import latest_session
+from ..models import Agent, Motion, Turn
+
+FULL = "full"
+LOOK = "look"
+# The runner's own compaction is look-only but reads nothing new: it does not taint a session.
+UNTAINTING_REASONS = ("compact",)
+
+
+@dataclass(frozen=True)
+class SessionChoice:
+    session_id: str | None  # None: a fresh session
+    note: str  # "" when there was nothing to choose
+
+
+def look_only_wake_in(session_id: str, exclude_turn: int | None = None) -> Turn | None:
+    """The latest look-only wake that ran in this session, if any."""
+    turns = Turn.objects.filter(session_id=session_id, mode=LOOK).exclude(reason__in=UNTAINTING_REASONS)
+    if exclude_turn is not None:
+        turns = turns.exclude(pk=exclude_turn)
+    return turns.order_by("-queued_at", "-pk").first()
+
+
+def choose_session(
+    motion: Motion, agent: Agent, mode: str, *, resume_after_look_only: bool, turn_id: int | None = None
+) -> SessionChoice:
+    latest = latest_session(motion, agent)
+    if latest is None or mode != FULL:
+        return SessionChoice(latest, "")
+    tainting = look_only_wake_in(latest, exclude_turn=turn_id)
+    if tainting is None:
+        return SessionChoice(latest, "")
+    why = f"a look-only wake (turn {tainting.pk}: {tainting.mode_rule or tainting.reason}) ran in it"
+    if resume_after_look_only:
+        return SessionChoice(
+            latest,
+            f"resumes session {latest[:8]}… though {why} (dial full_tools_after_look_only: resume)",
+        )
+    return SessionChoice(None, f"a fresh session, not {latest[:8]}…: {why}")
