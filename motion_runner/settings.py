@@ -8,6 +8,7 @@ start a DEBUG=0 deployment that left any of them at its development value.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -76,7 +77,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "motion_runner.urls"
+ROOT_URLCONF = "motion_runner.site_urls"
 WSGI_APPLICATION = "motion_runner.wsgi.application"
 
 TEMPLATES = [
@@ -173,6 +174,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # Agent keys first: their WWW-Authenticate header makes a missing or bad key a 401.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "motion_runner.api.runner_keys.RunnerKeyAuthentication",
         "motion_runner.api.auth.AgentKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
@@ -270,6 +272,12 @@ CELERY_BEAT_SCHEDULE["check-watches"] = {
 
 # A stream post carries up to 500 harness events, tool results included (up to 64 KiB each).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 32 * 1024 * 1024)
+
+# --- memory-lane's clients (docs/memory-lane.md) ------------------------------------------
+# Its runner's keys as its vault gives them, a JSON object {"agent name": "key"}; and the key its
+# transcript watcher sends to /api/ingest/ (unset: the endpoint answers 503).
+MOOD_RUNNER_KEYS: dict[str, str] = json.loads(os.environ.get("MOOD_RUNNER_KEYS") or "{}")
+INGEST_API_KEY = os.environ.get("INGEST_API_KEY", "")
 
 # --- Transcript import --------------------------------------------------------------------
 # Where Claude Code keeps its transcripts; the importer reads `<dir>/<cwd-munged>/<session>.jsonl`.
