@@ -29,9 +29,11 @@ class AppSettings:
         self._defaults = dict(defaults)
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_") or name not in self._defaults:
-            raise AttributeError(f"{self._app} has no setting {name!r}")
-        if hasattr(settings, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if hasattr(settings, name) or name not in self._defaults:
+            # Django's own settings (DEBUG, …) read through as they are: a module reads all of
+            # its settings through this one object.
             return getattr(settings, name)
         default = self._defaults[name]
         return default() if callable(default) else default
