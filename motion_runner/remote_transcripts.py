@@ -138,6 +138,17 @@ def ingest_lines(lines: list[Any], *, username: str, source: str) -> IngestAnswe
     return answer
 
 
+def continued_from(spooled: TranscriptFile | None, session_id: str) -> dict[str, Any]:
+    """A new ingest record goes on where the spool stopped: cost-state lines hold the session's
+    running total, so starting again from zero would count the spooled turns' dollars twice."""
+    fields: dict[str, Any] = {"session_id": session_id}
+    if spooled is not None:
+        fields.update(
+            cost_usd=spooled.cost_usd, last_prompt_id=spooled.last_prompt_id, entrypoint=spooled.entrypoint
+        )
+    return fields
+
+
 def ingest_session(
     session_id: str, numbered: list[tuple[int, str]], *, username: str, source: str, answer: IngestAnswer
 ) -> None:
@@ -149,12 +160,14 @@ def ingest_session(
         answer.unclaimed_sessions.append(session_id)
         return
     held = spool_path(session_id)
+    spooled = None
     if held.exists():
         # Kept while the session was unclaimed: read first, so the thread keeps its order.
         import_file(held)
+        spooled = TranscriptFile.objects.filter(path=str(held)).first()
     with transaction.atomic():
         record, _ = TranscriptFile.objects.select_for_update().get_or_create(
-            path=f"ingest:{session_id}", defaults={"session_id": session_id}
+            path=f"ingest:{session_id}", defaults=continued_from(spooled, session_id)
         )
         reader = LineReader(record, session, source)
         reader.take(numbered, answer)

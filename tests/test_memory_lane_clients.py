@@ -323,3 +323,31 @@ def test_a_runner_key_for_an_agent_that_does_not_exist_is_a_401_saying_so(client
     response = mood_post(client, "/api/moods/harbor/quiet/", {"reason": "x"}, key="ghost-key")
     assert response.status_code == 401
     assert "@ghost" in response.json()["error"]
+
+
+def terminal_lines(tmp_path) -> list[str]:
+    """The recorded transcript as a terminal session writes it (typed prompts, cost-state lines)."""
+    return recorded.terminal_transcript(tmp_path / f"{SESSION}.jsonl").read_text().splitlines()
+
+
+def turn_end_costs(motion) -> list:
+    return sorted(Message.objects.filter(motion=motion, kind="turn_end").values_list("cost_usd", flat=True))
+
+
+def test_a_terminal_sessions_turns_cost_what_one_whole_import_says(client, scribe, harbor, tmp_path):
+    claim_session(SESSION, harbor, scribe.agent, "claude-code")
+    Watcher(client, pending=terminal_lines(tmp_path)).flush_batch()
+    assert len(turn_end_costs(harbor)) == 3  # one a cost-state line
+    assert sum(turn_end_costs(harbor)) == TranscriptFile.objects.get(path=f"ingest:{SESSION}").cost_usd
+
+
+def test_a_session_spooled_then_claimed_counts_each_dollar_once(client, scribe, harbor, tmp_path):
+    lines = terminal_lines(tmp_path)
+    first_cost = next(i for i, line in enumerate(lines) if '"cost-state"' in line)
+    Watcher(client, pending=lines[: first_cost + 1]).flush_batch()  # unclaimed: spooled
+    claim_session(SESSION, harbor, scribe.agent, "claude-code")
+    Watcher(client, pending=lines[first_cost + 1 :]).flush_batch()
+    whole = TranscriptFile.objects.get(path=f"ingest:{SESSION}").cost_usd
+    costs = turn_end_costs(harbor)
+    assert len(costs) == 3
+    assert sum(costs) == whole
