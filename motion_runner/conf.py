@@ -71,7 +71,9 @@ DEFAULTS: dict[str, Any] = {
     # memory-lane's client contract (docs/memory-lane.md).
     "MOOD_RUNNER_KEYS": dict,  # {"agent name": "key"}, as memory-lane's vault gives them
     "INGEST_API_KEY": lambda: os.environ.get("INGEST_API_KEY", ""),  # memory-lane reads the env
-    "INGEST_MAX_LINES": 5000,
+    # memory-lane's watcher re-sends a refused batch whole, up to 5,000 queued lines plus what came
+    # meanwhile: the cap sits far above that, so it only stops a runaway client.
+    "INGEST_MAX_LINES": 20_000,
     "INGEST_SPOOL_DIR": lambda: str(data_dir() / "ingest"),
     # A runner's hold lapses unless renewed (memory-lane: services/mood_view.py, HELD_FOR).
     "MOOD_HELD_SECONDS": 15 * 60,

@@ -351,3 +351,37 @@ def test_a_session_spooled_then_claimed_counts_each_dollar_once(client, scribe, 
     costs = turn_end_costs(harbor)
     assert len(costs) == 3
     assert sum(costs) == whole
+
+
+@pytest.mark.parametrize(
+    "route, body", [("quiet", {"reason": "x"}), ("held", {"reason": "x", "until": None})]
+)
+def test_a_runner_key_for_an_agent_not_of_the_mood_is_refused_on_quiet_and_held(
+    client, settings, route, body
+):
+    AgentFactory(name="outsider")
+    settings.MOOD_RUNNER_KEYS = {"scribe": RUNNER_KEY, "outsider": "outsider-key"}
+    response = mood_post(client, f"/api/moods/harbor/{route}/", body, key="outsider-key")
+    assert response.status_code == 403
+    assert Message.objects.count() == 0
+
+
+def test_ingest_without_an_authorization_header_is_a_401(client):
+    response = Watcher(client, key="", pending=transcript_lines()).flush_batch()
+    assert response.status_code == 401
+
+
+def test_more_lines_than_the_cap_is_a_413_and_reads_none(client, scribe, harbor, settings):
+    settings.INGEST_MAX_LINES = 10
+    claim_session(SESSION, harbor, scribe.agent, "claude-code")
+    response = Watcher(client, pending=transcript_lines()).flush_batch()
+    assert response.status_code == 413
+    assert "at most 10" in response.json()["error"]
+    assert Message.objects.count() == 0
+
+
+def test_a_body_over_djangos_limit_is_a_413_in_memory_lanes_shape(client, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    response = Watcher(client, pending=transcript_lines()).flush_batch()
+    assert response.status_code == 413
+    assert "fewer lines" in response.json()["error"]

@@ -23,7 +23,9 @@ import re
 from datetime import datetime
 from typing import Any
 
+from django.conf import settings
 from django.core.cache import cache
+from django.core.exceptions import RequestDataTooBig
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -35,7 +37,7 @@ from rest_framework.views import APIView
 from ..conf import app_settings
 from ..models import Agent, Motion
 from ..remote_transcripts import ingest_lines
-from .agent_views import AgentAPIView, QuietView, check_speaks_for, member_motion
+from .agent_views import AgentAPIView, BodyTooLarge, QuietView, check_speaks_for, member_motion
 from .auth import AgentKeyAuthentication, request_agent
 from .errors import exception_handler as project_exception_handler
 from .runner_keys import RunnerKeyAuthentication
@@ -215,6 +217,14 @@ class IngestView(APIView):
 
     def get_exception_handler(self):
         return flat_exception_handler
+
+    def handle_exception(self, exc):
+        # Django's own body limit answers with an HTML page; this answers in memory-lane's shape.
+        if isinstance(exc, RequestDataTooBig):
+            exc = BodyTooLarge(
+                f"The body is over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes; send fewer lines at a time."
+            )
+        return super().handle_exception(exc)
 
     def check_key(self, request: Request) -> None:
         expected = app_settings.INGEST_API_KEY
