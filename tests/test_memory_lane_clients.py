@@ -385,3 +385,16 @@ def test_a_body_over_djangos_limit_is_a_413_in_memory_lanes_shape(client, settin
     response = Watcher(client, pending=transcript_lines()).flush_batch()
     assert response.status_code == 413
     assert "fewer lines" in response.json()["error"]
+
+
+def test_anyone_reading_the_motion_sees_who_is_held_and_why(client, scribe):
+    mood_post(client, "/api/moods/harbor/held/", {"reason": "a turn is under way elsewhere", "until": None})
+    response = client.get("/api/moods/harbor/held/")
+    assert response.status_code == 200
+    assert response.json()["held"]["scribe"]["reason"] == "a turn is under way elsewhere"
+
+
+def test_a_lifted_hold_is_no_longer_shown(client, scribe):
+    mood_post(client, "/api/moods/harbor/held/", {"reason": "waiting", "until": None})
+    mood_post(client, "/api/moods/harbor/held/", {"reason": "", "until": None})
+    assert client.get("/api/moods/harbor/held/").json() == {"held": {}}

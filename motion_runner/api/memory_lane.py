@@ -26,9 +26,10 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig
+from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
-from rest_framework import serializers, status
+from rest_framework import permissions, serializers, status
 from rest_framework.exceptions import APIException, AuthenticationFailed, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -149,8 +150,24 @@ class MoodHeldView(MoodAPIView):
     """The runner holds its agent's next turn in this Motion, and why; an empty reason lifts it.
 
     Not in the record: it is how things stand, like typing, and lapses unless renewed
-    (MOOD_HELD_SECONDS, or at `until` if that is sooner).
+    (MOOD_HELD_SECONDS, or at `until` if that is sooner). Who may call it: POST, an agent key of
+    one of the Motion's agents (for itself only); GET, anyone who can read the Motion (reading is
+    public, as the messages are), for the thread to show who is held and why.
     """
+
+    def get_permissions(self):
+        if self.request.method == "GET":
+            return [permissions.AllowAny()]
+        return super().get_permissions()
+
+    @extend_schema(
+        responses={
+            200: inline_serializer("Holds", {"held": serializers.DictField(child=serializers.DictField())}),
+            404: FlatError,
+        }
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        return Response({"held": holds_in(get_object_or_404(Motion, slug=slug))})
 
     @extend_schema(
         request=HeldBody,
