@@ -260,6 +260,18 @@ ABILITY_CLAIM_LEASE_SECONDS = env_int("ABILITY_CLAIM_LEASE_SECONDS", 300)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 32 * 1024 * 1024)
 
 # --- memory-lane's clients (docs/memory-lane.md) ------------------------------------------
+# A runner's hold (api/moods/<slug>/held/) is kept in the cache, which every web process must
+# share: Redis (CACHE_URL, else the broker's Redis) in production, in memory for the embedded default.
+CACHE_URL = os.environ.get("CACHE_URL") or (
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") else ""
+)
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 # Its runner's keys as its vault gives them, a JSON object {"agent name": "key"}; and the key its
 # transcript watcher sends to /api/ingest/ (unset: the endpoint answers 503).
 MOOD_RUNNER_KEYS: dict[str, str] = json.loads(os.environ.get("MOOD_RUNNER_KEYS") or "{}")

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import pytest
 from django.core.cache import cache
 
+from motion_runner.api.memory_lane import held_key
 from motion_runner.ingest import claim_session
 from motion_runner.models import Message, MotionSession, TranscriptFile, UnclaimedSession
 from motion_runner.transcripts import assign_session
@@ -119,7 +120,8 @@ def memory_lane_keys(settings, scribe, tmp_path):
     settings.MOOD_RUNNER_KEYS = {"scribe": RUNNER_KEY}
     settings.INGEST_API_KEY = INGEST_KEY
     settings.INGEST_SPOOL_DIR = str(tmp_path / "spool")
-    cache.clear()
+    # The cache is the shared Redis in CI: a hold left by an earlier run must not show here.
+    cache.delete(held_key("harbor", scribe.agent))
 
 
 # --- the runner's stream ------------------------------------------------------------------------
