@@ -4,10 +4,15 @@ exactly what to add."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
+from django.conf import global_settings
 from django.core.management import call_command
 from django.urls import resolve, reverse
 
+from motion_runner import urls
 from motion_runner.checks import harness_binaries, production_settings
 from motion_runner.conf import app_settings as runner_settings
 from motion_runner.host_checks import celery_configured
@@ -109,8 +114,6 @@ def test_the_standalone_site_keeps_every_url(path, name):
 
 
 def test_the_apps_urls_hold_no_admin_and_no_api_docs():
-    from motion_runner import urls
-
     names = {getattr(p, "name", None) for p in urls.urlpatterns}
     namespaces = {getattr(p, "namespace", None) for p in urls.urlpatterns}
     assert "admin" not in namespaces
@@ -136,11 +139,6 @@ def test_a_stream_post_works_under_the_prefix(client, scribe):
 
 def test_every_setting_the_apps_read_has_a_default():
     """Scans the apps' code: a name read as `settings.NAME` is Django's own or has an app default."""
-    import re
-    from pathlib import Path
-
-    from django.conf import global_settings
-
     root = Path(__file__).resolve().parent.parent
     read = set()
     for app in APPS:

@@ -400,3 +400,11 @@ def test_a_lifted_hold_is_no_longer_shown(client, scribe):
     mood_post(client, "/api/moods/harbor/held/", {"reason": "waiting", "until": None})
     mood_post(client, "/api/moods/harbor/held/", {"reason": "", "until": None})
     assert client.get("/api/moods/harbor/held/").json() == {"held": {}}
+
+
+def test_a_session_id_that_could_name_a_path_is_an_error_and_spools_nothing(client, tmp_path):
+    line = json.dumps({"type": "user", "sessionId": "../../outside", "uuid": "x"})
+    watcher = Watcher(client, pending=[line])
+    watcher.flush_batch()
+    assert watcher.results[-1]["error_count"] == 1
+    assert not (tmp_path / "spool").exists() and not (tmp_path / "outside.jsonl").exists()
