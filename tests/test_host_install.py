@@ -4,7 +4,10 @@ exactly what to add."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -147,3 +150,29 @@ def test_every_setting_the_apps_read_has_a_default():
                 read |= set(re.findall(r"\bsettings\.([A-Z][A-Z0-9_]+)", path.read_text()))
     defaulted = {name for _, name in EVERY_SETTING} | set(dir(global_settings))
     assert read - defaulted == set()
+
+
+def run_host(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.host_settings",
+        "HOST_DATABASE_PATH": str(tmp_path / "host.sqlite3"),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "django", *args],
+        cwd=Path(__file__).resolve().parent.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+
+
+def test_a_host_with_the_readmes_block_passes_check_deploy_and_migrates(tmp_path):
+    """A throwaway foreign project on SQLite (the PostgreSQL host project is tests/host/, next)."""
+    check = run_host(tmp_path, "check", "--deploy", "--fail-level", "ERROR")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "motion_runner." not in check.stdout + check.stderr.replace("motion_runner.W002", "")
+    migrate = run_host(tmp_path, "migrate", "--noinput")
+    assert migrate.returncode == 0, migrate.stdout + migrate.stderr
+    assert "Applying wakes.0001_initial... OK" in migrate.stdout

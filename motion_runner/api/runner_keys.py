@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hmac
 
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from ..conf import app_settings
@@ -49,3 +50,15 @@ class RunnerKeyAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="motion-runner"'
+
+
+class RunnerKeyScheme(OpenApiAuthenticationExtension):
+    target_class = "motion_runner.api.runner_keys.RunnerKeyAuthentication"
+    name = "runnerKey"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A runner key as memory-lane gives it (`MOOD_RUNNER_KEYS`), for the agent it names.",
+        }
