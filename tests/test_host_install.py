@@ -153,8 +153,10 @@ def test_every_setting_the_apps_read_has_a_default():
 
 
 def run_host(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    # The host's own environment: none of this test run's Django variables (the browser tests set
+    # DJANGO_ALLOW_ASYNC_UNSAFE, which check --deploy rightly refuses).
     env = {
-        **os.environ,
+        **{name: value for name, value in os.environ.items() if not name.startswith("DJANGO_")},
         "DJANGO_SETTINGS_MODULE": "tests.host_settings",
         "HOST_DATABASE_PATH": str(tmp_path / "host.sqlite3"),
     }
