@@ -34,13 +34,13 @@ from rest_framework.exceptions import APIException, AuthenticationFailed, Valida
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
+from rest_framework.views import exception_handler as drf_exception_handler
 
 from ..conf import app_settings
 from ..models import Agent, Motion
 from ..remote_transcripts import ingest_lines
 from .agent_views import AgentAPIView, BodyTooLarge, QuietView, check_speaks_for, member_motion
 from .auth import AgentKeyAuthentication, request_agent
-from .errors import exception_handler as project_exception_handler
 from .runner_keys import RunnerKeyAuthentication
 from .stream_batch import MAX_EVENTS, StreamBody, check_batch_size, take_stream
 
@@ -57,15 +57,11 @@ def error_text(data: Any) -> str:
 
 
 def flat_exception_handler(exc, context):
-    """memory-lane's error body, `{"error": "<text>"}`, with the project's status codes."""
-    response = project_exception_handler(exc, context)
+    """memory-lane's error body, `{"error": "<text>"}`, with DRF's status codes and headers."""
+    response = drf_exception_handler(exc, context)
     if response is None:
         return None
-    detail = response.data.get("error", {}) if isinstance(response.data, dict) else {}
-    text = detail.get("detail", "") if isinstance(detail, dict) else str(detail)
-    if isinstance(detail, dict) and detail.get("fields"):
-        text = error_text(detail["fields"])
-    response.data = {"error": text}
+    response.data = {"error": error_text(response.data)}
     return response
 
 
