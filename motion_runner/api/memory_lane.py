@@ -137,7 +137,7 @@ def held_key(slug: str, agent: Agent) -> str:
 
 
 def holds_in(motion: Motion) -> dict[str, dict[str, Any]]:
-    """How each agent of `motion` is held now, by name (for the thread page and the Motion API)."""
+    """How each agent of `motion` is held now, by name (GET …/held/, for the thread page)."""
     found = cache.get_many([held_key(motion.slug, agent) for agent in motion.agents.all()])
     return {hold["agent"]: hold for hold in found.values()}
 
