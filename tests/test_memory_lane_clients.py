@@ -136,11 +136,14 @@ def test_the_runners_stream_lands_every_event_once(client, scribe):
 
 
 def test_the_runners_answer_counts_each_event_in_exactly_one_place(client, scribe):
+    """The recorded session as the runner posts it: 13 events, two of them the compaction's user
+    lines (the summary and the command's output), which write nothing and were in no count."""
     runner = RunnerStream(client, "harbor", SESSION)
-    events = recorded.lines("stream")[:13]
-    runner.send(events)
+    runner.post_turn(recorded.lines("stream"))
     answer = runner.answers[-1].json()
+    assert runner.sent == 13
     assert answer["imported"] + answer["skipped"] + len(answer["errors"]) == 13
+    assert (answer["imported"], answer["skipped"], answer["errors"]) == (11, 2, [])
 
 
 def test_a_runner_key_speaks_for_its_agent(client, scribe):

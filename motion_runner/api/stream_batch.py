@@ -12,7 +12,7 @@ take a post through here, so the two answer alike:
 - Every event of the batch is counted in exactly one of `imported` (something new was written from
   it), `skipped` (nothing new: already there, or an event with nothing to show such as `system/init`
   or a hook notice) and `errors` (it could not be read). Counting written Messages instead left the
-  events that write none (init, hook notices) in no count at all.
+  events that write none (init, hook notices, a compaction's user lines) in no count at all.
 """
 
 from __future__ import annotations
