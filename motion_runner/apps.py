@@ -9,7 +9,7 @@ class MotionRunnerConfig(AppConfig):
     def ready(self) -> None:
         from django.contrib.auth.signals import user_logged_in
 
-        from . import checks  # noqa: F401  (registers the system checks)
+        from . import checks, host_checks  # noqa: F401  (registers the system checks)
         from .runner import tasks  # noqa: F401  (registers the Celery tasks)
 
         user_logged_in.connect(remember_sign_in, dispatch_uid="motion_runner.remember_sign_in")

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.core.checks import Error, Tags, Warning, register
 from django.db import DatabaseError
+
+from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 
 
 @register(Tags.security, deploy=False)
@@ -28,7 +29,7 @@ def production_settings(app_configs, **kwargs):
                 id="motion_runner.W002",
             )
         )
-    if settings.CELERY_BROKER_URL.startswith("filesystem://"):
+    if getattr(settings, "CELERY_BROKER_URL", "").startswith("filesystem://"):
         errors.append(
             Warning(
                 "DEBUG is off but the Celery broker is the embedded filesystem default.",

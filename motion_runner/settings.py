@@ -8,10 +8,13 @@ start a DEBUG=0 deployment that left any of them at its development value.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 import dj_database_url
+
+from motion_runner.schedule import beat_schedule
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -76,7 +79,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
-ROOT_URLCONF = "motion_runner.urls"
+ROOT_URLCONF = "motion_runner.site_urls"
 WSGI_APPLICATION = "motion_runner.wsgi.application"
 
 TEMPLATES = [
@@ -157,22 +160,12 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # The consider loop's look; its other numbers are dials in the admin (wakes.Dials).
 WAKES_TICK_SECONDS = env_float("WAKES_TICK_SECONDS", 3.0)
-CELERY_BEAT_SCHEDULE: dict[str, dict] = {
-    "sweep-turns": {"task": "motion_runner.sweep_turns", "schedule": 30.0},
-    "wakes-tick": {
-        "task": "wakes.tick",
-        "schedule": WAKES_TICK_SECONDS,
-        "options": {"expires": WAKES_TICK_SECONDS},
-    },
-    "wakes-check-mentions": {"task": "wakes.check_mentions", "schedule": 30.0},
-    "wakes-settle": {"task": "wakes.settle", "schedule": 300.0},
-}
-
 # --- REST framework -----------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # Agent keys first: their WWW-Authenticate header makes a missing or bad key a 401.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "motion_runner.api.runner_keys.RunnerKeyAuthentication",
         "motion_runner.api.auth.AgentKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
@@ -262,20 +255,35 @@ ABILITY_MAX_ATTEMPTS = env_int("ABILITY_MAX_ATTEMPTS", 5)
 ABILITY_RETRY_BASE_SECONDS = env_float("ABILITY_RETRY_BASE_SECONDS", 30.0)
 ABILITY_RETRY_MAX_SECONDS = env_float("ABILITY_RETRY_MAX_SECONDS", 900.0)
 ABILITY_CLAIM_LEASE_SECONDS = env_int("ABILITY_CLAIM_LEASE_SECONDS", 300)
-CELERY_BEAT_SCHEDULE["sweep-abilities"] = {"task": "wakes.sweep_abilities", "schedule": 60.0}
-CELERY_BEAT_SCHEDULE["check-watches"] = {
-    "task": "watchlist.check_watches",
-    "schedule": WATCH_CHECK_EVERY_SECONDS,
-}
 
 # A stream post carries up to 500 harness events, tool results included (up to 64 KiB each).
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 32 * 1024 * 1024)
+
+# --- memory-lane's clients (docs/memory-lane.md) ------------------------------------------
+# A runner's hold (api/moods/<slug>/held/) is kept in the cache, which every web process must
+# share: Redis (CACHE_URL, else the broker's Redis) in production, in memory for the embedded default.
+CACHE_URL = os.environ.get("CACHE_URL") or (
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") else ""
+)
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
+# Its runner's keys as its vault gives them, a JSON object {"agent name": "key"}; and the key its
+# transcript watcher sends to /api/ingest/ (unset: the endpoint answers 503).
+MOOD_RUNNER_KEYS: dict[str, str] = json.loads(os.environ.get("MOOD_RUNNER_KEYS") or "{}")
+INGEST_API_KEY = os.environ.get("INGEST_API_KEY", "")
 
 # --- Transcript import --------------------------------------------------------------------
 # Where Claude Code keeps its transcripts; the importer reads `<dir>/<cwd-munged>/<session>.jsonl`.
 TRANSCRIPT_DIRS = env_list("TRANSCRIPT_DIRS", [str(Path.home() / ".claude" / "projects")])
 TRANSCRIPT_IMPORT_SECONDS = env_float("TRANSCRIPT_IMPORT_SECONDS", 60.0)
-CELERY_BEAT_SCHEDULE["import-transcripts"] = {
-    "task": "motion_runner.import_transcripts",
-    "schedule": TRANSCRIPT_IMPORT_SECONDS,
-}
+
+CELERY_BEAT_SCHEDULE = beat_schedule(
+    tick_seconds=WAKES_TICK_SECONDS,
+    watch_every_seconds=WATCH_CHECK_EVERY_SECONDS,
+    transcript_import_seconds=TRANSCRIPT_IMPORT_SECONDS,
+)

@@ -17,10 +17,10 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .harnesses import Event, EventKind, get_adapter
 from .harnesses.base import json_object, stable_uuid
 from .ingest import EventWriter, IngestContext, claim_session, fit_message

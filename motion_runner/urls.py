@@ -1,13 +1,15 @@
-from django.contrib import admin
+"""The apps' routes, and nothing else: a host project mounts them under any prefix with
+`path("<prefix>/", include("motion_runner.urls"))`. The standalone site's root (the admin and the
+API docs beside these) is motion_runner/site_urls.py."""
+
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
 
 from wakes import api as wakes_api
 from watchlist.api import WatchViewSet
 
 from . import views
-from .api import agent_views
+from .api import agent_views, memory_lane
 from .api import views as api
 
 watch_router = SimpleRouter(trailing_slash=True)
@@ -17,14 +19,16 @@ urlpatterns = [
     path("", views.motion_list, name="motion-list"),
     path("motions/<slug:slug>/", views.motion_thread, name="motion-thread"),
     path("sign-in/", views.sign_in, name="sign-in"),
-    path("admin/", admin.site.urls),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/motions/", api.MotionList.as_view(), name="api-motions"),
     path("api/motions/<slug:slug>/", api.MotionDetail.as_view(), name="api-motion"),
     path("api/motions/<slug:slug>/messages/", api.MessageList.as_view(), name="api-messages"),
     path("api/motions/<slug:slug>/stream/", agent_views.StreamView.as_view(), name="api-stream"),
     path("api/motions/<slug:slug>/quiet/", agent_views.QuietView.as_view(), name="api-quiet"),
+    # memory-lane's client contract: its runner and its transcript watcher (docs/memory-lane.md).
+    path("api/moods/<slug:slug>/stream/", memory_lane.MoodStreamView.as_view(), name="api-mood-stream"),
+    path("api/moods/<slug:slug>/quiet/", memory_lane.MoodQuietView.as_view(), name="api-mood-quiet"),
+    path("api/moods/<slug:slug>/held/", memory_lane.MoodHeldView.as_view(), name="api-mood-held"),
+    path("api/ingest/", memory_lane.IngestView.as_view(), name="api-ingest"),
     path("api/hooks/claude-code/", agent_views.ClaudeCodeHookView.as_view(), name="api-hooks-claude-code"),
     path("api/turns/", api.TurnList.as_view(), name="api-turns"),
     path("api/turns/<int:pk>/", api.TurnDetail.as_view(), name="api-turn"),

@@ -131,7 +131,8 @@ def test_the_stream_writes_recorded_events_once(client, scribe):
     response = stream(client, scribe, body())
     assert response.status_code == 200
     answer = response.json()
-    assert answer == {"imported": 5, "skipped": 0, "errors": [], "finished": True}
+    # 8 events: 5 wrote a Message; system/init and the two hook notices have nothing to show.
+    assert answer == {"imported": 5, "skipped": 3, "errors": [], "finished": True}
     kinds = list(Message.objects.filter(motion_id="harbor").values_list("kind", flat=True))
     assert kinds == ["text", "tool_call", "tool_result", "text", "turn_end"]
     assert set(Message.objects.values_list("source", flat=True)) == {"api"}
@@ -141,7 +142,7 @@ def test_the_stream_writes_recorded_events_once(client, scribe):
 def test_the_same_batch_again_is_all_skipped(client, scribe):
     stream(client, scribe, body())
     answer = stream(client, scribe, body()).json()
-    assert answer["imported"] == 0 and answer["skipped"] == 5
+    assert answer["imported"] == 0 and answer["skipped"] == len(recorded.first_run())
     assert Message.objects.count() == 5
 
 
@@ -149,24 +150,42 @@ def test_an_unknown_motion_is_a_404(client, scribe):
     assert stream(client, scribe, body(), slug="nowhere").status_code == 404
 
 
-def test_a_session_of_another_motion_is_a_409(client, scribe):
+def test_the_agents_own_session_posted_in_another_motion_moves_there(client, scribe):
     other = MotionFactory(slug="other")
     other.agents.add(scribe.agent)
     assert stream(client, scribe, body(), slug="other").status_code == 200
+    response = stream(client, scribe, body(recorded.lines("stream")[8:]))
+    assert response.status_code == 200
+    assert MotionSession.objects.get(pk=SESSION).motion_id == "harbor"
+    assert Message.objects.filter(motion_id="harbor", sender=scribe.agent.name).exists()
+
+
+def test_a_session_that_moved_says_so_in_both_threads(client, scribe):
+    other = MotionFactory(slug="other")
+    other.agents.add(scribe.agent)
+    stream(client, scribe, body(), slug="other")
+    stream(client, scribe, body())
+    left = Message.objects.get(motion_id="other", sender="runner")
+    arrived = Message.objects.get(motion_id="harbor", sender="runner")
+    assert "moved to Motion 'harbor'" in left.text
+    assert "moved here from Motion 'other'" in arrived.text
+
+
+def test_another_agents_session_stays_refused(client, scribe, rival):
+    assert stream(client, rival, body()).status_code == 200
     response = stream(client, scribe, body())
-    assert response.status_code == 409
-    assert "another Motion" in response.json()["error"]["detail"]
-    assert not Message.objects.filter(motion_id="harbor").exists()
+    assert response.status_code == 403
+    assert MotionSession.objects.get(pk=SESSION).agent == rival.agent
 
 
 @pytest.mark.parametrize(
     "bad, field",
     [
-        ({"session_id": SESSION, "events": []}, "harness"),
         ({"harness": "emacs", "session_id": SESSION, "events": []}, "harness"),
         ({"harness": "claude-code", "events": []}, "session_id"),
         ({"harness": "claude-code", "session_id": "", "events": []}, "session_id"),
         ({"harness": "claude-code", "session_id": "x" * 201, "events": []}, "session_id"),
+        ({"harness": "claude-code", "session_id": "not-a-uuid", "events": []}, "session_id"),
         ({"harness": "claude-code", "session_id": SESSION}, "events"),
         ({"harness": "claude-code", "session_id": SESSION, "events": {"type": "result"}}, "events"),
         ({"harness": "claude-code", "session_id": SESSION, "events": "[]"}, "events"),
@@ -424,3 +443,19 @@ def test_a_body_over_the_size_limit_is_a_413_in_the_api_error_shape(client, scri
     assert response.status_code == 413
     assert response.json()["error"]["code"] == "body_too_large"
     assert not Message.objects.exists()
+
+
+def test_every_event_is_counted_once_in_imported_skipped_or_errors(client, scribe):
+    events = copy.deepcopy(recorded.first_run()) + ["not an event"]
+    events += copy.deepcopy(recorded.first_run()[3:5])  # a repeat inside the batch
+    answer = stream(client, scribe, body(events)).json()
+    assert answer["imported"] + answer["skipped"] + len(answer["errors"]) == len(events)
+    assert (answer["imported"], answer["skipped"], len(answer["errors"])) == (5, 5, 1)
+
+
+def test_the_harness_defaults_to_claude_code(client, scribe):
+    data = body()
+    del data["harness"]
+    response = stream(client, scribe, data)
+    assert response.status_code == 200
+    assert MotionSession.objects.get(pk=SESSION).harness == "claude-code"

@@ -19,10 +19,10 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Max, Q
 
+from motion_runner.conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from motion_runner.harnesses.base import stable_uuid
 from motion_runner.ingest import post_system_message
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, TurnStatus

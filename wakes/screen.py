@@ -15,11 +15,11 @@ from decimal import Decimal
 from typing import Any
 
 import httpx
-from django.conf import settings
 
 from motion_runner.models import Agent, Message, Motion
 from watchlist.http import post_json_to_configured_api
 
+from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .models import Dials
 from .wake import quote_posts
 

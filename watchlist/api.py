@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
@@ -13,6 +12,7 @@ from rest_framework.response import Response
 
 from motion_runner.models import Motion
 
+from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .kinds import KINDS, InvalidTarget, get_kind
 from .models import Watch
 

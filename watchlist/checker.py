@@ -29,7 +29,6 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -40,6 +39,7 @@ from motion_runner.models import Kind, Message, Source
 from wakes.abilities import ability_prompt, reply_on_wiki_page
 from wakes.handlers import wake_for_watch
 
+from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .http import HttpClient
 from .kinds import Change, CheckError, Outcome, Snapshot, WatchKind, get_kind
 from .models import Wake, Watch

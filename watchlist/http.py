@@ -35,7 +35,8 @@ from typing import Any
 from urllib.parse import urljoin
 
 import httpx
-from django.conf import settings
+
+from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 
 USER_AGENT = "MotionRunner-Watch/1.0 (+https://github.com/cryptograss/motion-runner)"
 REDIRECT_STATUSES = {301, 302, 303, 307, 308}

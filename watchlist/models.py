@@ -7,12 +7,12 @@ import json
 from datetime import timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
 from motion_runner.models import Motion
 
+from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .kinds import KIND_CHOICES, Snapshot
 
 

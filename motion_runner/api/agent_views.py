@@ -9,7 +9,6 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.shortcuts import get_object_or_404
-from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, PermissionDenied
@@ -17,20 +16,16 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..harnesses import HARNESSES, EventKind, HarnessError, get_adapter
 from ..harnesses.base import stable_uuid
 from ..ingest import (
     HOOK_STOP_TEXT,
-    BadEvent,
     EventWriter,
     IngestContext,
-    SessionConflict,
-    claim_session,
     fit_message,
     insert_one,
     summarize_input,
 )
-from ..models import Agent, Kind, Message, Motion, MotionSession, Source, Turn, TurnStatus
+from ..models import Agent, Kind, Message, Motion, MotionSession, Source
 from ..transcripts import (
     HARNESS as CLAUDE_CODE,
 )
@@ -43,23 +38,13 @@ from ..transcripts import (
     turn_end_uuid,
 )
 from .auth import AgentKeyAuthentication, IsAgent, request_agent
+from .runner_keys import RunnerKeyAuthentication
 from .serializers import MessageSerializer
+from .stream_batch import MAX_EVENTS, Conflict, StreamBody, check_batch_size, claim_for, take_stream
 
 log = logging.getLogger(__name__)
 
-MAX_EVENTS = 500
 TOOL_RESPONSE_LIMIT = 64 * 1024
-
-
-class Conflict(APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_code = "conflict"
-    default_detail = "That conflicts with what is already there."
-
-
-class TooManyEvents(APIException):
-    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
-    default_code = "too_many_events"
 
 
 def member_motion(slug: str, agent: Agent) -> Motion:
@@ -74,26 +59,14 @@ def check_speaks_for(agent: Agent, named: str | None) -> None:
         raise PermissionDenied(f"This key speaks for @{agent.name} only, not for @{named.lstrip('@')}.")
 
 
-def claim_for(session_id: str, motion: Motion, agent: Agent, harness: str) -> MotionSession:
-    """Claim a session for (motion, agent): another Motion's session is a 409, another agent's a 403."""
-    existing = MotionSession.objects.filter(pk=session_id).first()
-    if existing is not None and existing.motion_id != motion.pk:
-        raise Conflict(f"Session {session_id} is claimed by another Motion; its events are never re-routed.")
-    if existing is not None and existing.agent_id not in (None, agent.pk):
-        raise PermissionDenied(f"Session {session_id} belongs to another agent.")
-    try:
-        return claim_session(session_id, motion, agent, harness)
-    except SessionConflict as exc:  # claimed by another Motion between the look and the claim
-        raise Conflict(str(exc)) from exc
-
-
 class BodyTooLarge(APIException):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
     default_code = "body_too_large"
 
 
 class AgentAPIView(APIView):
-    authentication_classes = [AgentKeyAuthentication]
+    # memory-lane's runner keys (MOOD_RUNNER_KEYS) first: any other key falls through to ours.
+    authentication_classes = [RunnerKeyAuthentication, AgentKeyAuthentication]
     permission_classes = [IsAgent]
 
     def handle_exception(self, exc):
@@ -103,20 +76,6 @@ class AgentAPIView(APIView):
                 f"The body is over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes; send fewer events at a time."
             )
         return super().handle_exception(exc)
-
-
-class StreamBody(serializers.Serializer):
-    harness = serializers.CharField(max_length=20)
-    session_id = serializers.CharField(max_length=200)
-    events = serializers.ListField(child=serializers.JSONField(), allow_empty=True)
-    agent = serializers.CharField(max_length=64, required=False, help_text="Must be the key's own agent.")
-
-    def validate_harness(self, value: str) -> str:
-        if value not in HARNESSES:
-            raise serializers.ValidationError(
-                f"unknown harness {value!r}; known: {', '.join(sorted(HARNESSES))}"
-            )
-        return value
 
 
 StreamAnswer = inline_serializer(
@@ -130,24 +89,6 @@ StreamAnswer = inline_serializer(
 )
 
 
-def stamp_turn_end(turn: Turn | None, end) -> None:
-    """The stream carries no stop_reason: its result event ends the running turn of that session."""
-    if turn is None:
-        return
-    fields: dict[str, Any] = {
-        "status": TurnStatus.FAILED if end.is_error else TurnStatus.FINISHED,
-        "ended_at": timezone.now(),
-        "usage": end.usage,
-        "result_subtype": end.subtype,
-        "activity": "",
-    }
-    if end.cost_usd is not None:
-        fields["cost_usd"] = end.cost_usd
-    if end.is_error:
-        fields["error"] = f"the turn ended with an error ({end.subtype}): {end.text or end.subtype}"[:2000]
-    Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(**fields)
-
-
 class StreamView(AgentAPIView):
     """A harness's own JSON lines, posted as they come; written once whatever the order or repeats."""
 
@@ -159,80 +100,17 @@ class StreamView(AgentAPIView):
             401: OpenApiResponse(description="No key, a wrong key or a revoked one."),
             403: OpenApiResponse(description="The session or Motion is not this agent's."),
             404: OpenApiResponse(description="No such Motion."),
-            409: OpenApiResponse(description="The session is claimed by another Motion."),
             413: OpenApiResponse(description=f"More than {MAX_EVENTS} events."),
         },
     )
     def post(self, request: Request, slug: str) -> Response:
         agent = request_agent(request)
         motion = member_motion(slug, agent)
-        events = request.data.get("events") if isinstance(request.data, dict) else None
-        if isinstance(events, list) and len(events) > MAX_EVENTS:
-            raise TooManyEvents(f"{len(events)} events in one post; send at most {MAX_EVENTS} at a time.")
+        check_batch_size(request.data)
         body = StreamBody(data=request.data)
         body.is_valid(raise_exception=True)
-        data = body.validated_data
-        check_speaks_for(agent, data.get("agent"))
-        session_id, harness = data["session_id"], data["harness"]
-        try:
-            adapter = get_adapter(harness)
-        except HarnessError as exc:
-            raise serializers.ValidationError({"harness": [str(exc)]}) from exc
-        claim_for(session_id, motion, agent, harness)
-        turn = Turn.objects.filter(
-            motion=motion, agent=agent, session_id=session_id, status=TurnStatus.RUNNING
-        ).first()
-        writer = EventWriter(
-            IngestContext(
-                motion=motion,
-                agent=agent,
-                harness=harness,
-                source=Source.API,
-                turn=turn,
-                session_id=session_id,
-            )
-        )
-        parser = adapter.new_parser(session_id)
-        errors: list[dict[str, Any]] = []
-        prepared: list[Message] = []
-        turn_end = None
-        for index, line in enumerate(data["events"]):
-            if not isinstance(line, dict):
-                errors.append(
-                    {"index": index, "reason": f"an event is a JSON object, not a {type(line).__name__}"}
-                )
-                continue
-            try:
-                for event in parser.feed(line):
-                    if event.kind == EventKind.TURN_END:
-                        turn_end = event
-                    if event.kind == EventKind.INIT and event.session_id and event.session_id != session_id:
-                        claim_for(event.session_id, motion, agent, harness)
-                    message = writer.prepare(event)
-                    if message is not None:
-                        prepared.append(message)
-            except (Conflict, PermissionDenied):
-                raise
-            except (BadEvent, SessionConflict) as exc:
-                errors.append({"index": index, "reason": str(exc)})
-            except Exception as exc:  # an adapter bug on one line must not lose the rest
-                log.exception("stream: adapter %s failed on event %s", harness, index)
-                errors.append(
-                    {"index": index, "reason": f"could not read a {line.get('type', '?')} event: {exc}"}
-                )
-        outcome = writer.write_many([], prepared=prepared)
-        if turn is not None and prepared:
-            Turn.objects.filter(pk=turn.pk).update(heartbeat_at=timezone.now())
-        if turn_end is not None:
-            stamp_turn_end(turn, turn_end)
-        return Response(
-            {
-                "imported": outcome.imported,
-                "skipped": outcome.skipped,
-                "errors": errors,
-                "finished": turn_end is not None,
-            }
-        )
+        check_speaks_for(agent, body.validated_data.get("agent"))
+        return Response(take_stream(agent, motion, body.validated_data).as_dict())
 
 
 class QuietBody(serializers.Serializer):

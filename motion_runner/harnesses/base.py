@@ -11,7 +11,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar
 
-from django.conf import settings
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 
 # Ids for events whose harness line carries no uuid of its own are derived from stable keys
 # (session id plus the harness's own item or message ids), so a replayed line maps to the

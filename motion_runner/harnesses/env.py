@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from django.conf import settings
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 
 INHERITED_NAMES = {"PATH", "HOME", "LANG", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ"}
 INHERITED_PREFIXES = ("LC_", "XDG_", "NODE_", "ANTHROPIC_", "CLAUDE_", "OPENAI_", "CODEX_", "PI_")

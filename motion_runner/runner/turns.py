@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.dispatch import Signal
 from django.utils import timezone
 
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
 from ..harnesses.base import json_object, stable_uuid
 from ..ingest import EventWriter, IngestContext, SessionConflict, post_system_message

@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
@@ -22,6 +21,7 @@ from motion_runner.harnesses.base import stable_uuid
 from motion_runner.ingest import post_system_message
 from motion_runner.models import Kind, Turn, TurnStatus
 
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..models import AbilityRun
 from . import get_ability
 from .base import AbilityError

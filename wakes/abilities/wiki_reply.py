@@ -24,11 +24,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from django.conf import settings
 
 from motion_runner.models import Turn
 from watchlist.http import FetchError, HttpClient, Response
 
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .base import Ability, AbilityError, Done
 
 REPLY_ON_WIKI_PAGE = "reply_on_wiki_page"

@@ -16,8 +16,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from django.conf import settings
-
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..http import FetchError, HttpClient, Response
 from .base import Change, CheckError, InvalidTarget, Outcome, Snapshot, WatchKind, check_url
 

@@ -17,8 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from django.conf import settings
-
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..http import FetchError, HttpClient, address_problem, check_address, parse_allow_rules
 from .base import Change, CheckError, InvalidTarget, Outcome, Snapshot, WatchKind, check_url
 

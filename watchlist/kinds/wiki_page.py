@@ -17,8 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
-from django.conf import settings
-
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..http import FetchError, HttpClient
 from .base import Change, CheckError, InvalidTarget, Outcome, Snapshot, WatchKind, check_url
 

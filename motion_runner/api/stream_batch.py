@@ -1,0 +1,221 @@
+"""One stream post, taken whole: the body's contract, the session claim and the batch's accounting.
+
+Both stream routes (`/api/motions/<slug>/stream/` and memory-lane's `/api/moods/<slug>/stream/`)
+take a post through here, so the two answer alike:
+
+- `harness` defaults to `claude-code`, and a Claude Code `session_id` must be a UUID (Claude Code
+  only ever makes UUIDs; anything else is a client bug, said at once as a 400).
+- A session the key's own agent already has in another Motion is re-claimed for the Motion it is
+  posted to (memory-lane's rule: a forked wake belongs where it is posted), and the move is said in
+  both threads. A 409 here was retried by memory-lane's runner and then dropped, losing the events.
+  Another agent's session stays refused (403).
+- Every event of the batch is counted in exactly one of `imported` (something new was written from
+  it), `skipped` (nothing new: already there, or an event with nothing to show such as `system/init`
+  or a hook notice) and `errors` (it could not be read). Counting written Messages instead left the
+  events that write none (init, hook notices, a compaction's user lines) in no count at all.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+from rest_framework import serializers, status
+from rest_framework.exceptions import APIException, PermissionDenied
+
+from ..harnesses import HARNESSES, EventKind, HarnessError, get_adapter
+from ..ingest import BadEvent, EventWriter, IngestContext, SessionConflict, claim_session, post_system_message
+from ..models import Agent, Kind, Message, Motion, MotionSession, Source, Turn, TurnStatus
+
+log = logging.getLogger(__name__)
+
+MAX_EVENTS = 500
+CLAUDE_CODE = "claude-code"
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
+    default_detail = "That conflicts with what is already there."
+
+
+class TooManyEvents(APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "too_many_events"
+
+
+class StreamBody(serializers.Serializer):
+    harness = serializers.CharField(max_length=20, default=CLAUDE_CODE)
+    session_id = serializers.CharField(max_length=200)
+    events = serializers.ListField(child=serializers.JSONField(), allow_empty=True)
+    agent = serializers.CharField(max_length=64, required=False, help_text="Must be the key's own agent.")
+
+    def validate_harness(self, value: str) -> str:
+        if value not in HARNESSES:
+            raise serializers.ValidationError(
+                f"unknown harness {value!r}; known: {', '.join(sorted(HARNESSES))}"
+            )
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs.get("harness", CLAUDE_CODE) == CLAUDE_CODE:
+            try:
+                attrs["session_id"] = str(uuid.UUID(attrs["session_id"]))
+            except ValueError as exc:
+                raise serializers.ValidationError(
+                    {"session_id": [f"a Claude Code session id is a UUID, not {attrs['session_id'][:60]!r}"]}
+                ) from exc
+        return attrs
+
+
+def check_batch_size(data: Any) -> None:
+    """Refuse an oversized batch before reading any of it: nothing of it is written."""
+    events = data.get("events") if isinstance(data, dict) else None
+    if isinstance(events, list) and len(events) > MAX_EVENTS:
+        raise TooManyEvents(f"{len(events)} events in one post; send at most {MAX_EVENTS} at a time.")
+
+
+def session_moved_text(
+    agent: Agent, session_id: str, *, to: Motion | None = None, came_from: Motion | None = None
+) -> str:
+    if to is not None:
+        return f"@{agent.name}'s session {session_id} moved to Motion {to.slug!r}: a turn of it was posted there."
+    assert came_from is not None
+    return f"@{agent.name}'s session {session_id} moved here from Motion {came_from.slug!r}."
+
+
+def claim_for(session_id: str, motion: Motion, agent: Agent, harness: str) -> MotionSession:
+    """Claim a session for (motion, agent): the agent's own session in another Motion moves here
+    (said in both threads); another agent's session is a 403."""
+    existing = MotionSession.objects.select_related("motion").filter(pk=session_id).first()
+    if existing is not None and existing.agent_id not in (None, agent.pk):
+        raise PermissionDenied(f"Session {session_id} belongs to another agent.")
+    if existing is not None and existing.motion_id != motion.pk:
+        move_session(existing, motion, agent)
+    try:
+        return claim_session(session_id, motion, agent, harness)
+    except SessionConflict as exc:  # moved again between the move and the claim
+        raise Conflict(f"{exc}; send the batch again.") from exc
+
+
+def move_session(session: MotionSession, motion: Motion, agent: Agent) -> bool:
+    """Re-claim `session` for `motion`; True when this call moved it (a race moves it once)."""
+    came_from = session.motion
+    with transaction.atomic():
+        moved = (
+            MotionSession.objects.filter(pk=session.pk, motion_id=came_from.pk)
+            .filter(Q(agent=agent) | Q(agent__isnull=True))
+            .update(motion=motion, agent=agent, last_used_at=timezone.now())
+        )
+        if moved:
+            log.info("session %s of @%s moved from %s to %s", session.pk, agent.name, came_from.pk, motion.pk)
+            post_system_message(
+                came_from, session_moved_text(agent, session.pk, to=motion), kind=Kind.TEXT, agent=None
+            )
+            post_system_message(
+                motion, session_moved_text(agent, session.pk, came_from=came_from), kind=Kind.TEXT, agent=None
+            )
+    return bool(moved)
+
+
+@dataclass
+class BatchAnswer:
+    imported: int = 0
+    skipped: int = 0
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    finished: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "imported": self.imported,
+            "skipped": self.skipped,
+            "errors": self.errors,
+            "finished": self.finished,
+        }
+
+
+def stamp_turn_end(turn: Turn | None, end) -> None:
+    """The stream carries no stop_reason: its result event ends the running turn of that session."""
+    if turn is None:
+        return
+    fields: dict[str, Any] = {
+        "status": TurnStatus.FAILED if end.is_error else TurnStatus.FINISHED,
+        "ended_at": timezone.now(),
+        "usage": end.usage,
+        "result_subtype": end.subtype,
+        "activity": "",
+    }
+    if end.cost_usd is not None:
+        fields["cost_usd"] = end.cost_usd
+    if end.is_error:
+        fields["error"] = f"the turn ended with an error ({end.subtype}): {end.text or end.subtype}"[:2000]
+    Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(**fields)
+
+
+def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnswer:
+    """Write a validated StreamBody's events for `agent` in `motion`, and count each event once."""
+    session_id, harness = data["session_id"], data["harness"]
+    try:
+        adapter = get_adapter(harness)
+    except HarnessError as exc:
+        raise serializers.ValidationError({"harness": [str(exc)]}) from exc
+    claim_for(session_id, motion, agent, harness)
+    turn = Turn.objects.filter(
+        motion=motion, agent=agent, session_id=session_id, status=TurnStatus.RUNNING
+    ).first()
+    writer = EventWriter(
+        IngestContext(
+            motion=motion, agent=agent, harness=harness, source=Source.API, turn=turn, session_id=session_id
+        )
+    )
+    parser = adapter.new_parser(session_id)
+    answer = BatchAnswer()
+    prepared: list[Message] = []
+    # The first event of the batch that produced each Message id: a repeat inside one batch is skipped.
+    first_event_of: dict[uuid.UUID, int] = {}
+    failed: set[int] = set()
+    turn_end = None
+    events = data["events"]
+    for index, line in enumerate(events):
+        if not isinstance(line, dict):
+            answer.errors.append(
+                {"index": index, "reason": f"an event is a JSON object, not a {type(line).__name__}"}
+            )
+            failed.add(index)
+            continue
+        try:
+            for event in parser.feed(line):
+                if event.kind == EventKind.TURN_END:
+                    turn_end = event
+                if event.kind == EventKind.INIT and event.session_id and event.session_id != session_id:
+                    claim_for(event.session_id, motion, agent, harness)
+                message = writer.prepare(event)
+                if message is not None:
+                    prepared.append(message)
+                    first_event_of.setdefault(message.id, index)
+        except (Conflict, PermissionDenied):
+            raise
+        except (BadEvent, SessionConflict) as exc:
+            answer.errors.append({"index": index, "reason": str(exc)})
+            failed.add(index)
+        except Exception as exc:  # an adapter bug on one line must not lose the rest
+            log.exception("stream: adapter %s failed on event %s", harness, index)
+            answer.errors.append(
+                {"index": index, "reason": f"could not read a {line.get('type', '?')} event: {exc}"}
+            )
+            failed.add(index)
+    outcome = writer.write_many([], prepared=prepared)
+    wrote = {first_event_of[message.id] for message in outcome.messages}
+    answer.imported = len(wrote - failed)
+    answer.skipped = len(events) - answer.imported - len(failed)
+    if turn is not None and prepared:
+        Turn.objects.filter(pk=turn.pk).update(heartbeat_at=timezone.now())
+    if turn_end is not None:
+        stamp_turn_end(turn, turn_end)
+    answer.finished = turn_end is not None
+    return answer

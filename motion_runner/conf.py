@@ -1,0 +1,82 @@
+"""The apps' settings: every one has a default, read lazily, overridden by a setting of the same name.
+
+A host project (memory-lane) adds the apps with a short settings block and sets only what differs
+from the defaults here; nothing is required. As DRF's `api_settings` does, each app has one object
+(`motion_runner.conf.app_settings`, `wakes.conf.app_settings`, `watchlist.conf.app_settings`) that
+looks a name up on `django.conf.settings` at every read, so `override_settings` and pytest-django's
+`settings` fixture work, and falls back to the app's default. A default given as a callable is
+computed at the read (paths that depend on where the app is installed).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+PROJECT_DIR = PACKAGE_DIR.parent
+
+
+class AppSettings:
+    """One app's settings: `app_settings.NAME` is `settings.NAME` if set, else the app's default."""
+
+    def __init__(self, app: str, defaults: Mapping[str, Any]):
+        self._app = app
+        self._defaults = dict(defaults)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if hasattr(settings, name) or name not in self._defaults:
+            # Django's own settings (DEBUG, …) read through as they are: a module reads all of
+            # its settings through this one object.
+            return getattr(settings, name)
+        default = self._defaults[name]
+        return default() if callable(default) else default
+
+    def names(self) -> list[str]:
+        return sorted(self._defaults)
+
+    def default(self, name: str) -> Any:
+        value = self._defaults[name]
+        return value() if callable(value) else value
+
+
+def data_dir() -> Path:
+    """Where the apps keep files of their own (the ingest spool): MOTION_RUNNER_DATA_DIR, else
+    ./var beside the project (the standalone site), created on first use."""
+    path = Path(os.environ.get("MOTION_RUNNER_DATA_DIR", PROJECT_DIR / "var"))
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+DEFAULTS: dict[str, Any] = {
+    # Only checked against SECRET_KEY by the deploy check; a host never has to set it.
+    "DEVELOPMENT_SECRET_KEY": "dev-only-not-secret-motion-runner",
+    "DATA_DIR": data_dir,
+    # Where harness CLIs are found when an Agent names no binary: ./node_modules/.bin, then $PATH.
+    "HARNESS_BIN_DIRS": lambda: [str(PROJECT_DIR / "node_modules" / ".bin")],
+    "RUNNER_TURN_TIMEOUT_SECONDS": 15 * 60.0,
+    "RUNNER_MAX_LINE_BYTES": 4 * 1024 * 1024,
+    "RUNNER_MAX_OUTPUT_BYTES": 64 * 1024 * 1024,
+    "RUNNER_STDERR_TAIL_BYTES": 16 * 1024,
+    "RUNNER_KILL_GRACE_SECONDS": 3.0,
+    "RUNNER_AFTER_RESULT_GRACE_SECONDS": 10.0,
+    "RUNNER_EXTRA_ENV": dict,
+    "TRANSCRIPT_DIRS": lambda: [str(Path.home() / ".claude" / "projects")],
+    # memory-lane's client contract (docs/memory-lane.md).
+    "MOOD_RUNNER_KEYS": dict,  # {"agent name": "key"}, as memory-lane's vault gives them
+    "INGEST_API_KEY": lambda: os.environ.get("INGEST_API_KEY", ""),  # memory-lane reads the env
+    # memory-lane's watcher re-sends a refused batch whole, up to 5,000 queued lines plus what came
+    # meanwhile: the cap sits far above that, so it only stops a runaway client.
+    "INGEST_MAX_LINES": 20_000,
+    "INGEST_SPOOL_DIR": lambda: str(data_dir() / "ingest"),
+    # A runner's hold lapses unless renewed (memory-lane: services/mood_view.py, HELD_FOR).
+    "MOOD_HELD_SECONDS": 15 * 60,
+}
+
+app_settings = AppSettings("motion_runner", DEFAULTS)

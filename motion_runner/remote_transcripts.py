@@ -1,0 +1,176 @@
+"""Transcript lines posted from another machine, as memory-lane's transcript watcher sends them.
+
+memory-lane's watcher (watcher/conversation_watcher.py, remote mode) tails Claude Code's JSONL files
+and posts batches of raw lines to `/api/ingest/`. Each line names its session (`sessionId`); a line
+is read exactly as the local importer reads it (transcripts.TranscriptReader: same ids, same twin
+matching, same fill-in), so a line posted here, read from a local file and streamed by a runner
+still lands once.
+
+A session no Motion has claimed yet cannot be shown anywhere, but its lines must not be lost: the
+watcher drops a batch once it got a 200. They are kept, byte for byte, in a spool file per session
+(INGEST_SPOOL_DIR/<session>.jsonl) which the admin's inbox of unclaimed sessions points at; when the
+session is assigned (or claimed by a runner and posted again) the spool is read like any transcript.
+
+Every line is counted in exactly one of imported (it wrote something new), skipped (nothing new:
+already there, bookkeeping, or kept for an unclaimed session) and errors (it could not be read).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from .conf import app_settings
+from .harnesses.base import json_object
+from .models import Agent, MotionSession, TranscriptFile
+from .transcripts import TranscriptReader, import_file, note_unclaimed
+
+log = logging.getLogger(__name__)
+
+MAX_ERRORS_SHOWN = 10  # memory-lane answers at most 10; its watcher logs the first 3
+_SESSION_ID = re.compile(r"^[A-Za-z0-9-]{1,200}$")
+
+
+@dataclass
+class IngestAnswer:
+    imported: int = 0
+    skipped: int = 0
+    errors: list[str] = field(default_factory=list)
+    error_count: int = 0
+    unclaimed_sessions: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "imported": self.imported,
+            "skipped": self.skipped,
+            "errors": self.errors[:MAX_ERRORS_SHOWN],
+            "error_count": self.error_count,
+            "unclaimed_sessions": self.unclaimed_sessions,
+        }
+
+    def error(self, index: int, reason: str) -> None:
+        self.error_count += 1
+        self.errors.append(f"line {index}: {reason}")
+
+
+def spool_path(session_id: str) -> Path:
+    return Path(app_settings.INGEST_SPOOL_DIR) / f"{session_id}.jsonl"
+
+
+def spool(session_id: str, lines: list[str]) -> Path:
+    """Append lines to the session's spool file, whole lines in one locked write."""
+    path = spool_path(session_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = "".join(line.rstrip("\n") + "\n" for line in lines).encode()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)  # transcripts may hold secrets
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+    return path
+
+
+class LineReader(TranscriptReader):
+    """TranscriptReader for posted lines: writes once at the end, and knows which line wrote what."""
+
+    def __init__(self, record: TranscriptFile, session: MotionSession, source: str):
+        super().__init__(record, session)
+        self.writer.ctx.source_file = f"ingest-{source}"[:500]
+        self.holding = True
+        self.inserted: set = set()
+
+    def flush(self) -> None:
+        if self.holding or not self.pending:
+            return
+        outcome = self.writer.write_many([], prepared=self.pending)
+        self.inserted.update(message.id for message in outcome.messages)
+        self.pending = []
+
+    def take(self, numbered: list[tuple[int, str]], answer: IngestAnswer) -> None:
+        first_line_of: dict[Any, int] = {}
+        failed: set[int] = set()
+        for index, line in numbered:
+            start, bad = len(self.pending), self.record.bad_lines
+            self.feed(line.encode())
+            if self.record.bad_lines != bad:
+                failed.add(index)
+                answer.error(index, self.record.last_error)
+                continue
+            for message in self.pending[start:]:
+                first_line_of.setdefault(message.id, index)
+        self.holding = False
+        self.flush()
+        wrote = {first_line_of[i] for i in self.inserted if i in first_line_of}
+        answer.imported += len(wrote)
+        answer.skipped += len(numbered) - len(wrote) - len(failed)
+
+
+def ingest_lines(lines: list[Any], *, username: str, source: str) -> IngestAnswer:
+    """Read posted transcript lines into the sessions' Motions; see the module docstring."""
+    answer = IngestAnswer()
+    by_session: dict[str, list[tuple[int, str]]] = {}
+    for index, line in enumerate(lines):
+        if not isinstance(line, str):
+            answer.error(index, f"a line is a string of JSON, not a {type(line).__name__}")
+            continue
+        try:
+            session_id = str(json_object(line).get("sessionId") or "")
+        except ValueError as exc:
+            answer.error(index, f"not a JSON object ({exc})")
+            continue
+        if not session_id:
+            answer.skipped += 1  # bookkeeping lines (summaries, snapshots) name no session
+            continue
+        if not _SESSION_ID.match(session_id):
+            answer.error(index, f"sessionId {session_id[:60]!r} is not a session id")
+            continue
+        by_session.setdefault(session_id, []).append((index, line))
+    for session_id, numbered in by_session.items():
+        ingest_session(session_id, numbered, username=username, source=source, answer=answer)
+    return answer
+
+
+def continued_from(spooled: TranscriptFile | None, session_id: str) -> dict[str, Any]:
+    """A new ingest record goes on where the spool stopped: cost-state lines hold the session's
+    running total, so starting again from zero would count the spooled turns' dollars twice."""
+    fields: dict[str, Any] = {"session_id": session_id}
+    if spooled is not None:
+        fields.update(
+            cost_usd=spooled.cost_usd, last_prompt_id=spooled.last_prompt_id, entrypoint=spooled.entrypoint
+        )
+    return fields
+
+
+def ingest_session(
+    session_id: str, numbered: list[tuple[int, str]], *, username: str, source: str, answer: IngestAnswer
+) -> None:
+    session = MotionSession.objects.select_related("motion", "agent").filter(pk=session_id).first()
+    if session is None:
+        path = spool(session_id, [line for _, line in numbered])
+        note_unclaimed(session_id, path, agent=Agent.objects.filter(name=username).first())
+        answer.skipped += len(numbered)
+        answer.unclaimed_sessions.append(session_id)
+        return
+    held = spool_path(session_id)
+    spooled = None
+    if held.exists():
+        # Kept while the session was unclaimed: read first, so the thread keeps its order.
+        import_file(held)
+        spooled = TranscriptFile.objects.filter(path=str(held)).first()
+    with transaction.atomic():
+        record, _ = TranscriptFile.objects.select_for_update().get_or_create(
+            path=f"ingest:{session_id}", defaults=continued_from(spooled, session_id)
+        )
+        reader = LineReader(record, session, source)
+        reader.take(numbered, answer)
+        record.save()
+    if reader.inserted:
+        log.info("ingest from %s: %s new messages in session %s", source, len(reader.inserted), session_id)

@@ -1,0 +1,27 @@
+"""The periodic tasks the three apps need, for a project's CELERY_BEAT_SCHEDULE.
+
+The standalone settings use it, and a host project adds `CELERY_BEAT_SCHEDULE = beat_schedule()`
+(or merges it into its own); the system check motion_runner.W022 names any entry missing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def beat_schedule(
+    tick_seconds: float = 3.0, watch_every_seconds: float = 90.0, transcript_import_seconds: float = 60.0
+) -> dict[str, dict[str, Any]]:
+    return {
+        "sweep-turns": {"task": "motion_runner.sweep_turns", "schedule": 30.0},
+        # The consider loop's look; its other numbers are dials in the admin (wakes.Dials).
+        "wakes-tick": {"task": "wakes.tick", "schedule": tick_seconds, "options": {"expires": tick_seconds}},
+        "wakes-check-mentions": {"task": "wakes.check_mentions", "schedule": 30.0},
+        "wakes-settle": {"task": "wakes.settle", "schedule": 300.0},
+        "sweep-abilities": {"task": "wakes.sweep_abilities", "schedule": 60.0},
+        "check-watches": {"task": "watchlist.check_watches", "schedule": watch_every_seconds},
+        "import-transcripts": {
+            "task": "motion_runner.import_transcripts",
+            "schedule": transcript_import_seconds,
+        },
+    }

@@ -1,0 +1,39 @@
+"""The wakes app's settings, each with a default (see motion_runner/conf.py for how they are read).
+
+The wiki settings the watchlist reads too are defined here, the lower of the two apps, so the
+watchlist takes them from here rather than the wakes app reading the watchlist's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from motion_runner.conf import AppSettings
+
+DEFAULT_WIKI_API = "https://pickipedia.xyz/api.php"
+
+WIKI_DEFAULTS: dict[str, Any] = {
+    "WATCH_WIKI_API": DEFAULT_WIKI_API,
+    # Talk pages on these wikis wake an agent "to reply on that talk page".
+    "WATCH_TALK_REPLY_WIKIS": lambda: [app_settings.WATCH_WIKI_API],
+    "WATCH_WIKI_MAXLAG": 5,
+}
+
+DEFAULTS: dict[str, Any] = {
+    **WIKI_DEFAULTS,
+    # The screen (wakes/screen.py): the Anthropic Messages API. No key: every screen passes.
+    "WAKES_SCREEN_API_BASE": "https://api.anthropic.com",
+    "WAKES_SCREEN_API_KEY": "",
+    "WAKES_TICK_SECONDS": 3.0,
+    # Bot passwords per wiki api.php URL: a password is never sent to a wiki it is not for.
+    "WIKI_BOT_CREDENTIALS": dict,
+    "WIKI_REPLY_ASSERT": "user",
+    "WIKI_REPLY_MAX_CHARS": 10000,
+    "WIKI_REPLY_SIGNATURE": "— @{agent}, an AI agent, replying through Motion Runner ~~~~",
+    "ABILITY_MAX_ATTEMPTS": 5,
+    "ABILITY_RETRY_BASE_SECONDS": 30.0,
+    "ABILITY_RETRY_MAX_SECONDS": 900.0,
+    "ABILITY_CLAIM_LEASE_SECONDS": 300,
+}
+
+app_settings = AppSettings("wakes", DEFAULTS)
