@@ -194,6 +194,11 @@ SPECTACULAR_SETTINGS = {
 # (what `npm ci` installs from package.json), then $PATH.
 HARNESS_BIN_DIRS = env_list("HARNESS_BIN_DIRS", [str(BASE_DIR / "node_modules" / ".bin")])
 RUNNER_TURN_TIMEOUT_SECONDS = env_float("RUNNER_TURN_TIMEOUT_SECONDS", 15 * 60)
+
+# Long-poll readers are woken by PostgreSQL NOTIFY (motion_runner/message_bell.py); while the
+# channel is down (or on SQLite) they look again at this pace instead.
+MESSAGES_LISTEN = env_bool("MESSAGES_LISTEN", True)
+MESSAGES_FALLBACK_POLL_SECONDS = env_float("MESSAGES_FALLBACK_POLL_SECONDS", 1.0)
 RUNNER_MAX_LINE_BYTES = env_int("RUNNER_MAX_LINE_BYTES", 4 * 1024 * 1024)
 RUNNER_MAX_OUTPUT_BYTES = env_int("RUNNER_MAX_OUTPUT_BYTES", 64 * 1024 * 1024)
 RUNNER_STDERR_TAIL_BYTES = env_int("RUNNER_STDERR_TAIL_BYTES", 16 * 1024)
