@@ -33,6 +33,15 @@ def pytest_sessionstart(session):
         pytest.exit("real services required (CI): " + "; ".join(problems), returncode=3)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def message_bell_closed_before_the_database_is_dropped(django_db_setup):
+    """The long-poll listener holds a connection to the test database: close it first."""
+    from motion_runner.message_bell import bell
+
+    yield
+    bell.stop()
+
+
 @pytest.fixture
 def uses_real_services() -> bool:
     return settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"

@@ -41,8 +41,8 @@ from wakes.handlers import wake_for_watch
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .http import HttpClient
-from .kinds import Change, CheckError, Outcome, Snapshot, WatchKind, get_kind
-from .models import Wake, Watch
+from .kinds import Change, CheckError, Outcome, Shared, Snapshot, WatchKind, get_kind
+from .models import SharedCursor, Wake, Watch
 
 log = logging.getLogger(__name__)
 
@@ -109,11 +109,44 @@ def plan_lanes(snapshots: list[Snapshot]) -> list[tuple[WatchKind, list[Snapshot
     return lanes
 
 
-def run_lane(kind: WatchKind, http: HttpClient, lane: list[Snapshot], deadline: float) -> list[Outcome]:
+def load_shared(snapshots: list[Snapshot]) -> None:
+    """Hand each snapshot its group's shared state (one query); the check threads use no database."""
+    keys: dict[tuple[str, str], list[Snapshot]] = {}
+    for snap in snapshots:
+        key = get_kind(snap.kind).shared_key(snap)
+        if key is not None:
+            keys.setdefault((snap.kind, key), []).append(snap)
+    if not keys:
+        return
+    wanted = Q()
+    for kind_name, key in keys:
+        wanted |= Q(kind=kind_name, key=key)
+    stored = {(c.kind, c.key): c.state for c in SharedCursor.objects.filter(wanted)}
+    for group, snaps in keys.items():
+        for snap in snaps:
+            snap.shared = dict(stored.get(group) or {})
+
+
+def save_shared(kind: WatchKind, items: list[Shared]) -> None:
+    for item in items:
+        with transaction.atomic():
+            # Locked, then merged: a cycle racing this one may have moved the cursor meanwhile.
+            cursor, _ = SharedCursor.objects.select_for_update().get_or_create(kind=kind.name, key=item.key)
+            cursor.state = kind.merge_shared(cursor.state or {}, item.state)
+            cursor.save(update_fields=["state", "updated_at"])
+
+
+def run_lane(
+    kind: WatchKind, http: HttpClient, lane: list[Snapshot], deadline: float
+) -> tuple[list[Outcome], list[Shared]]:
     outcomes: list[Outcome] = []
+    shared: list[Shared] = []
     done: set[int] = set()
     try:
         for outcome in kind.check(http, lane):
+            if isinstance(outcome, Shared):
+                shared.append(outcome)
+                continue
             outcomes.append(outcome)
             done.add(outcome.watch_id)
             if time.monotonic() > deadline:
@@ -122,9 +155,9 @@ def run_lane(kind: WatchKind, http: HttpClient, lane: list[Snapshot], deadline: 
         log.exception("watch kind %s failed on a lane", kind.name)
         error = CheckError(f"internal error in the {kind.name} checker: {type(exc).__name__}: {exc}")
         outcomes.extend(Outcome(s.id, error=error) for s in lane if s.id not in done)
-        return outcomes
+        return outcomes, shared
     outcomes.extend(Outcome(s.id, skipped=True) for s in lane if s.id not in done)
-    return outcomes
+    return outcomes, shared
 
 
 def run_cycle(
@@ -139,6 +172,7 @@ def run_cycle(
         return report
     by_id = {watch.pk: watch for watch in watches}
     snapshots = [watch.snapshot() for watch in watches]
+    load_shared(snapshots)
     deadline = started + (budget if budget is not None else settings.WATCH_CYCLE_BUDGET_SECONDS)
     own_http = http is None
     http = http or HttpClient()
@@ -146,9 +180,12 @@ def run_cycle(
         lanes = plan_lanes(snapshots)
         workers = max(1, min(settings.WATCH_MAX_WORKERS, len(lanes)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="watch") as pool:
-            futures = [pool.submit(run_lane, kind, http, lane, deadline) for kind, lane in lanes]
+            futures = {pool.submit(run_lane, kind, http, lane, deadline): kind for kind, lane in lanes}
             for future in as_completed(futures):
-                apply_outcomes(by_id, token, future.result(), report)
+                outcomes, shared = future.result()
+                # The cursor first: the outcomes below were judged against it.
+                save_shared(futures[future], shared)
+                apply_outcomes(by_id, token, outcomes, report)
         report.http = http.stats.as_dict()
     finally:
         if own_http:

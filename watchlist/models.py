@@ -136,9 +136,27 @@ class Watch(models.Model):
             state=self.state_dict(),
             wake=self.wake,
             label=self.label,
+            last_checked_at=self.last_checked_at,
         )
 
     def backoff(self) -> timedelta:
         """Doubling from the interval, capped."""
         seconds = self.interval * (2 ** min(self.consecutive_failures, 20))
         return timedelta(seconds=min(seconds, settings.WATCH_BACKOFF_MAX_SECONDS))
+
+
+class SharedCursor(models.Model):
+    """State a group of watches shares: a GitHub repository's issue listing (its `since`, its
+    ETag, and when each watched issue was last seen to change), so one conditional request
+    answers for every watched issue of the repository."""
+
+    kind = models.CharField(max_length=20, choices=KIND_CHOICES)
+    key = models.CharField(max_length=1000)
+    state = models.JSONField(default=dict, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "key"], name="one_cursor_per_group")]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.key}"

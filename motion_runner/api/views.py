@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import time
 from datetime import timedelta
 
 from django.db.models import Q
@@ -16,6 +15,7 @@ from rest_framework.views import APIView
 
 from wakes.api import open_requests
 
+from ..message_bell import bell
 from ..models import Kind, Message, Motion, Turn, TurnStatus
 from ..posting import post_person_message
 from . import cursor as cursors
@@ -33,19 +33,12 @@ MAX_PAGE = 500
 DEFAULT_PAGE = 200
 MAX_OVERLAP_SECONDS = 30
 MAX_WAIT_SECONDS = 25.0
-# How often a long poll looks again: one indexed query, cheap enough at this rate.
-WAIT_CHECK_SECONDS = 0.005
 
 
-def wait_for_messages(newer, wait: float) -> bool:
-    """Until something is written after the cursor (True), or the wait is over (False)."""
-    deadline = time.monotonic() + wait
-    while True:
-        if newer.exists():
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(WAIT_CHECK_SECONDS)
+def wait_for_messages(motion: Motion, newer, wait: float) -> bool:
+    """Until something is written after the cursor (True), or the wait is over (False): one
+    query, then none until the message bell rings for this Motion (motion_runner/message_bell.py)."""
+    return bell.wait(motion.pk, newer.exists, wait)
 
 
 def running_activity(motion: Motion) -> list[dict]:
@@ -147,7 +140,7 @@ class MessageList(APIView):
                 queryset = queryset.filter(**{lookup: parse_time(name, value)})
         queryset = queryset.order_by("created_at", "id")
         if wait and newer is not None:
-            wait_for_messages(queryset.filter(newer), wait)
+            wait_for_messages(motion, queryset.filter(newer), wait)
         results = message_rows(queryset[:limit], raw=params.get("raw") in ("1", "true"))
         next_cursor = results[-1]["cursor"] if results else after
         return Response(

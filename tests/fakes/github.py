@@ -1,5 +1,7 @@
 """GitHub's REST API, the parts a watch uses, with ETags and rate limits as GitHub sends them.
 
+`GET /repos/{o}/{r}/issues?state=&sort=&direction=&since=&per_page=&page=` (issues and PRs
+both, as GitHub lists them: no `closed_by`; `since` keeps what was updated at or after it),
 `GET /repos/{o}/{r}/issues/{n}` (a PR answers too, with `pull_request.merged_at`),
 `/issues/{n}/comments?since=&per_page=` (filters on updated_at, paginates with Link),
 `/pulls/{n}/reviews?per_page=`. Every answer has a strong-looking weak ETag over its body and
@@ -132,6 +134,28 @@ class FakeGitHub(FakeServer):
 
     # --- the API ------------------------------------------------------------------------
 
+    def listing(self, repo: str, query: dict[str, str]) -> list[dict] | None:
+        issues = [issue for (name, _), issue in self.issues.items() if name == repo]
+        if not issues and not any(name.lower() == repo.lower() for name, _ in self.issues):
+            return None
+        state = query.get("state", "open")
+        if state != "all":
+            issues = [issue for issue in issues if issue.state == state]
+        since = query.get("since")
+        if since:
+            issues = [issue for issue in issues if stamp(issue.updated) >= since]
+        sort = query.get("sort", "created")
+        key = {"updated": lambda i: i.updated, "comments": lambda i: len(i.comments)}.get(
+            sort, lambda i: i.number
+        )
+        issues.sort(key=key, reverse=query.get("direction", "desc") == "desc")
+        items = []
+        for issue in issues:
+            item = self.render(issue)
+            del item["closed_by"]  # only the single-issue answer carries it
+            items.append(item)
+        return items
+
     def render(self, issue: Issue) -> dict:
         base = f"https://api.github.com/repos/{issue.repo}"
         data = {
@@ -175,6 +199,13 @@ class FakeGitHub(FakeServer):
         if self.throttles:
             return self.throttles.pop(0)
         parts = request.path.strip("/").split("/")
+        if len(parts) == 4 and parts[0] == "repos" and parts[3] == "issues":
+            data = self.listing(f"{parts[1]}/{parts[2]}", request.query)
+            if data is None:
+                return Reply.json(
+                    {"message": "Not Found", "documentation_url": "https://docs.github.com/rest"}, 404
+                )
+            return self.answer(request, data)
         if len(parts) < 5 or parts[0] != "repos":
             return Reply.json({"message": "Not Found"}, 404)
         repo, what, number = f"{parts[1]}/{parts[2]}", parts[3], parts[4]
@@ -193,6 +224,9 @@ class FakeGitHub(FakeServer):
             data = list(issue.reviews)
         else:
             return Reply.json({"message": "Not Found"}, 404)
+        return self.answer(request, data)
+
+    def answer(self, request: Request, data: list | dict) -> Reply:
         if isinstance(data, list):
             per_page = int(request.query.get("per_page", 30))
             page = int(request.query.get("page", 1))

@@ -137,3 +137,30 @@ def test_a_contract_watch_is_configuration_not_code():
         kind.clean(MERCH, {"event": "Approval"})
     with pytest.raises(InvalidTarget, match="40-hex-digit address"):
         kind.clean("0x123", {})
+
+
+def test_contract_watches_on_one_rpc_url_share_one_get_logs_over_their_addresses(node, watch, merch):
+    watch("contract", MERCH, label="merch")
+    watch("contract", COIN, label="coin")
+    watch("contract", ALICE, label="approvals", options={"event": "Approval(address,address,uint256)"})
+    run_cycle()
+    start = node.finalized
+    node.head += 10
+    node.erc721_transfer(MERCH, start + 1, ALICE, BOB, 3)
+    node.erc20_transfer(COIN, start + 2, ALICE, BOB, 9)
+    node.erc721_transfer(ALICE, start + 3, ALICE, BOB, 4)  # a Transfer from the approvals watch's address
+    node.reset_log()
+
+    recheck()
+
+    calls = node.calls("eth_getLogs")
+    assert len(calls) == 1
+    query = calls[0].json()["params"][0]
+    assert sorted(query["address"]) == sorted([MERCH, COIN, ALICE])
+    assert sorted(query["topics"][0]) == sorted(
+        [event_topic("Transfer(address,address,uint256)"), event_topic("Approval(address,address,uint256)")]
+    )
+    assert sorted(line.split(" https://")[0] for line in lines(merch)) == [
+        "⛓ coin on ethereum: 9: 0xaaaa…aaaa → 0xbbbb…bbbb",
+        "⛓ merch on ethereum: token #3: 0xaaaa…aaaa → 0xbbbb…bbbb",
+    ]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from watchlist.checker import run_cycle
 from watchlist.models import Watch
@@ -14,23 +16,91 @@ from .conftest import lines, recheck
 pytestmark = pytest.mark.django_db
 
 
-def test_an_unchanged_issue_is_a_304_that_costs_no_rate_limit(github, watch, merch):
-    github.add("cryptograss/merch", 12, "Shirt sizes")
-    watch("github", "cryptograss/merch#12")
+def test_an_unchanged_repository_is_one_304_that_costs_no_rate_limit(github, watch, merch):
+    for n in (12, 13, 14):
+        github.add("cryptograss/merch", n, "Shirt sizes")
+        watch("github", f"cryptograss/merch#{n}")
     run_cycle()
+    recheck()  # the listing's first answer after the anchor brings the ETag
     counted = github.counted()
+    github.reset_log()
 
     recheck()
 
-    last = github.requests[-1]
-    assert (
-        last.header(
-            "if-none-match",
-        )
-        and last.path == "/repos/cryptograss/merch/issues/12"
-    )
+    assert len(github.requests) == 1
+    listing = github.requests[0]
+    assert listing.path == "/repos/cryptograss/merch/issues" and listing.header("if-none-match")
+    assert listing.query["state"] == "all" and listing.query["since"]
+    assert github.statuses == [304]
     assert github.counted() == counted
     assert lines(merch) == []
+
+
+def test_watches_on_one_repository_share_one_listing_and_only_the_changed_issue_is_read(github, watch, merch):
+    for n in range(1, 21):
+        github.add("cryptograss/merch", n, f"Issue {n}", is_pr=n % 2 == 0)
+        watch("github", f"cryptograss/merch#{n}")
+    github.add("cryptograss/merch", 99, "Nobody watches this")
+    run_cycle()
+    recheck()
+    comment = github.comment("cryptograss/merch", 7, "rosalind", "Can we do XL?")
+    github.comment("cryptograss/merch", 99, "mallory", "not watched")
+    github.reset_log()
+
+    recheck()
+
+    paths = [r.path for r in github.requests]
+    assert paths == [
+        "/repos/cryptograss/merch/issues",
+        "/repos/cryptograss/merch/issues/7",
+        "/repos/cryptograss/merch/issues/7/comments",
+    ]
+    assert lines(merch) == [f"💬 cryptograss/merch#7 rosalind commented: Can we do XL? {comment['html_url']}"]
+
+
+def test_a_change_seen_while_its_watch_was_not_due_is_still_posted(github, watch, merch):
+    github.add("cryptograss/merch", 1, "Often checked")
+    github.add("cryptograss/merch", 2, "Checked hourly")
+    often = watch("github", "cryptograss/merch#1")
+    hourly = watch("github", "cryptograss/merch#2", interval=3600)
+    run_cycle()
+    github.close("cryptograss/merch", 2, "justin")
+    Watch.objects.filter(pk=often.pk).update(next_due_at=timezone.now() - timedelta(seconds=1))
+    run_cycle()  # only #1 is due: the listing shows #2 closed and moves the cursor past it
+    assert lines(merch) == []
+
+    Watch.objects.filter(pk=hourly.pk).update(next_due_at=timezone.now() - timedelta(seconds=1))
+    run_cycle()
+
+    assert [line.split(" https://")[0] for line in lines(merch)] == [
+        "● cryptograss/merch#2 closed by justin: Checked hourly"
+    ]
+
+
+def test_watches_on_two_repositories_send_one_listing_each(github, watch):
+    for repo in ("cryptograss/merch", "cryptograss/site"):
+        for n in range(1, 6):
+            github.add(repo, n)
+            watch("github", f"{repo}#{n}")
+    run_cycle()
+    recheck()
+    github.reset_log()
+
+    recheck()
+
+    assert sorted(r.path for r in github.requests) == [
+        "/repos/cryptograss/merch/issues",
+        "/repos/cryptograss/site/issues",
+    ]
+
+
+def test_a_missing_repository_disables_its_watches_with_the_reason(github, watch):
+    w = watch("github", "cryptograss/gone#1")
+
+    run_cycle()
+
+    w.refresh_from_db()
+    assert not w.enabled and "cryptograss/gone was not found on GitHub (404)" in w.disabled_reason
 
 
 def test_a_new_comment_is_one_line_naming_who_wrote_it(github, watch, merch):
@@ -157,16 +227,16 @@ def test_github_requests_to_one_host_are_serial(github, watch, settings):
     github.handle = counting
     run_cycle()
 
-    assert max(seen) == 1 and len(seen) == 8
+    assert max(seen) == 1 and len(seen) == 9  # the anchor listing, then each issue's first look
 
 
 def test_the_last_request_of_the_quota_stops_the_host_before_a_refusal(github, watch):
     for n in range(1, 4):
         github.add("cryptograss/merch", n)
         watch("github", f"cryptograss/merch#{n}")
-    github.remaining = 1  # the first answer will say x-ratelimit-remaining: 0
+    github.remaining = 2  # the anchor listing, then an issue whose answer says remaining: 0
 
     report = run_cycle()
 
-    assert len(github.requests) == 1
+    assert len(github.requests) == 2
     assert report.checked == 1 and report.deferred == 2 and report.errors == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from watchlist.checker import run_cycle
+from watchlist.kinds import web_page
 from watchlist.kinds.web_page import main_text
 
 from .conftest import lines, recheck
@@ -99,3 +100,22 @@ def test_a_page_that_is_gone_disables_the_watch(web, watch, merch):
     page.refresh_from_db()
     assert not page.enabled and page.disabled_reason.endswith("answered 404")
     assert lines(merch)[0].startswith("⛔ watch Web page:")
+
+
+def test_a_page_without_validators_that_sends_the_same_bytes_is_not_extracted_again(
+    web, watch, merch, monkeypatch
+):
+    url = web.page("/news", "News", STORY, validator="none")
+    watch("web_page", url)
+    run_cycle()
+    extracted = []
+    real = web_page.main_text
+    monkeypatch.setattr(web_page, "main_text", lambda html: extracted.append(html) or real(html))
+
+    recheck()
+    web.change("/news", "The merch table opens at one.\n\nShirts come in S, M and L.")
+    recheck()
+
+    assert len(extracted) == 1  # only the changed page
+    (line,) = lines(merch)
+    assert "changed: The merch table opens at one." in line

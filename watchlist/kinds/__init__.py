@@ -5,7 +5,7 @@ A new kind is one new module with a WatchKind subclass, added to KINDS below.
 
 from __future__ import annotations
 
-from .base import Change, CheckError, InvalidTarget, Outcome, Snapshot, WatchKind
+from .base import Change, CheckError, InvalidTarget, Outcome, Shared, Snapshot, WatchKind
 from .contract import ContractEvents
 from .github import GitHubIssue
 from .web_page import WebPage
@@ -31,6 +31,7 @@ __all__ = [
     "CheckError",
     "InvalidTarget",
     "Outcome",
+    "Shared",
     "Snapshot",
     "WatchKind",
     "get_kind",

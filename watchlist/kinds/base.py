@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
@@ -47,6 +48,10 @@ class Snapshot:
     state: dict[str, Any]
     wake: str = "consider"
     label: str = ""
+    last_checked_at: datetime | None = None
+    # State the watches of one group share (a repository's listing cursor), loaded by the
+    # checker from SharedCursor when the kind gives the watch a `shared_key`.
+    shared: dict[str, Any] = field(default_factory=dict)
 
     @property
     def first_check(self) -> bool:
@@ -62,6 +67,15 @@ class Change:
     link: str = ""
     content: str = ""  # what the source said, quoted as data in a woken agent's prompt
     talk_page: dict[str, str] | None = None  # the one page a woken agent may reply on
+
+
+@dataclass
+class Shared:
+    """New shared state for one group (yielded by `check` beside the Outcomes): the checker
+    saves it through the kind's `merge_shared`, in its own thread."""
+
+    key: str
+    state: dict[str, Any]
 
 
 @dataclass
@@ -104,8 +118,17 @@ class WatchKind:
         count = max(1, min(max_lanes, self.max_lanes or max_lanes, len(snaps)))
         return [snaps[i::count] for i in range(count)]
 
-    def check(self, http: HttpClient, snaps: list[Snapshot]) -> Iterable[Outcome]:
+    def check(self, http: HttpClient, snaps: list[Snapshot]) -> Iterable[Outcome | Shared]:
         raise NotImplementedError
+
+    def shared_key(self, snap: Snapshot) -> str | None:
+        """Watches with the same shared key read one answer (a repository's issue listing) and
+        keep one cursor for it; None: the watch keeps all its state itself."""
+        return None
+
+    def merge_shared(self, stored: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+        """Combine a cycle's new shared state with the stored one (two cycles may race)."""
+        return new
 
     def describe(self, snap: Snapshot) -> str:
         return snap.label or snap.target

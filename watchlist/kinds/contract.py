@@ -3,7 +3,9 @@
 Chain, RPC URL, address and event signature are configuration (topic0 is the keccak of the
 signature), so a new contract watch needs no new code. Per check: the finalized head once per
 RPC lane (`eth_getBlockByNumber("finalized", false)`), then logs from the last block seen + 1
-to the head in chunks of `max_range`; a provider's range or result-count error is answered with
+to the head in chunks of `max_range`, one `eth_getLogs` for all the watches on that RPC URL
+that start at the same block (their addresses in one list, their topic0s OR'd; each watch
+then takes the logs of its address and event); a provider's range or result-count error is answered with
 the range it suggests, else the chunk is halved. The last block moves only past chunks that
 succeeded; logs are keyed on (transactionHash, logIndex), so a chunk read twice posts once.
 ERC-721 and ERC-20 share the Transfer topic0: 4 topics and empty data is a token id, 3 topics
@@ -143,6 +145,10 @@ class ContractEvents(WatchKind):
             raise CheckError(f"{url} has no finalized block")
         return int(block["number"], 16)
 
+    def lanes(self, snaps: list[Snapshot], max_lanes: int) -> list[list[Snapshot]]:
+        # One lane per RPC URL: its watches share the head and their eth_getLogs calls.
+        return [snaps]
+
     def check(self, http: HttpClient, snaps: list[Snapshot]) -> Iterable[Outcome]:
         url = self.group_key(snaps[0])
         try:
@@ -150,41 +156,41 @@ class ContractEvents(WatchKind):
         except CheckError as exc:
             yield from (Outcome(snap.id, error=exc) for snap in snaps)
             return
+        ranges: dict[tuple[int, int], list[Snapshot]] = {}
         for snap in snaps:
-            try:
-                yield self.check_one(http, url, head, snap)
-            except CheckError as exc:
-                yield Outcome(snap.id, error=exc)
+            if snap.first_check or snap.state.get("block") is None:
+                start = snap.options.get("start_block")
+                block = start - 1 if isinstance(start, int) else head
+                yield Outcome(snap.id, state={"checked": True, "block": min(block, head)})
+                continue
+            size = snap.options.get("max_range") or settings.WATCH_ETH_MAX_RANGE
+            ranges.setdefault((int(snap.state["block"]), size), []).append(snap)
+        for (last, size), group in ranges.items():
+            yield from self.check_range(http, url, head, last, size, group)
 
-    def check_one(self, http: HttpClient, url: str, head: int, snap: Snapshot) -> Outcome:
-        state = dict(snap.state)
-        if snap.first_check or state.get("block") is None:
-            start = snap.options.get("start_block")
-            block = start - 1 if isinstance(start, int) else head
-            return Outcome(snap.id, state={"checked": True, "block": min(block, head)})
-        topic0 = event_topic(snap.options.get("event") or "Transfer(address,address,uint256)")
-        size = snap.options.get("max_range") or settings.WATCH_ETH_MAX_RANGE
-        last = int(state["block"])
+    def check_range(
+        self, http: HttpClient, url: str, head: int, last: int, size: int, group: list[Snapshot]
+    ) -> Iterable[Outcome]:
+        """The watches that start at one block: one eth_getLogs a chunk over all their addresses."""
+        first = last
+        topics = sorted(
+            {event_topic(snap.options.get("event") or "Transfer(address,address,uint256)") for snap in group}
+        )
+        addresses = sorted({snap.target.lower() for snap in group})
         logs: list[dict] = []
         error: CheckError | None = None
         for _ in range(settings.WATCH_ETH_MAX_CHUNKS):
             if last >= head:
                 break
             start, end = last + 1, min(last + size, head)
+            query = {
+                "address": addresses[0] if len(addresses) == 1 else addresses,
+                "topics": [topics[0] if len(topics) == 1 else topics],
+                "fromBlock": hex(start),
+                "toBlock": hex(end),
+            }
             try:
-                found = self.rpc(
-                    http,
-                    url,
-                    "eth_getLogs",
-                    [
-                        {
-                            "address": snap.target,
-                            "topics": [topic0],
-                            "fromBlock": hex(start),
-                            "toBlock": hex(end),
-                        }
-                    ],
-                )
+                found = self.rpc(http, url, "eth_getLogs", [query])
             except RangeTooBig as exc:
                 if exc.suggestion and exc.suggestion[0] == start and start <= exc.suggestion[1] < end:
                     size = exc.suggestion[1] - start + 1
@@ -199,14 +205,27 @@ class ContractEvents(WatchKind):
             except CheckError as exc:
                 error = exc
                 break
-            logs.extend(found or [])
+            logs.extend(log for log in found or [] if isinstance(log, dict))
             last = end
-        changes = self.changes(snap, logs)
-        new_state = {**state, "checked": True, "block": last}
-        if error is not None and last == int(state["block"]):
-            return Outcome(snap.id, error=error)
-        # Progress made before an error is kept; the error shows again on the next check.
-        return Outcome(snap.id, state=new_state, changes=changes)
+        by_address: dict[str, list[dict]] = {}
+        for log in logs:
+            by_address.setdefault(str(log.get("address", "")).lower(), []).append(log)
+        for snap in group:
+            if error is not None and last == first:
+                yield Outcome(snap.id, error=error)
+                continue
+            topic0 = event_topic(snap.options.get("event") or "Transfer(address,address,uint256)")
+            mine = [
+                log
+                for log in by_address.get(snap.target.lower(), [])
+                if str((log.get("topics") or [""])[0]).lower() == topic0
+            ]
+            # Progress made before an error is kept; the error shows again on the next check.
+            yield Outcome(
+                snap.id,
+                state={**snap.state, "checked": True, "block": last},
+                changes=self.changes(snap, mine),
+            )
 
     def changes(self, snap: Snapshot, logs: list[dict]) -> list[Change]:
         seen: set[tuple[str, str]] = set()

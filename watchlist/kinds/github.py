@@ -1,9 +1,18 @@
 """A GitHub issue or pull request, over REST with ETags (a 304 costs nothing).
 
-The gate is the issue object itself (`GET /repos/{o}/{r}/issues/{n}`, which also answers for
-a PR and carries `pull_request.merged_at`) with `If-None-Match`. Only on a 200 do we look
-further: `issues/{n}/comments?since=` when the comment count grew, `pulls/{n}/reviews` (no
-`since` there: we keep the highest review id seen) when it is a PR whose `updated_at` moved.
+Requests follow repositories, not watches. The watches on one repository share one
+conditional listing, `GET /repos/{o}/{r}/issues?state=all&sort=updated&direction=asc&since=`
+(issues and pull requests both) with `If-None-Match`: a 304 answers for all of them. The
+listing's cursor lives in a `SharedCursor`: `since`, the ETag that belongs to that `since`,
+and `seen`, the newest `updated_at` the listing showed for each issue. A watch looks further
+only when `seen` says its issue changed after the `updated_at` it stored (or on its first
+check, or after a long absence): then the issue itself (`issues/{n}`, with its own ETag; it
+carries `closed_by`, which the listing lacks), `issues/{n}/comments?since=` when the comment
+count grew, `pulls/{n}/reviews` when it is a PR whose `updated_at` moved. Because `seen` is
+kept for every issue the listing showed, a watch that was not due when its issue changed still
+finds the change later. A repository seen for the first time is anchored with one
+`direction=desc&per_page=1` request (its newest `updated_at` becomes `since`).
+
 Requests to one API host are serial (GitHub asks for that); a 403/429 rate limit, or
 `x-ratelimit-remaining: 0`, defers this and every remaining watch on that host until
 `retry-after` / `x-ratelimit-reset`.
@@ -13,12 +22,13 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..http import FetchError, HttpClient, Response
-from .base import Change, CheckError, InvalidTarget, Outcome, Snapshot, WatchKind, check_url
+from .base import Change, CheckError, InvalidTarget, Outcome, Shared, Snapshot, WatchKind, check_url
 
 SHORT = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)#(?P<number>\d+)$")
 URL = re.compile(r"^https?://github\.com/(?P<repo>[\w.-]+/[\w.-]+)/(?P<what>issues|pull)/(?P<number>\d+)")
@@ -29,6 +39,21 @@ REVIEW_WORDS = {
     "DISMISSED": "dismissed",
 }
 MAX_PAGES = 5
+LISTING_PAGE = 100
+# `seen` forgets an issue this long after its change (GitHub's clock); a watch unchecked for
+# longer (ours, with a margin) looks at its issue itself instead of trusting `seen`.
+SEEN_HORIZON = timedelta(days=2)
+TRUST_SEEN_FOR = timedelta(days=1)
+EPOCH = "1970-01-01T00:00:00Z"
+STAMP = "%Y-%m-%dT%H:%M:%SZ"
+
+
+def parse_stamp(value: str) -> datetime:
+    return datetime.strptime(value, STAMP).replace(tzinfo=UTC)
+
+
+def format_stamp(value: datetime) -> str:
+    return value.astimezone(UTC).strftime(STAMP)
 
 
 def first_line(text: str | None, limit: int = 160) -> str:
@@ -73,19 +98,152 @@ class GitHubIssue(WatchKind):
             headers["If-None-Match"] = etag
         return headers
 
-    def check(self, http: HttpClient, snaps: list[Snapshot]) -> Iterable[Outcome]:
+    def shared_key(self, snap: Snapshot) -> str:
+        return f"{self.api(snap)} {snap.target.split('#')[0]}"
+
+    def check(self, http: HttpClient, snaps: list[Snapshot]) -> Iterable[Outcome | Shared]:
         limited: CheckError | None = None
+        repos: dict[str, list[Snapshot]] = {}
         for snap in snaps:
-            if limited is not None:  # the host said stop: do not spend requests finding that out again
-                yield Outcome(snap.id, error=limited)
+            repos.setdefault(self.shared_key(snap), []).append(snap)
+        for key, group in repos.items():
+            done: set[int] = set()
+            if limited is None:  # the host said stop: do not spend requests finding that out again
+                try:
+                    for item in self.check_repo(http, key, group):
+                        if isinstance(item, Outcome):
+                            done.add(item.watch_id)
+                        yield item
+                except RateLimited as exc:
+                    limited = exc
+                except CheckError as exc:
+                    yield from (Outcome(snap.id, error=exc) for snap in group if snap.id not in done)
+                    continue
+            if limited is not None:
+                yield from (Outcome(snap.id, error=limited) for snap in group if snap.id not in done)
+
+    def check_repo(self, http: HttpClient, key: str, group: list[Snapshot]) -> Iterator[Outcome | Shared]:
+        """One listing for the repository, then a look at each watched issue it says changed.
+        A RateLimited goes up (it stops the host); another CheckError fails one watch."""
+        api, repo = key.split(" ", 1)
+        cursor = dict(group[0].shared)
+        anchored = not cursor.get("since")
+        if anchored:
+            cursor = self.anchor(http, api, repo)
+        else:
+            cursor = self.listing(http, api, repo, cursor)
+        if cursor != group[0].shared:
+            yield Shared(key, cursor)
+        trust_after = datetime.now(UTC) - TRUST_SEEN_FOR
+        seen = cursor.get("seen") or {}
+        for snap in group:
+            number = snap.target.split("#")[1]
+            own = snap.state.get("updated_at")
+            changed = (
+                anchored  # no listing covers what happened before now: look at each issue once
+                or snap.first_check
+                or not own
+                or snap.last_checked_at is None
+                or snap.last_checked_at < trust_after
+                or (seen.get(number) or "") > own
+            )
+            if not changed:
+                yield Outcome(snap.id, state=snap.state)
                 continue
             try:
                 yield self.check_one(http, snap)
-            except RateLimited as exc:
-                limited = exc
-                yield Outcome(snap.id, error=exc)
+            except RateLimited:
+                raise
             except CheckError as exc:
                 yield Outcome(snap.id, error=exc)
+
+    def listing_url(self, api: str, repo: str) -> str:
+        return f"{api}/repos/{repo}/issues"
+
+    def anchor(self, http: HttpClient, api: str, repo: str) -> dict[str, Any]:
+        """A repository seen for the first time: its newest `updated_at` becomes `since`."""
+        url = self.listing_url(api, repo)
+        params = {"state": "all", "sort": "updated", "direction": "desc", "per_page": 1}
+        response = self.get(http, url, params=params)
+        newest = self.listed(response, repo)
+        since = newest[0].get("updated_at") if newest else None
+        return {"since": self.step_back(since) if since else EPOCH, "etag": "", "seen": {}}
+
+    def listing(self, http: HttpClient, api: str, repo: str, cursor: dict[str, Any]) -> dict[str, Any]:
+        """Everything updated since the cursor, oldest first; a 304 changes nothing."""
+        url = self.listing_url(api, repo)
+        since = cursor["since"]
+        params = {
+            "state": "all",
+            "sort": "updated",
+            "direction": "asc",
+            "since": since,
+            "per_page": LISTING_PAGE,
+        }
+        response = self.get(http, url, etag=cursor.get("etag") or None, params=params)
+        if response.status == 304:
+            return cursor
+        items = self.listed(response, repo)
+        etag = response.headers.get("etag", "")
+        next_url = response_link(response, "next")
+        for _ in range(MAX_PAGES - 1):
+            if not next_url:
+                break
+            page = self.get(http, next_url)
+            items.extend(self.listed(page, repo))
+            next_url = response_link(page, "next")
+        seen = dict(cursor.get("seen") or {})
+        newest = since
+        for item in items:
+            stamp = item.get("updated_at") or ""
+            number = str(item.get("number", ""))
+            if stamp > (seen.get(number) or ""):
+                seen[number] = stamp
+            newest = max(newest, stamp)
+        # A step back from the newest: GitHub's `since` may be strict, and an issue updated in
+        # that same second after this answer must still come back. The ETag belongs to `since`.
+        new_since = max(self.step_back(newest), since)
+        return {
+            "since": new_since,
+            "etag": etag if new_since == since and not next_url else "",
+            "seen": self.forget_old(seen, new_since),
+        }
+
+    def listed(self, response: Response, repo: str) -> list[dict]:
+        if response.status in (404, 410):
+            raise CheckError(
+                f"the repository {repo} was not found on GitHub ({response.status})", permanent=True
+            )
+        if response.status == 401:
+            raise CheckError("GitHub refused the token (401): check WATCH_GITHUB_TOKEN")
+        if response.status != 200:
+            raise CheckError(f"GitHub answered {response.status} for the issues of {repo}")
+        items = response.json()
+        if not isinstance(items, list):
+            raise CheckError(f"GitHub answered something other than a list for the issues of {repo}")
+        return [item for item in items if isinstance(item, dict)]
+
+    def step_back(self, stamp: str) -> str:
+        try:
+            return format_stamp(parse_stamp(stamp) - timedelta(seconds=1))
+        except ValueError:
+            return EPOCH
+
+    def forget_old(self, seen: dict[str, str], since: str) -> dict[str, str]:
+        try:
+            horizon = format_stamp(parse_stamp(since) - SEEN_HORIZON)
+        except ValueError:
+            return seen
+        return {number: stamp for number, stamp in seen.items() if stamp >= horizon}
+
+    def merge_shared(self, stored: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+        """Two cycles may list one repository at once: keep every change either saw."""
+        seen = dict(stored.get("seen") or {})
+        for number, stamp in (new.get("seen") or {}).items():
+            if stamp > (seen.get(number) or ""):
+                seen[number] = stamp
+        newer = new if (new.get("since") or "") >= (stored.get("since") or "") else stored
+        return {"since": newer.get("since") or EPOCH, "etag": newer.get("etag", ""), "seen": seen}
 
     def get(self, http: HttpClient, url: str, etag: str | None = None, params: Any = None) -> Response:
         try:

@@ -1,0 +1,195 @@
+#!/usr/bin/env python
+"""Many readers long-polling one web process while nothing happens, then one message.
+
+Readers open `GET /api/motions/<slug>/messages/?after=<cursor>&wait=25` at once against a
+gunicorn gthread process (one thread per waiting request) and wait. Measured while they wait:
+the queries the database ran (`pg_stat_database.xact_commit` of the bench database: every
+autocommit query is one transaction), per reader and second. Then one message is written and
+we time how long until every reader has its answer.
+
+Two web processes in the same run: this project's (readers woken by the message bell, LISTEN/
+NOTIFY) with `--readers` readers (1,000 by default), and the reader it replaces (each waiting
+request asks the database every 5 ms: `MESSAGES_LISTEN=0`, fallback pace 5 ms) with
+`--baseline-readers` (100 by default: a thousand of them would only measure a saturated
+machine, and this one is shared).
+
+    DATABASE_URL=postgres://… .venv/bin/python bench/waiting_readers.py [--readers 1000] [--seconds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psycopg
+from _django import ROOT, bench_database, percentile
+from stream_latency import database_url, free_port, wait_for
+
+
+def commits(stats, name: str) -> int:
+    stats.execute("SELECT pg_stat_clear_snapshot()")
+    row = stats.execute("SELECT xact_commit FROM pg_stat_database WHERE datname = %s", [name]).fetchone()
+    return int(row[0])
+
+
+def write_message(motion) -> None:
+    """One agent line, from its own thread and connection (closed after, as the runner's)."""
+    from django.db import connection
+
+    from motion_runner.models import Message
+
+    Message.objects.create(motion=motion, sender="magent", source="runner", kind="text", text="now")
+    connection.close()
+
+
+async def readers_wait(url: str, cursor: str, count: int) -> tuple[list[float], int]:
+    """Every reader's answer time (monotonic) and how many got the message."""
+    import httpx
+
+    limits = httpx.Limits(max_connections=count + 10, max_keepalive_connections=count + 10)
+    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
+
+        async def one() -> tuple[float, bool]:
+            response = await client.get(url, params={"after": cursor, "wait": 25, "kind": "text"})
+            return time.monotonic(), bool(response.json()["results"])
+
+        results = await asyncio.gather(*(one() for _ in range(count)))
+    return [at for at, _ in results], sum(1 for _, got in results if got)
+
+
+def run(label: str, env: dict, readers: int, seconds: float, connection) -> dict:
+    from motion_runner.models import Message, Motion
+
+    motion = Motion.objects.create(slug=f"readers-{label}", title=label)
+    Message.objects.create(motion=motion, sender="justin", source="web", kind="text", text="before")
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "motion_runner.wsgi",
+            "-b",
+            f"127.0.0.1:{port}",
+            "--worker-class",
+            "gthread",
+            "--threads",
+            str(readers + 20),
+            "--worker-connections",
+            str(readers + 100),
+            "--backlog",
+            str(readers + 100),
+            "--timeout",
+            "120",
+            "--log-level",
+            "warning",
+        ],
+        env=env,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_for(base)
+        import httpx
+
+        url = f"{base}/api/motions/{motion.slug}/messages/"
+        cursor = httpx.get(url).json()["next"]
+        result: dict = {}
+        name = connection.settings_dict["NAME"]
+        stats = psycopg.connect(
+            dbname=name,
+            user=connection.settings_dict.get("USER") or None,
+            host=connection.settings_dict.get("HOST") or None,
+            port=connection.settings_dict.get("PORT") or None,
+            password=connection.settings_dict.get("PASSWORD") or None,
+            autocommit=True,
+        )
+
+        async def scenario() -> None:
+            task = asyncio.create_task(readers_wait(url, cursor, readers))
+            await asyncio.sleep(2.0)  # every reader in and waiting
+            before = commits(stats, name)
+            await asyncio.sleep(seconds)
+            result["queries"] = commits(stats, name) - before - 2  # our own two reads
+            written = time.monotonic()
+            await asyncio.to_thread(write_message, motion)
+            answered, got = await task
+            result["got"] = got
+            result["wake_ms"] = [(at - written) * 1000 for at in answered]
+
+        try:
+            asyncio.run(scenario())
+        finally:
+            stats.close()
+    finally:
+        server.terminate()
+        server.wait()
+    rate = result["queries"] / seconds
+    return {
+        "label": label,
+        "readers": readers,
+        "queries_per_second": rate,
+        "per_reader": rate / readers,
+        "got": result["got"],
+        "p50": percentile(result["wake_ms"], 50),
+        "p99": percentile(result["wake_ms"], 99),
+        "max": max(result["wake_ms"]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--readers", type=int, default=1000)
+    parser.add_argument("--baseline-readers", type=int, default=100)
+    parser.add_argument("--seconds", type=float, default=5.0, help="how long the readers wait, measured")
+    args = parser.parse_args()
+    with bench_database("bench_readers") as connection:
+        if connection.vendor != "postgresql":
+            raise SystemExit("this benchmark needs PostgreSQL (DATABASE_URL=postgres://…)")
+        env = dict(
+            os.environ,
+            DATABASE_URL=database_url(connection),
+            DJANGO_SETTINGS_MODULE="motion_runner.settings",
+            DEBUG="0",
+            SECRET_KEY="bench-only",
+            ALLOWED_HOSTS="127.0.0.1",
+            LOG_LEVEL="WARNING",
+        )
+        ours = run("bell", env, args.readers, args.seconds, connection)
+        old = dict(env, MESSAGES_LISTEN="0", MESSAGES_FALLBACK_POLL_SECONDS="0.005")
+        baseline = run("polling", old, args.baseline_readers, args.seconds, connection)
+    load = os.getloadavg()[0]
+    print(
+        f"waiting readers benchmark: {args.seconds:.0f} s of waiting measured; load {load:.1f} (1-min average)"
+    )
+    print()
+    header = (
+        f"{'reader':<34} {'readers':>7} {'queries/s':>10} {'per reader/s':>12} {'answered':>8} "
+        f"{'wake p50':>9} {'wake p99':>9} {'max':>8}"
+    )
+    print(header)
+    print("-" * len(header))
+    for row in (ours, baseline):
+        print(
+            f"{row['label']:<34} {row['readers']:>7} {row['queries_per_second']:>10.1f} {row['per_reader']:>12.2f} "
+            f"{row['got']:>8} {row['p50']:>7.1f}ms {row['p99']:>7.1f}ms {row['max']:>6.0f}ms"
+        )
+    print()
+    print(
+        "queries per waiting reader and second, polling ÷ bell: "
+        + (
+            f"{baseline['per_reader'] / ours['per_reader']:.0f}×"
+            if ours["per_reader"] > 0
+            else f"∞ (the bell's readers made {ours['queries_per_second']:.1f} queries/s in all)"
+        )
+    )
+    ok = ours["got"] == args.readers and ours["per_reader"] < 0.01
+    print("targets met" if ok else "TARGETS MISSED")
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    os.chdir(ROOT)
+    main()

@@ -1,0 +1,167 @@
+"""Waking long-poll readers when a Message is written: PostgreSQL LISTEN/NOTIFY, one listener
+per process, fanned out to the requests that wait.
+
+A statement-level trigger on the message table (migration 0007) NOTIFYs `motion_messages`
+with the slug of each Motion a statement wrote to. NOTIFY is delivered on commit, so a reader
+hears of a row only once it is readable, a rolled-back insert rings nothing, and every write
+path (the runner, the API, hooks, the importer, watches, the admin) rings without code of its
+own. One daemon thread per process holds a dedicated connection that LISTENs, and sets the
+`threading.Event` of each request waiting on that Motion: a waiting request costs no queries
+until something is written.
+
+When the channel is down (the listener lost its connection, or the database is SQLite, which
+has no NOTIFY) waiters fall back to a slow poll (`MESSAGES_FALLBACK_POLL_SECONDS`); each
+change of the channel's state wakes every waiter once, so nothing written meanwhile waits for
+the next poll.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+import psycopg
+from django.conf import settings
+from django.db import connection
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "motion_messages"
+# How long the listener waits for a notification before it checks its connection and stop flag.
+LISTEN_HEARTBEAT_SECONDS = 1.0
+RECONNECT_MAX_SECONDS = 30.0
+
+
+class MessageBell:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiters: dict[str, set[threading.Event]] = {}
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._listening = threading.Event()
+        self.rings = 0  # notifications heard: for tests and the benchmark
+
+    # --- the readers' side -------------------------------------------------------------
+
+    @property
+    def listening(self) -> bool:
+        return self._listening.is_set()
+
+    def wait(self, motion: str, has_news: Callable[[], bool], timeout: float) -> bool:
+        """Until `has_news()` (one query) says something is there (True), or `timeout` passes
+        (False). It is asked once before waiting, then only when the bell rings for this
+        Motion, or at the fallback pace while the channel is down."""
+        deadline = time.monotonic() + timeout
+        event = threading.Event()
+        self.start()
+        with self._lock:
+            self._waiters.setdefault(motion, set()).add(event)
+        try:
+            # Registered before this first look: a row committed between the look and the
+            # wait still rings our event, so no wake-up is lost.
+            if has_news():
+                return True
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                if self.listening:
+                    rang = event.wait(remaining)
+                else:
+                    rang = event.wait(min(remaining, settings.MESSAGES_FALLBACK_POLL_SECONDS))
+                    rang = rang or time.monotonic() < deadline
+                if not rang:
+                    return False
+                event.clear()
+                if has_news():
+                    return True
+        finally:
+            with self._lock:
+                waiting = self._waiters.get(motion)
+                if waiting is not None:
+                    waiting.discard(event)
+                    if not waiting:
+                        del self._waiters[motion]
+
+    def ring(self, motion: str) -> None:
+        with self._lock:
+            events = list(self._waiters.get(motion, ()))
+        for event in events:
+            event.set()
+
+    def ring_everyone(self) -> None:
+        with self._lock:
+            events = [event for waiting in self._waiters.values() for event in waiting]
+        for event in events:
+            event.set()
+
+    def waiting(self) -> int:
+        with self._lock:
+            return sum(len(waiting) for waiting in self._waiters.values())
+
+    # --- the listener ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is not None or not settings.MESSAGES_LISTEN or connection.vendor != "postgresql":
+            return
+        with self._lock:
+            if self._thread is not None:
+                return
+            self._stop.clear()
+            params = dict(connection.settings_dict)
+            self._thread = threading.Thread(
+                target=self._listen, args=(params,), name="message-bell", daemon=True
+            )
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Close the listener (tests, before the test database is dropped)."""
+        thread = self._thread
+        if thread is None:
+            return
+        self._stop.set()
+        thread.join(timeout=LISTEN_HEARTBEAT_SECONDS * 5)
+        with self._lock:
+            self._thread = None
+
+    def _connect(self, params: dict) -> psycopg.Connection:
+        return psycopg.connect(
+            dbname=params["NAME"],
+            user=params.get("USER") or None,
+            password=params.get("PASSWORD") or None,
+            host=params.get("HOST") or None,
+            port=params.get("PORT") or None,
+            autocommit=True,
+            application_name="motion-runner message bell",
+        )
+
+    def _listen(self, params: dict) -> None:
+        backoff = 0.5
+        while not self._stop.is_set():
+            try:
+                with self._connect(params) as conn:
+                    conn.execute(f"LISTEN {CHANNEL}")
+                    self._set_listening(True)
+                    backoff = 0.5
+                    while not self._stop.is_set():
+                        for note in conn.notifies(timeout=LISTEN_HEARTBEAT_SECONDS):
+                            self.rings += 1
+                            self.ring(note.payload)
+                        conn.execute("SELECT 1")  # a dead connection shows here, not in silence
+            except (psycopg.Error, OSError) as exc:
+                if not self._stop.is_set():
+                    log.warning("message bell: the channel is down (%s); readers poll until it is back", exc)
+            self._set_listening(False)
+            self._stop.wait(backoff)
+            backoff = min(backoff * 2, RECONNECT_MAX_SECONDS)
+
+    def _set_listening(self, up: bool) -> None:
+        if up != self.listening:
+            (self._listening.set if up else self._listening.clear)()
+            # Anything written while the state changed may not have rung: everyone looks once.
+            self.ring_everyone()
+
+
+bell = MessageBell()
