@@ -357,7 +357,7 @@ class HttpClient:
         except (httpx.InvalidURL, TypeError, ValueError) as exc:
             raise FetchError(f"not a URL: {url!r} ({exc})", permanent=True) from exc
         headers = dict(headers or {})
-        origin_host = current.host
+        origin_host = origin(current)
         for _hop in range(self.max_redirects + 1):
             response = self._send_once(method, current, headers, json, data, cookies)
             if response.status not in REDIRECT_STATUSES or "location" not in response.headers:
@@ -365,9 +365,10 @@ class HttpClient:
             target = httpx.URL(urljoin(str(current), response.headers["location"]))
             if response.status == 303 or (response.status in (301, 302) and method == "POST"):
                 method, json, data = "GET", None, None
-            if target.host != origin_host:
-                # Credentials meant for one host never follow a redirect to another.
-                headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+            if origin(target) != origin_host:
+                # Credentials meant for one origin never follow a redirect to another (another
+                # host, and also another port or scheme on the same host).
+                headers = {k: v for k, v in headers.items() if k.lower() not in CREDENTIAL_HEADERS}
             current = target
         raise FetchError(f"{url}: more than {self.max_redirects} redirects")
 
@@ -456,6 +457,35 @@ def _decode(raw: httpx.Response, body: bytes) -> bytes:
         raise FetchError(f"{raw.url.host}: could not decode the body ({exc})") from exc
 
 
+CREDENTIAL_HEADERS = {"authorization", "x-api-key", "cookie"}
+
+
+def origin(url: httpx.URL) -> tuple[str, str, int]:
+    """(scheme, host, port) with the scheme's default port filled in."""
+    return url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80)
+
+
+def is_loopback_host(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def credential_may_go(url: str, configured: str) -> bool:
+    """A secret configured for `configured` may go to `url`: the same origin (scheme, host and
+    port), over https; plain http only to a loopback address, which no network carries."""
+    try:
+        to, home = httpx.URL(url), httpx.URL(configured)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return False
+    if not home.host or origin(to) != origin(home):
+        return False
+    return to.scheme == "https" or (to.scheme == "http" and is_loopback_host(to.host))
+
+
 def host_key(url: httpx.URL) -> str:
     port = url.port
     return f"{url.host}:{port}" if port else url.host
@@ -466,5 +496,8 @@ def post_json_to_configured_api(
 ) -> httpx.Response:
     """A POST to an API whose address is an operator's setting (the screen's Messages API), not
     something a watched source or an agent chose: no SSRF guard, only the timeout. Kept here so
-    every outbound request of the project goes through this module."""
-    return httpx.post(url, headers=headers, json=body, timeout=timeout)
+    every outbound request of the project goes through this module. The caller's secret goes
+    only over https (or to loopback), and never through a proxy named in the environment."""
+    if not credential_may_go(url, url):
+        raise httpx.UnsupportedProtocol(f"refused {url}: a key goes only over https (or to loopback)")
+    return httpx.post(url, headers=headers, json=body, timeout=timeout, trust_env=False)
