@@ -169,6 +169,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
 }
 
 # --- REST framework -----------------------------------------------------------------------
+# Who may read, post, watch, type and answer in a Motion: a class with MotionAccess's methods
+# (motion_runner/access.py, docs/security.md). A host project names its own here.
+MOTION_RUNNER_ACCESS = os.environ.get("MOTION_RUNNER_ACCESS", "motion_runner.access.MotionAccess")
+
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # Agent keys first: their WWW-Authenticate header makes a missing or bad key a 401.

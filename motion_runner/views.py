@@ -1,16 +1,18 @@
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 
+from .access import access, readable_motion
 from .models import Motion
 
 
 def motion_list(request):
-    return render(request, "motion_runner/motion_list.html", {"motions": Motion.objects.all()})
+    motions = access().readable(request.user, Motion.objects.all())
+    return render(request, "motion_runner/motion_list.html", {"motions": motions})
 
 
 def motion_thread(request, slug: str):
-    motion = get_object_or_404(Motion, slug=slug)
+    motion = readable_motion(request.user, slug)
     return render(request, "motion_runner/thread.html", {"motion": motion})
 
 

@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..access import access
 from ..harnesses import HARNESSES, EventKind, HarnessError, get_adapter
 from ..harnesses.base import stable_uuid
 from ..ingest import (
@@ -42,7 +43,7 @@ from ..transcripts import (
     runner_owned,
     turn_end_uuid,
 )
-from .auth import AgentKeyAuthentication, IsAgent, request_agent
+from .auth import AgentKeyAuthentication, AgentPrincipal, IsAgent, request_agent
 from .serializers import MessageSerializer
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,7 @@ class TooManyEvents(APIException):
 
 def member_motion(slug: str, agent: Agent) -> Motion:
     motion = get_object_or_404(Motion, slug=slug)
-    if not motion.agents.filter(pk=agent.pk).exists():
+    if not access().is_member_agent(AgentPrincipal(agent), motion):
         raise PermissionDenied(f"@{agent.name} is not an agent of Motion {slug!r}.")
     return motion
 

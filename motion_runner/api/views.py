@@ -4,11 +4,10 @@ import time
 from datetime import timedelta
 
 from django.db.models import Q
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, permissions, status
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.exceptions import NotAuthenticated, ValidationError
+from rest_framework.exceptions import NotAuthenticated, PermissionDenied, ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -16,6 +15,7 @@ from rest_framework.views import APIView
 
 from wakes.api import open_requests
 
+from ..access import access, readable_motion
 from ..models import Kind, Message, Motion, Turn, TurnStatus
 from ..posting import post_person_message
 from . import cursor as cursors
@@ -82,16 +82,18 @@ class MotionList(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        queryset = Motion.objects.prefetch_related("agents")
+        queryset = access().readable(self.request.user, Motion.objects.prefetch_related("agents"))
         if name := self.request.query_params.get("agent"):
             queryset = queryset.filter(agents__name=name.lstrip("@"))
         return queryset
 
 
 class MotionDetail(generics.RetrieveAPIView):
-    queryset = Motion.objects.all()
     serializer_class = MotionSerializer
     lookup_field = "slug"
+
+    def get_queryset(self):
+        return access().readable(self.request.user, Motion.objects.all())
 
 
 class MessageList(APIView):
@@ -120,7 +122,7 @@ class MessageList(APIView):
         responses=MessageSerializer(many=True),
     )
     def get(self, request: Request, slug: str) -> Response:
-        motion = get_object_or_404(Motion, slug=slug)
+        motion = readable_motion(request.user, slug)
         params = request.query_params
         queryset = Message.objects.filter(motion=motion).select_related("turn")
         try:
@@ -173,9 +175,11 @@ class MessageList(APIView):
             body.is_valid(raise_exception=True)
             data = body.validated_data
             return post_as_agent(agent, motion, data, kind=Kind.TEXT, text=data["text"])
-        motion = get_object_or_404(Motion, slug=slug)
         if not request.user.is_authenticated:
             raise NotAuthenticated("Sign in, or send an agent key, to post in a Motion.")
+        motion = readable_motion(request.user, slug)
+        if not access().can_post(request.user, motion):
+            raise PermissionDenied("You may read this Motion but not post in it.")
         body.is_valid(raise_exception=True)
         message = post_person_message(
             motion,
@@ -207,7 +211,8 @@ class TurnList(generics.ListAPIView):
 
     def get_queryset(self):
         params = self.request.query_params
-        queryset = Turn.objects.select_related("agent")
+        readable = access().readable(self.request.user, Motion.objects.all()).values("slug")
+        queryset = Turn.objects.select_related("agent").filter(motion__in=readable)
         if slug := params.get("motion"):
             queryset = queryset.filter(motion_id=slug)
         if name := params.get("agent"):
@@ -227,6 +232,9 @@ class TurnList(generics.ListAPIView):
 
 
 class TurnDetail(generics.RetrieveAPIView):
-    queryset = Turn.objects.select_related("agent")
     serializer_class = TurnSerializer
     permission_classes = [permissions.AllowAny]
+
+    def get_queryset(self):
+        readable = access().readable(self.request.user, Motion.objects.all()).values("slug")
+        return Turn.objects.select_related("agent").filter(motion__in=readable)
