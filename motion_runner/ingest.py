@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, connection, models, router, transaction
 from django.db.models import F
 from django.db.models.constants import OnConflict
@@ -176,7 +177,17 @@ def fit_message(message: Message) -> Message:
                 setattr(message, model_field.attname, None)
     if isinstance(message.text, str) and "\x00" in message.text:
         message.text = message.text.replace("\x00", "")  # PostgreSQL text cannot hold NUL
+    limit = text_limit(message.kind)
+    if isinstance(message.text, str) and len(message.text) > limit:
+        # Served on every poll of the thread: a 10 MB line is cut, saying how much was left out.
+        message.text = message.text[:limit] + f"\n… ({len(message.text) - limit} more characters not kept)"
     return message
+
+
+def text_limit(kind: str) -> int:
+    if kind == Kind.TOOL_RESULT:
+        return settings.MESSAGE_TOOL_RESULT_MAX_CHARS
+    return settings.MESSAGE_TEXT_MAX_CHARS
 
 
 @contextmanager

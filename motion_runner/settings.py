@@ -70,6 +70,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "motion_runner.api.bounds.RefuseNulInQuery",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -171,6 +172,10 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
 # --- REST framework -----------------------------------------------------------------------
 # Who may read, post, watch, type and answer in a Motion: a class with MotionAccess's methods
 # (motion_runner/access.py, docs/security.md). A host project names its own here.
+API_MAX_JSON_DEPTH = env_int("API_MAX_JSON_DEPTH", 64)
+# The most of one message's text that is kept and served (a person's post is refused past it).
+MESSAGE_TEXT_MAX_CHARS = env_int("MESSAGE_TEXT_MAX_CHARS", 100_000)
+MESSAGE_TOOL_RESULT_MAX_CHARS = env_int("MESSAGE_TOOL_RESULT_MAX_CHARS", 64 * 1024)
 MOTION_RUNNER_ACCESS = os.environ.get("MOTION_RUNNER_ACCESS", "motion_runner.access.MotionAccess")
 
 REST_FRAMEWORK = {
@@ -182,6 +187,8 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "EXCEPTION_HANDLER": "motion_runner.api.errors.exception_handler",
+    # JSON only (no form bodies), depth-capped and NUL-free: motion_runner/api/bounds.py.
+    "DEFAULT_PARSER_CLASSES": ["motion_runner.api.bounds.BoundedJSONParser"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Motion Runner API",

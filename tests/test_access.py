@@ -192,7 +192,8 @@ def test_a_public_motion_is_read_by_anyone_but_written_by_nobody_anonymous(harbo
     anonymous = Client()
 
     assert anonymous.get("/api/motions/harbor/messages/").status_code == 200
-    assert anonymous.post("/api/motions/harbor/messages/", {"text": "hi"}).status_code == 401
+    posted = anonymous.post("/api/motions/harbor/messages/", {"text": "hi"}, content_type="application/json")
+    assert posted.status_code == 401
 
 
 class NobodyReads:

@@ -152,6 +152,8 @@ def stamp_turn_end(turn: Turn | None, end) -> None:
 class StreamView(AgentAPIView):
     """A harness's own JSON lines, posted as they come; written once whatever the order or repeats."""
 
+    replace_nul = True  # a tool's output may hold a NUL: it becomes U+FFFD, the batch is kept
+
     @extend_schema(
         request=StreamBody,
         responses={
@@ -337,6 +339,8 @@ class ClaudeCodeHookView(AgentAPIView):
     later transcript import finds these Messages instead of doubling them: a prompt and a turn's
     end by (session, prompt_id), a tool call and its result by (session, tool_use_id).
     """
+
+    replace_nul = True  # as for the stream: a tool's response may hold a NUL
 
     @extend_schema(
         request=HookBody,

@@ -21,6 +21,7 @@ from ..posting import post_person_message
 from . import cursor as cursors
 from .agent_views import member_motion, post_as_agent
 from .auth import AgentKeyAuthentication, request_agent
+from .bounds import finite_number, parse_time, whole_number
 from .serializers import (
     MessageSerializer,
     MotionSerializer,
@@ -60,15 +61,6 @@ def running_activity(motion: Motion) -> list[dict]:
 class Pages(LimitOffsetPagination):
     default_limit = 100
     max_limit = MAX_PAGE
-
-
-def parse_time(name: str, value: str):
-    from django.utils.dateparse import parse_datetime
-
-    moment = parse_datetime(value)
-    if moment is None:
-        raise ValidationError({name: [f"not an ISO 8601 time: {value!r}"]})
-    return moment
 
 
 class MotionList(generics.ListAPIView):
@@ -125,21 +117,18 @@ class MessageList(APIView):
         motion = readable_motion(request.user, slug)
         params = request.query_params
         queryset = Message.objects.filter(motion=motion).select_related("turn")
-        try:
-            limit = min(max(int(params.get("limit", DEFAULT_PAGE)), 1), MAX_PAGE)
-            overlap = min(max(int(params.get("overlap", 0)), 0), MAX_OVERLAP_SECONDS)
-        except ValueError as exc:
-            raise ValidationError({"limit": ["must be a whole number"]}) from exc
-        try:
-            wait = min(max(float(params.get("wait", 0)), 0.0), MAX_WAIT_SECONDS)
-        except ValueError as exc:
-            raise ValidationError({"wait": ["must be a number of seconds"]}) from exc
+        limit = whole_number(params, "limit", DEFAULT_PAGE, low=1, high=MAX_PAGE)
+        overlap = whole_number(params, "overlap", 0, low=0, high=MAX_OVERLAP_SECONDS)
+        wait = finite_number(params, "wait", 0.0, low=0.0, high=MAX_WAIT_SECONDS)
         newer = None
         if after := params.get("after"):
             created, message_id = cursors.decode(after)
             newer = Q(created_at__gt=created) | Q(created_at=created, id__gt=message_id)
             if overlap:
-                queryset = queryset.filter(created_at__gt=created - timedelta(seconds=overlap))
+                try:
+                    queryset = queryset.filter(created_at__gt=created - timedelta(seconds=overlap))
+                except OverflowError:  # a cursor at the start of time: nothing is before it
+                    queryset = queryset.filter(newer)
             else:
                 queryset = queryset.filter(newer)
         if kinds := params.get("kind"):
