@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from motion_runner.harnesses.base import stable_uuid
-from motion_runner.ingest import insert_one
+from motion_runner.harnesses.base import system_uuid
+from motion_runner.ingest import insert_system_line
 from motion_runner.models import Kind, Message, Turn
 from motion_runner.runner.turns import enqueue_turn
 
@@ -45,7 +45,7 @@ def record_requests(sender, turn: Turn, **kwargs) -> list[WakeRequest]:
     for reply in replies:
         for index, ask in enumerate(find_asks(reply.text)):
             card = Message(
-                id=stable_uuid("request", reply.id, index),
+                id=system_uuid("request", reply.id, index),
                 motion=turn.motion,
                 sender=turn.agent.name,
                 agent=turn.agent,
@@ -56,7 +56,7 @@ def record_requests(sender, turn: Turn, **kwargs) -> list[WakeRequest]:
                 turn=turn,
             )
             with transaction.atomic():
-                if insert_one(card):
+                if insert_system_line(card):
                     created.append(
                         WakeRequest.objects.create(
                             motion=turn.motion,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
-from motion_runner.harnesses.base import stable_uuid
+from motion_runner.harnesses.base import system_uuid
 from motion_runner.ingest import post_system_message
 from motion_runner.models import Agent, Kind, Message, Motion, Turn
 from motion_runner.runner.turns import enqueue_turn
@@ -110,7 +110,7 @@ def wake(
         motion,
         " · ".join(parts),
         kind=Kind.WAKE,
-        message_id=stable_uuid("wake", turn.pk),
+        message_id=system_uuid("wake", turn.pk),
         turn=turn,
         agent=agent,
     )

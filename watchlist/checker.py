@@ -34,8 +34,8 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from motion_runner.harnesses.base import stable_uuid
-from motion_runner.ingest import insert_one
+from motion_runner.harnesses.base import system_uuid
+from motion_runner.ingest import insert_system_line
 from motion_runner.models import Kind, Message, Source
 from wakes.abilities import ability_prompt, reply_on_wiki_page
 from wakes.handlers import wake_for_watch
@@ -288,7 +288,7 @@ def post_line(watch: Watch, line: str, *, key: str, link: str = "", kind: str = 
     """One compact line in the Motion; its id comes from the watch and the change, so a
     re-check (or a second cycle racing a lost one) never posts it twice."""
     message = Message(
-        id=uuid.UUID(stable_uuid("watch", watch.pk, key)),
+        id=uuid.UUID(system_uuid("watch", watch.pk, key)),
         motion=watch.motion,
         sender="watch",
         source=Source.WATCH,
@@ -297,7 +297,7 @@ def post_line(watch: Watch, line: str, *, key: str, link: str = "", kind: str = 
         raw={"watch": watch.pk, "kind": watch.kind, "link": link, "wake": watch.wake, "key": key},
         is_error=kind == Kind.ERROR,
     )
-    return message if insert_one(message) else None
+    return message if insert_system_line(message) else None
 
 
 def quote_as_data(text: str) -> str:

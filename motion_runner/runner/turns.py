@@ -16,7 +16,7 @@ from django.dispatch import Signal
 from django.utils import timezone
 
 from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
-from ..harnesses.base import json_object, stable_uuid
+from ..harnesses.base import json_object, system_uuid
 from ..ingest import EventWriter, IngestContext, SessionConflict, latest_session, post_system_message
 from ..models import Agent, Kind, Motion, MotionSession, Turn, TurnStatus
 from .process import Limits, Outcome, ProcessResult, run_streaming
@@ -182,7 +182,7 @@ class TurnRun:
             return [
                 Event(
                     EventKind.ERROR,
-                    uuid=stable_uuid("bad-line", self.turn.pk, self.line_no),
+                    uuid=system_uuid("bad-line", self.turn.pk, self.line_no),
                     text=f"the harness printed a line that is not a JSON event ({exc}): {text[:300]}",
                     raw={"line": text[:4000]},
                 )
@@ -194,7 +194,7 @@ class TurnRun:
             return [
                 Event(
                     EventKind.ERROR,
-                    uuid=stable_uuid("adapter-error", self.turn.pk, self.line_no),
+                    uuid=system_uuid("adapter-error", self.turn.pk, self.line_no),
                     text=f"could not read a {obj.get('type', '?')} line: {exc}",
                     raw=obj,
                 )
@@ -213,7 +213,7 @@ class TurnRun:
                 [
                     Event(
                         EventKind.ERROR,
-                        uuid=stable_uuid("bad-event", self.turn.pk, error),
+                        uuid=system_uuid("bad-event", self.turn.pk, error),
                         text=f"an event could not be stored: {error}",
                     )
                 ]
@@ -280,7 +280,7 @@ def fail_before_launch(turn: Turn, message: str) -> None:
     post_system_message(
         turn.motion,
         f"@{turn.agent.name} could not start: {message}",
-        message_id=stable_uuid("turn-error", turn.pk),
+        message_id=system_uuid("turn-error", turn.pk),
         turn=turn,
     )
     turn.refresh_from_db()
@@ -427,7 +427,7 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
         post_system_message(
             turn.motion,
             f"@{turn.agent.name}'s turn {status.replace('_', ' ')}: {error}",
-            message_id=stable_uuid("turn-error", turn.pk),
+            message_id=system_uuid("turn-error", turn.pk),
             turn=turn,
             kind=Kind.ERROR,
         )
@@ -469,7 +469,7 @@ def sweep_turns(now=None) -> dict[str, int]:
             post_system_message(
                 turn.motion,
                 f"@{turn.agent.name}'s turn failed: the worker running it was lost",
-                message_id=stable_uuid("turn-error", turn.pk),
+                message_id=system_uuid("turn-error", turn.pk),
                 turn=turn,
             )
     resent = 0
