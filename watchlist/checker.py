@@ -351,8 +351,8 @@ def wake_for(watch: Watch, change: Change, message: Message) -> int:
     prompt = wake_prompt(watch, change)
     woke = 0
     for agent in watch.motion.agents.all():
-        wake_for_watch(message, agent, prompt=prompt, reason_detail=json.dumps(detail), ability=ability)
-        woke += 1
+        if wake_for_watch(message, agent, prompt=prompt, reason_detail=json.dumps(detail), ability=ability):
+            woke += 1
     return woke
 
 
