@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from .harnesses.base import Event, EventKind
 from .models import Agent, Kind, Message, Motion, MotionSession, Turn, UnclaimedSession
+from .redaction import redact, redact_json
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +178,9 @@ def fit_message(message: Message) -> Message:
                 setattr(message, model_field.attname, None)
     if isinstance(message.text, str) and "\x00" in message.text:
         message.text = message.text.replace("\x00", "")  # PostgreSQL text cannot hold NUL
+    # Secrets never reach the table (nor so any reader): motion_runner/redaction.py.
+    message.text = redact(message.text) if isinstance(message.text, str) else message.text
+    message.raw = redact_json(message.raw)
     limit = text_limit(message.kind)
     if isinstance(message.text, str) and len(message.text) > limit:
         # Served on every poll of the thread: a 10 MB line is cut, saying how much was left out.
@@ -305,6 +309,7 @@ class EventWriter:
 
     def insert(self, message: Message) -> bool:
         """Insert unless a Message with this id exists; True when this call inserted it."""
+        fit_message(message)
         try:
             with transaction.atomic():
                 message.save(force_insert=True)

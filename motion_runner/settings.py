@@ -172,6 +172,17 @@ CELERY_BEAT_SCHEDULE: dict[str, dict] = {
 # --- REST framework -----------------------------------------------------------------------
 # Who may read, post, watch, type and answer in a Motion: a class with MotionAccess's methods
 # (motion_runner/access.py, docs/security.md). A host project names its own here.
+# Secrets are taken out of what is stored and served (motion_runner/redaction.py): the values of
+# these settings wherever they appear, and the shapes of keys, tokens and passwords.
+REDACT_SECRETS = env_bool("REDACT_SECRETS", True)
+REDACT_SETTINGS = [
+    "SECRET_KEY",
+    "WATCH_GITHUB_TOKEN",
+    "WAKES_SCREEN_API_KEY",
+    "WIKI_BOT_PASSWORD",
+    "WIKI_BOT_CREDENTIALS",
+    "WATCH_ETH_RPC_URL",
+]
 API_MAX_JSON_DEPTH = env_int("API_MAX_JSON_DEPTH", 64)
 # The most of one message's text that is kept and served (a person's post is refused past it).
 MESSAGE_TEXT_MAX_CHARS = env_int("MESSAGE_TEXT_MAX_CHARS", 100_000)
@@ -204,6 +215,9 @@ SPECTACULAR_SETTINGS = {
 # Where harness CLIs are found when an Agent names no binary: ./node_modules/.bin first
 # (what `npm ci` installs from package.json), then $PATH.
 HARNESS_BIN_DIRS = env_list("HARNESS_BIN_DIRS", [str(BASE_DIR / "node_modules" / ".bin")])
+# Codex's read-only sandbox reads anywhere (~/.ssh too): a look-only Codex turn is refused
+# unless this says "allow" (docs/security.md).
+RUNNER_CODEX_LOOK_ONLY = os.environ.get("RUNNER_CODEX_LOOK_ONLY", "refuse")
 RUNNER_TURN_TIMEOUT_SECONDS = env_float("RUNNER_TURN_TIMEOUT_SECONDS", 15 * 60)
 RUNNER_MAX_LINE_BYTES = env_int("RUNNER_MAX_LINE_BYTES", 4 * 1024 * 1024)
 RUNNER_MAX_OUTPUT_BYTES = env_int("RUNNER_MAX_OUTPUT_BYTES", 64 * 1024 * 1024)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from .access import access, readable_motion
 from .models import Motion
@@ -29,7 +30,13 @@ def sign_in(request):
         except SignInRefused as refusal:
             error = str(refusal)
         else:
-            return redirect(request.GET.get("next") or "motion-list")
+            wanted = request.GET.get("next", "")
+            # Only a path on this site: `?next=https://elsewhere` must not send a fresh sign-in away.
+            if wanted and url_has_allowed_host_and_scheme(
+                wanted, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+            ):
+                return redirect(wanted)
+            return redirect("motion-list")
     challenge = new_challenge(request.session)
     return render(
         request,

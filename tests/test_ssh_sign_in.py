@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from motion_runner.signin import add_key
+from motion_runner.signin import NO_MATCH, add_key
 from tests.factories import MotionFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -94,3 +94,35 @@ def test_a_bad_public_key_is_refused_with_the_reason():
 
     with pytest.raises(ValidationError, match="Not an SSH public key"):
         add_key(UserFactory(username="x"), "ssh-ed25519 notakey")
+
+
+# --- issue 10: no open redirect, no telling who has an account ------------------------------------
+
+
+def test_after_sign_in_next_pointing_at_another_site_stays_here(client: Client, justin):
+    challenge = challenge_from(client.get("/sign-in/?next=https://evil.example/phish"))
+    response = client.post(
+        "/sign-in/?next=https://evil.example/phish",
+        {"username": "justin", "signature": sign(justin, challenge)},
+    )
+    assert response.status_code == 302 and response["Location"] == "/"
+
+
+def test_after_sign_in_next_on_this_site_is_followed(client: Client, justin):
+    challenge = challenge_from(client.get("/sign-in/?next=/motions/harbor/"))
+    response = client.post(
+        "/sign-in/?next=/motions/harbor/", {"username": "justin", "signature": sign(justin, challenge)}
+    )
+    assert response["Location"] == "/motions/harbor/"
+
+
+def test_an_unknown_username_is_answered_as_a_wrong_signature_is(client: Client, justin, tmp_path):
+    stranger = make_key(tmp_path, "stranger")
+    answers = []
+    for username in ("justin", "nobody-by-this-name"):
+        challenge = challenge_from(client.get("/sign-in/"))
+        response = client.post("/sign-in/", {"username": username, "signature": sign(stranger, challenge)})
+        answers.append((response.status_code, response.content.decode()))
+
+    assert [status for status, _ in answers] == [403, 403]
+    assert all(NO_MATCH in page and "No such person" not in page for _, page in answers)

@@ -38,6 +38,7 @@ from django.utils import timezone
 from motion_runner.harnesses.base import system_uuid
 from motion_runner.ingest import insert_system_line
 from motion_runner.models import Kind, Message, Source
+from motion_runner.redaction import redact
 from wakes.abilities import ability_prompt, reply_on_wiki_page
 from wakes.handlers import wake_for_watch
 
@@ -248,11 +249,11 @@ def apply_outcome(watch: Watch, token: str, outcome: Outcome, report: CycleRepor
 
 
 def record_failure(watch: Watch, error: CheckError, now: datetime, report: CycleReport) -> list[str]:
-    watch.last_error = str(error)[:2000]
+    watch.last_error = redact(str(error))[:2000]
     if error.permanent:
         report.disabled += 1
         watch.enabled = False
-        watch.disabled_reason = str(error)[:2000]
+        watch.disabled_reason = watch.last_error
         watch.next_due_at = now
         post_line(
             watch,

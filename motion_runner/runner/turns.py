@@ -19,6 +19,7 @@ from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapte
 from ..harnesses.base import json_object, system_uuid
 from ..ingest import EventWriter, IngestContext, SessionConflict, latest_session, post_system_message
 from ..models import Agent, Kind, Motion, MotionSession, Turn, TurnStatus
+from ..redaction import redact
 from .process import Limits, Outcome, ProcessResult, run_streaming
 
 log = logging.getLogger(__name__)
@@ -275,6 +276,7 @@ def judge(result: ProcessResult, turn_end: Event | None, timeout: float) -> tupl
 
 
 def fail_before_launch(turn: Turn, message: str) -> None:
+    message = redact(message)
     now = timezone.now()
     Turn.objects.filter(pk=turn.pk).update(status=TurnStatus.FAILED, ended_at=now, error=message, activity="")
     post_system_message(
@@ -413,8 +415,8 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
         "status": status,
         "ended_at": timezone.now(),
         "exit_code": result.returncode,
-        "stderr_tail": result.stderr_tail,
-        "error": error,
+        "stderr_tail": redact(result.stderr_tail),
+        "error": redact(error),
         "activity": "",
     }
     if end is not None:
@@ -423,6 +425,7 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
         if end.cost_usd is not None:
             fields["cost_usd"] = end.cost_usd
     Turn.objects.filter(pk=turn.pk).update(**fields)
+    error = redact(error)
     if error and not _said_by_turn_end(result, end):
         post_system_message(
             turn.motion,
