@@ -183,6 +183,9 @@ REDACT_SETTINGS = [
     "WIKI_BOT_CREDENTIALS",
     "WATCH_ETH_RPC_URL",
 ]
+# The admin shows a new agent key once, as a message: kept in the session (server side), never
+# in the default cookie storage, which is signed but not encrypted.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 API_MAX_JSON_DEPTH = env_int("API_MAX_JSON_DEPTH", 64)
 # The most of one message's text that is kept and served (a person's post is refused past it).
 MESSAGE_TEXT_MAX_CHARS = env_int("MESSAGE_TEXT_MAX_CHARS", 100_000)
@@ -209,6 +212,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Every operation's error answers documented in the one error body (motion_runner/api/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "motion_runner.api.schema.add_error_responses",
+    ],
 }
 
 # --- The runner ---------------------------------------------------------------------------

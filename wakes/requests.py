@@ -34,8 +34,14 @@ class Ask:
     to: str
 
 
+# What an agent quotes or shows as code is not its own ask: fenced blocks, inline code, and
+# lines quoted with ">" (a person's words, a watched page) are left out before tags are found.
+QUOTED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`|^[ \t]*>.*?$", re.DOTALL | re.MULTILINE)
+
+
 def find_asks(text: str) -> list[Ask]:
-    return [Ask(kind.lower(), (dq or sq).strip()) for kind, dq, sq in TAG.findall(text or "")]
+    own_words = QUOTED.sub(" ", text or "")
+    return [Ask(kind.lower(), (dq or sq).strip()) for kind, dq, sq in TAG.findall(own_words)]
 
 
 def record_requests(sender, turn: Turn, **kwargs) -> list[WakeRequest]:

@@ -50,6 +50,12 @@ EXTRA_BLOCKED_NETWORKS = [
     ipaddress.ip_network("0.0.0.0/8"),
     ipaddress.ip_network("192.0.0.0/24"),
     ipaddress.ip_network("198.18.0.0/15"),  # benchmarking
+    # IPv6 forms that carry an IPv4 address inside, which could be a private one: 6to4,
+    # Teredo, NAT64.
+    ipaddress.ip_network("2002::/16"),
+    ipaddress.ip_network("2001::/32"),
+    ipaddress.ip_network("64:ff9b::/96"),
+    ipaddress.ip_network("64:ff9b:1::/48"),
 ]
 
 

@@ -4,8 +4,8 @@ import time
 from datetime import timedelta
 
 from django.db.models import Q
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import generics, permissions, status
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import generics, permissions, serializers, status
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.exceptions import NotAuthenticated, PermissionDenied, ValidationError
 from rest_framework.pagination import LimitOffsetPagination
@@ -111,7 +111,20 @@ class MessageList(APIView):
             OpenApiParameter("raw", bool, description="Include the harness's raw JSON line."),
             OpenApiParameter("wait", float, description="Seconds to wait for something new (at most 25)."),
         ],
-        responses=MessageSerializer(many=True),
+        responses=inline_serializer(
+            "MessagePage",
+            {
+                "results": MessageSerializer(many=True),
+                "next": serializers.CharField(
+                    allow_null=True, help_text="The cursor to send as `after` next."
+                ),
+                "more": serializers.BooleanField(help_text="True when the page was full: ask again at once."),
+                "activity": serializers.ListField(child=serializers.DictField(), help_text="Running turns."),
+                "requests": serializers.ListField(
+                    child=serializers.DictField(), help_text="Open request cards."
+                ),
+            },
+        ),
     )
     def get(self, request: Request, slug: str) -> Response:
         motion = readable_motion(request.user, slug)
