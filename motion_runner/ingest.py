@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.db import IntegrityError, connection, models, router, transaction
 from django.db.models import F
 from django.db.models.constants import OnConflict
@@ -27,6 +28,7 @@ from django.utils import timezone
 
 from .harnesses.base import Event, EventKind
 from .models import Agent, Kind, Message, Motion, MotionSession, Turn, UnclaimedSession
+from .redaction import redact, redact_json
 
 log = logging.getLogger(__name__)
 
@@ -176,7 +178,20 @@ def fit_message(message: Message) -> Message:
                 setattr(message, model_field.attname, None)
     if isinstance(message.text, str) and "\x00" in message.text:
         message.text = message.text.replace("\x00", "")  # PostgreSQL text cannot hold NUL
+    # Secrets never reach the table (nor so any reader): motion_runner/redaction.py.
+    message.text = redact(message.text) if isinstance(message.text, str) else message.text
+    message.raw = redact_json(message.raw)
+    limit = text_limit(message.kind)
+    if isinstance(message.text, str) and len(message.text) > limit:
+        # Served on every poll of the thread: a 10 MB line is cut, saying how much was left out.
+        message.text = message.text[:limit] + f"\n… ({len(message.text) - limit} more characters not kept)"
     return message
+
+
+def text_limit(kind: str) -> int:
+    if kind == Kind.TOOL_RESULT:
+        return settings.MESSAGE_TOOL_RESULT_MAX_CHARS
+    return settings.MESSAGE_TEXT_MAX_CHARS
 
 
 @contextmanager
@@ -294,6 +309,7 @@ class EventWriter:
 
     def insert(self, message: Message) -> bool:
         """Insert unless a Message with this id exists; True when this call inserted it."""
+        fit_message(message)
         try:
             with transaction.atomic():
                 message.save(force_insert=True)
@@ -518,4 +534,23 @@ def post_system_message(
     )
     if message_id:
         message.id = message_id
-    return message if insert_one(message) else None
+    return message if insert_system_line(message) else None
+
+
+def insert_system_line(message: Message) -> bool:
+    """`insert_one` for a line the runner says under a stable id. Finding the same line there
+    means it was said already (False); finding anything else under its id is a collision, which
+    is logged as an error and the line is said under a fresh id: never silently dropped."""
+    if insert_one(message):
+        return True
+    found = Message.objects.filter(pk=message.id).values_list("motion_id", "source", "kind").first()
+    if found == (message.motion_id, message.source, message.kind):
+        return False
+    log.error(
+        "the id %s of a %s line in %s is taken by another message: said under a new id",
+        message.id,
+        message.kind,
+        message.motion_id,
+    )
+    message.id = uuid.uuid4()
+    return insert_one(message)

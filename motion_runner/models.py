@@ -47,6 +47,12 @@ class Agent(models.Model):
         return f"@{self.name}"
 
 
+class Visibility(models.TextChoices):
+    PUBLIC = "public", "Anyone, signed in or not"
+    SIGNED_IN = "signed_in", "Signed-in people and the Motion's agents"
+    MEMBERS = "members", "The Motion's people and agents only"
+
+
 class Motion(models.Model):
     slug = models.SlugField(max_length=100, primary_key=True)
     title = models.CharField(max_length=200)
@@ -57,6 +63,18 @@ class Motion(models.Model):
         help_text="Working directory for this Motion's turns; blank uses the agent's own.",
     )
     agents = models.ManyToManyField(Agent, blank=True, related_name="motions")
+    people = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="motions",
+        help_text="Its people: who may read a members-only Motion.",
+    )
+    visibility = models.CharField(
+        max_length=16,
+        choices=Visibility.choices,
+        default=Visibility.SIGNED_IN,
+        help_text="Who may read it (docs/security.md).",
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

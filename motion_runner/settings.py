@@ -73,6 +73,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "motion_runner.api.bounds.RefuseNulInQuery",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -161,6 +162,28 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # The consider loop's look; its other numbers are dials in the admin (wakes.Dials).
 WAKES_TICK_SECONDS = env_float("WAKES_TICK_SECONDS", 3.0)
 # --- REST framework -----------------------------------------------------------------------
+# Who may read, post, watch, type and answer in a Motion: a class with MotionAccess's methods
+# (motion_runner/access.py, docs/security.md). A host project names its own here.
+# Secrets are taken out of what is stored and served (motion_runner/redaction.py): the values of
+# these settings wherever they appear, and the shapes of keys, tokens and passwords.
+REDACT_SECRETS = env_bool("REDACT_SECRETS", True)
+REDACT_SETTINGS = [
+    "SECRET_KEY",
+    "WATCH_GITHUB_TOKEN",
+    "WAKES_SCREEN_API_KEY",
+    "WIKI_BOT_PASSWORD",
+    "WIKI_BOT_CREDENTIALS",
+    "WATCH_ETH_RPC_URL",
+]
+# The admin shows a new agent key once, as a message: kept in the session (server side), never
+# in the default cookie storage, which is signed but not encrypted.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
+API_MAX_JSON_DEPTH = env_int("API_MAX_JSON_DEPTH", 64)
+# The most of one message's text that is kept and served (a person's post is refused past it).
+MESSAGE_TEXT_MAX_CHARS = env_int("MESSAGE_TEXT_MAX_CHARS", 100_000)
+MESSAGE_TOOL_RESULT_MAX_CHARS = env_int("MESSAGE_TOOL_RESULT_MAX_CHARS", 64 * 1024)
+MOTION_RUNNER_ACCESS = os.environ.get("MOTION_RUNNER_ACCESS", "motion_runner.access.MotionAccess")
+
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # Agent keys first: their WWW-Authenticate header makes a missing or bad key a 401.
@@ -171,6 +194,8 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "EXCEPTION_HANDLER": "motion_runner.api.errors.exception_handler",
+    # JSON only (no form bodies), depth-capped and NUL-free: motion_runner/api/bounds.py.
+    "DEFAULT_PARSER_CLASSES": ["motion_runner.api.bounds.BoundedJSONParser"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Motion Runner API",
@@ -180,12 +205,20 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Every operation's error answers documented in the one error body (motion_runner/api/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "motion_runner.api.schema.add_error_responses",
+    ],
 }
 
 # --- The runner ---------------------------------------------------------------------------
 # Where harness CLIs are found when an Agent names no binary: ./node_modules/.bin first
 # (what `npm ci` installs from package.json), then $PATH.
 HARNESS_BIN_DIRS = env_list("HARNESS_BIN_DIRS", [str(BASE_DIR / "node_modules" / ".bin")])
+# Codex's read-only sandbox reads anywhere (~/.ssh too): a look-only Codex turn is refused
+# unless this says "allow" (docs/security.md).
+RUNNER_CODEX_LOOK_ONLY = os.environ.get("RUNNER_CODEX_LOOK_ONLY", "refuse")
 RUNNER_TURN_TIMEOUT_SECONDS = env_float("RUNNER_TURN_TIMEOUT_SECONDS", 15 * 60)
 
 # Long-poll readers are woken by PostgreSQL NOTIFY (motion_runner/message_bell.py); while the

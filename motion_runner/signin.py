@@ -51,6 +51,9 @@ def add_key(user, public_key: str, name: str = "") -> SshKey:
     )
 
 
+NO_MATCH = "That signature does not match this challenge for that username and its keys."
+
+
 def new_challenge(session) -> str:
     challenge = f"motion-runner sign-in {secrets.token_urlsafe(24)} {int(time.time())}"
     session[SESSION_KEY] = {"challenge": challenge, "issued": time.time(), "failures": 0}
@@ -80,17 +83,15 @@ def normalise_signature(text: str) -> str:
 
 def verify(username: str, challenge: str, signature: str) -> SshKey:
     """The key of `username` that signed `challenge`, or SignInRefused with the reason."""
-    User = get_user_model()
-    try:
-        user = User.objects.get(username=username)
-    except User.DoesNotExist:
-        raise SignInRefused("No such person, or no SSH key registered for them.") from None
-    keys = list(user.ssh_keys.all())
-    if not keys or not user.is_active:
-        raise SignInRefused("No such person, or no SSH key registered for them.")
     signature = normalise_signature(signature)
     if "BEGIN SSH SIGNATURE" not in signature:
         raise SignInRefused("That is not an SSH signature (it starts with -----BEGIN SSH SIGNATURE-----).")
+    User = get_user_model()
+    user = User.objects.filter(username=username, is_active=True).first()
+    keys = list(user.ssh_keys.all()) if user is not None else []
+    if not keys:
+        # The same words as a wrong signature: the form does not tell who has an account.
+        raise SignInRefused(NO_MATCH)
     with tempfile.TemporaryDirectory() as folder:
         signers = Path(folder) / "allowed_signers"
         signers.write_text("".join(f'"{username}" {key.public_key}\n' for key in keys))
@@ -116,7 +117,7 @@ def verify(username: str, challenge: str, signature: str) -> SshKey:
         )
     output = result.stdout.decode("utf-8", "replace")
     if result.returncode != 0:
-        raise SignInRefused("The signature does not match this challenge and any of their keys.")
+        raise SignInRefused(NO_MATCH)
     for key in keys:
         if key.fingerprint in output:
             SshKey.objects.filter(pk=key.pk).update(last_used_at=timezone.now())

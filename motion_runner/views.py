@@ -1,18 +1,20 @@
 from __future__ import annotations
 
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 
+from .access import access, readable_motion
 from .models import Motion
 from .signin import NAMESPACE, SignInRefused, current_challenge, new_challenge, sign_in_with_ssh
 
 
 def motion_list(request):
-    return render(request, "motion_runner/motion_list.html", {"motions": Motion.objects.all()})
+    motions = access().readable(request.user, Motion.objects.all())
+    return render(request, "motion_runner/motion_list.html", {"motions": motions})
 
 
 def motion_thread(request, slug: str):
-    motion = get_object_or_404(Motion, slug=slug)
+    motion = readable_motion(request.user, slug)
     return render(request, "motion_runner/thread.html", {"motion": motion})
 
 
@@ -42,5 +44,7 @@ def sign_in(request):
 def safe_next(request) -> str:
     """Where to go after signing in: only a path on this site (never another host)."""
     target = request.GET.get("next", "")
-    allowed = url_has_allowed_host_and_scheme(target, allowed_hosts={request.get_host()})
+    allowed = url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    )
     return target if target and allowed else ""

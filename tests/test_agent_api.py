@@ -345,9 +345,11 @@ def test_an_outsider_cannot_post(client, harbor):
 
 def test_messages_filter_by_kind_and_page_by_cursor(client, scribe):
     stream(client, scribe, body())
-    page = client.get("/api/motions/harbor/messages/?kind=text,turn_end&limit=2").json()
+    page = client.get("/api/motions/harbor/messages/?kind=text,turn_end&limit=2", **scribe.headers).json()
     assert [m["kind"] for m in page["results"]] == ["text", "text"]
-    rest = client.get(f"/api/motions/harbor/messages/?kind=text,turn_end&after={page['next']}").json()
+    rest = client.get(
+        f"/api/motions/harbor/messages/?kind=text,turn_end&after={page['next']}", **scribe.headers
+    ).json()
     assert [m["kind"] for m in rest["results"]] == ["turn_end"]
 
 
@@ -355,9 +357,9 @@ def test_messages_filter_by_kind_and_page_by_cursor(client, scribe):
 
 
 def test_motions_list_and_detail(client, scribe):
-    listing = client.get("/api/motions/?agent=scribe").json()
+    listing = client.get("/api/motions/?agent=scribe", **scribe.headers).json()
     assert [m["slug"] for m in listing["results"]] == ["harbor"]
-    assert client.get("/api/motions/harbor/").json()["agents"] == ["scribe"]
+    assert client.get("/api/motions/harbor/", **scribe.headers).json()["agents"] == ["scribe"]
 
 
 def test_turns_list_with_cost_and_outcome_filtered_by_status(client, scribe, harbor):
@@ -365,17 +367,17 @@ def test_turns_list_with_cost_and_outcome_filtered_by_status(client, scribe, har
     TurnFactory(
         motion=harbor, agent=scribe.agent, status="finished", result_subtype="success", cost_usd="0.5"
     )
-    listing = client.get("/api/turns/?motion=harbor&status=finished").json()
+    listing = client.get("/api/turns/?motion=harbor&status=finished", **scribe.headers).json()
     assert [t["outcome"] for t in listing["results"]] == ["finished (success)"]
     assert listing["results"][0]["cost_usd"] == "0.500000"
-    failed = client.get("/api/turns/?status=failed").json()["results"][0]
+    failed = client.get("/api/turns/?status=failed", **scribe.headers).json()["results"][0]
     assert failed["outcome"] == "failed: the harness exited with code 1"
-    assert client.get(f"/api/turns/{failed['id']}/").json()["status"] == "failed"
+    assert client.get(f"/api/turns/{failed['id']}/", **scribe.headers).json()["status"] == "failed"
 
 
-def test_turns_with_an_unknown_status_or_time_are_a_400(client, harbor):
-    assert client.get("/api/turns/?status=sleeping").status_code == 400
-    assert client.get("/api/turns/?since=yesterday").status_code == 400
+def test_turns_with_an_unknown_status_or_time_are_a_400(client, scribe):
+    assert client.get("/api/turns/?status=sleeping", **scribe.headers).status_code == 400
+    assert client.get("/api/turns/?since=yesterday", **scribe.headers).status_code == 400
 
 
 # --- schema and docs ------------------------------------------------------------------------

@@ -8,6 +8,13 @@ from motion_runner.harnesses import get_adapter
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
 
 
+@pytest.fixture(autouse=True)
+def codex_look_only_accepted(settings):
+    """The command lines themselves; the runner's default refuses a look-only Codex turn
+    (tests/test_codex_look_only.py)."""
+    settings.RUNNER_CODEX_LOOK_ONLY = "allow"
+
+
 @pytest.fixture
 def binary(tmp_path):
     path = tmp_path / "harness-cli"

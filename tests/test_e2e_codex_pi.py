@@ -21,6 +21,15 @@ from tests.fakes.openai_api import Error, Text, ToolCall, Usage, reply
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
 NOTES = "The launch code is 4417.\n"
+
+
+@pytest.fixture(autouse=True)
+def codex_look_only_accepted(settings):
+    """These tests are about what the CLIs do, look-only turns included; the runner's default
+    refuses a look-only Codex turn (tests/test_codex_look_only.py says why)."""
+    settings.RUNNER_CODEX_LOOK_ONLY = "allow"
+
+
 USAGE = Usage(input_tokens=1200, cached_input_tokens=200, output_tokens=50)
 
 

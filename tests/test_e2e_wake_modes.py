@@ -531,10 +531,13 @@ class TestPi:
 
 
 @pytest.fixture
-def codey(tmp_path, fake_openai):
+def codey(tmp_path, fake_openai, settings):
     from tests.fakes.harness_homes import CODEX_MODEL, codex_env
 
     require_cli("codex")
+    # What Codex's sandbox does on a look-only turn: the runner's default refuses such a turn
+    # (tests/test_codex_look_only.py), so these tests accept it explicitly.
+    settings.RUNNER_CODEX_LOOK_ONLY = "allow"
     env = codex_env(tmp_path / "codex", fake_openai.base_url)
     return AgentFactory(name="codey", harness="codex", model=CODEX_MODEL, env=env)
 

@@ -56,7 +56,7 @@ def test_a_tools_ask_becomes_one_open_request_card(look_only_turn):
 def test_the_motion_shows_the_open_request_until_it_is_answered(motion, look_only_turn):
     reply(look_only_turn, '<tools to="fix the typo"/>')
     record_requests(sender=Turn, turn=look_only_turn)
-    body = APIClient().get(f"/api/motions/{motion.slug}/messages/").json()
+    body = person("password", "reader").get(f"/api/motions/{motion.slug}/messages/").json()
     assert [r["kind"] for r in body["requests"]] == ["tools"]
 
 
@@ -107,7 +107,7 @@ def test_a_wiki_sign_in_is_refused_clearly_and_the_request_stays_open(look_only_
 def test_an_outsider_cannot_answer(look_only_turn):
     reply(look_only_turn, '<deploy to="v2 to production"/>')
     (request,) = record_requests(sender=Turn, turn=look_only_turn)
-    assert APIClient().post(f"/api/requests/{request.pk}/done/").status_code == 403
+    assert APIClient().post(f"/api/requests/{request.pk}/done/").status_code == 401
 
 
 def test_a_merge_card_is_only_marked_by_a_person_and_wakes_nobody(look_only_turn):
@@ -133,5 +133,6 @@ def test_a_request_is_answered_once(look_only_turn):
 def test_the_card_in_the_thread_carries_its_request_id(motion, look_only_turn):
     reply(look_only_turn, '<tools to="x"/>')
     (request,) = record_requests(sender=Turn, turn=look_only_turn)
-    cards = APIClient().get(f"/api/motions/{motion.slug}/messages/", {"kind": "request"}).json()["results"]
+    reader = person("password", "reader")
+    cards = reader.get(f"/api/motions/{motion.slug}/messages/", {"kind": "request"}).json()["results"]
     assert [c["request"] for c in cards] == [{"id": request.pk, "status": "open"}]

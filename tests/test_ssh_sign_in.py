@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-from motion_runner.signin import add_key
+from motion_runner.signin import NO_MATCH, add_key
 from tests.factories import MotionFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -160,3 +160,15 @@ def test_after_signing_in_next_goes_back_to_the_thread(client: Client, justin):
         "/sign-in/?next=/motions/harbor/", {"username": "justin", "signature": sign(justin, challenge)}
     )
     assert response.headers["Location"] == "/motions/harbor/"
+
+
+def test_an_unknown_username_is_answered_as_a_wrong_signature_is(client: Client, justin, tmp_path):
+    stranger = make_key(tmp_path, "stranger")
+    answers = []
+    for username in ("justin", "nobody-by-this-name"):
+        challenge = challenge_from(client.get("/sign-in/"))
+        response = client.post("/sign-in/", {"username": username, "signature": sign(stranger, challenge)})
+        answers.append((response.status_code, response.content.decode()))
+
+    assert [status for status, _ in answers] == [403, 403]
+    assert all(NO_MATCH in page and "No such person" not in page for _, page in answers)

@@ -31,6 +31,13 @@ def signed_in_person():
     return client
 
 
+def reader() -> APIClient:
+    """A person signed in with a password: the Motions here are readable by signed-in people."""
+    client = APIClient()
+    client.force_login(UserFactory())
+    return client
+
+
 def page(client, motion, **params):
     response = client.get(f"/api/motions/{motion.slug}/messages/", params)
     assert response.status_code == 200, response.content
@@ -41,7 +48,7 @@ def test_messages_come_in_order_and_the_cursor_moves_past_them(motion):
     start = timezone.now()
     for n in range(5):
         MessageFactory(motion=motion, text=f"m{n}", created_at=start + timedelta(seconds=n))
-    client = APIClient()
+    client = reader()
     first = page(client, motion, limit=3)
     assert [m["text"] for m in first["results"]] == ["m0", "m1", "m2"]
     assert first["more"] is True
@@ -55,7 +62,7 @@ def test_messages_written_in_the_same_microsecond_are_neither_lost_nor_repeated(
     moment = timezone.now()
     for n in range(4):
         MessageFactory(motion=motion, text=f"same{n}", created_at=moment)
-    client = APIClient()
+    client = reader()
     seen = []
     cursor = None
     for _ in range(4):
@@ -70,20 +77,20 @@ def test_overlap_looks_back_for_late_commits(motion):
     now = timezone.now()
     early = MessageFactory(motion=motion, text="late commit", created_at=now - timedelta(seconds=1))
     latest = MessageFactory(motion=motion, text="latest", created_at=now)
-    cursor = page(APIClient(), motion)["next"]
-    assert page(APIClient(), motion, after=cursor)["results"] == []
-    looked_back = page(APIClient(), motion, after=cursor, overlap=2)["results"]
+    cursor = page(reader(), motion)["next"]
+    assert page(reader(), motion, after=cursor)["results"] == []
+    looked_back = page(reader(), motion, after=cursor, overlap=2)["results"]
     assert {m["id"] for m in looked_back} == {str(early.id), str(latest.id)}
 
 
 def test_a_bad_cursor_is_a_clear_400(motion):
-    response = APIClient().get(f"/api/motions/{motion.slug}/messages/", {"after": "nonsense!"})
+    response = reader().get(f"/api/motions/{motion.slug}/messages/", {"after": "nonsense!"})
     assert response.status_code == 400
     assert "after" in response.json()["error"]["fields"]
 
 
 def test_an_unknown_motion_is_404():
-    response = APIClient().get("/api/motions/nowhere/messages/")
+    response = reader().get("/api/motions/nowhere/messages/")
     assert response.status_code == 404
     assert response.json()["error"]["status"] == 404
 
@@ -91,7 +98,7 @@ def test_an_unknown_motion_is_404():
 def test_filter_by_kind(motion):
     MessageFactory(motion=motion, kind="text", text="said")
     MessageFactory(motion=motion, kind="tool_call", text="Read x")
-    kinds = [m["kind"] for m in page(APIClient(), motion, kind="tool_call")["results"]]
+    kinds = [m["kind"] for m in page(reader(), motion, kind="tool_call")["results"]]
     assert kinds == ["tool_call"]
 
 
@@ -99,7 +106,7 @@ def test_the_running_turns_activity_comes_with_the_page(motion):
     agent = AgentFactory(name="magent")
     turn = TurnFactory(motion=motion, agent=agent, status="running", activity="magent: Read README.md")
     TurnFactory(motion=motion, agent=AgentFactory(name="idle"), status="finished", activity="")
-    assert page(APIClient(), motion)["activity"] == [
+    assert page(reader(), motion)["activity"] == [
         {"agent": "magent", "activity": "magent: Read README.md", "turn": turn.pk, "mode": "look"}
     ]
 
@@ -126,6 +133,7 @@ def test_an_empty_post_says_what_is_wrong(motion, signed_in_person):
 
 
 def test_the_thread_page_renders_with_its_poll_url(client, motion):
+    client.force_login(UserFactory())
     response = client.get(f"/motions/{motion.slug}/")
     assert response.status_code == 200
     assert b"/api/motions/garden/messages/" in response.content
@@ -138,7 +146,7 @@ def test_a_long_poll_returns_a_message_written_while_it_waits():
 
     motion = MotionFactory(slug="long-poll")
     MessageFactory(motion=motion, text="before")
-    cursor = page(APIClient(), motion)["next"]
+    cursor = page(reader(), motion)["next"]
 
     def later():
         from django.db import connection
@@ -149,19 +157,19 @@ def test_a_long_poll_returns_a_message_written_while_it_waits():
 
     writer = threading.Thread(target=later)
     writer.start()
-    body = page(APIClient(), motion, after=cursor, wait=10, overlap=2)
+    body = page(reader(), motion, after=cursor, wait=10, overlap=2)
     writer.join()
     assert [m["text"] for m in body["results"]] == ["before", "while you waited"]
 
 
 def test_a_long_poll_with_nothing_new_answers_empty(motion):
     MessageFactory(motion=motion)
-    cursor = page(APIClient(), motion)["next"]
-    assert page(APIClient(), motion, after=cursor, wait=0.05)["results"] == []
+    cursor = page(reader(), motion)["next"]
+    assert page(reader(), motion, after=cursor, wait=0.05)["results"] == []
 
 
 def test_wait_must_be_a_number(motion):
-    response = APIClient().get(f"/api/motions/{motion.slug}/messages/", {"wait": "soon"})
+    response = reader().get(f"/api/motions/{motion.slug}/messages/", {"wait": "soon"})
     assert response.status_code == 400
     assert "wait" in response.json()["error"]["fields"]
 

@@ -13,6 +13,7 @@ from motion_runner.models import Kind, Message, Turn
 from tests.factories import MotionFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
 from wakes.budget import spent_today
+from wakes.handlers import wake_for_watch
 from wakes.models import Consideration, DialOverride, Spend
 
 pytestmark = pytest.mark.django_db
@@ -195,3 +196,36 @@ def test_a_share_of_one_leaves_long_quiets_to_the_daily_budget_alone(room, clock
     finish(quiet.turn, said="<silent>still quiet</silent>", cost="2.80")
     [second] = loop.run(101 * 60, step=60)
     assert second.kind == "quiet" and second.status == Consideration.Status.WOKEN
+
+
+# --- issue 10: `always` watch wakes are refused at the cap like any other wake -------------------
+
+
+def test_an_always_watch_wake_is_refused_once_the_daily_cap_is_spent(room, clock):
+    dials(daily_budget_usd=Decimal("2.00"))
+    spend(room, clock, "2.00")
+    line = say(room.motion, room.justin, "✎ Talk:Merch edited by skyler: prices", clock, kind="watch")
+
+    turn = wake_for_watch(line, room.magent, dispatch=False)
+
+    assert turn is None and not Turn.objects.exists()
+    assert not Spend.objects.filter(kind="watch").exists()
+    assert notices("is not woken by watches: the daily budget ($2.00) is spent or reserved") == 1
+
+
+def test_the_watch_cap_notice_is_said_once_however_many_lines_come(room, clock):
+    dials(daily_budget_usd=Decimal("2.00"))
+    spend(room, clock, "2.00")
+
+    for n in range(3):
+        line = say(room.motion, room.justin, f"✎ Talk:Merch edit {n}", clock, kind="watch")
+        wake_for_watch(line, room.magent, dispatch=False)
+
+    assert notices("is not woken by watches") == 1
+
+
+def test_an_always_watch_wake_under_the_cap_still_wakes(room, clock):
+    dials(daily_budget_usd=Decimal("10.00"))
+    line = say(room.motion, room.justin, "✎ Talk:Merch edited by skyler: prices", clock, kind="watch")
+
+    assert wake_for_watch(line, room.magent, dispatch=False) is not None

@@ -77,6 +77,7 @@ def test_no_migration_is_missing():
 
 
 def test_the_thread_page_tells_its_script_where_to_send_typing_pings(room, client):
+    client.force_login(room.justin)
     response = client.get(f"/motions/{room.motion.slug}/")
     assert f'data-typing-url="/api/motions/{room.motion.slug}/typing/"' in response.content.decode()
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotAuthenticated, NotFound, PermissionDenied
@@ -12,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from motion_runner.models import Motion
+from motion_runner.access import access, readable_motion
 
 from . import clock
 from .models import Dials, TypingPing, WakeRequest
@@ -27,9 +26,11 @@ class TypingPingView(APIView):
         },
     )
     def post(self, request: Request, slug: str) -> Response:
-        motion = get_object_or_404(Motion, slug=slug)
         if not request.user.is_authenticated:
             raise NotAuthenticated("Sign in to post in a Motion.")
+        motion = readable_motion(request.user, slug)
+        if not access().can_type(request.user, motion):
+            raise PermissionDenied("Only a person who may read this Motion says they are typing in it.")
         now = clock.now()
         who = request.user.get_username()
         TypingPing.objects.update_or_create(motion=motion, who=who, defaults={"at": now})
@@ -80,8 +81,13 @@ class AnswerRequest(APIView):
     def post(self, request: Request, pk: int, action: str) -> Response:
         if action not in self.actions:
             raise NotFound(f"unknown action {action!r}")
-        if not WakeRequest.objects.filter(pk=pk).exists():
+        if not request.user.is_authenticated:
+            raise NotAuthenticated("Sign in to answer a request.")
+        wake_request = WakeRequest.objects.select_related("motion").filter(pk=pk).first()
+        if wake_request is None or not access().can_read(request.user, wake_request.motion):
             raise NotFound("no such request")
+        if not access().can_answer_request(request.user, wake_request.motion):
+            raise PermissionDenied("Only a person answers a request.")
         sign_in = request.session.get("sign_in", "") if hasattr(request, "session") else ""
         try:
             if action == "grant":

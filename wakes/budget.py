@@ -71,6 +71,35 @@ def _lock_day(day) -> None:
     BudgetDay.objects.filter(day=day).update(reservations=F("reservations") + 1)
 
 
+def watch_wake_refusal(motion_id: str, agent_id: int, dials: Resolved, now: datetime) -> Refusal | None:
+    """An `always` watch wake goes through the same daily caps as a consideration: refused when
+    what is left of the tightest cap is under the least a turn may have. Call it inside the
+    transaction that records the wake's Spend (the day is locked here, as `reserve` does)."""
+    day = day_of(now)
+    _lock_day(day)
+    scopes = {
+        "all": {},
+        "motion": {"motion_id": motion_id},
+        "agent": {"agent_id": agent_id},
+        "pair": {"motion_id": motion_id, "agent_id": agent_id},
+    }
+    left, scope, limit = min(
+        ((limit - spent_today(day, **scopes[scope]), scope, limit) for scope, limit in dials.daily_caps),
+        key=lambda item: item[0],
+    )
+    if left >= min(dials.dials.min_consideration_usd, dials.consideration_cap_usd):
+        return None
+    label = {"all": "the daily budget", "motion": "this Motion's daily budget"}.get(
+        scope, f"the {scope}'s daily budget"
+    )
+    return Refusal(
+        scope="day",
+        text=f"{label} (${Decimal(limit):.2f}) is spent or reserved",
+        window=f"day:{day.isoformat()}:{scope}",
+        retry_at=next_day(now),
+    )
+
+
 def reserve(consideration: Consideration, dials: Resolved, now: datetime, *, screen: bool) -> Spend | Refusal:
     """Check the hourly and daily budgets and reserve the envelope, atomically."""
     motion_id, agent_id = consideration.motion_id, consideration.agent_id

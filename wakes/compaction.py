@@ -4,7 +4,7 @@ resume straight into the loop it was stopped in."""
 from __future__ import annotations
 
 from motion_runner.harnesses import get_adapter
-from motion_runner.harnesses.base import stable_uuid
+from motion_runner.harnesses.base import system_uuid
 from motion_runner.ingest import post_system_message
 from motion_runner.models import Kind, Turn, TurnStatus
 from motion_runner.runner.turns import enqueue_turn
@@ -22,7 +22,7 @@ def compact_after_loop(sender, turn: Turn, **kwargs) -> Turn | None:
             f"@{turn.agent.name}'s {turn.agent.harness} session cannot be compacted headless; "
             "the next wake is told why it was stopped.",
             kind=Kind.TEXT,
-            message_id=stable_uuid("no-compaction", turn.pk),
+            message_id=system_uuid("no-compaction", turn.pk),
             turn=turn,
         )
         return None

@@ -8,10 +8,12 @@ from datetime import timedelta
 
 from django.db import IntegrityError, transaction
 
+from motion_runner.harnesses.base import system_uuid
+from motion_runner.ingest import post_system_message
 from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
 
 from . import clock
-from .budget import day_of, reserve_for_retry, settle_turn
+from .budget import day_of, reserve_for_retry, settle_turn, watch_wake_refusal
 from .loop import answered_since, due_mention_wakes, free_pair, is_person, mark_busy, note_post, post_dot
 from .mentions import mentioned_names
 from .models import Consideration, Dials, MentionWake, Spend, resolve
@@ -126,42 +128,54 @@ def wake_for_watch(
     reason_detail: str | None = None,
     ability: dict | None = None,
     dispatch: bool = True,
-) -> Turn:
+) -> Turn | None:
     """A watch line whose policy is `always` wakes the agent (watchlist/checker.py calls this).
 
-    Counted in the day's ledger (a watch is not a mention) but never refused: `always` was
-    chosen by a person for this watch. Watches with policy `consider` need nothing from here:
-    their lines are posts, and the loop considers them like any other. The watchlist writes the
+    Counted in the day's ledger and refused like any other wake once a daily cap is reached
+    (None, and the thread says so once per cap window): `always` was chosen by a person, but
+    the cap is the operator's. Watches with policy `consider` need nothing from here: their
+    lines are posts, and the loop considers them like any other. The watchlist writes the
     prompt (the watched content quoted as data) and any ability the wake carries.
     """
     now = clock.now()
     dials = resolve(message.motion_id, agent.pk)
-    mark_busy(message.motion, agent, message.created_at, now)
-    turn = wake(
-        message.motion,
-        agent,
-        prompt=prompt
-        or f"A watch in the Motion “{message.motion}” saw a change:\n\n{message.text}\n\n{SILENT_HINT}",
-        reason="watch",
-        why=f"a watch: {message.text[:120]}",
-        effort=dials.consider_effort,
-        cap=dials.consideration_cap_usd,
-        woken_by=message,
-        dispatch=dispatch,
-        reason_detail=reason_detail,
-        ability=ability,
-    )
-    Spend.objects.create(
-        kind=Spend.Kind.WATCH,
-        motion_id=message.motion_id,
-        agent=agent,
-        turn=turn,
-        day=day_of(now),
-        at=now,
-        amount=turn.max_budget_usd or 0,
-        reserved=turn.max_budget_usd or 0,
-        note="watch (always)",
-    )
+    with transaction.atomic():
+        refusal = watch_wake_refusal(message.motion_id, agent.pk, dials, now)
+        if refusal is not None:
+            post_system_message(
+                message.motion,
+                f"@{agent.name} is not woken by watches: {refusal.text}. Mentions still wake it.",
+                kind=Kind.WAKE,
+                message_id=system_uuid("watch-cap", message.motion_id, agent.pk, refusal.window),
+                agent=agent,
+            )
+            return None
+        mark_busy(message.motion, agent, message.created_at, now)
+        turn = wake(
+            message.motion,
+            agent,
+            prompt=prompt
+            or f"A watch in the Motion “{message.motion}” saw a change:\n\n{message.text}\n\n{SILENT_HINT}",
+            reason="watch",
+            why=f"a watch: {message.text[:120]}",
+            effort=dials.consider_effort,
+            cap=dials.consideration_cap_usd,
+            woken_by=message,
+            dispatch=dispatch,
+            reason_detail=reason_detail,
+            ability=ability,
+        )
+        Spend.objects.create(
+            kind=Spend.Kind.WATCH,
+            motion_id=message.motion_id,
+            agent=agent,
+            turn=turn,
+            day=day_of(now),
+            at=now,
+            amount=turn.max_budget_usd or 0,
+            reserved=turn.max_budget_usd or 0,
+            note="watch (always)",
+        )
     return turn
 
 

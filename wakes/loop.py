@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models import F, Max, Q
 
 from motion_runner.conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from motion_runner.harnesses.base import stable_uuid
+from motion_runner.harnesses.base import system_uuid
 from motion_runner.ingest import post_system_message
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, TurnStatus
 
@@ -222,7 +222,7 @@ def evaluate(state: ListenState, now: datetime, dials: Dials) -> Consideration |
                 f"@{state.agent.name} rests here: no person for {human_duration(now - person_seen)}. "
                 "It listens again when someone posts.",
                 kind=Kind.WAKE,
-                message_id=stable_uuid("wakes-rest", state.pk, person_seen.isoformat()),
+                message_id=system_uuid("wakes-rest", state.pk, person_seen.isoformat()),
                 agent=state.agent,
             )
         return None
@@ -378,7 +378,7 @@ def refuse(c: Consideration, refusal: Refusal) -> Outcome:
         c.motion,
         f"@{c.agent.name} is not considering {what}: {refusal.text}. Mentions still wake it.",
         kind=Kind.WAKE,
-        message_id=stable_uuid("wakes-cap", c.motion_id, c.agent_id, refusal.window),
+        message_id=system_uuid("wakes-cap", c.motion_id, c.agent_id, refusal.window),
         agent=c.agent,
     )
     return Outcome(c.status)
@@ -408,7 +408,7 @@ def post_dot(motion: Motion, agent: Agent, reason: str, *, by_screen: bool, key:
         motion,
         f"<silent{attr}>{reason}</silent>",
         kind=Kind.DOT,
-        message_id=stable_uuid("wakes-dot", *key),
+        message_id=system_uuid("wakes-dot", *key),
         agent=agent,
         turn=turn,
     )
@@ -469,7 +469,7 @@ def release_orphaned_reservations(now: datetime | None = None) -> int:
             f"@{spend.agent.name}'s reserved ${spend.reserved:.2f} was released: the wake it was "
             "reserved for never happened (its worker stopped before waking)",
             kind=Kind.WAKE,
-            message_id=stable_uuid("wakes-orphan", spend.pk),
+            message_id=system_uuid("wakes-orphan", spend.pk),
             agent=spend.agent,
         )
     return released

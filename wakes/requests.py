@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from motion_runner.harnesses.base import stable_uuid
-from motion_runner.ingest import insert_one
+from motion_runner.harnesses.base import system_uuid
+from motion_runner.ingest import insert_system_line
 from motion_runner.models import Kind, Message, Turn
 from motion_runner.runner.turns import enqueue_turn
 
@@ -35,8 +35,14 @@ class Ask:
     to: str
 
 
+# What an agent quotes or shows as code is not its own ask: fenced blocks, inline code, and
+# lines quoted with ">" (a person's words, a watched page) are left out before tags are found.
+QUOTED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`|^[ \t]*>.*?$", re.DOTALL | re.MULTILINE)
+
+
 def find_asks(text: str) -> list[Ask]:
-    return [Ask(kind.lower(), (dq or sq).strip()) for kind, dq, sq in TAG.findall(text or "")]
+    own_words = QUOTED.sub(" ", text or "")
+    return [Ask(kind.lower(), (dq or sq).strip()) for kind, dq, sq in TAG.findall(own_words)]
 
 
 def record_requests(sender, turn: Turn, **kwargs) -> list[WakeRequest]:
@@ -46,7 +52,7 @@ def record_requests(sender, turn: Turn, **kwargs) -> list[WakeRequest]:
     for reply in replies:
         for index, ask in enumerate(find_asks(reply.text)):
             card = Message(
-                id=stable_uuid("request", reply.id, index),
+                id=system_uuid("request", reply.id, index),
                 motion=turn.motion,
                 sender=turn.agent.name,
                 agent=turn.agent,
@@ -57,7 +63,7 @@ def record_requests(sender, turn: Turn, **kwargs) -> list[WakeRequest]:
                 turn=turn,
             )
             with transaction.atomic():
-                if insert_one(card):
+                if insert_system_line(card):
                     created.append(
                         WakeRequest.objects.create(
                             motion=turn.motion,

@@ -7,9 +7,11 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import permissions, serializers, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from motion_runner.access import access
 from motion_runner.models import Motion
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
@@ -89,20 +91,47 @@ class WatchSerializer(serializers.ModelSerializer):
 
 
 class WatchViewSet(viewsets.ModelViewSet):
-    """A Motion's watches. Filter with `?motion=<slug>`. Reads are open; writes need a sign-in."""
+    """A Motion's watches. Filter with `?motion=<slug>`. Read by whoever may read the Motion;
+    written by its own agents and by people holding the watch permissions (docs/security.md)."""
 
     serializer_class = WatchSerializer
     permission_classes = [permissions.IsAuthenticatedOrReadOnly]
 
     def get_queryset(self):
-        queryset = Watch.objects.select_related("motion").order_by("pk")
+        readable = access().readable(self.request.user, Motion.objects.all()).values("slug")
+        queryset = Watch.objects.select_related("motion").filter(motion__in=readable).order_by("pk")
         if slug := self.request.query_params.get("motion"):
             queryset = queryset.filter(motion_id=slug)
         return queryset
 
+    def check_write(self, motion: Motion, action: str) -> None:
+        if not access().can_write_watch(self.request.user, motion, action):
+            raise PermissionDenied(f"You may not {action} watches in Motion {motion.slug!r}.")
+
+    def perform_create(self, serializer: WatchSerializer) -> None:
+        motion = serializer.validated_data["motion"]
+        if not access().can_read(self.request.user, motion):
+            raise serializers.ValidationError(
+                {"motion": [f'Object with slug="{motion.slug}" does not exist.']}
+            )
+        self.check_write(motion, "add")
+        serializer.save()
+
+    def perform_update(self, serializer: WatchSerializer) -> None:
+        self.check_write(serializer.instance.motion, "change")
+        moved_to = serializer.validated_data.get("motion")
+        if moved_to is not None and moved_to.pk != serializer.instance.motion_id:
+            self.check_write(moved_to, "add")
+        serializer.save()
+
+    def perform_destroy(self, instance: Watch) -> None:
+        self.check_write(instance.motion, "delete")
+        instance.delete()
+
     @action(detail=True, methods=["post"])
     def pause(self, request: Request, pk: str | None = None) -> Response:
         watch = self.get_object()
+        self.check_write(watch.motion, "change")
         Watch.objects.filter(pk=watch.pk).update(enabled=False)
         watch.refresh_from_db()
         return Response(self.get_serializer(watch).data)
@@ -110,6 +139,7 @@ class WatchViewSet(viewsets.ModelViewSet):
     @action(detail=True, methods=["post"])
     def resume(self, request: Request, pk: str | None = None) -> Response:
         watch = self.get_object()
+        self.check_write(watch.motion, "change")
         Watch.objects.filter(pk=watch.pk).update(
             enabled=True,
             disabled_reason="",

@@ -27,6 +27,7 @@ import ipaddress
 import socket
 import threading
 import time
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
@@ -34,6 +35,7 @@ from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 from urllib.parse import urljoin
 
+import httpcore
 import httpx
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
@@ -49,6 +51,12 @@ EXTRA_BLOCKED_NETWORKS = [
     ipaddress.ip_network("0.0.0.0/8"),
     ipaddress.ip_network("192.0.0.0/24"),
     ipaddress.ip_network("198.18.0.0/15"),  # benchmarking
+    # IPv6 forms that carry an IPv4 address inside, which could be a private one: 6to4,
+    # Teredo, NAT64.
+    ipaddress.ip_network("2002::/16"),
+    ipaddress.ip_network("2001::/32"),
+    ipaddress.ip_network("64:ff9b::/96"),
+    ipaddress.ip_network("64:ff9b:1::/48"),
 ]
 
 
@@ -224,6 +232,112 @@ def guard_url(url: httpx.URL, rules: list[AllowRule], dns: dict | None = None) -
     return addresses[0]
 
 
+# --- An overall deadline, headers included ----------------------------------------------------
+
+# The deadline of the request this thread is sending: every socket read and write waits at most
+# until then, so a server that trickles its status line or headers a byte at a time cannot hold
+# a worker past it (httpx's own timeouts are per read, and restart with every byte).
+_deadline = threading.local()
+
+
+def _remaining(timeout: float | None) -> float | None:
+    deadline = getattr(_deadline, "at", None)
+    if deadline is None:
+        return timeout
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise httpcore.ReadTimeout("the request's overall deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class DeadlineStream(httpcore.NetworkStream):
+    def __init__(self, stream: httpcore.NetworkStream):
+        self._stream = stream
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, _remaining(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, _remaining(timeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(self, ssl_context, server_hostname=None, timeout=None) -> httpcore.NetworkStream:
+        return DeadlineStream(self._stream.start_tls(ssl_context, server_hostname, _remaining(timeout)))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
+
+
+class DeadlineBackend(httpcore.NetworkBackend):
+    def __init__(self) -> None:
+        self._backend = httpcore.SyncBackend()
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        stream = self._backend.connect_tcp(host, port, _remaining(timeout), local_address, socket_options)
+        return DeadlineStream(stream)
+
+    def connect_unix_socket(self, path, timeout=None, socket_options=None):  # pragma: no cover
+        raise httpcore.ConnectError("no unix sockets here")
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+
+def deadline_transport(max_connections: int) -> httpx.HTTPTransport:
+    transport = httpx.HTTPTransport(trust_env=False)
+    # httpx takes no network backend: its pool is swapped for one built with httpcore's public
+    # arguments and the deadline-keeping backend.
+    transport._pool = httpcore.ConnectionPool(
+        ssl_context=httpx.create_ssl_context(trust_env=False),
+        max_connections=max_connections,
+        network_backend=DeadlineBackend(),
+    )
+    return transport
+
+
+# --- Bodies decoded under the cap -------------------------------------------------------------
+
+# Only what can be decoded a chunk at a time under a cap is asked for.
+ACCEPT_ENCODING = "gzip, deflate"
+
+
+class CappedDecoder:
+    """Undo a gzip or deflate Content-Encoding as the chunks arrive, never producing more than
+    `limit` bytes: a 500-byte bomb stops at the cap instead of growing in memory first."""
+
+    def __init__(self, encoding: str, limit: int, host: str):
+        self.limit, self.host, self.size = limit, host, 0
+        encoding = encoding.strip().lower()
+        if encoding in ("gzip", "x-gzip"):
+            self.zlib = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif encoding == "deflate":
+            self.zlib = zlib.decompressobj(32 + zlib.MAX_WBITS)  # zlib-wrapped, as RFC 9110 says
+        elif encoding in ("", "identity"):
+            self.zlib = None
+        else:
+            raise FetchError(
+                f"{host} sent a body encoded as {encoding!r}, which is not asked for", permanent=True
+            )
+
+    def feed(self, chunk: bytes) -> bytes:
+        if self.zlib is None:
+            out = chunk
+        else:
+            try:
+                out = self.zlib.decompress(chunk, self.limit - self.size + 1)
+            except zlib.error as exc:
+                raise FetchError(f"{self.host}: could not decode the body ({exc})") from exc
+        self.size += len(out)
+        if self.size > self.limit or (self.zlib is not None and self.zlib.unconsumed_tail):
+            raise FetchError(f"{self.host} sent more than {self.limit} bytes (decoded)")
+        return out
+
+    def flush(self) -> bytes:
+        return self.feed(b"") if self.zlib is None else self.zlib.flush()
+
+
 # --- Per-host politeness --------------------------------------------------------------------
 
 
@@ -302,6 +416,7 @@ class HttpClient:
             if state is None:
                 state = HostState(semaphore=threading.BoundedSemaphore(self.per_host_concurrency))
                 state.client = httpx.Client(
+                    transport=deadline_transport(self.per_host_concurrency),
                     timeout=httpx.Timeout(self.timeout),
                     # A jar that accepts nothing: the pool is shared by every caller of this
                     # host, and it sees only the pinned IP (cookies are the caller's, below).
@@ -358,7 +473,7 @@ class HttpClient:
         except (httpx.InvalidURL, TypeError, ValueError) as exc:
             raise FetchError(f"not a URL: {url!r} ({exc})", permanent=True) from exc
         headers = dict(headers or {})
-        origin_host = current.host
+        origin_host = origin(current)
         for _hop in range(self.max_redirects + 1):
             response = self._send_once(method, current, headers, json, data, cookies)
             if response.status not in REDIRECT_STATUSES or "location" not in response.headers:
@@ -366,9 +481,10 @@ class HttpClient:
             target = httpx.URL(urljoin(str(current), response.headers["location"]))
             if response.status == 303 or (response.status in (301, 302) and method == "POST"):
                 method, json, data = "GET", None, None
-            if target.host != origin_host:
-                # Credentials meant for one host never follow a redirect to another.
-                headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+            if origin(target) != origin_host:
+                # Credentials meant for one origin never follow a redirect to another (another
+                # host, and also another port or scheme on the same host).
+                headers = {k: v for k, v in headers.items() if k.lower() not in CREDENTIAL_HEADERS}
             current = target
         raise FetchError(f"{url}: more than {self.max_redirects} redirects")
 
@@ -385,7 +501,12 @@ class HttpClient:
         key = host_key(url)
         state = self._host(key)
         pinned = url.copy_with(host=address)
-        send_headers = {"User-Agent": USER_AGENT, **headers, "Host": url.netloc.decode("ascii")}
+        send_headers = {
+            "User-Agent": USER_AGENT,
+            **headers,
+            "Accept-Encoding": ACCEPT_ENCODING,
+            "Host": url.netloc.decode("ascii"),
+        }
         if cookies is not None:
             # Matched against the real URL (name, path, scheme), never the pinned IP.
             probe = httpx.Request(method, url)
@@ -395,7 +516,7 @@ class HttpClient:
         extensions: dict[str, Any] = {}
         if url.scheme == "https":
             extensions["sni_hostname"] = url.host  # the certificate is checked against the name
-        deadline = time.monotonic() + self.timeout * 2
+        limit = self.timeout * 2
         with state.semaphore:
             self._pace(state, key)
             started = time.monotonic()
@@ -404,17 +525,21 @@ class HttpClient:
             )
             sent = len(request.content or b"") if (json is not None or data is not None) else 0
             size = 0
+            _deadline.at = started + limit
             try:
                 raw = state.client.send(request, stream=True)
                 try:
+                    encodings = [e for e in raw.headers.get("content-encoding", "").split(",") if e.strip()]
+                    if len(encodings) > 1:
+                        raise FetchError(f"{url.host} sent a body encoded {len(encodings)} times over")
+                    decoder = CappedDecoder(encodings[0] if encodings else "", self.max_bytes, url.host)
                     chunks: list[bytes] = []
                     for chunk in raw.iter_raw():
                         size += len(chunk)
                         if size > self.max_bytes:
                             raise FetchError(f"{url.host} sent more than {self.max_bytes} bytes")
-                        if time.monotonic() > deadline:
-                            raise FetchError(f"{url.host} took longer than {self.timeout * 2:g} s")
-                        chunks.append(chunk)
+                        chunks.append(decoder.feed(chunk))
+                    chunks.append(decoder.flush())
                 finally:
                     raw.close()
                 if cookies is not None:
@@ -422,10 +547,6 @@ class HttpClient:
                         httpx.Response(raw.status_code, headers=raw.headers, request=probe)
                     )
                 body = b"".join(chunks)
-                if raw.headers.get("content-encoding"):
-                    body = _decode(raw, body)
-                    if len(body) > self.max_bytes:  # a small gzip can hide a huge body
-                        raise FetchError(f"{url.host} sent more than {self.max_bytes} bytes (decoded)")
                 response = Response(
                     status=raw.status_code,
                     headers=raw.headers,
@@ -434,10 +555,13 @@ class HttpClient:
                     elapsed=time.monotonic() - started,
                 )
             except httpx.TimeoutException as exc:
+                if time.monotonic() >= started + limit:
+                    raise FetchError(f"{url.host} took longer than {limit:g} s") from exc
                 raise FetchError(f"{url.host} timed out ({type(exc).__name__})") from exc
             except httpx.HTTPError as exc:
                 raise FetchError(f"{url.host}: {type(exc).__name__}: {exc}") from exc
             finally:
+                _deadline.at = None
                 with self._lock:
                     self.stats.requests += 1
                     self.stats.bytes_sent += sent
@@ -448,13 +572,33 @@ class HttpClient:
         return response
 
 
-def _decode(raw: httpx.Response, body: bytes) -> bytes:
-    """Undo Content-Encoding after the size cap was applied to the wire bytes."""
-    decoder = raw._get_content_decoder()  # httpx's own decoders (gzip, deflate, br)
+CREDENTIAL_HEADERS = {"authorization", "x-api-key", "cookie"}
+
+
+def origin(url: httpx.URL) -> tuple[str, str, int]:
+    """(scheme, host, port) with the scheme's default port filled in."""
+    return url.scheme, url.host, url.port or (443 if url.scheme == "https" else 80)
+
+
+def is_loopback_host(host: str) -> bool:
+    if host == "localhost":
+        return True
     try:
-        return decoder.decode(body) + decoder.flush()
-    except httpx.DecodingError as exc:
-        raise FetchError(f"{raw.url.host}: could not decode the body ({exc})") from exc
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def credential_may_go(url: str, configured: str) -> bool:
+    """A secret configured for `configured` may go to `url`: the same origin (scheme, host and
+    port), over https; plain http only to a loopback address, which no network carries."""
+    try:
+        to, home = httpx.URL(url), httpx.URL(configured)
+    except (httpx.InvalidURL, TypeError, ValueError):
+        return False
+    if not home.host or origin(to) != origin(home):
+        return False
+    return to.scheme == "https" or (to.scheme == "http" and is_loopback_host(to.host))
 
 
 def host_key(url: httpx.URL) -> str:
@@ -467,5 +611,8 @@ def post_json_to_configured_api(
 ) -> httpx.Response:
     """A POST to an API whose address is an operator's setting (the screen's Messages API), not
     something a watched source or an agent chose: no SSRF guard, only the timeout. Kept here so
-    every outbound request of the project goes through this module."""
-    return httpx.post(url, headers=headers, json=body, timeout=timeout)
+    every outbound request of the project goes through this module. The caller's secret goes
+    only over https (or to loopback), and never through a proxy named in the environment."""
+    if not credential_may_go(url, url):
+        raise httpx.UnsupportedProtocol(f"refused {url}: a key goes only over https (or to loopback)")
+    return httpx.post(url, headers=headers, json=body, timeout=timeout, trust_env=False)

@@ -16,6 +16,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..access import access
 from ..harnesses.base import stable_uuid
 from ..ingest import (
     HOOK_STOP_TEXT,
@@ -37,7 +38,7 @@ from ..transcripts import (
     runner_owned,
     turn_end_uuid,
 )
-from .auth import AgentKeyAuthentication, IsAgent, request_agent
+from .auth import AgentKeyAuthentication, AgentPrincipal, IsAgent, request_agent
 from .runner_keys import RunnerKeyAuthentication
 from .serializers import MessageSerializer
 from .stream_batch import MAX_EVENTS, Conflict, StreamBody, check_batch_size, claim_for, take_stream
@@ -49,7 +50,7 @@ TOOL_RESPONSE_LIMIT = 64 * 1024
 
 def member_motion(slug: str, agent: Agent) -> Motion:
     motion = get_object_or_404(Motion, slug=slug)
-    if not motion.agents.filter(pk=agent.pk).exists():
+    if not access().is_member_agent(AgentPrincipal(agent), motion):
         raise PermissionDenied(f"@{agent.name} is not an agent of Motion {slug!r}.")
     return motion
 
@@ -91,6 +92,8 @@ StreamAnswer = inline_serializer(
 
 class StreamView(AgentAPIView):
     """A harness's own JSON lines, posted as they come; written once whatever the order or repeats."""
+
+    replace_nul = True  # a tool's output may hold a NUL: it becomes U+FFFD, the batch is kept
 
     @extend_schema(
         request=StreamBody,
@@ -214,6 +217,8 @@ class ClaudeCodeHookView(AgentAPIView):
     later transcript import finds these Messages instead of doubling them: a prompt and a turn's
     end by (session, prompt_id), a tool call and its result by (session, tool_use_id).
     """
+
+    replace_nul = True  # as for the stream: a tool's response may hold a NUL
 
     @extend_schema(
         request=HookBody,

@@ -39,6 +39,7 @@ class AgentPrincipal:
 
     is_authenticated = True
     is_anonymous = False
+    is_agent = True
     is_staff = False
     is_superuser = False
     is_active = True
@@ -49,6 +50,9 @@ class AgentPrincipal:
 
     def get_username(self) -> str:
         return self.agent.name
+
+    def has_perm(self, perm: str, obj: object = None) -> bool:
+        return False  # an agent holds no Django permission: what it may do is membership
 
     def __str__(self) -> str:
         return f"@{self.agent.name}"

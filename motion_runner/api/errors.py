@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.http import JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework.views import exception_handler as drf_exception_handler
 
 
@@ -22,3 +24,12 @@ def exception_handler(exc, context):
         body["fields"] = data
     response.data = {"error": body}
     return response
+
+
+def not_found(request, exception=None):
+    """Django's 404 (a path no route matches): the API's error body under /api/, a page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(
+            {"error": {"status": 404, "code": "not_found", "detail": "No such path."}}, status=404
+        )
+    return page_not_found(request, exception)

@@ -80,6 +80,8 @@ FlatError = inline_serializer("MoodError", {"error": serializers.CharField()})
 class MoodStreamView(MoodAPIView):
     """memory-lane's stream route: a runner's Claude Code events, posted as they come."""
 
+    replace_nul = True  # as on the Motion route: a tool's output may hold a NUL
+
     @extend_schema(
         request=StreamBody,
         responses={

@@ -3,11 +3,10 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.db.models import Q
-from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import generics, permissions, status
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import generics, permissions, serializers, status
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.exceptions import NotAuthenticated, ValidationError
+from rest_framework.exceptions import NotAuthenticated, PermissionDenied, ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -15,12 +14,14 @@ from rest_framework.views import APIView
 
 from wakes.api import open_requests
 
+from ..access import access, readable_motion
 from ..message_bell import bell
 from ..models import Kind, Message, Motion, Turn, TurnStatus
 from ..posting import post_person_message
 from . import cursor as cursors
 from .agent_views import member_motion, post_as_agent
 from .auth import AgentKeyAuthentication, request_agent
+from .bounds import finite_number, parse_time, whole_number
 from .serializers import (
     MessageSerializer,
     MotionSerializer,
@@ -55,15 +56,6 @@ class Pages(LimitOffsetPagination):
     max_limit = MAX_PAGE
 
 
-def parse_time(name: str, value: str):
-    from django.utils.dateparse import parse_datetime
-
-    moment = parse_datetime(value)
-    if moment is None:
-        raise ValidationError({name: [f"not an ISO 8601 time: {value!r}"]})
-    return moment
-
-
 class MotionList(generics.ListAPIView):
     """Motions, newest first; `agent=<name>` keeps those the agent belongs to."""
 
@@ -75,16 +67,18 @@ class MotionList(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        queryset = Motion.objects.prefetch_related("agents")
+        queryset = access().readable(self.request.user, Motion.objects.prefetch_related("agents"))
         if name := self.request.query_params.get("agent"):
             queryset = queryset.filter(agents__name=name.lstrip("@"))
         return queryset
 
 
 class MotionDetail(generics.RetrieveAPIView):
-    queryset = Motion.objects.all()
     serializer_class = MotionSerializer
     lookup_field = "slug"
+
+    def get_queryset(self):
+        return access().readable(self.request.user, Motion.objects.all())
 
 
 class MessageList(APIView):
@@ -110,27 +104,37 @@ class MessageList(APIView):
             OpenApiParameter("raw", bool, description="Include the harness's raw JSON line."),
             OpenApiParameter("wait", float, description="Seconds to wait for something new (at most 25)."),
         ],
-        responses=MessageSerializer(many=True),
+        responses=inline_serializer(
+            "MessagePage",
+            {
+                "results": MessageSerializer(many=True),
+                "next": serializers.CharField(
+                    allow_null=True, help_text="The cursor to send as `after` next."
+                ),
+                "more": serializers.BooleanField(help_text="True when the page was full: ask again at once."),
+                "activity": serializers.ListField(child=serializers.DictField(), help_text="Running turns."),
+                "requests": serializers.ListField(
+                    child=serializers.DictField(), help_text="Open request cards."
+                ),
+            },
+        ),
     )
     def get(self, request: Request, slug: str) -> Response:
-        motion = get_object_or_404(Motion, slug=slug)
+        motion = readable_motion(request.user, slug)
         params = request.query_params
         queryset = Message.objects.filter(motion=motion).select_related("turn")
-        try:
-            limit = min(max(int(params.get("limit", DEFAULT_PAGE)), 1), MAX_PAGE)
-            overlap = min(max(int(params.get("overlap", 0)), 0), MAX_OVERLAP_SECONDS)
-        except ValueError as exc:
-            raise ValidationError({"limit": ["must be a whole number"]}) from exc
-        try:
-            wait = min(max(float(params.get("wait", 0)), 0.0), MAX_WAIT_SECONDS)
-        except ValueError as exc:
-            raise ValidationError({"wait": ["must be a number of seconds"]}) from exc
+        limit = whole_number(params, "limit", DEFAULT_PAGE, low=1, high=MAX_PAGE)
+        overlap = whole_number(params, "overlap", 0, low=0, high=MAX_OVERLAP_SECONDS)
+        wait = finite_number(params, "wait", 0.0, low=0.0, high=MAX_WAIT_SECONDS)
         newer = None
         if after := params.get("after"):
             created, message_id = cursors.decode(after)
             newer = Q(created_at__gt=created) | Q(created_at=created, id__gt=message_id)
             if overlap:
-                queryset = queryset.filter(created_at__gt=created - timedelta(seconds=overlap))
+                try:
+                    queryset = queryset.filter(created_at__gt=created - timedelta(seconds=overlap))
+                except OverflowError:  # a cursor at the start of time: nothing is before it
+                    queryset = queryset.filter(newer)
             else:
                 queryset = queryset.filter(newer)
         if kinds := params.get("kind"):
@@ -166,9 +170,11 @@ class MessageList(APIView):
             body.is_valid(raise_exception=True)
             data = body.validated_data
             return post_as_agent(agent, motion, data, kind=Kind.TEXT, text=data["text"])
-        motion = get_object_or_404(Motion, slug=slug)
         if not request.user.is_authenticated:
             raise NotAuthenticated("Sign in, or send an agent key, to post in a Motion.")
+        motion = readable_motion(request.user, slug)
+        if not access().can_post(request.user, motion):
+            raise PermissionDenied("You may read this Motion but not post in it.")
         body.is_valid(raise_exception=True)
         message = post_person_message(
             motion,
@@ -200,7 +206,8 @@ class TurnList(generics.ListAPIView):
 
     def get_queryset(self):
         params = self.request.query_params
-        queryset = Turn.objects.select_related("agent")
+        readable = access().readable(self.request.user, Motion.objects.all()).values("slug")
+        queryset = Turn.objects.select_related("agent").filter(motion__in=readable)
         if slug := params.get("motion"):
             queryset = queryset.filter(motion_id=slug)
         if name := params.get("agent"):
@@ -220,6 +227,9 @@ class TurnList(generics.ListAPIView):
 
 
 class TurnDetail(generics.RetrieveAPIView):
-    queryset = Turn.objects.select_related("agent")
     serializer_class = TurnSerializer
     permission_classes = [permissions.AllowAny]
+
+    def get_queryset(self):
+        readable = access().readable(self.request.user, Motion.objects.all()).values("slug")
+        return Turn.objects.select_related("agent").filter(motion__in=readable)

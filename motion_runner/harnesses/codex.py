@@ -28,9 +28,20 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
+
 from .. import pricing
 from . import register
-from .base import Event, EventKind, HarnessAdapter, LaunchSpec, StreamParser, stable_uuid, turn_workspace
+from .base import (
+    Event,
+    EventKind,
+    HarnessAdapter,
+    HarnessError,
+    LaunchSpec,
+    StreamParser,
+    stable_uuid,
+    turn_workspace,
+)
 from .env import harness_environment
 
 HARNESS = "codex"
@@ -291,6 +302,13 @@ class CodexParser(StreamParser):
         ]
 
 
+LOOK_ONLY_REFUSED = (
+    "@{agent} was not started: a look-only Codex turn cannot be kept from reading outside its "
+    "workspace (its read-only sandbox reads anywhere, ~/.ssh included), so look-only Codex wakes "
+    "are refused. Wake @{agent} with full tools, or set RUNNER_CODEX_LOOK_ONLY=allow to accept that."
+)
+
+
 def tool_arguments(turn, env: dict[str, str] | None = None) -> list[str]:
     """The turn's mode as Codex flags, from the shared tool list. Codex has no per-tool
     allowlist: a look-only turn is its read-only sandbox, with each MCP server of its config
@@ -298,8 +316,11 @@ def tool_arguments(turn, env: dict[str, str] | None = None) -> list[str]:
     sandbox. Anything but "full" is look-only."""
     from wakes.tool_policy import codex_tool_arguments, tool_mode
 
+    mode = tool_mode(turn)
+    if mode != "full" and settings.RUNNER_CODEX_LOOK_ONLY != "allow":
+        raise HarnessError(LOOK_ONLY_REFUSED.format(agent=turn.agent.name))
     servers = configured_mcp_servers(env if env is not None else harness_environment(turn.agent))
-    return codex_tool_arguments(tool_mode(turn), servers)
+    return codex_tool_arguments(mode, servers)
 
 
 def codex_config(env: dict[str, str]) -> dict[str, Any]:

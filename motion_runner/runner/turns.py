@@ -16,9 +16,10 @@ from django.utils import timezone
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
-from ..harnesses.base import json_object, stable_uuid
+from ..harnesses.base import json_object, system_uuid
 from ..ingest import EventWriter, IngestContext, SessionConflict, post_system_message
 from ..models import Agent, Kind, Message, Motion, MotionSession, Turn, TurnStatus
+from ..redaction import redact
 from .process import Limits, Outcome, ProcessResult, run_streaming
 from .sessions import choose_session
 
@@ -192,7 +193,7 @@ class TurnRun:
             return [
                 Event(
                     EventKind.ERROR,
-                    uuid=stable_uuid("bad-line", self.turn.pk, self.line_no),
+                    uuid=system_uuid("bad-line", self.turn.pk, self.line_no),
                     text=f"the harness printed a line that is not a JSON event ({exc}): {text[:300]}",
                     raw={"line": text[:4000]},
                 )
@@ -204,7 +205,7 @@ class TurnRun:
             return [
                 Event(
                     EventKind.ERROR,
-                    uuid=stable_uuid("adapter-error", self.turn.pk, self.line_no),
+                    uuid=system_uuid("adapter-error", self.turn.pk, self.line_no),
                     text=f"could not read a {obj.get('type', '?')} line: {exc}",
                     raw=obj,
                 )
@@ -223,7 +224,7 @@ class TurnRun:
                 [
                     Event(
                         EventKind.ERROR,
-                        uuid=stable_uuid("bad-event", self.turn.pk, error),
+                        uuid=system_uuid("bad-event", self.turn.pk, error),
                         text=f"an event could not be stored: {error}",
                     )
                 ]
@@ -285,12 +286,13 @@ def judge(result: ProcessResult, turn_end: Event | None, timeout: float) -> tupl
 
 
 def fail_before_launch(turn: Turn, message: str) -> None:
+    message = redact(message)
     now = timezone.now()
     Turn.objects.filter(pk=turn.pk).update(status=TurnStatus.FAILED, ended_at=now, error=message, activity="")
     post_system_message(
         turn.motion,
         f"@{turn.agent.name} could not start: {message}",
-        message_id=stable_uuid("turn-error", turn.pk),
+        message_id=system_uuid("turn-error", turn.pk),
         turn=turn,
     )
     turn.refresh_from_db()
@@ -382,7 +384,7 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
 
 def wake_line_id(turn_id: int) -> str:
     """The id of the line that says why a turn woke (wakes/ posts it), so it is posted once."""
-    return stable_uuid("wake", turn_id)
+    return system_uuid("wake", turn_id)
 
 
 def session_for_launch(turn: Turn) -> str | None:
@@ -406,7 +408,7 @@ def session_for_launch(turn: Turn) -> str | None:
             turn.motion,
             f"@{turn.agent.name}'s full-tools turn: {choice.note}",
             kind=Kind.WAKE,
-            message_id=stable_uuid("session-choice", turn.pk),
+            message_id=system_uuid("session-choice", turn.pk),
             turn=turn,
             agent=turn.agent,
         )
@@ -466,8 +468,8 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
         "status": status,
         "ended_at": timezone.now(),
         "exit_code": result.returncode,
-        "stderr_tail": result.stderr_tail,
-        "error": error,
+        "stderr_tail": redact(result.stderr_tail),
+        "error": redact(error),
         "activity": "",
     }
     if end is not None:
@@ -479,11 +481,12 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
         cost, source = cost_without_result(turn)
         fields["cost_usd"], fields["cost_source"] = cost, source[:120]
     Turn.objects.filter(pk=turn.pk).update(**fields)
+    error = redact(error)
     if error and not _said_by_turn_end(result, end):
         post_system_message(
             turn.motion,
             f"@{turn.agent.name}'s turn {status.replace('_', ' ')}: {error}",
-            message_id=stable_uuid("turn-error", turn.pk),
+            message_id=system_uuid("turn-error", turn.pk),
             turn=turn,
             kind=Kind.ERROR,
         )
@@ -549,7 +552,7 @@ def settle_dead_turn(turn: Turn, reason: str = LOST_WORKER) -> bool:
     post_system_message(
         turn.motion,
         f"@{turn.agent.name}'s turn failed: {reason} (it cost ${turn.cost_usd:.4f}, from {turn.cost_source})",
-        message_id=stable_uuid("turn-error", turn.pk),
+        message_id=system_uuid("turn-error", turn.pk),
         turn=turn,
         kind=Kind.ERROR,
     )

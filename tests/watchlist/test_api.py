@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 
 import pytest
+from django.contrib.auth.models import Permission
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
@@ -13,9 +14,13 @@ from watchlist.models import Watch
 
 pytestmark = pytest.mark.django_db
 
+WATCH_PERMISSIONS = ["add_watch", "change_watch", "delete_watch"]
+
 
 @pytest.fixture
 def api(justin):
+    """Justin keeps the Motion's watches: he holds the watch permissions."""
+    justin.user_permissions.add(*Permission.objects.filter(codename__in=WATCH_PERMISSIONS))
     client = APIClient()
     client.force_authenticate(justin)
     return client

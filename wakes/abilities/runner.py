@@ -17,7 +17,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from motion_runner.harnesses.base import stable_uuid
+from motion_runner.harnesses.base import system_uuid
 from motion_runner.ingest import post_system_message
 from motion_runner.models import Kind, Turn, TurnStatus
 
@@ -185,7 +185,7 @@ def give_up(run: AbilityRun, turn: Turn, target: str, why: str) -> None:
 def say(turn: Turn, text: str, key: str, kind: str) -> None:
     """One line per turn and key (stable id): the final outcome is said once, whoever says it."""
     post_system_message(
-        turn.motion, text, kind=kind, message_id=stable_uuid("ability", turn.pk, key), turn=turn
+        turn.motion, text, kind=kind, message_id=system_uuid("ability", turn.pk, key), turn=turn
     )
 
 

@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from motion_runner.models import Turn
-from watchlist.http import FetchError, HttpClient, Response
+from watchlist.http import FetchError, HttpClient, Response, credential_may_go
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .base import Ability, AbilityError, Done
@@ -47,6 +47,9 @@ def page_link(api: str, title: str, **params: Any) -> str:
 
 
 def credentials_for(api: str) -> tuple[str, str] | None:
+    """The bot password configured for exactly this api.php, and only over https (or loopback)."""
+    if not credential_may_go(api, api):
+        return None
     found = settings.WIKI_BOT_CREDENTIALS.get(api)
     if not found or not found[0] or not found[1]:
         return None
@@ -211,7 +214,8 @@ class WikiReply(Ability):
         found = credentials_for(api)
         if found is None:
             raise AbilityError(
-                f"no bot password is configured for {api} (WIKI_BOT_CREDENTIALS)", permanent=True
+                f"no bot password is configured for {api} (WIKI_BOT_CREDENTIALS; sent over https only)",
+                permanent=True,
             )
         agent = turn.agent.name
         marker = f"turn {turn.pk}"

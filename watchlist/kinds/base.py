@@ -144,3 +144,16 @@ def check_url(value: Any, field_name: str) -> str:
             f"{field_name} must be an http or https URL with a host, not {value[:200]!r}", field=field_name
         )
     return value
+
+
+def public_url(url: str) -> str:
+    """What may be shown of a URL that can hold a key in its path, query or user part: its
+    scheme, host and port only (an RPC provider's URL is often `https://host/v3/<key>`)."""
+    parts = urlsplit(url)
+    host = parts.hostname or "?"
+    port = f":{parts.port}" if parts.port else ""
+    return (
+        f"{parts.scheme or 'https'}://{host}{port}/…"
+        if parts.path.strip("/") or parts.query
+        else f"{parts.scheme}://{host}{port}"
+    )

@@ -22,7 +22,7 @@ from typing import Any
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..http import FetchError, HttpClient
 from ..keccak import event_topic
-from .base import Change, CheckError, InvalidTarget, Outcome, Snapshot, WatchKind, check_url
+from .base import Change, CheckError, InvalidTarget, Outcome, Snapshot, WatchKind, check_url, public_url
 
 TRANSFER = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 ZERO = "0x" + "0" * 40
@@ -84,8 +84,13 @@ class ContractEvents(WatchKind):
             )
         from .web_page import refuse_literal_address
 
-        options["rpc"] = check_url(options.get("rpc") or settings.WATCH_ETH_RPC_URL, "rpc")
-        refuse_literal_address(options["rpc"], "options")
+        # The default RPC URL may hold a provider key: it stays in settings, never in the
+        # watch's options (which every reader of the Motion sees).
+        if options.get("rpc"):
+            options["rpc"] = check_url(options["rpc"], "rpc")
+            refuse_literal_address(options["rpc"], "options")
+        else:
+            options.pop("rpc", None)
         options["chain"] = str(options.get("chain") or "ethereum")[:40]
         event = str(options.get("event") or "Transfer(address,address,uint256)").replace(" ", "")
         if not SIGNATURE.match(event):
@@ -113,19 +118,25 @@ class ContractEvents(WatchKind):
         return snap.options.get("rpc") or settings.WATCH_ETH_RPC_URL
 
     def rpc(self, http: HttpClient, url: str, method: str, params: list) -> Any:
+        shown = public_url(url)
         try:
             response = http.post_json(
                 url, {"jsonrpc": "2.0", "id": next(_ids), "method": method, "params": params}
             )
         except FetchError as exc:
-            raise CheckError.from_fetch(exc) from exc
+            raise CheckError(
+                str(exc).replace(url, shown), permanent=exc.permanent, retry_after=exc.retry_after
+            ) from exc
         if response.status == 429 or response.status >= 500:
-            raise CheckError(f"{url} answered {response.status}", retry_after=response.retry_after())
+            raise CheckError(f"{shown} answered {response.status}", retry_after=response.retry_after())
         if response.status != 200:
-            raise CheckError(f"{url} answered {response.status}", permanent=response.status == 404)
-        body = response.json()
+            raise CheckError(f"{shown} answered {response.status}", permanent=response.status == 404)
+        try:
+            body = response.json()
+        except FetchError as exc:
+            raise CheckError(f"{shown} did not answer JSON") from exc
         if not isinstance(body, dict):
-            raise CheckError(f"{url} did not answer a JSON-RPC object")
+            raise CheckError(f"{shown} did not answer a JSON-RPC object")
         if error := body.get("error"):
             message = str(error.get("message", ""))
             data = error.get("data")
@@ -142,7 +153,7 @@ class ContractEvents(WatchKind):
     def finalized_head(self, http: HttpClient, url: str) -> int:
         block = self.rpc(http, url, "eth_getBlockByNumber", ["finalized", False])
         if not isinstance(block, dict) or "number" not in block:
-            raise CheckError(f"{url} has no finalized block")
+            raise CheckError(f"{public_url(url)} has no finalized block")
         return int(block["number"], 16)
 
     def lanes(self, snaps: list[Snapshot], max_lanes: int) -> list[list[Snapshot]]:

@@ -27,7 +27,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from ..http import FetchError, HttpClient, Response
+from ..http import FetchError, HttpClient, Response, credential_may_go
 from .base import Change, CheckError, InvalidTarget, Outcome, Shared, Snapshot, WatchKind, check_url
 
 SHORT = re.compile(r"^(?P<repo>[\w.-]+/[\w.-]+)#(?P<number>\d+)$")
@@ -90,9 +90,10 @@ class GitHubIssue(WatchKind):
     def group_key(self, snap: Snapshot) -> str:
         return self.api(snap)
 
-    def headers(self, etag: str | None = None) -> dict[str, str]:
+    def headers(self, url: str, etag: str | None = None) -> dict[str, str]:
         headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
-        if settings.WATCH_GITHUB_TOKEN:
+        # The token goes only to the API it was configured for: a watch's own `api` gets none.
+        if settings.WATCH_GITHUB_TOKEN and credential_may_go(url, settings.WATCH_GITHUB_API):
             headers["Authorization"] = f"Bearer {settings.WATCH_GITHUB_TOKEN}"
         if etag:
             headers["If-None-Match"] = etag
@@ -247,7 +248,7 @@ class GitHubIssue(WatchKind):
 
     def get(self, http: HttpClient, url: str, etag: str | None = None, params: Any = None) -> Response:
         try:
-            response = http.get(url, headers=self.headers(etag), params=params)
+            response = http.get(url, headers=self.headers(url, etag), params=params)
         except FetchError as exc:
             if exc.retry_after is not None and not exc.permanent:
                 raise RateLimited(str(exc), retry_after=exc.retry_after) from exc

@@ -1,0 +1,101 @@
+"""Who may do what in a Motion: the one seam every endpoint and page asks.
+
+The answer comes from the class named by the setting MOTION_RUNNER_ACCESS (a dotted path), so
+a host project (memory-lane) can put its own rules in place of these without touching a view.
+Every method takes the request's user as `actor` (a Django user, the anonymous user, or an
+`AgentPrincipal` for a request made with an agent key) and the Motion; docs/security.md
+describes the default rules and the arguments.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Q, QuerySet
+from django.http import Http404
+from django.utils.module_loading import import_string
+
+from .models import Agent, Motion, Visibility
+
+
+def actor_agent(actor: Any) -> Agent | None:
+    """The agent an agent key speaks for, or None for a person or nobody."""
+    return getattr(actor, "agent", None) if getattr(actor, "is_agent", False) else None
+
+
+def is_person(actor: Any) -> bool:
+    return bool(actor is not None and actor.is_authenticated and actor_agent(actor) is None)
+
+
+class MotionAccess:
+    """The default rules.
+
+    - Reading: a `public` Motion is read by anyone; a `signed_in` one (the default) by signed-in
+      people and its own agents; a `members` one by its people and its own agents.
+    - Posting, typing and answering a request: whoever may read it, if a person; posting also
+      by its own agents (an agent never types, nor answers a request).
+    - Watches: its own agents, and people holding the watch permissions (`watchlist.add_watch`,
+      `change_watch`, `delete_watch`) who may read the Motion.
+    """
+
+    def readable(self, actor: Any, motions: QuerySet[Motion]) -> QuerySet[Motion]:
+        """`motions` narrowed to those `actor` may read (lists, and the detail lookups)."""
+        if agent := actor_agent(actor):
+            return motions.filter(Q(visibility=Visibility.PUBLIC) | Q(agents=agent)).distinct()
+        if is_person(actor):
+            return motions.filter(
+                Q(visibility__in=[Visibility.PUBLIC, Visibility.SIGNED_IN]) | Q(people=actor)
+            ).distinct()
+        return motions.filter(visibility=Visibility.PUBLIC)
+
+    def can_read(self, actor: Any, motion: Motion) -> bool:
+        if motion.visibility == Visibility.PUBLIC:
+            return True
+        if agent := actor_agent(actor):
+            return motion.agents.filter(pk=agent.pk).exists()
+        if not is_person(actor):
+            return False
+        return motion.visibility == Visibility.SIGNED_IN or motion.people.filter(pk=actor.pk).exists()
+
+    def is_member_agent(self, actor: Any, motion: Motion) -> bool:
+        agent = actor_agent(actor)
+        return agent is not None and motion.agents.filter(pk=agent.pk).exists()
+
+    def can_post(self, actor: Any, motion: Motion) -> bool:
+        if actor_agent(actor):
+            return self.is_member_agent(actor, motion)
+        return is_person(actor) and self.can_read(actor, motion)
+
+    def can_type(self, actor: Any, motion: Motion) -> bool:
+        return is_person(actor) and self.can_read(actor, motion)
+
+    def can_answer_request(self, actor: Any, motion: Motion) -> bool:
+        return is_person(actor) and self.can_read(actor, motion)
+
+    def can_write_watch(self, actor: Any, motion: Motion, action: str) -> bool:
+        """`action` is one of add, change, delete (pause and resume are changes)."""
+        if actor_agent(actor):
+            return self.is_member_agent(actor, motion)
+        return (
+            is_person(actor) and actor.has_perm(f"watchlist.{action}_watch") and self.can_read(actor, motion)
+        )
+
+
+@cache
+def _policy(path: str) -> MotionAccess:
+    return import_string(path)()
+
+
+def access() -> MotionAccess:
+    """The configured policy (settings.MOTION_RUNNER_ACCESS), made once per path."""
+    return _policy(settings.MOTION_RUNNER_ACCESS)
+
+
+def readable_motion(actor: Any, slug: str) -> Motion:
+    """The Motion, or a 404 alike for one that does not exist and one the actor may not read."""
+    motion = Motion.objects.filter(slug=slug).first()
+    if motion is None or not access().can_read(actor, motion):
+        raise Http404("No such Motion.")
+    return motion

@@ -1,0 +1,121 @@
+"""Every bound of the API's input in one place: JSON depth, NUL, numbers, times.
+
+PostgreSQL's text and jsonb cannot hold NUL, Python's json recurses once per nesting level,
+and float() accepts nan and inf: each would otherwise be a 500 (or a request held forever).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.http import JsonResponse
+from django.utils.dateparse import parse_datetime
+from rest_framework.exceptions import ParseError, ValidationError
+from rest_framework.parsers import JSONParser
+
+NUL = "\x00"
+# What a NUL becomes where a body may carry one (a harness's tool output): the replacement
+# character, so the rest of the line is kept.
+NUL_STANDIN = "\ufffd"
+
+
+def walk_json(value: Any, *, max_depth: int, replace_nul: bool) -> Any:
+    """`value` checked for depth, with NUL refused (or replaced). Iterative: no recursion limit."""
+
+    def clean(text: str, where: str) -> str:
+        if NUL not in text:
+            return text
+        if replace_nul:
+            return text.replace(NUL, NUL_STANDIN)
+        raise ParseError(f"a string at {where} holds a NUL character (\\u0000), which is not accepted")
+
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any, int, str]] = [(root, 0, 1, "$")]
+    while stack:
+        parent, key, depth, where = stack.pop()
+        item = parent[key]
+        if isinstance(item, str):
+            parent[key] = clean(item, where)
+            continue
+        if not isinstance(item, dict | list):
+            continue
+        if depth > max_depth:
+            raise ParseError(f"the JSON is nested deeper than {max_depth} levels (at {where[:80]})")
+        if isinstance(item, dict):
+            for name in list(item):
+                fixed = clean(name, where) if isinstance(name, str) else name
+                if fixed != name:
+                    item[fixed] = item.pop(name)
+                stack.append((item, fixed, depth + 1, f"{where}.{fixed}"))
+        else:
+            stack.extend((item, index, depth + 1, f"{where}[{index}]") for index in range(len(item)))
+    return root[0]
+
+
+class BoundedJSONParser(JSONParser):
+    """JSON only, nested at most API_MAX_JSON_DEPTH deep, no NUL in any string.
+
+    A view that takes a harness's own lines sets `replace_nul = True`: a NUL there becomes
+    U+FFFD instead of losing the whole batch."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            data = super().parse(stream, media_type, parser_context)
+        except RecursionError as exc:
+            raise ParseError(f"the JSON is nested deeper than {settings.API_MAX_JSON_DEPTH} levels") from exc
+        view = (parser_context or {}).get("view")
+        return walk_json(
+            data, max_depth=settings.API_MAX_JSON_DEPTH, replace_nul=getattr(view, "replace_nul", False)
+        )
+
+
+def finite_number(params, name: str, default: float, *, low: float, high: float) -> float:
+    """A query parameter as a number from `low` up (past `high` it is `high`); nan, inf, a
+    negative or something else is a 400 saying so."""
+    raw = params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except (ValueError, OverflowError) as exc:
+        raise ValidationError({name: [f"must be a number, not {raw[:40]!r}"]}) from exc
+    if not math.isfinite(value) or value < low:
+        raise ValidationError({name: [f"must be a finite number of at least {low:g}, not {raw[:40]!r}"]})
+    return min(value, high)
+
+
+def whole_number(params, name: str, default: int, *, low: int, high: int) -> int:
+    value = finite_number(params, name, default, low=low, high=high)
+    if value != int(value):
+        raise ValidationError({name: [f"must be a whole number, not {params.get(name)[:40]!r}"]})
+    return int(value)
+
+
+def parse_time(name: str, value: str) -> datetime:
+    """An ISO 8601 time, or a 400 (a well-formed but impossible date too: 2026-13-45)."""
+    try:
+        moment = parse_datetime(value)
+    except ValueError as exc:
+        raise ValidationError({name: [f"not a real time: {value[:60]!r} ({exc})"]}) from exc
+    if moment is None:
+        raise ValidationError({name: [f"not an ISO 8601 time: {value[:60]!r}"]})
+    return moment
+
+
+class RefuseNulInQuery:
+    """A NUL in an API request's query string is a 400 before any view sees it (the database
+    would refuse it mid-query)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.path.startswith("/api/") and any(
+            NUL in key or any(NUL in value for value in values) for key, values in request.GET.lists()
+        ):
+            body = {"error": {"status": 400, "code": "parse_error", "detail": "a NUL character in the query"}}
+            return JsonResponse(body, status=400)
+        return self.get_response(request)

@@ -1,0 +1,94 @@
+"""Issue 10, "redaction by default": secrets are taken out of what is stored and served, the
+values configured in settings wherever they appear, and the shapes of keys and tokens."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from motion_runner.models import Message, Turn
+from motion_runner.redaction import MARK, redact
+from motion_runner.runner.turns import fail_before_launch
+from tests import recorded
+from tests.factories import TurnFactory
+
+pytestmark = pytest.mark.django_db
+
+SESSION = recorded.session_id()
+GITHUB_TOKEN = "ghp_" + "A1b2C3d4" * 5
+PRIVATE_KEY = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----"
+)
+DOTENV = "DATABASE_PASSWORD=hunter2Secret9\nDEBUG=true"
+
+
+def stream_text(client, persona, text: str):
+    events = copy.deepcopy(recorded.first_run())
+    assistant = next(e for e in events if e.get("type") == "assistant")
+    assistant["message"]["content"][0]["text"] = text
+    return client.post(
+        "/api/motions/harbor/stream/",
+        {"harness": "claude-code", "session_id": SESSION, "events": events},
+        content_type="application/json",
+        **persona.headers,
+    )
+
+
+@pytest.mark.parametrize("secret", [GITHUB_TOKEN, PRIVATE_KEY, "hunter2Secret9", "sk-ant-api03-" + "x9" * 20])
+def test_a_secret_an_agent_prints_is_neither_stored_nor_served(client, scribe, secret):
+    stream_text(
+        client, scribe, f"I found this:\n{GITHUB_TOKEN}\n{PRIVATE_KEY}\n{DOTENV}\nsk-ant-api03-{'x9' * 20}"
+    )
+
+    served = client.get("/api/motions/harbor/messages/", {"raw": "1"}, **scribe.headers).content.decode()
+    stored = [str(row) for row in Message.objects.values_list("text", "raw")]
+
+    assert secret not in served and MARK in served
+    assert not any(secret in row for row in stored)
+
+
+def test_a_value_configured_in_settings_is_redacted_whatever_its_shape(client, scribe, settings):
+    settings.WAKES_SCREEN_API_KEY = "plain-screen-key-of-no-known-shape"
+
+    stream_text(client, scribe, "the key is plain-screen-key-of-no-known-shape, see")
+
+    assert not Message.objects.filter(text__contains="plain-screen-key").exists()
+
+
+def test_the_rpc_urls_key_is_redacted_but_not_its_host(client, scribe, settings):
+    settings.WATCH_ETH_RPC_URL = "https://mainnet.example.io/v3/0123456789abcdef0123456789abcdef"
+
+    stream_text(client, scribe, "calling https://mainnet.example.io/v3/0123456789abcdef0123456789abcdef now")
+
+    assert Message.objects.filter(text__contains="https://mainnet.example.io/[REDACTED]").exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password = form.cleaned_data['password']",
+        '"input_tokens": 1234, "output_tokens": 56',
+        "token_budget=compute_budget()",
+        "api_key: ${ANTHROPIC_API_KEY}",
+        "tx 0x" + "ab" * 32,
+    ],
+)
+def test_code_and_counts_are_not_taken_for_secrets(text):
+    assert redact(text) == text
+
+
+def test_a_secret_in_a_harness_error_is_not_kept_on_the_turn_or_said_in_the_thread(harbor, scribe):
+    turn = TurnFactory(motion=harbor, agent=scribe.agent, status="queued")
+
+    fail_before_launch(turn, f"auth failed with Authorization: Bearer {GITHUB_TOKEN}")
+
+    turn = Turn.objects.get(pk=turn.pk)
+    assert GITHUB_TOKEN not in turn.error and MARK in turn.error
+    assert not Message.objects.filter(text__contains=GITHUB_TOKEN).exists()
+
+
+def test_redaction_can_be_turned_off_by_the_operator(settings):
+    settings.REDACT_SECRETS = False
+
+    assert redact(GITHUB_TOKEN) == GITHUB_TOKEN
