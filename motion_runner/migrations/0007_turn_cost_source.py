@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('motion_runner', '0006_ability_help_text'),
+        ("motion_runner", "0006_ability_help_text"),
     ]
 
     operations = [

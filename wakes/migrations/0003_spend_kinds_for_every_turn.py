@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('wakes', '0002_quiet_budget_share'),
+        ("wakes", "0002_quiet_budget_share"),
     ]
 
     operations = [

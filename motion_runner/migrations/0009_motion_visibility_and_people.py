@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('motion_runner', '0006_ability_help_text'),
+        ("motion_runner", "0008_session_after_look_only"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -38,6 +38,6 @@ def drop(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("motion_runner", "0006_ability_help_text")]
+    dependencies = [("motion_runner", "0009_motion_visibility_and_people")]
 
     operations = [migrations.RunPython(create, drop)]
