@@ -86,6 +86,8 @@ def post_json(path: str, body: dict) -> Callable:
 
 # The agent endpoints (stream, quiet, hooks) take only an agent key: a person's sign-in is no
 # key there, so a person is a 401 like nobody.
+SESSION = "5b0e1c52-8a43-4a4e-9a39-0d0c2f1a7e11"  # Claude Code session ids are UUIDs
+
 ENDPOINTS: dict[str, tuple[Callable, tuple[int, ...]]] = {
     # name: (request, expected status for each persona in PERSONAS order)
     "motion detail": (lambda c, h: c.get("/api/motions/harbor/"), (404, 200, 200, 200, 200, 404, 401)),
@@ -96,9 +98,17 @@ ENDPOINTS: dict[str, tuple[Callable, tuple[int, ...]]] = {
     ),
     "stream": (
         post_json(
-            "/api/motions/harbor/stream/", {"harness": "claude-code", "session_id": "s-1", "events": []}
+            "/api/motions/harbor/stream/", {"harness": "claude-code", "session_id": SESSION, "events": []}
         ),
         (401, 401, 401, 401, 200, 403, 401),
+    ),
+    "memory-lane's stream": (
+        post_json("/api/moods/harbor/stream/", {"session_id": SESSION, "events": []}),
+        (401, 401, 401, 401, 200, 403, 401),
+    ),
+    "memory-lane's quiet": (
+        post_json("/api/moods/harbor/quiet/", {"reason": "nothing to add"}),
+        (401, 401, 401, 401, 201, 403, 401),
     ),
     "quiet": (
         post_json("/api/motions/harbor/quiet/", {"reason": "nothing to add"}),
