@@ -408,6 +408,10 @@ def main() -> None:
         )
         print(f"  screens ${row['screen_dollars']:.2f}; per-day spend {row['days']}")
         print(f"  mentions (not budgeted): {row['mentions']} wakes, ${row['mention_dollars']:.2f}")
+        print(
+            f"  ledger: {row['turns']} turns, {row['turn_rows']} turn rows; ${row['ledger_turns']:.2f} in "
+            f"the rows = ${row['turns_total']:.2f} in the turns"
+        )
     base = rows[1]
     for name, n, usd in (("after every post", every_n, every_usd), ("every 50 minutes", timer_n, timer_usd)):
         print(
@@ -444,6 +448,12 @@ def summarize(policy: str, replay: Replay) -> dict:
         "days": ", ".join(f"{row['total']:.2f}" for row in per_day),
         "max_day": max((row["total"] for row in per_day), default=Decimal(0)),
         "peak": max(replay.hourly.values(), default=0),
+        # Every turn has one ledger row and the rows add up to the turns' own costs.
+        "turns": Turn.objects.count(),
+        "turn_rows": Spend.objects.exclude(turn=None).count(),
+        "ledger_turns": Spend.objects.exclude(turn=None).aggregate(total=Sum("amount"))["total"]
+        or Decimal(0),
+        "turns_total": Turn.objects.aggregate(total=Sum("cost_usd"))["total"] or Decimal(0),
     }
 
 

@@ -18,6 +18,8 @@ import shutil
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
+
 from motion_runner import pricing
 from motion_runner.harnesses import EventKind
 from motion_runner.harnesses.claude_code import MICRO, ClaudeCodeParser, last_cost_state, transcript_file
@@ -182,3 +184,30 @@ def test_claude_codes_assistant_lines_stream_the_opening_usage_snapshot():
     keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     assert [streamed[k] for k in keys] == [final[k] for k in keys] == [3000, 1000, 5000]
     assert (streamed["output_tokens"], final["output_tokens"]) == (1, 200)
+
+
+@pytest.mark.parametrize("scenario", ["text_reply", "tool_call", "two_blocks", "permission_denied"])
+def test_the_price_table_gives_the_dollars_claude_code_itself_reported(scenario):
+    result = recorded_lines("claude-code", scenario)[-1]
+    [model] = result["modelUsage"]
+    assert pricing.anthropic_cost(model, result["usage"]) == Decimal(str(result["total_cost_usd"])).quantize(
+        MICRO
+    )
+
+
+def test_the_price_table_agrees_with_designs_checked_prices():
+    # DESIGN.md: Haiku 4.5 in 1 / out 5 / cache write 1.25 / cache read 0.10; Opus 4.5+ 5 / 25 / 6.25 / 0.50.
+    million = {"input_tokens": 10**6}
+    for model, (inp, out, write, read) in {
+        "claude-haiku-4-5": ("1", "5", "1.25", "0.10"),
+        "claude-opus-4-5": ("5", "25", "6.25", "0.50"),
+        "claude-opus-5": ("5", "25", "6.25", "0.50"),
+    }.items():
+        assert pricing.anthropic_cost(model, million) == Decimal(inp)
+        assert pricing.anthropic_cost(model, {"output_tokens": 10**6}) == Decimal(out)
+        assert pricing.anthropic_cost(model, {"cache_creation_input_tokens": 10**6}) == Decimal(write)
+        assert pricing.anthropic_cost(model, {"cache_read_input_tokens": 10**6}) == Decimal(read)
+
+
+def test_a_model_with_no_price_costs_none_rather_than_a_guess():
+    assert pricing.anthropic_cost("claude-unknown-9", {"input_tokens": 10}) is None

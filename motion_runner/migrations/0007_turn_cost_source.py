@@ -5,25 +5,36 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("motion_runner", "0006_ability_help_text"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='turn',
-            name='cost_source',
-            field=models.CharField(blank=True, help_text='How cost_usd was found; blank until the turn is costed.', max_length=120),
+            model_name="turn",
+            name="cost_source",
+            field=models.CharField(
+                blank=True,
+                help_text="How cost_usd was found; blank until the turn is costed.",
+                max_length=120,
+            ),
         ),
         migrations.AddField(
-            model_name='turn',
-            name='harness_total_before',
-            field=models.DecimalField(blank=True, decimal_places=6, help_text="The harness's running total for the session when this turn launched (Claude Code keeps one): the turn's cost is what it grew by.", max_digits=12, null=True),
+            model_name="turn",
+            name="harness_total_before",
+            field=models.DecimalField(
+                blank=True,
+                decimal_places=6,
+                help_text="The harness's running total for the session when this turn launched (Claude Code keeps one): the turn's cost is what it grew by.",
+                max_digits=12,
+                null=True,
+            ),
         ),
         migrations.AlterField(
-            model_name='turn',
-            name='cost_usd',
-            field=models.DecimalField(decimal_places=6, default=Decimal('0'), help_text="This turn's own dollars.", max_digits=12),
+            model_name="turn",
+            name="cost_usd",
+            field=models.DecimalField(
+                decimal_places=6, default=Decimal("0"), help_text="This turn's own dollars.", max_digits=12
+            ),
         ),
     ]

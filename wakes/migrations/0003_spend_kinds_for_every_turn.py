@@ -4,15 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("wakes", "0002_quiet_budget_share"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='spend',
-            name='kind',
-            field=models.CharField(choices=[('screen', 'Screen'), ('consideration', 'Consideration'), ('mention', 'Mention'), ('watch', 'Watch'), ('grant', 'Grant'), ('manual', 'Manual'), ('compaction', 'Compaction')], max_length=16),
+            model_name="spend",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("screen", "Screen"),
+                    ("consideration", "Consideration"),
+                    ("mention", "Mention"),
+                    ("watch", "Watch"),
+                    ("grant", "Grant"),
+                    ("manual", "Manual"),
+                    ("compaction", "Compaction"),
+                ],
+                max_length=16,
+            ),
         ),
     ]
