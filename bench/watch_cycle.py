@@ -139,13 +139,15 @@ def main() -> None:
             fake.reset_log()
         counted_before = github.counted()
         with HttpClient() as client:
-            started = time.perf_counter()
+            started, cpu_started = time.perf_counter(), time.process_time()
             report = run_cycle(http=client, budget=budget)
             wall = time.perf_counter() - started
+            cpu = time.process_time() - cpu_started
             stats = client.stats
         return {
             "label": label,
             "wall": wall,
+            "cpu": cpu,
             "requests": stats.requests,
             "bytes": stats.bytes_received + stats.bytes_sent,
             "wiki": sum(len(w.requests) for w in wikis),
@@ -245,13 +247,14 @@ def main() -> None:
         f"{GITHUB_ISSUES:,} GitHub issues/PRs in {REPOSITORIES} repositories, {WEB_PAGES:,} web pages on "
         f"{WEB_HOSTS} hosts, {CONTRACTS} contracts on {RPC_URLS} RPC URLs), fake latency {args.latency * 1000:.0f} ms"
     )
+    print("CPU s: this process's CPU time in the cycle, the in-process fakes' share included")
     print(
         f"dials: {settings.WATCH_MAX_WORKERS} workers, {settings.WATCH_HTTP_PER_HOST_CONCURRENCY} per host, "
         f"per-host interval {settings.WATCH_HTTP_PER_HOST_INTERVAL} s; load: {os.getloadavg()[0]:.1f} (1-min average)"
     )
     print()
     header = (
-        f"{'run':<44} {'wall s':>7} {'requests':>9} {'KB':>7} {'wiki':>5} {'github':>6} "
+        f"{'run':<44} {'wall s':>7} {'CPU s':>6} {'requests':>9} {'KB':>7} {'wiki':>5} {'github':>6} "
         f"{'counted':>7} {'web':>5} {'rpc':>5} {'skipped':>7}"
     )
     print(header)
@@ -260,7 +263,7 @@ def main() -> None:
         if row is None:
             continue
         print(
-            f"{row['label']:<44} {row['wall']:>7.2f} {row['requests']:>9} {row['bytes'] / 1024:>7.0f} "
+            f"{row['label']:<44} {row['wall']:>7.2f} {row['cpu']:>6.1f} {row['requests']:>9} {row['bytes'] / 1024:>7.0f} "
             f"{row['wiki']:>5} {row['github']:>6} {row['github_counted']:>7} {row['web']:>5} {row['rpc']:>5} "
             f"{row['report'].skipped:>7}"
         )

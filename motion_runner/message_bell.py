@@ -42,6 +42,7 @@ class MessageBell:
         self._stop = threading.Event()
         self._listening = threading.Event()
         self.rings = 0  # notifications heard: for tests and the benchmark
+        self._slots: threading.BoundedSemaphore | None = None
 
     # --- the readers' side -------------------------------------------------------------
 
@@ -63,6 +64,7 @@ class MessageBell:
             # wait still rings our event, so no wake-up is lost.
             if has_news():
                 return True
+            release_connection()
             while True:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
@@ -75,8 +77,10 @@ class MessageBell:
                 if not rang:
                     return False
                 event.clear()
-                if has_news():
-                    return True
+                with self.slot():
+                    if has_news():
+                        return True
+                release_connection()
         finally:
             with self._lock:
                 waiting = self._waiters.get(motion)
@@ -84,6 +88,16 @@ class MessageBell:
                     waiting.discard(event)
                     if not waiting:
                         del self._waiters[motion]
+
+    def slot(self) -> threading.BoundedSemaphore:
+        """Held by a woken reader while it queries: a message in a Motion a thousand people
+        watch wakes a thousand requests at once, and PostgreSQL would refuse most of their
+        connections (100 by default); they take turns instead."""
+        if self._slots is None:
+            with self._lock:
+                if self._slots is None:
+                    self._slots = threading.BoundedSemaphore(settings.MESSAGES_WOKEN_READERS_AT_ONCE)
+        return self._slots
 
     def ring(self, motion: str) -> None:
         with self._lock:
@@ -162,6 +176,14 @@ class MessageBell:
             (self._listening.set if up else self._listening.clear)()
             # Anything written while the state changed may not have rung: everyone looks once.
             self.ring_everyone()
+
+
+def release_connection() -> None:
+    """A waiting request holds no database connection: a thousand readers would otherwise need
+    a thousand (PostgreSQL allows 100 by default). The next query opens one again. Not inside a
+    transaction (a test's, or ATOMIC_REQUESTS), whose work would be lost."""
+    if not connection.in_atomic_block:
+        connection.close()
 
 
 bell = MessageBell()

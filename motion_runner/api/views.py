@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from contextlib import nullcontext
 from datetime import timedelta
 
 from django.db.models import Q
@@ -15,7 +16,7 @@ from rest_framework.views import APIView
 from wakes.api import open_requests
 
 from ..access import access, readable_motion
-from ..message_bell import bell
+from ..message_bell import bell, release_connection
 from ..models import Kind, Message, Motion, Turn, TurnStatus
 from ..posting import post_person_message
 from . import cursor as cursors
@@ -143,19 +144,23 @@ class MessageList(APIView):
             if value := params.get(name):
                 queryset = queryset.filter(**{lookup: parse_time(name, value)})
         queryset = queryset.order_by("created_at", "id")
-        if wait and newer is not None:
+        waited = bool(wait and newer is not None)
+        if waited:
             wait_for_messages(motion, queryset.filter(newer), wait)
-        results = message_rows(queryset[:limit], raw=params.get("raw") in ("1", "true"))
-        next_cursor = results[-1]["cursor"] if results else after
-        return Response(
-            {
+        # A long poll reads in turn with the others woken with it, then lets its connection go.
+        with bell.slot() if waited else nullcontext():
+            results = message_rows(queryset[:limit], raw=params.get("raw") in ("1", "true"))
+            next_cursor = results[-1]["cursor"] if results else after
+            body = {
                 "results": results,
                 "next": next_cursor,
                 "more": len(results) == limit,
                 "activity": running_activity(motion),
                 "requests": open_requests(motion),
             }
-        )
+            if waited:
+                release_connection()
+        return Response(body)
 
     @extend_schema(
         request=PostMessageSerializer,

@@ -9,7 +9,7 @@ import pytest
 from django.utils import timezone
 
 from watchlist.checker import run_cycle
-from watchlist.models import Watch
+from watchlist.models import SharedCursor, Watch
 
 from .conftest import lines, recheck
 
@@ -240,3 +240,16 @@ def test_the_last_request_of_the_quota_stops_the_host_before_a_refusal(github, w
 
     assert len(github.requests) == 2
     assert report.checked == 1 and report.deferred == 2 and report.errors == 0
+
+
+def test_a_repository_first_look_cut_short_by_the_rate_limit_keeps_no_cursor(github, watch):
+    for n in range(1, 4):
+        github.add("cryptograss/merch", n)
+        watch("github", f"cryptograss/merch#{n}")
+    github.remaining = 2  # the anchor, then one issue; the others are deferred
+
+    run_cycle()
+
+    # The deferred watches never looked at their issues: a cursor now would let them miss
+    # what changes before their next look.
+    assert not SharedCursor.objects.exists()

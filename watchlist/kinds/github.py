@@ -133,7 +133,7 @@ class GitHubIssue(WatchKind):
             cursor = self.anchor(http, api, repo)
         else:
             cursor = self.listing(http, api, repo, cursor)
-        if cursor != group[0].shared:
+        if cursor != group[0].shared and not anchored:
             yield Shared(key, cursor)
         trust_after = datetime.now(UTC) - TRUST_SEEN_FOR
         seen = cursor.get("seen") or {}
@@ -157,6 +157,10 @@ class GitHubIssue(WatchKind):
                 raise
             except CheckError as exc:
                 yield Outcome(snap.id, error=exc)
+        if anchored:
+            # Saved only once every watch has looked at its issue: if the host stopped us half
+            # way, the next cycle anchors again rather than trust a cursor some watches predate.
+            yield Shared(key, cursor)
 
     def listing_url(self, api: str, repo: str) -> str:
         return f"{api}/repos/{repo}/issues"

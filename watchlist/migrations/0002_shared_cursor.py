@@ -4,23 +4,38 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('watchlist', '0001_initial'),
+        ("watchlist", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='SharedCursor',
+            name="SharedCursor",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('wiki_page', 'Wiki page'), ('github', 'GitHub issue or PR'), ('web_page', 'Web page'), ('contract', 'Contract events')], max_length=20)),
-                ('key', models.CharField(max_length=1000)),
-                ('state', models.JSONField(blank=True, default=dict)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("wiki_page", "Wiki page"),
+                            ("github", "GitHub issue or PR"),
+                            ("web_page", "Web page"),
+                            ("contract", "Contract events"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("key", models.CharField(max_length=1000)),
+                ("state", models.JSONField(blank=True, default=dict)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('kind', 'key'), name='one_cursor_per_group')],
+                "constraints": [models.UniqueConstraint(fields=("kind", "key"), name="one_cursor_per_group")],
             },
         ),
     ]
