@@ -31,7 +31,7 @@ from ..ingest import (
     insert_one,
     summarize_input,
 )
-from ..models import Agent, Kind, Message, Motion, MotionSession, Source, Turn, TurnStatus
+from ..models import Agent, Kind, Message, Motion, MotionSession, Source, Turn, TurnStatus, UnclaimedSession
 from ..transcripts import (
     HARNESS as CLAUDE_CODE,
 )
@@ -82,6 +82,14 @@ def claim_for(session_id: str, motion: Motion, agent: Agent, harness: str) -> Mo
         raise Conflict(f"Session {session_id} is claimed by another Motion; its events are never re-routed.")
     if existing is not None and existing.agent_id not in (None, agent.pk):
         raise PermissionDenied(f"Session {session_id} belongs to another agent.")
+    if existing is None:
+        waiting = UnclaimedSession.objects.filter(pk=session_id).values_list("agent_id", flat=True)
+        if waiting and waiting[0] != agent.pk:
+            # Found by the importer or reported by another key: its transcript is not this key's
+            # to take. The admin assigns it from the inbox.
+            raise PermissionDenied(
+                f"Session {session_id} waits in the admin's inbox; only an admin assigns it."
+            )
     try:
         return claim_session(session_id, motion, agent, harness)
     except SessionConflict as exc:  # claimed by another Motion between the look and the claim
