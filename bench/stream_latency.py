@@ -135,7 +135,8 @@ def measure(name: str, base_url: str, events: int, pace: float, template: dict) 
 
     script = Path(tempfile.mkdtemp()) / "harness.py"
     script.write_text(HARNESS)
-    motion = Motion.objects.create(slug=f"bench-{name}", title=name)
+    # Public: the poller reads without signing in (a Motion's default needs a sign-in).
+    motion = Motion.objects.create(slug=f"bench-{name}", title=name, visibility="public")
     url = f"{base_url}/api/motions/{motion.slug}/messages/"
     poller = subprocess.Popen(
         [sys.executable, __file__, "--poll", url, str(events), str(time.time() + 120)],

@@ -182,6 +182,8 @@ API_MAX_JSON_DEPTH = env_int("API_MAX_JSON_DEPTH", 64)
 # The most of one message's text that is kept and served (a person's post is refused past it).
 MESSAGE_TEXT_MAX_CHARS = env_int("MESSAGE_TEXT_MAX_CHARS", 100_000)
 MESSAGE_TOOL_RESULT_MAX_CHARS = env_int("MESSAGE_TOOL_RESULT_MAX_CHARS", 64 * 1024)
+# How much of a tool's output a reader of the thread is served (0: all that is kept).
+THREAD_TOOL_RESULT_SHOWN_CHARS = env_int("THREAD_TOOL_RESULT_SHOWN_CHARS", 0)
 MOTION_RUNNER_ACCESS = os.environ.get("MOTION_RUNNER_ACCESS", "motion_runner.access.MotionAccess")
 
 REST_FRAMEWORK = {

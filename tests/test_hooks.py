@@ -185,3 +185,32 @@ def test_binding_a_session_later_takes_it_out_of_the_inbox(client, scribe):
     post_hook(client, scribe, recorded.hooks("UserPromptSubmit")[1], motion="harbor")
     assert not UnclaimedSession.objects.exists()
     assert Message.objects.count() == 1
+
+
+# --- issue 10: a session waiting in the inbox is the admin's to assign -----------------------------
+
+
+def test_an_agent_cannot_claim_a_session_the_importer_found_on_this_machine(client, scribe):
+    from motion_runner.models import UnclaimedSession
+
+    payload = recorded.hooks("UserPromptSubmit")[0]
+    UnclaimedSession.objects.create(session_id=payload["session_id"], path="/home/someone/.claude/x.jsonl")
+
+    response = post_hook(client, scribe, payload)
+
+    assert response.status_code == 403 and "inbox" in response.json()["error"]["detail"]
+    assert not Message.objects.exists()
+
+
+def test_an_agent_cannot_claim_a_session_another_agents_key_reported(client, scribe, rival):
+    payload = recorded.hooks("UserPromptSubmit")[0]
+    post_hook(client, rival, payload, motion=None)
+
+    assert post_hook(client, scribe, payload).status_code == 403
+
+
+def test_the_key_that_reported_a_session_may_bind_it(client, scribe):
+    payload = recorded.hooks("UserPromptSubmit")[0]
+    post_hook(client, scribe, payload, motion=None)
+
+    assert post_hook(client, scribe, payload).json()["claimed"] is True

@@ -92,3 +92,16 @@ def test_redaction_can_be_turned_off_by_the_operator(settings):
     settings.REDACT_SECRETS = False
 
     assert redact(GITHUB_TOKEN) == GITHUB_TOKEN
+
+
+def test_how_much_tool_output_a_reader_sees_is_a_dial(client, scribe, harbor, settings):
+    from tests.factories import MessageFactory
+
+    settings.THREAD_TOOL_RESULT_SHOWN_CHARS = 100
+    MessageFactory(motion=harbor, kind="tool_result", text="line\n" * 1000, raw={"out": "line\n" * 1000})
+
+    served = client.get("/api/motions/harbor/messages/", {"raw": "1"}, **scribe.headers).json()["results"]
+
+    (result,) = [m for m in served if m["kind"] == "tool_result"]
+    assert result["text"].startswith("line\n" * 20) and "4900 more characters not shown" in result["text"]
+    assert result["raw"] is None

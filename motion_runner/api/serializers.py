@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from rest_framework import serializers
 
 from ..models import Message, Motion, Turn
@@ -86,6 +87,7 @@ def message_rows(queryset, *, raw: bool = False) -> list[dict]:
     if raw:
         names.append("raw")
     rows = []
+    shown = settings.THREAD_TOOL_RESULT_SHOWN_CHARS
     for row in queryset.values(*names):
         out = {}
         for name in MessageSerializer.Meta.fields:
@@ -112,6 +114,11 @@ def message_rows(queryset, *, raw: bool = False) -> list[dict]:
                 out[name] = row[name]
         if raw:
             out["raw"] = row["raw"]
+        if shown and out["kind"] == "tool_result" and len(out["text"] or "") > shown:
+            # How much of a tool's output a reader sees is a dial; the rest stays on the server.
+            out["text"] = out["text"][:shown] + f"\n… ({len(out['text']) - shown} more characters not shown)"
+            if raw:
+                out["raw"] = None
         rows.append(out)
     return rows
 

@@ -30,7 +30,7 @@ from rest_framework.exceptions import APIException, PermissionDenied
 
 from ..harnesses import HARNESSES, EventKind, HarnessError, get_adapter
 from ..ingest import BadEvent, EventWriter, IngestContext, SessionConflict, claim_session, post_system_message
-from ..models import Agent, Kind, Message, Motion, MotionSession, Source, Turn, TurnStatus
+from ..models import Agent, Kind, Message, Motion, MotionSession, Source, Turn, TurnStatus, UnclaimedSession
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +97,14 @@ def claim_for(session_id: str, motion: Motion, agent: Agent, harness: str) -> Mo
         raise PermissionDenied(f"Session {session_id} belongs to another agent.")
     if existing is not None and existing.motion_id != motion.pk:
         move_session(existing, motion, agent)
+    if existing is None:
+        waiting = UnclaimedSession.objects.filter(pk=session_id).values_list("agent_id", flat=True)
+        if waiting and waiting[0] != agent.pk:
+            # Found by the importer or reported by another key: its transcript is not this key's
+            # to take. The admin assigns it from the inbox.
+            raise PermissionDenied(
+                f"Session {session_id} waits in the admin's inbox; only an admin assigns it."
+            )
     try:
         return claim_session(session_id, motion, agent, harness)
     except SessionConflict as exc:  # moved again between the move and the claim
