@@ -12,11 +12,11 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from django.conf import settings
 from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils.module_loading import import_string
 
+from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .models import Agent, Motion, Visibility
 
 

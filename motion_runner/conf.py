@@ -77,6 +77,29 @@ DEFAULTS: dict[str, Any] = {
     "INGEST_SPOOL_DIR": lambda: str(data_dir() / "ingest"),
     # A runner's hold lapses unless renewed (memory-lane: services/mood_view.py, HELD_FOR).
     "MOOD_HELD_SECONDS": 15 * 60,
+    # Who may read, post, watch, type and answer (motion_runner/access.py, docs/security.md).
+    "MOTION_RUNNER_ACCESS": "motion_runner.access.MotionAccess",
+    # Secrets taken out of what is stored and served (motion_runner/redaction.py): the values of
+    # these settings wherever they appear, and the shapes of keys, tokens and passwords.
+    "REDACT_SECRETS": True,
+    "REDACT_SETTINGS": [
+        "SECRET_KEY",
+        "WATCH_GITHUB_TOKEN",
+        "WAKES_SCREEN_API_KEY",
+        "WIKI_BOT_PASSWORD",
+        "WIKI_BOT_CREDENTIALS",
+        "WATCH_ETH_RPC_URL",
+    ],
+    "API_MAX_JSON_DEPTH": 64,
+    "MESSAGE_TEXT_MAX_CHARS": 100_000,
+    "MESSAGE_TOOL_RESULT_MAX_CHARS": 64 * 1024,
+    "THREAD_TOOL_RESULT_SHOWN_CHARS": 0,
+    # A look-only Codex turn reads anywhere (its sandbox confines writes only): refused unless "allow".
+    "RUNNER_CODEX_LOOK_ONLY": "refuse",
+    # Long-poll readers woken by PostgreSQL NOTIFY (motion_runner/message_bell.py).
+    "MESSAGES_LISTEN": True,
+    "MESSAGES_FALLBACK_POLL_SECONDS": 1.0,
+    "MESSAGES_WOKEN_READERS_AT_ONCE": 10,
 }
 
 app_settings = AppSettings("motion_runner", DEFAULTS)

@@ -19,13 +19,13 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, connection, models, router, transaction
 from django.db.models import F
 from django.db.models.constants import OnConflict
 from django.dispatch import Signal
 from django.utils import timezone
 
+from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .harnesses.base import Event, EventKind
 from .models import Agent, Kind, Message, Motion, MotionSession, Turn, UnclaimedSession
 from .redaction import redact, redact_json

@@ -23,8 +23,9 @@ import time
 from collections.abc import Callable
 
 import psycopg
-from django.conf import settings
 from django.db import connection
+
+from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 
 log = logging.getLogger(__name__)
 

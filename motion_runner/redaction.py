@@ -16,7 +16,7 @@ from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
 
-from django.conf import settings
+from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 
 MARK = "[REDACTED]"
 

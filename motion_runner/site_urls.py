@@ -5,6 +5,9 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+# An unmatched /api/ path answers in the API's JSON error body (a host may name the same view).
+handler404 = "motion_runner.api.errors.not_found"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

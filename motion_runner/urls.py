@@ -15,8 +15,6 @@ from .api import views as api
 watch_router = SimpleRouter(trailing_slash=True)
 watch_router.register("watches", WatchViewSet, basename="watch")
 
-handler404 = "motion_runner.api.errors.not_found"
-
 urlpatterns = [
     path("", views.motion_list, name="motion-list"),
     path("motions/<slug:slug>/", views.motion_thread, name="motion-thread"),

@@ -65,7 +65,7 @@ def test_the_deploy_checks_run_under_debug_false_without_the_apps_settings(bare_
 @pytest.mark.django_db
 def test_the_harness_check_runs_without_harness_bin_dirs_once_an_agent_exists(bare_host):
     AgentFactory(name="scribe", binary="/no/such/claude")
-    assert ids(harness_binaries(None)) == {"motion_runner.E011"}
+    assert ids(harness_binaries(None)) == {"motion_runner.W011"}
 
 
 @pytest.mark.django_db

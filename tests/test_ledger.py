@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from django.db.models import Sum
 from django.utils import timezone
 
-from motion_runner.harnesses.base import stable_uuid
+from motion_runner.harnesses.base import system_uuid
 from motion_runner.models import Kind, Message, Turn, TurnStatus
 from motion_runner.runner.turns import enqueue_turn, retire_and_wake_again, settle_dead_turn, sweep_turns
 from tests.factories import MessageFactory
@@ -183,7 +183,7 @@ def test_a_turn_whose_worker_died_after_its_result_line_is_settled_at_that_cost(
     turn.refresh_from_db()
     assert (turn.status, turn.cost_usd) == (TurnStatus.FAILED, Decimal("0.42"))
     assert Spend.objects.get(turn=turn).amount == Decimal("0.42")
-    line = Message.objects.get(pk=stable_uuid("turn-error", turn.pk))
+    line = Message.objects.get(pk=system_uuid("turn-error", turn.pk))
     assert "the worker running it was lost" in line.text and "$0.4200" in line.text
 
 

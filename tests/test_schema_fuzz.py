@@ -63,7 +63,9 @@ def fuzz(operation, headers: dict[str, str], *, pin=lambda case: case) -> None:
     run()
 
 
-def test_no_5xx_and_every_answer_is_documented(api_schema, scribe, harbor):
+def test_no_5xx_and_every_answer_is_documented(api_schema, scribe, harbor, settings):
+    # memory-lane's ingest answers 503 while no key is configured, by its contract: configure one.
+    settings.INGEST_API_KEY = "an-ingest-key-the-fuzzer-does-not-know"
     failures = []
     operations = [result.ok() for result in api_schema.get_all_operations()]
     for operation in operations:

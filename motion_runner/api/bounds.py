@@ -10,11 +10,12 @@ import math
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.http import JsonResponse
 from django.utils.dateparse import parse_datetime
 from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.parsers import JSONParser
+
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 
 NUL = "\x00"
 # What a NUL becomes where a body may carry one (a harness's tool output): the replacement

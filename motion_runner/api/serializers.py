@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from django.conf import settings
 from rest_framework import serializers
 
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..models import Message, Motion, Turn
 from . import cursor
 

@@ -28,9 +28,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
-
 from .. import pricing
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from . import register
 from .base import (
     Event,
