@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..db_retry import retry_conflicts
 from ..harnesses import HARNESSES, EventKind, HarnessError, get_adapter
 from ..harnesses.base import stable_uuid
 from ..ingest import (
@@ -25,6 +26,7 @@ from ..ingest import (
     EventWriter,
     IngestContext,
     SessionConflict,
+    WriteOutcome,
     claim_session,
     fit_message,
     insert_one,
@@ -220,11 +222,18 @@ class StreamView(AgentAPIView):
                 errors.append(
                     {"index": index, "reason": f"could not read a {line.get('type', '?')} event: {exc}"}
                 )
-        outcome = writer.write_many([], prepared=prepared)
-        if turn is not None and prepared:
-            Turn.objects.filter(pk=turn.pk).update(heartbeat_at=timezone.now())
-        if turn_end is not None:
-            stamp_turn_end(turn, turn_end)
+
+        def store() -> WriteOutcome:
+            outcome = writer.write_many([], prepared=prepared)
+            if turn is not None and prepared:
+                Turn.objects.filter(pk=turn.pk).update(heartbeat_at=timezone.now())
+            if turn_end is not None:
+                stamp_turn_end(turn, turn_end)
+            return outcome
+
+        # Every write here is idempotent (ids, a conditional UPDATE): a writer PostgreSQL chose
+        # as a deadlock's victim runs again inside this request instead of answering 500.
+        outcome = retry_conflicts(store)
         return Response(
             {
                 "imported": outcome.imported,
