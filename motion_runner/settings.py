@@ -153,6 +153,13 @@ CELERY_TIMEZONE = TIME_ZONE
 # of a task that may already have spent money.
 CELERY_TASK_ACKS_LATE = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Queues by kind: a turn holds its worker for up to the turn timeout, so turns have a queue (and
+# workers) of their own, and the loop's tick, considerations, sweeps and settles are never stuck
+# behind four long turns. bin/serve and docker-compose.yml start a worker for each.
+TURNS_QUEUE = "turns"
+HOUSEKEEPING_QUEUE = "housekeeping"
+CELERY_TASK_DEFAULT_QUEUE = HOUSEKEEPING_QUEUE
+CELERY_TASK_ROUTES = {"motion_runner.run_turn": {"queue": TURNS_QUEUE}}
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # The consider loop's look; its other numbers are dials in the admin (wakes.Dials).
