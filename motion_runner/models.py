@@ -206,6 +206,15 @@ class Turn(models.Model):
     status = models.CharField(max_length=16, choices=TurnStatus.choices, default=TurnStatus.QUEUED)
     session_id = models.CharField(max_length=200, blank=True)
     pid = models.IntegerField(null=True, blank=True)
+    pgid = models.IntegerField(null=True, blank=True, help_text="The harness's process group.")
+    runner_host = models.CharField(
+        max_length=255, blank=True, help_text="The host whose worker runs it (where its processes live)."
+    )
+    lease_until = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Renewed by its live runner every few seconds; once it lapses the turn is reclaimed.",
+    )
     exit_code = models.IntegerField(null=True, blank=True)
     queued_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -222,7 +231,10 @@ class Turn(models.Model):
 
     class Meta:
         ordering = ["-queued_at"]
-        indexes = [models.Index(fields=["motion", "agent", "status"])]
+        indexes = [
+            models.Index(fields=["motion", "agent", "status"]),
+            models.Index(fields=["lease_until"], name="running_turn_lease", condition=Q(status="running")),
+        ]
         constraints = [
             # One turn at a time per (Motion, agent): a second claim fails at the database.
             models.UniqueConstraint(

@@ -165,7 +165,9 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # The consider loop's look; its other numbers are dials in the admin (wakes.Dials).
 WAKES_TICK_SECONDS = env_float("WAKES_TICK_SECONDS", 3.0)
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
-    "sweep-turns": {"task": "motion_runner.sweep_turns", "schedule": 30.0},
+    # Reclaims turns whose lease lapsed (RUNNER_LEASE_SECONDS): a lost worker's turn is ended
+    # within lease + this period, well inside a minute.
+    "sweep-turns": {"task": "motion_runner.sweep_turns", "schedule": 15.0},
     "wakes-tick": {
         "task": "wakes.tick",
         "schedule": WAKES_TICK_SECONDS,
@@ -207,6 +209,12 @@ RUNNER_STDERR_TAIL_BYTES = env_int("RUNNER_STDERR_TAIL_BYTES", 16 * 1024)
 RUNNER_KILL_GRACE_SECONDS = env_float("RUNNER_KILL_GRACE_SECONDS", 3.0)
 # A harness that printed its result line but does not exit is stopped after this long.
 RUNNER_AFTER_RESULT_GRACE_SECONDS = env_float("RUNNER_AFTER_RESULT_GRACE_SECONDS", 10.0)
+# A running turn renews its lease this often ÷ 3; a turn whose lease lapsed has lost its runner
+# and is reclaimed by the sweep (its processes killed, its printed lines recovered, its pair freed).
+RUNNER_LEASE_SECONDS = env_float("RUNNER_LEASE_SECONDS", 20.0)
+# While the database does not answer, a running turn keeps its harness going and its lines in
+# memory for up to this long, retrying with back-off; then it stops the harness and says so.
+RUNNER_DB_OUTAGE_SECONDS = env_float("RUNNER_DB_OUTAGE_SECONDS", 60.0)
 # Extra environment for every harness process (tests point the CLIs at a fake model).
 RUNNER_EXTRA_ENV: dict[str, str] = {}
 
