@@ -196,25 +196,20 @@ class TurnRun:
         away = now - self.outage_since
         self.next_try = now + min(2.0, 0.1 * 2 ** min(5, int(away)))
         if away > settings.RUNNER_DB_OUTAGE_SECONDS and not self.failure:
-            self.failure = (
-                f"the database did not answer for {away:.0f} s "
-                f"({len(self.backlog)} event(s) could not be stored)"
-            )
+            self.failure = f"the database did not answer for {away:.0f} s, so the harness was stopped"
 
     def drain(self) -> None:
         """Write the backlog, oldest first, unless we are backing off from an outage."""
         if not self.backlog or time.monotonic() < self.next_try:
             return
-        events = list(self.backlog)
         try:
-            self.write_events(events)
+            self.store_backlog()
             self.writer.flush_activity()
         except DatabaseError as exc:
             if is_outage(exc):
                 self.database_away(exc)
                 return
             raise
-        del self.backlog[: len(events)]
         if self.outage_since is not None:
             log.warning(
                 "turn %s: the database is back after %.1f s",
@@ -223,11 +218,12 @@ class TurnRun:
             )
         self.outage_since = None
 
-    def drain_before_end(self) -> None:
-        """The harness is done: wait (within the outage bound) for the backlog to be stored."""
-        while self.backlog and not self.failure:
-            time.sleep(max(0.0, self.next_try - time.monotonic()))
-            self.drain()
+    def store_backlog(self) -> None:
+        """Write the whole backlog now; an outage error is raised with the backlog kept."""
+        if self.backlog:
+            events = list(self.backlog)
+            self.write_events(events)
+            del self.backlog[: len(events)]
 
     def keep_lease(self) -> None:
         """Renew the lease (a third of it is left to spare). The row no longer running means the
@@ -472,7 +468,7 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     if not run.failure:
         for event in run.parser.finish():
             run.emit(event)
-    run.drain_before_end()
+    while_database_away(run, run.store_backlog)  # the harness is done; what it said is kept
     while_database_away(run, lambda: run.writer.flush_activity(force=True))
     if run.failure:
         status, error = TurnStatus.FAILED, f"stopped: {run.failure}"
@@ -490,19 +486,17 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
 
 def while_database_away(run: TurnRun, work: Callable[[], T]) -> T:
     """Run `work` (idempotent: conditional updates, messages with fixed ids), again after a
-    back-off while the database is away, for as long as the outage bound allows. Past it the error
-    is raised: the turn's lease lapses and the sweep ends it, so it never stays `running`."""
+    back-off while the database is away. The harness is done by now, so this waits as long as the
+    turn's lease would hold it (RUNNER_LEASE_SECONDS, at least the outage bound); past that the
+    error is raised, the lease lapses and the sweep ends the turn: it never stays `running`."""
+    give_up = time.monotonic() + max(settings.RUNNER_LEASE_SECONDS, settings.RUNNER_DB_OUTAGE_SECONDS)
     while True:
         try:
             return work()
         except DatabaseError as exc:
-            if not is_outage(exc):
+            if not is_outage(exc) or time.monotonic() > give_up:
                 raise
             run.database_away(exc)
-            if run.outage_since is not None and (
-                time.monotonic() - run.outage_since > settings.RUNNER_DB_OUTAGE_SECONDS
-            ):
-                raise
             time.sleep(max(0.0, run.next_try - time.monotonic()))
 
 
