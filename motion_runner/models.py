@@ -210,6 +210,9 @@ class Turn(models.Model):
     runner_host = models.CharField(
         max_length=255, blank=True, help_text="The host whose worker runs it (where its processes live)."
     )
+    resent_at = models.DateTimeField(
+        null=True, blank=True, help_text="Its task was last sent again (a broker lost the first)."
+    )
     lease_until = models.DateTimeField(
         null=True,
         blank=True,

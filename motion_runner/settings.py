@@ -164,6 +164,10 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # The consider loop's look; its other numbers are dials in the admin (wakes.Dials).
 WAKES_TICK_SECONDS = env_float("WAKES_TICK_SECONDS", 3.0)
+# A claimed consideration not started within this long is sent again, once (the broker may have
+# lost its task); one still not started after as long again, or started and stuck for ten times
+# as long without waking, is given up: its reservation released and its posts owed again.
+WAKES_CONSIDERATION_START_SECONDS = env_float("WAKES_CONSIDERATION_START_SECONDS", 30.0)
 CELERY_BEAT_SCHEDULE: dict[str, dict] = {
     # Reclaims turns whose lease lapsed (RUNNER_LEASE_SECONDS): a lost worker's turn is ended
     # within lease + this period, well inside a minute.
@@ -212,6 +216,9 @@ RUNNER_AFTER_RESULT_GRACE_SECONDS = env_float("RUNNER_AFTER_RESULT_GRACE_SECONDS
 # A running turn renews its lease this often ÷ 3; a turn whose lease lapsed has lost its runner
 # and is reclaimed by the sweep (its processes killed, its printed lines recovered, its pair freed).
 RUNNER_LEASE_SECONDS = env_float("RUNNER_LEASE_SECONDS", 20.0)
+# A queued turn whose pair is free but that no worker started this long after it was queued (or
+# last sent) is sent again: the broker lost its task.
+RUNNER_RESEND_AFTER_SECONDS = env_float("RUNNER_RESEND_AFTER_SECONDS", 60.0)
 # While the database does not answer, a running turn keeps its harness going and its lines in
 # memory for up to this long, retrying with back-off; then it stops the harness and says so.
 RUNNER_DB_OUTAGE_SECONDS = env_float("RUNNER_DB_OUTAGE_SECONDS", 60.0)

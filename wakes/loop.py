@@ -153,6 +153,7 @@ def look(now: datetime, limit: int) -> list[ListenState]:
 def tick(*, dispatch: bool = True) -> list[Consideration]:
     now = clock.now()
     dials = Dials.load()
+    recover_considerations(now, dispatch=dispatch)
     claimed = []
     for state in look(now, dials.look_batch):
         consideration = evaluate(state, now, dials)
@@ -164,6 +165,62 @@ def tick(*, dispatch: bool = True) -> list[Consideration]:
         for consideration in claimed:
             transaction.on_commit(lambda pk=consideration.pk: consider.delay(pk))
     return claimed
+
+
+# --- wakes that survive the broker -----------------------------------------------------------
+
+
+def recover_considerations(now: datetime, *, dispatch: bool = True) -> dict[str, int]:
+    """The database is the record of what is owed: a consideration whose task the broker lost
+    is sent again, exactly once (the conditional UPDATE on `resent_at` is the claim of the
+    re-send); one that still did not start, or started and never woke (its worker died between
+    the reservation and the wake), is given up: its reservation goes back, its posts are owed
+    again and the pair is looked at now."""
+    bound = timedelta(seconds=settings.WAKES_CONSIDERATION_START_SECONDS)
+    resent = []
+    lost = Consideration.objects.filter(
+        status=Consideration.Status.CLAIMED, resent_at__isnull=True, created_at__lt=now - bound
+    ).values_list("pk", flat=True)
+    for pk in lost:
+        won = Consideration.objects.filter(
+            pk=pk, status=Consideration.Status.CLAIMED, resent_at__isnull=True
+        ).update(resent_at=now)
+        if won == 1:
+            resent.append(pk)
+    if dispatch and resent:
+        from .tasks import consider
+
+        for pk in resent:
+            transaction.on_commit(lambda pk=pk: consider.delay(pk))
+    stuck = Consideration.objects.filter(
+        Q(status=Consideration.Status.CLAIMED, resent_at__lt=now - bound)
+        | Q(status=Consideration.Status.RUNNING, turn__isnull=True, created_at__lt=now - 10 * bound)
+    ).select_related("motion", "agent")
+    abandoned = sum(1 for c in stuck if abandon(c, now))
+    return {"resent": len(resent), "abandoned": abandoned}
+
+
+def abandon(c: Consideration, now: datetime) -> bool:
+    """A consideration whose wake never started: give its reservation back, owe its posts again."""
+    with transaction.atomic():
+        won = Consideration.objects.filter(
+            pk=c.pk,
+            status__in=(Consideration.Status.CLAIMED, Consideration.Status.RUNNING),
+            turn__isnull=True,
+        ).update(status=Consideration.Status.FAILED, detail="its wake never started (a lost task or worker)")
+        if won != 1:
+            return False
+        for envelope in Spend.objects.filter(consideration=c, turn__isnull=True, settled=False):
+            release(envelope, "released: the wake never started")
+        state = ListenState.objects.select_for_update().get(pk=c.state_id)
+        if c.kind == WakeKind.NEW_POSTS and state.considered_through == c.through:
+            state.considered_through = c.previous_through  # those posts are still owed
+        state.busy_until = None
+        state.due_at = now
+        state.version += 1
+        state.save()
+    log.warning("consideration %s of %s in %s never started; looking again", c.pk, c.agent_id, c.motion_id)
+    return True
 
 
 def _reschedule(state: ListenState, **changes) -> bool:

@@ -17,6 +17,7 @@ import socket
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -124,19 +125,22 @@ def reap_orphans() -> list[int]:
 
 
 def resend_waiting_turns(now: datetime) -> int:
-    """Queued turns whose pair is free and whose task seems lost: sent again (the claim is a
-    conditional UPDATE, so a task delivered twice still runs the turn once)."""
+    """Queued turns whose pair is free but that no worker started within a minute (the broker
+    lost the task; RUNNER_RESEND_AFTER_SECONDS): sent again, at most once a minute each, the re-send claimed by a conditional
+    UPDATE on `resent_at` so two sweeps never both send it. A task delivered twice still runs the
+    turn once (the claim is a conditional UPDATE on status)."""
     from .tasks import run_turn
 
+    quiet = now - timedelta(seconds=settings.RUNNER_RESEND_AFTER_SECONDS)
+    waiting = Turn.objects.filter(status=TurnStatus.QUEUED, queued_at__lt=quiet).filter(
+        Q(resent_at__isnull=True) | Q(resent_at__lt=quiet)
+    )
     resent = 0
-    waiting = Turn.objects.filter(
-        status=TurnStatus.QUEUED, queued_at__lt=now - timedelta(seconds=60)
-    ).values_list("pk", "motion_id", "agent_id")
-    for pk, motion_id, agent_id in waiting:
-        if not Turn.objects.filter(
-            motion_id=motion_id, agent_id=agent_id, status=TurnStatus.RUNNING
-        ).exists():
-            run_turn.delay(pk)
+    for pk, motion_id, agent_id, last_sent in waiting.values_list("pk", "motion_id", "agent_id", "resent_at"):
+        if Turn.objects.filter(motion_id=motion_id, agent_id=agent_id, status=TurnStatus.RUNNING).exists():
+            continue  # it waits for the running one, which starts it when it ends
+        if Turn.objects.filter(pk=pk, status=TurnStatus.QUEUED, resent_at=last_sent).update(resent_at=now):
+            transaction.on_commit(lambda pk=pk: run_turn.delay(pk))
             resent += 1
     return resent
 
