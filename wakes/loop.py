@@ -163,7 +163,7 @@ def tick(*, dispatch: bool = True) -> list[Consideration]:
         from .tasks import consider
 
         for consideration in claimed:
-            transaction.on_commit(lambda pk=consideration.pk: consider.delay(pk))
+            transaction.on_commit(lambda pk=consideration.pk: consider.delay(pk), robust=True)
     return claimed
 
 
@@ -191,7 +191,7 @@ def recover_considerations(now: datetime, *, dispatch: bool = True) -> dict[str,
         from .tasks import consider
 
         for pk in resent:
-            transaction.on_commit(lambda pk=pk: consider.delay(pk))
+            transaction.on_commit(lambda pk=pk: consider.delay(pk), robust=True)
     stuck = Consideration.objects.filter(
         Q(status=Consideration.Status.CLAIMED, resent_at__lt=now - bound)
         | Q(status=Consideration.Status.RUNNING, turn__isnull=True, created_at__lt=now - 10 * bound)

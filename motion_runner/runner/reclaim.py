@@ -140,7 +140,7 @@ def resend_waiting_turns(now: datetime) -> int:
         if Turn.objects.filter(motion_id=motion_id, agent_id=agent_id, status=TurnStatus.RUNNING).exists():
             continue  # it waits for the running one, which starts it when it ends
         if Turn.objects.filter(pk=pk, status=TurnStatus.QUEUED, resent_at=last_sent).update(resent_at=now):
-            transaction.on_commit(lambda pk=pk: run_turn.delay(pk))
+            transaction.on_commit(lambda pk=pk: run_turn.delay(pk), robust=True)
             resent += 1
     return resent
 

@@ -72,7 +72,9 @@ def enqueue_turn(
     ability: dict | None = None,
     dispatch: bool = True,
 ) -> Turn:
-    """Queue a turn; its task is sent only once the row is committed.
+    """Queue a turn; its task is sent only once the row is committed. The row is the record of
+    what is owed: if the broker cannot take the task, that is logged (robust) and the sweep sends
+    it later, rather than failing the post that woke it.
 
     `ability`: the one extra ability this wake's reason grants, fixed here by the runner and
     acted on by the runner after the turn (wakes/abilities), e.g. replying on one wiki page."""
@@ -94,7 +96,7 @@ def enqueue_turn(
     if dispatch:
         from .tasks import run_turn
 
-        transaction.on_commit(lambda: run_turn.delay(turn.pk))
+        transaction.on_commit(lambda: run_turn.delay(turn.pk), robust=True)
     return turn
 
 
@@ -589,4 +591,4 @@ def start_next_queued(motion_id: str, agent_id: int) -> None:
         .first()
     )
     if next_id is not None:
-        transaction.on_commit(lambda: run_turn.delay(next_id))
+        transaction.on_commit(lambda: run_turn.delay(next_id), robust=True)

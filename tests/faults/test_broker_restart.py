@@ -24,7 +24,7 @@ from motion_runner.models import Kind, Message, Turn, TurnStatus
 from motion_runner.runner.reclaim import sweep_turns
 from motion_runner.runner.turns import enqueue_turn
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
-from tests.faults.private_services import PrivateRedis
+from tests.faults.private_services import PrivateRedis, free_port
 from tests.faults.support import database_url, start_worker, wait_for
 from tests.recorded import CLAUDE_RECORDINGS, recording_path
 from wakes.loop import tick
@@ -132,3 +132,15 @@ def test_a_broker_restart_with_work_queued_loses_no_wake(tmp_path, settings):
             "Hello from the fake model: nothing to do here.",
         ]
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_wake_while_the_broker_is_down_stays_owed_instead_of_failing_the_post():
+    """Sending the task fails; the Turn row is the record, and the sweep sends it later."""
+    motion = MotionFactory(slug="cryptograss")
+    magent = AgentFactory(name="magent")
+    with sending_to(f"redis://127.0.0.1:{free_port()}/0"):  # nobody listens there
+        turn = enqueue_turn(motion, magent, "Say hello", reason="mention")
+
+    turn.refresh_from_db()
+    assert turn.status == TurnStatus.QUEUED
