@@ -47,9 +47,9 @@ def wake_in_a_thread(plan: dict, tmp_path) -> tuple[Turn, threading.Thread, list
 
 
 @pytest.mark.django_db(transaction=True)
-@override_settings(RUNNER_LEASE_SECONDS=1.0)
+@override_settings(RUNNER_LEASE_SECONDS=2.0)
 def test_a_silent_harness_keeps_its_lease_while_its_runner_lives(tmp_path):
-    turn, runner, ran = wake_in_a_thread({"pace": 1.5}, tmp_path)  # silent longer than the lease
+    turn, runner, ran = wake_in_a_thread({"pace": 2.5}, tmp_path)  # silent longer than the lease
     reclaimed = 0
     while runner.is_alive():
         reclaimed += reclaim_lapsed_turns()

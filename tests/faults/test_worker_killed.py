@@ -108,7 +108,7 @@ def test_a_worker_killed_mid_turn_loses_nothing_and_leaves_nothing_running(tmp_p
 
     wait_for("the lapsed lease reclaimed", reclaim_lapsed_turns, seconds=LEASE_SECONDS + 10, every=0.2)
 
-    assert time.monotonic() - killed_at < LEASE_SECONDS + 2
+    assert time.monotonic() - killed_at < LEASE_SECONDS + 5  # the lease, and a busy machine
     turn.refresh_from_db()
     assert turn.status == TurnStatus.FAILED
     assert "the worker running it was lost" in turn.error
