@@ -328,9 +328,11 @@ class EventWriter:
         unique: dict[uuid.UUID, Message] = {}
         for message in messages:
             unique.setdefault(message.id, message)
-        batch = list(unique.values())
-        if len(batch) < 2 or not connection.features.can_return_rows_from_bulk_insert:
-            return [message for message in batch if self.insert(message)]
+        if len(unique) < 2 or not connection.features.can_return_rows_from_bulk_insert:
+            return [message for message in unique.values() if self.insert(message)]
+        # Inserted in id order: two writers with overlapping batches then take the unique
+        # index's locks in the same order, so neither waits on the other in a cycle (deadlock).
+        batch = sorted(unique.values(), key=lambda message: message.id)
         for message in batch:
             for model_field in Message._meta.concrete_fields:
                 model_field.pre_save(message, add=True)
@@ -344,7 +346,7 @@ class EventWriter:
                 using=router.db_for_write(Message),
             )
         inserted_ids = {row[0] for row in rows}
-        inserted = [message for message in batch if message.id in inserted_ids]
+        inserted = [message for message in unique.values() if message.id in inserted_ids]
         for message in inserted:
             message._state.adding = False
             message._state.db = router.db_for_write(Message)

@@ -234,6 +234,18 @@ class Turn(models.Model):
         help_text="Which session the turn was to use and why, as the thread was told.",
     )
     pid = models.IntegerField(null=True, blank=True)
+    pgid = models.IntegerField(null=True, blank=True, help_text="The harness's process group.")
+    runner_host = models.CharField(
+        max_length=255, blank=True, help_text="The host whose worker runs it (where its processes live)."
+    )
+    resent_at = models.DateTimeField(
+        null=True, blank=True, help_text="Its task was last sent again (a broker lost the first)."
+    )
+    lease_until = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Renewed by its live runner every few seconds; once it lapses the turn is reclaimed.",
+    )
     exit_code = models.IntegerField(null=True, blank=True)
     queued_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -263,7 +275,10 @@ class Turn(models.Model):
 
     class Meta:
         ordering = ["-queued_at"]
-        indexes = [models.Index(fields=["motion", "agent", "status"])]
+        indexes = [
+            models.Index(fields=["motion", "agent", "status"]),
+            models.Index(fields=["lease_until"], name="running_turn_lease", condition=Q(status="running")),
+        ]
         constraints = [
             # One turn at a time per (Motion, agent): a second claim fails at the database.
             models.UniqueConstraint(

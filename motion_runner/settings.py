@@ -157,10 +157,21 @@ CELERY_TIMEZONE = TIME_ZONE
 # of a task that may already have spent money.
 CELERY_TASK_ACKS_LATE = False
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Queues by kind: a turn holds its worker for up to the turn timeout, so turns have a queue (and
+# workers) of their own, and the loop's tick, considerations, sweeps and settles are never stuck
+# behind four long turns. bin/serve and docker-compose.yml start a worker for each.
+TURNS_QUEUE = "turns"
+HOUSEKEEPING_QUEUE = "housekeeping"
+CELERY_TASK_DEFAULT_QUEUE = HOUSEKEEPING_QUEUE
+CELERY_TASK_ROUTES = {"motion_runner.run_turn": {"queue": TURNS_QUEUE}}
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # The consider loop's look; its other numbers are dials in the admin (wakes.Dials).
 WAKES_TICK_SECONDS = env_float("WAKES_TICK_SECONDS", 3.0)
+# A claimed consideration not started within this long is sent again, once (the broker may have
+# lost its task); one still not started after as long again, or started and stuck for ten times
+# as long without waking, is given up: its reservation released and its posts owed again.
+WAKES_CONSIDERATION_START_SECONDS = env_float("WAKES_CONSIDERATION_START_SECONDS", 30.0)
 # --- REST framework -----------------------------------------------------------------------
 # Who may read, post, watch, type and answer in a Motion: a class with MotionAccess's methods
 # (motion_runner/access.py, docs/security.md). A host project names its own here.
@@ -234,6 +245,15 @@ RUNNER_STDERR_TAIL_BYTES = env_int("RUNNER_STDERR_TAIL_BYTES", 16 * 1024)
 RUNNER_KILL_GRACE_SECONDS = env_float("RUNNER_KILL_GRACE_SECONDS", 3.0)
 # A harness that printed its result line but does not exit is stopped after this long.
 RUNNER_AFTER_RESULT_GRACE_SECONDS = env_float("RUNNER_AFTER_RESULT_GRACE_SECONDS", 10.0)
+# A running turn renews its lease this often ÷ 3; a turn whose lease lapsed has lost its runner
+# and is reclaimed by the sweep (its processes killed, its printed lines recovered, its pair freed).
+RUNNER_LEASE_SECONDS = env_float("RUNNER_LEASE_SECONDS", 20.0)
+# A queued turn whose pair is free but that no worker started this long after it was queued (or
+# last sent) is sent again: the broker lost its task.
+RUNNER_RESEND_AFTER_SECONDS = env_float("RUNNER_RESEND_AFTER_SECONDS", 60.0)
+# While the database does not answer, a running turn keeps its harness going and its lines in
+# memory for up to this long, retrying with back-off; then it stops the harness and says so.
+RUNNER_DB_OUTAGE_SECONDS = env_float("RUNNER_DB_OUTAGE_SECONDS", 60.0)
 # Extra environment for every harness process (tests point the CLIs at a fake model).
 RUNNER_EXTRA_ENV: dict[str, str] = {}
 

@@ -23,6 +23,7 @@ from django.utils import timezone
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .harnesses import Event, EventKind, get_adapter
 from .harnesses.base import json_object, stable_uuid
+from .harnesses.env import harness_environment
 from .ingest import EventWriter, IngestContext, claim_session, fit_message
 from .models import (
     Agent,
@@ -435,3 +436,26 @@ def assign_session(inbox: UnclaimedSession, motion: Motion, agent: Agent | None)
     for path in sorted(paths):
         result = import_file(path)
     return result
+
+
+def transcript_of(turn: Turn) -> Path | None:
+    """Where Claude Code kept a runner turn's transcript: under the HOME its harness ran with
+    (`.claude/projects/<cwd-munged>/<session>.jsonl`), or a configured transcript directory."""
+    if turn.agent.harness != HARNESS or not turn.session_id:
+        return None
+    home = harness_environment(turn.agent).get("HOME")
+    roots = ([Path(home) / ".claude" / "projects"] if home else []) + transcript_dirs()
+    for root in roots:
+        for path in sorted(root.glob(f"*/{turn.session_id}.jsonl")):
+            return path
+    return None
+
+
+def recover_turn_lines(turn: Turn) -> int:
+    """A turn whose runner was lost: what its harness said but nobody stored is in its transcript.
+    Read through the importer, so a line already stored from stdout (same id) is not stored again.
+    Returns how many Messages were added. Other harnesses keep no transcript we read yet: 0."""
+    path = transcript_of(turn)
+    if path is None:
+        return 0
+    return import_file(path).imported

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -84,3 +86,45 @@ def terminal_transcript(path: Path, name: str = SESSION) -> Path:
         out.append(json.dumps(line))
     path.write_text("\n".join(out) + "\n")
     return path
+
+
+def fresh_copy(line: dict, ids: dict[str, str], session_id: str) -> dict:
+    """A recorded stream line again, as if said anew: every uuid, message id and tool id
+    replaced consistently (`ids` maps old to new across one run)."""
+    line = copy.deepcopy(line)
+
+    def renew(value: str, kind: str) -> str:
+        if value not in ids:
+            ids[value] = {
+                "uuid": str(uuid.uuid4()),
+                "msg": f"msg_{uuid.uuid4().hex[:24]}",
+                "tool": f"toolu_{uuid.uuid4().hex[:24]}",
+            }[kind]
+        return ids[value]
+
+    for key in ("uuid", "parentUuid"):
+        if isinstance(line.get(key), str):
+            line[key] = renew(line[key], "uuid")
+    if "session_id" in line:
+        line["session_id"] = session_id
+    message = line.get("message")
+    if isinstance(message, dict):
+        if isinstance(message.get("id"), str):
+            message["id"] = renew(message["id"], "msg")
+        for block in message.get("content") or []:
+            if isinstance(block, dict):
+                if isinstance(block.get("id"), str) and block.get("type") == "tool_use":
+                    block["id"] = renew(block["id"], "tool")
+                if isinstance(block.get("tool_use_id"), str):
+                    block["tool_use_id"] = renew(block["tool_use_id"], "tool")
+    return line
+
+
+def fresh_stream_events(count: int, session_id: str) -> list[dict]:
+    """`count` assistant/user lines of the recorded read-then-reply run, with fresh ids."""
+    said = [line for line in first_run() if line.get("type") in ("assistant", "user")]
+    out: list[dict] = []
+    while len(out) < count:
+        ids: dict[str, str] = {}
+        out.extend(fresh_copy(line, ids, session_id) for line in said)
+    return out[:count]

@@ -15,6 +15,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 
 from motion_runner.models import Kind, Message, MotionSession, Turn, TurnStatus
@@ -58,7 +59,14 @@ def celery_worker_thread(transactional_db):
 
     from motion_runner.celery import app
 
-    with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=60, loglevel="WARNING"):
+    with start_worker(
+        app,
+        pool="solo",
+        perform_ping_check=False,
+        shutdown_timeout=60,
+        loglevel="WARNING",
+        queues=[settings.TURNS_QUEUE, settings.HOUSEKEEPING_QUEUE],
+    ):
         yield app
 
 

@@ -14,7 +14,8 @@ from django.utils import timezone
 
 from motion_runner.harnesses.base import system_uuid
 from motion_runner.models import Kind, Message, Turn, TurnStatus
-from motion_runner.runner.turns import enqueue_turn, retire_and_wake_again, settle_dead_turn, sweep_turns
+from motion_runner.runner.reclaim import sweep_turns
+from motion_runner.runner.turns import enqueue_turn, retire_and_wake_again, settle_dead_turn
 from tests.factories import MessageFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
 from wakes.budget import settle_turn, spent_today

@@ -25,6 +25,8 @@ DEFAULTS: dict[str, Any] = {
     "WAKES_SCREEN_API_BASE": "https://api.anthropic.com",
     "WAKES_SCREEN_API_KEY": "",
     "WAKES_TICK_SECONDS": 3.0,
+    # A claimed consideration not started within this long is sent again, once; see settings.py.
+    "WAKES_CONSIDERATION_START_SECONDS": 30.0,
     # Bot passwords per wiki api.php URL: a password is never sent to a wiki it is not for.
     "WIKI_BOT_CREDENTIALS": dict,
     "WIKI_REPLY_ASSERT": "user",

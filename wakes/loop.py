@@ -22,13 +22,14 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.db.models import F, Max, Q
 
-from motion_runner.conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.harnesses.base import system_uuid
 from motion_runner.ingest import post_system_message
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, TurnStatus
 
 from . import clock
 from .budget import Refusal, release, reserve, turn_cap
+from .conf import app_settings as wakes_settings  # the app's settings, with defaults (conf.py)
 from .models import Consideration, Dials, ListenState, Resolved, Spend, TypingPing, WakeKind, resolve
 from .wake import human_duration, new_posts_prompt, quiet_prompt, wake
 
@@ -58,7 +59,7 @@ def is_person(message: Message) -> bool:
 
 def busy_span() -> timedelta:
     """How long a claimed wake may be in flight before the loop re-checks it itself."""
-    return timedelta(seconds=settings.RUNNER_TURN_TIMEOUT_SECONDS + 300)
+    return timedelta(seconds=runner_settings.RUNNER_TURN_TIMEOUT_SECONDS + 300)
 
 
 def schedule(state: ListenState, dials: Resolved) -> datetime | None:
@@ -153,6 +154,7 @@ def look(now: datetime, limit: int) -> list[ListenState]:
 def tick(*, dispatch: bool = True) -> list[Consideration]:
     now = clock.now()
     dials = Dials.load()
+    recover_considerations(now, dispatch=dispatch)
     claimed = []
     for state in look(now, dials.look_batch):
         consideration = evaluate(state, now, dials)
@@ -162,8 +164,64 @@ def tick(*, dispatch: bool = True) -> list[Consideration]:
         from .tasks import consider
 
         for consideration in claimed:
-            transaction.on_commit(lambda pk=consideration.pk: consider.delay(pk))
+            transaction.on_commit(lambda pk=consideration.pk: consider.delay(pk), robust=True)
     return claimed
+
+
+# --- wakes that survive the broker -----------------------------------------------------------
+
+
+def recover_considerations(now: datetime, *, dispatch: bool = True) -> dict[str, int]:
+    """The database is the record of what is owed: a consideration whose task the broker lost
+    is sent again, exactly once (the conditional UPDATE on `resent_at` is the claim of the
+    re-send); one that still did not start, or started and never woke (its worker died between
+    the reservation and the wake), is given up: its reservation goes back, its posts are owed
+    again and the pair is looked at now."""
+    bound = timedelta(seconds=wakes_settings.WAKES_CONSIDERATION_START_SECONDS)
+    resent = []
+    lost = Consideration.objects.filter(
+        status=Consideration.Status.CLAIMED, resent_at__isnull=True, created_at__lt=now - bound
+    ).values_list("pk", flat=True)
+    for pk in lost:
+        won = Consideration.objects.filter(
+            pk=pk, status=Consideration.Status.CLAIMED, resent_at__isnull=True
+        ).update(resent_at=now)
+        if won == 1:
+            resent.append(pk)
+    if dispatch and resent:
+        from .tasks import consider
+
+        for pk in resent:
+            transaction.on_commit(lambda pk=pk: consider.delay(pk), robust=True)
+    stuck = Consideration.objects.filter(
+        Q(status=Consideration.Status.CLAIMED, resent_at__lt=now - bound)
+        | Q(status=Consideration.Status.RUNNING, turn__isnull=True, created_at__lt=now - 10 * bound)
+    ).select_related("motion", "agent")
+    abandoned = sum(1 for c in stuck if abandon(c, now))
+    return {"resent": len(resent), "abandoned": abandoned}
+
+
+def abandon(c: Consideration, now: datetime) -> bool:
+    """A consideration whose wake never started: give its reservation back, owe its posts again."""
+    with transaction.atomic():
+        won = Consideration.objects.filter(
+            pk=c.pk,
+            status__in=(Consideration.Status.CLAIMED, Consideration.Status.RUNNING),
+            turn__isnull=True,
+        ).update(status=Consideration.Status.FAILED, detail="its wake never started (a lost task or worker)")
+        if won != 1:
+            return False
+        for envelope in Spend.objects.filter(consideration=c, turn__isnull=True, settled=False):
+            release(envelope, "released: the wake never started")
+        state = ListenState.objects.select_for_update().get(pk=c.state_id)
+        if c.kind == WakeKind.NEW_POSTS and state.considered_through == c.through:
+            state.considered_through = c.previous_through  # those posts are still owed
+        state.busy_until = None
+        state.due_at = now
+        state.version += 1
+        state.save()
+    log.warning("consideration %s of %s in %s never started; looking again", c.pk, c.agent_id, c.motion_id)
+    return True
 
 
 def _reschedule(state: ListenState, **changes) -> bool:

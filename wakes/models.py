@@ -521,12 +521,23 @@ class Consideration(models.Model):
     )
     detail = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField()
+    resent_at = models.DateTimeField(
+        null=True, blank=True, help_text="Claimed but not started in time: its task was sent again (once)."
+    )
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["state", "claim_version"], name="one_consideration_per_claim")
         ]
-        indexes = [models.Index(fields=["motion", "agent", "created_at"])]
+        indexes = [
+            models.Index(fields=["motion", "agent", "created_at"]),
+            # What the tick's recovery looks at: the few considerations still in flight.
+            models.Index(
+                fields=["created_at"],
+                name="consideration_in_flight",
+                condition=Q(status__in=["claimed", "running"]),
+            ),
+        ]
 
 
 class MentionWake(models.Model):

@@ -26,8 +26,9 @@ def consider(consideration_id: int) -> None:
     """Run one claimed consideration: budget, screen, wake.
 
     Never retried: it may pay for a screen and queue a turn. Delivered twice, the second
-    finds it no longer `claimed` and does nothing. If a worker dies mid-way, the pair's
-    `busy_until` makes the loop look again once it passes.
+    finds it no longer `claimed` and does nothing. A task the broker lost is sent again once by
+    the tick (`recover_considerations`); one whose worker died before the wake is given up there,
+    its reservation released and its posts owed again.
     """
     from .loop import run_consideration
 

@@ -28,8 +28,17 @@ from django.utils import timezone
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, PermissionDenied
 
+from ..db_retry import retry_conflicts
 from ..harnesses import HARNESSES, EventKind, HarnessError, get_adapter
-from ..ingest import BadEvent, EventWriter, IngestContext, SessionConflict, claim_session, post_system_message
+from ..ingest import (
+    BadEvent,
+    EventWriter,
+    IngestContext,
+    SessionConflict,
+    WriteOutcome,
+    claim_session,
+    post_system_message,
+)
 from ..models import Agent, Kind, Message, Motion, MotionSession, Source, Turn, TurnStatus, UnclaimedSession
 
 log = logging.getLogger(__name__)
@@ -217,13 +226,20 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
                 {"index": index, "reason": f"could not read a {line.get('type', '?')} event: {exc}"}
             )
             failed.add(index)
-    outcome = writer.write_many([], prepared=prepared)
+
+    def store() -> WriteOutcome:
+        outcome = writer.write_many([], prepared=prepared)
+        if turn is not None and prepared:
+            Turn.objects.filter(pk=turn.pk).update(heartbeat_at=timezone.now())
+        if turn_end is not None:
+            stamp_turn_end(turn, turn_end)
+        return outcome
+
+    # Every write here is idempotent (ids, a conditional UPDATE): a writer PostgreSQL chose as a
+    # deadlock's victim runs again inside this request instead of answering 500.
+    outcome = retry_conflicts(store)
     wrote = {first_event_of[message.id] for message in outcome.messages}
     answer.imported = len(wrote - failed)
     answer.skipped = len(events) - answer.imported - len(failed)
-    if turn is not None and prepared:
-        Turn.objects.filter(pk=turn.pk).update(heartbeat_at=timezone.now())
-    if turn_end is not None:
-        stamp_turn_end(turn, turn_end)
     answer.finished = turn_end is not None
     return answer

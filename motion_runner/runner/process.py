@@ -84,6 +84,50 @@ def kill_group(proc: subprocess.Popen, grace: float) -> None:
         pass
 
 
+# Every harness process (and whatever it starts, which inherits its environment) carries its
+# turn's marker here (runner.turns.turn_marker), so a reaper can tell a lost turn's processes
+# from anyone else's before killing.
+TURN_MARKER = "MOTION_RUNNER_TURN"
+
+
+def marked_processes() -> dict[int, str]:
+    """{pid: marker} of the live processes on this host that carry a turn marker."""
+    found: dict[int, str] = {}
+    prefix = f"{TURN_MARKER}=".encode()
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as handle:
+                environ = handle.read()
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        for variable in environ.split(b"\0"):
+            if variable.startswith(prefix):
+                found[int(entry.name)] = variable[len(prefix) :].decode(errors="replace")
+                break
+    return found
+
+
+def kill_marked(markers: set[str], pgids: set[int] = frozenset()) -> list[int]:
+    """SIGKILL every process on this host carrying one of these markers, and those of the listed
+    groups it belongs to; returns the pids killed. The marker is checked first, so a pid or
+    group id the system reused for someone else is never touched."""
+    killed = []
+    for pid, marker in marked_processes().items():
+        if marker not in markers:
+            continue
+        try:
+            group = os.getpgid(pid)
+            if group in pgids:
+                os.killpg(group, signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        except ProcessLookupError:
+            continue
+    return killed
+
+
 def run_streaming(
     argv: list[str],
     *,
@@ -94,7 +138,11 @@ def run_streaming(
     on_start: Callable[[int], None] | None = None,
     should_stop: Callable[[], str | None] | None = None,
     ended: Callable[[], bool] | None = None,
+    on_tick: Callable[[], str | None] | None = None,
 ) -> ProcessResult:
+    """`on_tick` is called at least twice a second whether or not the harness prints (the
+    runner renews its lease and retries buffered writes there); a reason it returns stops the
+    harness, as `should_stop`'s does after a batch of lines."""
     started = time.monotonic()
     deadline = started + limits.timeout
     proc = subprocess.Popen(
@@ -133,6 +181,9 @@ def run_streaming(
                 break
             if not leader_exited and proc.poll() is not None:
                 leader_exited = True
+            if on_tick and (reason := on_tick()):
+                outcome, detail = Outcome.STOPPED, reason
+                break
             ready = selector.select(timeout=min(remaining, EXIT_DRAIN_SECONDS if leader_exited else 0.5))
             if not ready and leader_exited:
                 break  # the harness is gone and nothing more came: a leftover child holds the pipe

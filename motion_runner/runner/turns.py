@@ -5,25 +5,31 @@ from __future__ import annotations
 import logging
 import re
 import signal
+import socket
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
+from typing import TypeVar
 
-from django.db import IntegrityError, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.dispatch import Signal
 from django.utils import timezone
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from ..db_retry import is_outage
 from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
 from ..harnesses.base import json_object, system_uuid
 from ..ingest import EventWriter, IngestContext, SessionConflict, post_system_message
 from ..models import Agent, Kind, Message, Motion, MotionSession, Turn, TurnStatus
 from ..redaction import redact
-from .process import Limits, Outcome, ProcessResult, run_streaming
+from .process import TURN_MARKER, Limits, Outcome, ProcessResult, run_streaming
 from .sessions import choose_session
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 # Sent (robustly: a receiver's error is logged, never raised) once a turn has ended and its
 # row says how. wakes/ listens: dots for silent turns, the spend ledger, the loop's backoff.
@@ -72,7 +78,9 @@ def enqueue_turn(
     dispatch: bool = True,
     resume_after_look_only: bool = False,
 ) -> Turn:
-    """Queue a turn; its task is sent only once the row is committed.
+    """Queue a turn; its task is sent only once the row is committed. The row is the record of
+    what is owed: if the broker cannot take the task, that is logged (robust) and the sweep sends
+    it later, rather than failing the post that woke it.
 
     `ability`: the one extra ability this wake's reason grants, fixed here by the runner and
     acted on by the runner after the turn (wakes/abilities), e.g. replying on one wiki page.
@@ -99,8 +107,14 @@ def enqueue_turn(
     if dispatch:
         from .tasks import run_turn
 
-        transaction.on_commit(lambda: run_turn.delay(turn.pk))
+        transaction.on_commit(lambda: run_turn.delay(turn.pk), robust=True)
     return turn
+
+
+def turn_marker(turn_id: int) -> str:
+    """What a turn's processes carry in TURN_MARKER: the database too, so the reaper of one
+    deployment (or test run) never takes another's turn 5 for its own."""
+    return f"{connection.settings_dict['NAME']}/{turn_id}"
 
 
 def claim_turn(turn_id: int) -> Turn | None:
@@ -109,7 +123,11 @@ def claim_turn(turn_id: int) -> Turn | None:
     try:
         with transaction.atomic():
             claimed = Turn.objects.filter(pk=turn_id, status=TurnStatus.QUEUED).update(
-                status=TurnStatus.RUNNING, started_at=now, heartbeat_at=now
+                status=TurnStatus.RUNNING,
+                started_at=now,
+                heartbeat_at=now,
+                lease_until=now + timedelta(seconds=settings.RUNNER_LEASE_SECONDS),
+                runner_host=socket.gethostname(),
             )
     except IntegrityError:
         return None  # one_running_turn_per_motion_agent: it waits for the running one
@@ -148,34 +166,129 @@ class TurnRun:
     # Set when writing an event failed: the harness is stopped (its output would have
     # nowhere to go) and the turn fails with this, instead of staying "running".
     failure: str | None = None
+    # Events parsed but not yet stored because the database did not answer: kept in order and
+    # written first once it does (a blip of a few seconds loses nothing and stops nothing).
+    backlog: list[Event] = field(default_factory=list)
+    outage_since: float | None = None
+    next_try: float = 0.0
+    lease_renewed: float = field(default_factory=time.monotonic)
 
     def on_lines(self, lines: list[bytes]) -> None:
         """run_streaming's callback. Lines that arrived together are parsed, then written in
-        one transaction (one commit a burst). If that fails, each event is written on its own,
-        so what can be kept is kept; an event that cannot be written ends the turn, and the
-        error never escapes the runner."""
+        one transaction (one commit a burst). While the database is away they wait in memory
+        (`drain`). If a write fails otherwise, each event is written on its own, so what can
+        be kept is kept; an event that cannot be written ends the turn, and the error never
+        escapes the runner."""
         if self.failure:
             return
         events = [event for line in lines for event in self.events_for_line(line)]
+        for event in events:
+            self.observe(event)
+        self.backlog.extend(events)
+        self.drain()
+
+    def on_tick(self) -> str | None:
+        """run_streaming's clock (twice a second): retry buffered writes, renew the lease; a
+        failure (the outage outlasted its bound, the lease was taken) stops the harness."""
+        if self.backlog and not self.failure:
+            self.drain()
+        self.keep_lease()
+        return self.failure
+
+    def database_away(self, exc: BaseException) -> None:
+        """The database dropped us: reconnect on the next try, after a back-off (0.1 s doubling
+        to 2 s), and give up once it has been away longer than RUNNER_DB_OUTAGE_SECONDS."""
+        now = time.monotonic()
+        try:
+            connection.close()  # the next query opens a fresh connection
+        except DatabaseError:
+            pass
+        if self.outage_since is None:
+            self.outage_since = now
+            log.warning("turn %s: the database is away (%s); keeping lines in memory", self.turn.pk, exc)
+        away = now - self.outage_since
+        self.next_try = now + min(2.0, 0.1 * 2 ** min(5, int(away)))
+        if away > settings.RUNNER_DB_OUTAGE_SECONDS and not self.failure:
+            self.failure = f"the database did not answer for {away:.0f} s, so the harness was stopped"
+
+    def drain(self) -> None:
+        """Write the backlog, oldest first, unless we are backing off from an outage."""
+        if not self.backlog or time.monotonic() < self.next_try:
+            return
+        try:
+            self.store_backlog()
+            self.writer.flush_activity()
+        except DatabaseError as exc:
+            if is_outage(exc):
+                self.database_away(exc)
+                return
+            raise
+        if self.outage_since is not None:
+            log.warning(
+                "turn %s: the database is back after %.1f s",
+                self.turn.pk,
+                time.monotonic() - self.outage_since,
+            )
+        self.outage_since = None
+
+    def store_backlog(self) -> None:
+        """Write the whole backlog now; an outage error is raised with the backlog kept."""
+        if self.backlog:
+            events = list(self.backlog)
+            self.write_events(events)
+            del self.backlog[: len(events)]
+
+    def keep_lease(self) -> None:
+        """Renew the lease (a third of it is left to spare). The row no longer running means the
+        turn was reclaimed as lost while we could not renew: stop, someone else ended it."""
+        if time.monotonic() - self.lease_renewed < settings.RUNNER_LEASE_SECONDS / 3:
+            return
+        if self.outage_since is not None and time.monotonic() < self.next_try:
+            return
+        now = timezone.now()
+        try:
+            held = Turn.objects.filter(pk=self.turn.pk, status=TurnStatus.RUNNING).update(
+                lease_until=now + timedelta(seconds=settings.RUNNER_LEASE_SECONDS), heartbeat_at=now
+            )
+        except DatabaseError as exc:
+            if is_outage(exc):
+                self.database_away(exc)
+                return
+            raise
+        self.lease_renewed = time.monotonic()
+        if not held and not self.failure:
+            self.failure = "its lease lapsed and the turn was ended as lost"
+
+    def write_events(self, events: list[Event]) -> None:
         try:
             with transaction.atomic():
                 self.write_many(events)
+        except DatabaseError as exc:
+            if is_outage(exc):
+                raise
+            self.write_one_by_one(events)
         except Exception:
-            log.exception(
-                "turn %s: a batch of %d events could not be written together", self.turn.pk, len(events)
-            )
-            for event in events:
-                try:
-                    with transaction.atomic():
-                        self.write(event)
-                except SessionConflict as exc:
-                    self.failure = f"its session is not this Motion's: {exc}"
-                except Exception as exc:
-                    log.exception("turn %s: could not write an event", self.turn.pk)
-                    self.failure = f"the runner could not write an event ({type(exc).__name__}: {exc})"
+            self.write_one_by_one(events)
+
+    def write_one_by_one(self, events: list[Event]) -> None:
+        """Each event in its own transaction, so one that cannot be written costs no other."""
+        log.exception(
+            "turn %s: a batch of %d events could not be written together", self.turn.pk, len(events)
+        )
         for event in events:
-            self.observe(event)
-        self.writer.flush_activity()
+            try:
+                with transaction.atomic():
+                    self.write(event)
+            except SessionConflict as exc:
+                self.failure = f"its session is not this Motion's: {exc}"
+            except DatabaseError as exc:
+                if is_outage(exc):
+                    raise
+                log.exception("turn %s: could not write an event", self.turn.pk)
+                self.failure = f"the runner could not write an event ({type(exc).__name__}: {exc})"
+            except Exception as exc:
+                log.exception("turn %s: could not write an event", self.turn.pk)
+                self.failure = f"the runner could not write an event ({type(exc).__name__}: {exc})"
 
     def handle_line(self, line: bytes) -> None:
         """One line, written and observed (for callers outside the streaming loop)."""
@@ -237,8 +350,9 @@ class TurnRun:
             self.on_event(event)
 
     def emit(self, event: Event) -> None:
-        self.write(event)
         self.observe(event)
+        self.backlog.append(event)
+        self.drain()
 
     def stop_reason(self) -> str | None:
         if self.failure:
@@ -343,18 +457,24 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     limits = limits_from_settings()
 
     def on_start(pid: int) -> None:
-        Turn.objects.filter(pk=turn.pk).update(pid=pid, activity=f"{agent.name}: starting…")
+        # Its own session: the group id is the leader's pid (what a reaper kills).
+        Turn.objects.filter(pk=turn.pk).update(
+            pid=pid, pgid=pid, runner_host=socket.gethostname(), activity=f"{agent.name}: starting…"
+        )
+
+    env = {**launch.env, TURN_MARKER: turn_marker(turn.pk)}
 
     try:
         result = run_streaming(
             launch.argv,
-            env=launch.env,
+            env=env,
             cwd=launch.cwd,
             limits=limits,
             on_lines=run.on_lines,
             on_start=on_start,
             should_stop=run.stop_reason,
             ended=lambda: run.turn_end is not None,
+            on_tick=run.on_tick,
         )
     except OSError as exc:  # the binary could not be executed at all
         fail_before_launch(turn, f"{launch.argv[0]}: {exc}")
@@ -367,7 +487,8 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     if not run.failure:
         for event in run.parser.finish():
             run.emit(event)
-    run.writer.flush_activity(force=True)
+    while_database_away(run, run.store_backlog)  # the harness is done; what it said is kept
+    while_database_away(run, lambda: run.writer.flush_activity(force=True))
     if run.failure:
         status, error = TurnStatus.FAILED, f"stopped: {run.failure}"
     else:
@@ -376,10 +497,26 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
         error = (
             f"its session {resume} is gone from {agent.harness}; retired it and woke again in a new session"
         )
-        finished = finish_turn(turn, run, result, status, error)
+        finished = while_database_away(run, lambda: finish_turn(turn, run, result, status, error))
         retire_and_wake_again(finished, resume)
         return finished
-    return finish_turn(turn, run, result, status, error)
+    return while_database_away(run, lambda: finish_turn(turn, run, result, status, error))
+
+
+def while_database_away(run: TurnRun, work: Callable[[], T]) -> T:
+    """Run `work` (idempotent: conditional updates, messages with fixed ids), again after a
+    back-off while the database is away. The harness is done by now, so this waits as long as the
+    turn's lease would hold it (RUNNER_LEASE_SECONDS, at least the outage bound); past that the
+    error is raised, the lease lapses and the sweep ends the turn: it never stays `running`."""
+    give_up = time.monotonic() + max(settings.RUNNER_LEASE_SECONDS, settings.RUNNER_DB_OUTAGE_SECONDS)
+    while True:
+        try:
+            return work()
+        except DatabaseError as exc:
+            if not is_outage(exc) or time.monotonic() > give_up:
+                raise
+            run.database_away(exc)
+            time.sleep(max(0.0, run.next_try - time.monotonic()))
 
 
 def wake_line_id(turn_id: int) -> str:
@@ -480,16 +617,23 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
     else:
         cost, source = cost_without_result(turn)
         fields["cost_usd"], fields["cost_source"] = cost, source[:120]
-    Turn.objects.filter(pk=turn.pk).update(**fields)
     error = redact(error)
-    if error and not _said_by_turn_end(result, end):
-        post_system_message(
-            turn.motion,
-            f"@{turn.agent.name}'s turn {status.replace('_', ' ')}: {error}",
-            message_id=system_uuid("turn-error", turn.pk),
-            turn=turn,
-            kind=Kind.ERROR,
-        )
+    # The row and its line in the thread together or not at all, so a retry after the database
+    # came back (while_database_away) finds either both or neither.
+    with transaction.atomic():
+        if not Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(**fields):
+            # Ended meanwhile by the sweep (our lease lapsed while the database was away): it
+            # has said so in the thread and settled the turn; a second end would say it twice.
+            turn.refresh_from_db()
+            return turn
+        if error and not _said_by_turn_end(result, end):
+            post_system_message(
+                turn.motion,
+                f"@{turn.agent.name}'s turn {status.replace('_', ' ')}: {error}",
+                message_id=system_uuid("turn-error", turn.pk),
+                turn=turn,
+                kind=Kind.ERROR,
+            )
     turn.refresh_from_db()
     _announce_end(turn)
     return turn
@@ -526,32 +670,44 @@ def cost_without_result(turn: Turn) -> tuple[Decimal, str]:
 LOST_WORKER = "the worker running it was lost"
 
 
+def dead_turn_cost(turn: Turn) -> dict:
+    """What a turn whose runner died cost, as Turn fields: its result line's figure if it printed
+    one before the runner died, else what its transcript or its streamed usage shows
+    (cost_without_result)."""
+    end = turn.messages.filter(kind=Kind.TURN_END).order_by("-created_at").first()
+    if end is None or end.cost_usd is None:
+        cost, source = cost_without_result(turn)
+        return {"cost_usd": cost, "cost_source": source[:120]}
+    fields = {"cost_usd": end.cost_usd, "cost_source": "its result line (the worker died after it)"}
+    raw = end.raw if isinstance(end.raw, dict) else {}
+    if isinstance(raw.get("usage"), dict):
+        fields["usage"] = raw["usage"]
+    if end.stop_reason:
+        fields["result_subtype"] = end.stop_reason[:64]
+    return fields
+
+
+def cost_note(turn: Turn) -> str:
+    return f"it cost ${turn.cost_usd:.4f}, from {turn.cost_source}" if turn.cost_usd is not None else ""
+
+
 def settle_dead_turn(turn: Turn, reason: str = LOST_WORKER) -> bool:
-    """End a turn whose worker died (still marked running), at the cost its result line shows
-    if it printed one before the worker died, else what its transcript or its streamed usage
-    shows (cost_without_result); say so in the thread once and announce the end, so the ledger
-    settles its row at that cost. Returns whether this call ended it: idempotent, a second call
-    (or a racing sweep) finds it no longer running and does nothing."""
+    """End a turn whose worker died (still marked running) at dead_turn_cost; say so in the
+    thread once and announce the end, so the ledger settles its row at that cost. Returns whether
+    this call ended it: idempotent, a second call (or a racing sweep) finds it no longer running
+    and does nothing. (The lease sweep, runner/reclaim.py, does the same and more: it also kills
+    what the runner left and recovers lines from the transcript.)"""
     now = timezone.now()
     if not Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
         status=TurnStatus.FAILED, ended_at=now, error=reason, activity=""
     ):
         return False
     turn = Turn.objects.select_related("motion", "agent").get(pk=turn.pk)
-    end = turn.messages.filter(kind=Kind.TURN_END).order_by("-created_at").first()
-    if end is not None and end.cost_usd is not None:
-        raw = end.raw if isinstance(end.raw, dict) else {}
-        fields = {"cost_usd": end.cost_usd, "cost_source": "its result line (the worker died after it)"}
-        if isinstance(raw.get("usage"), dict):
-            fields["usage"] = raw["usage"]
-    else:
-        cost, source = cost_without_result(turn)
-        fields = {"cost_usd": cost, "cost_source": source[:120]}
-    Turn.objects.filter(pk=turn.pk).update(**fields)
+    Turn.objects.filter(pk=turn.pk).update(**dead_turn_cost(turn))
     turn.refresh_from_db()
     post_system_message(
         turn.motion,
-        f"@{turn.agent.name}'s turn failed: {reason} (it cost ${turn.cost_usd:.4f}, from {turn.cost_source})",
+        f"@{turn.agent.name}'s turn failed: {reason} ({cost_note(turn)})",
         message_id=system_uuid("turn-error", turn.pk),
         turn=turn,
         kind=Kind.ERROR,
@@ -571,30 +727,4 @@ def start_next_queued(motion_id: str, agent_id: int) -> None:
         .first()
     )
     if next_id is not None:
-        transaction.on_commit(lambda: run_turn.delay(next_id))
-
-
-def sweep_turns(now=None) -> dict[str, int]:
-    """Safety net for lost workers: end running turns whose heartbeat stopped, and re-send
-    queued turns whose pair is free."""
-    from .tasks import run_turn
-
-    now = now or timezone.now()
-    stale_after = timedelta(seconds=settings.RUNNER_TURN_TIMEOUT_SECONDS + 120)
-    lost = 0
-    for turn in Turn.objects.filter(
-        status=TurnStatus.RUNNING, heartbeat_at__lt=now - stale_after
-    ).select_related("motion", "agent"):
-        if settle_dead_turn(turn):
-            lost += 1
-    resent = 0
-    waiting = Turn.objects.filter(
-        status=TurnStatus.QUEUED, queued_at__lt=now - timedelta(seconds=60)
-    ).values_list("pk", "motion_id", "agent_id")
-    for pk, motion_id, agent_id in waiting:
-        if not Turn.objects.filter(
-            motion_id=motion_id, agent_id=agent_id, status=TurnStatus.RUNNING
-        ).exists():
-            run_turn.delay(pk)
-            resent += 1
-    return {"lost": lost, "resent": resent}
+        transaction.on_commit(lambda: run_turn.delay(next_id), robust=True)

@@ -11,6 +11,10 @@ what FAKE_HARNESS_PLAN says: a JSON object with any of
   stderr: text written to stderr;  child: start a sleeping child in the same group (it
   inherits stdout, like a shell's background job) and write its pid to this file
   launches: a file this run appends its pid to (so a test can count launches)
+  transcript: {"from": a recorded transcript, "to": where to write it} before printing, as
+    Claude Code keeps its transcript beside its stdout
+  survive_lost_stdout: go on when nobody reads stdout any more (its runner died), as the real
+    CLI did, instead of dying of the broken pipe
 """
 
 import json
@@ -35,13 +39,28 @@ if plan.get("child"):
 if plan.get("stderr"):
     sys.stderr.write(plan["stderr"])
     sys.stderr.flush()
+if plan.get("transcript"):
+    os.makedirs(os.path.dirname(plan["transcript"]["to"]), exist_ok=True)
+    with open(plan["transcript"]["from"]) as source, open(plan["transcript"]["to"], "w") as kept:
+        kept.write(source.read())
 garbage = list(plan.get("garbage", []))
+
+
+def say(text: str) -> None:
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        if not plan.get("survive_lost_stdout"):
+            raise
+        sys.stdout = open(os.devnull, "w")  # nobody listens; carry on regardless
+
+
 for index, line in enumerate(lines):
-    sys.stdout.write(line + "\n")
+    say(line + "\n")
     if index == 0 and garbage:
         for junk in garbage:
-            sys.stdout.write(junk + "\n")
-    sys.stdout.flush()
+            say(junk + "\n")
     if plan.get("pace"):
         time.sleep(plan["pace"])
 if plan.get("flood_bytes"):

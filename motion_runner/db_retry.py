@@ -1,0 +1,55 @@
+"""What PostgreSQL may refuse for a moment, told apart from what it refuses for good.
+
+A deadlock or a serialization failure (SQLSTATE 40P01, 40001) aborts one transaction so that the
+other may go on: running the same work again succeeds. A lost connection (the server restarted)
+heals once it answers again. Anything else is permanent: retrying would only repeat it.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from django.db import InterfaceError, OperationalError, connection
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# deadlock_detected, serialization_failure
+CONFLICT_STATES = frozenset({"40P01", "40001"})
+
+
+def is_conflict(exc: BaseException) -> bool:
+    """True for a transaction PostgreSQL rolled back only because another one raced it."""
+    return isinstance(exc, OperationalError) and getattr(exc.__cause__, "sqlstate", None) in CONFLICT_STATES
+
+
+def is_outage(exc: BaseException) -> bool:
+    """True when the database could not be reached or dropped the connection mid-way."""
+    if isinstance(exc, InterfaceError):
+        return True
+    if not isinstance(exc, OperationalError) or is_conflict(exc):
+        return False
+    state = getattr(exc.__cause__, "sqlstate", None)
+    # No SQLSTATE: the connection itself failed; class 08 is a connection exception, 57P0x an
+    # administrator or crash shutdown.
+    return state is None or state.startswith("08") or state.startswith("57P")
+
+
+def retry_conflicts(work: Callable[[], T], *, attempts: int = 6, base_seconds: float = 0.02) -> T:
+    """Run `work` (which must be safe to run again: its writes are idempotent or rolled back)
+    and run it again after a short, jittered back-off when PostgreSQL aborted it as a deadlock or
+    serialization failure. Inside an outer transaction it cannot be retried here: it is raised."""
+    for attempt in range(attempts):
+        try:
+            return work()
+        except OperationalError as exc:
+            if not is_conflict(exc) or attempt == attempts - 1 or connection.in_atomic_block:
+                raise
+            log.info("retrying after %s (attempt %d)", exc.__cause__.__class__.__name__, attempt + 1)
+            time.sleep(base_seconds * 2**attempt * random.uniform(0.5, 1.5))
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -1,0 +1,61 @@
+"""What the fault tests share: a real Celery worker in its own process (so it can be killed with
+SIGKILL), pointed at a database and a broker, and small waits."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connection
+
+ROOT = Path(settings.BASE_DIR)
+CELERY = str(Path(sys.executable).parent / "celery")
+
+
+def database_url(settings_dict: dict | None = None) -> str:
+    """The URL of the database this test runs on (the test database, not the configured one)."""
+    db = settings_dict or connection.settings_dict
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db.get("PASSWORD") else "")
+    return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+def start_worker(queue: str, *, database: str, broker: str, log: Path, **env: str) -> subprocess.Popen:
+    """`celery worker -Q <queue>` in one process (solo pool): killing it kills the whole worker."""
+    environment = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.settings",
+        "DATABASE_URL": database,
+        "CELERY_BROKER_URL": broker,
+        "PYTHONPATH": str(ROOT),
+        **env,
+    }
+    return subprocess.Popen(
+        [CELERY, "-A", "motion_runner", "worker", "-Q", queue, "--pool=solo", "--loglevel=INFO"],
+        cwd=ROOT,
+        env=environment,
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
+    )
+
+
+def wait_for(what: str, check: Callable[[], object], seconds: float = 30.0, every: float = 0.1):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if value := check():
+            return value
+        time.sleep(every)
+    raise AssertionError(f"not within {seconds} s: {what}")
+
+
+def alive(pid: int) -> bool:
+    """True while the process exists and is not a zombie (PID 1 here may not reap them)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
