@@ -52,7 +52,7 @@ def listening(timeout: float = 5.0) -> bool:
 
 
 def test_a_reader_waiting_in_a_quiet_motion_costs_no_queries_while_it_waits():
-    motion = MotionFactory(slug="quiet-garden")
+    motion = MotionFactory(slug="quiet-garden", visibility="public")
     MessageFactory(motion=motion, text="before")
     cursor = page(motion)["next"]
     assert listening()
@@ -70,7 +70,7 @@ def test_a_reader_waiting_in_a_quiet_motion_costs_no_queries_while_it_waits():
 
 
 def test_a_message_written_while_a_reader_waits_wakes_it_with_one_more_query():
-    motion = MotionFactory(slug="busy-garden")
+    motion = MotionFactory(slug="busy-garden", visibility="public")
     MessageFactory(motion=motion, text="before")
     cursor = page(motion)["next"]
     assert listening()
@@ -91,7 +91,7 @@ def test_a_message_written_while_a_reader_waits_wakes_it_with_one_more_query():
 
 
 def test_a_message_in_another_motion_does_not_wake_the_reader():
-    garden, kitchen = MotionFactory(slug="garden"), MotionFactory(slug="kitchen")
+    garden, kitchen = MotionFactory(slug="garden", visibility="public"), MotionFactory(slug="kitchen", visibility="public")
     MessageFactory(motion=garden, text="before")
     cursor = page(garden)["next"]
     assert listening()
@@ -109,7 +109,7 @@ def test_a_message_in_another_motion_does_not_wake_the_reader():
 
 
 def test_the_trigger_rings_once_per_statement_not_once_per_row():
-    motion = MotionFactory(slug="burst")
+    motion = MotionFactory(slug="burst", visibility="public")
     assert listening()
     before = bell.rings
     Message.objects.bulk_create(
@@ -130,7 +130,7 @@ def test_with_the_channel_off_readers_poll_at_the_fallback_pace_and_still_see_th
     settings.MESSAGES_LISTEN = False
     settings.MESSAGES_FALLBACK_POLL_SECONDS = 0.2
     off = MessageBell()
-    motion = MotionFactory(slug="no-channel")
+    motion = MotionFactory(slug="no-channel", visibility="public")
     writer = write_later(motion, "polled", delay=0.5)
     looks = []
 
@@ -163,7 +163,7 @@ def test_when_the_listener_loses_its_connection_readers_poll_and_it_comes_back(s
         deadline = time.monotonic() + 5
         while own.listening and time.monotonic() < deadline:
             time.sleep(0.01)
-        motion = MotionFactory(slug="outage")
+        motion = MotionFactory(slug="outage", visibility="public")
         seen = threading.Event()
 
         def reader() -> None:

@@ -28,6 +28,9 @@ def exception_handler(exc, context):
 
 def not_found(request, exception=None):
     """Django's 404 (a path no route matches): the API's error body under /api/, a page elsewhere."""
+    if request.path.startswith(("/api/moods/", "/api/ingest/")):
+        # memory-lane's routes answer in memory-lane's shape, which its clients read.
+        return JsonResponse({"error": "No such path."}, status=404)
     if request.path.startswith("/api/"):
         return JsonResponse(
             {"error": {"status": 404, "code": "not_found", "detail": "No such path."}}, status=404
