@@ -30,16 +30,26 @@ class TypingPingView(APIView):
         motion = get_object_or_404(Motion, slug=slug)
         if not request.user.is_authenticated:
             raise NotAuthenticated("Sign in to post in a Motion.")
-        now = clock.now()
         who = request.user.get_username()
-        TypingPing.objects.update_or_create(motion=motion, who=who, defaults={"at": now})
-        ttl = timedelta(seconds=Dials.load().typing_ttl_seconds)
-        others = (
-            TypingPing.objects.filter(motion=motion, at__gt=now - ttl)
-            .exclude(who=who)
-            .values_list("who", flat=True)
-        )
-        return Response({"typing": sorted(others)}, status=status.HTTP_200_OK)
+        TypingPing.objects.update_or_create(motion=motion, who=who, defaults={"at": clock.now()})
+        return Response({"typing": typing_in(motion, exclude=who)}, status=status.HTTP_200_OK)
+
+
+def typing_in(motion, exclude: str | None = None) -> list[str]:
+    """Who is typing in the Motion now (pings younger than the typing dial), but `exclude`."""
+    ttl = timedelta(seconds=Dials.load().typing_ttl_seconds)
+    pings = TypingPing.objects.filter(motion=motion, at__gt=clock.now() - ttl)
+    if exclude:
+        pings = pings.exclude(who=exclude)
+    return sorted(pings.values_list("who", flat=True))
+
+
+def typing_since(motion, moment, exclude: str | None = None) -> bool:
+    """Someone other than `exclude` pinged after `moment`: a long poll answers at once."""
+    pings = TypingPing.objects.filter(motion=motion, at__gt=moment)
+    if exclude:
+        pings = pings.exclude(who=exclude)
+    return pings.exists()
 
 
 class WakeRequestSerializer(serializers.ModelSerializer):

@@ -5,6 +5,7 @@ from datetime import timedelta
 
 from django.db.models import Q
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import generics, permissions, status
 from rest_framework.authentication import SessionAuthentication
@@ -14,12 +15,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from wakes.api import open_requests
+from wakes.api import open_requests, typing_in, typing_since
 
 from ..models import Kind, Message, Motion, Turn, TurnStatus
-from ..posting import post_person_message
+from ..posting import PostIdTaken, post_person_message
 from . import cursor as cursors
-from .agent_views import member_motion, post_as_agent
+from .agent_views import Conflict, member_motion, post_as_agent
 from .auth import AgentKeyAuthentication, request_agent
 from .serializers import (
     MessageSerializer,
@@ -37,13 +38,24 @@ MAX_WAIT_SECONDS = 25.0
 WAIT_CHECK_SECONDS = 0.005
 
 
-def wait_for_messages(newer, wait: float) -> bool:
-    """Until something is written after the cursor (True), or the wait is over (False)."""
+# Typing is looked for less often than messages: it only has to show within a fraction of a second.
+TYPING_CHECK_SECONDS = 0.25
+
+
+def wait_for_messages(newer, wait: float, someone_typing=None) -> bool:
+    """Until something is written after the cursor (True), someone else starts typing (True),
+    or the wait is over (False)."""
     deadline = time.monotonic() + wait
+    typing_checked = time.monotonic()
     while True:
         if newer.exists():
             return True
-        if time.monotonic() >= deadline:
+        now = time.monotonic()
+        if someone_typing is not None and now - typing_checked >= TYPING_CHECK_SECONDS:
+            if someone_typing():
+                return True
+            typing_checked = now
+        if now >= deadline:
             return False
         time.sleep(WAIT_CHECK_SECONDS)
 
@@ -146,8 +158,10 @@ class MessageList(APIView):
             if value := params.get(name):
                 queryset = queryset.filter(**{lookup: parse_time(name, value)})
         queryset = queryset.order_by("created_at", "id")
+        me = request.user.get_username() if request.user.is_authenticated else None
         if wait and newer is not None:
-            wait_for_messages(queryset.filter(newer), wait)
+            began = timezone.now()
+            wait_for_messages(queryset.filter(newer), wait, lambda: typing_since(motion, began, exclude=me))
         results = message_rows(queryset[:limit], raw=params.get("raw") in ("1", "true"))
         next_cursor = results[-1]["cursor"] if results else after
         return Response(
@@ -157,6 +171,7 @@ class MessageList(APIView):
                 "more": len(results) == limit,
                 "activity": running_activity(motion),
                 "requests": open_requests(motion),
+                "typing": typing_in(motion, exclude=me),
             }
         )
 
@@ -177,14 +192,19 @@ class MessageList(APIView):
         if not request.user.is_authenticated:
             raise NotAuthenticated("Sign in, or send an agent key, to post in a Motion.")
         body.is_valid(raise_exception=True)
-        message = post_person_message(
-            motion,
-            request.user,
-            body.validated_data["text"],
-            sign_in=request.session.get("sign_in", "password"),
-            source="web",
-        )
-        return Response(MessageSerializer(message).data, status=status.HTTP_201_CREATED)
+        try:
+            message, created = post_person_message(
+                motion,
+                request.user,
+                body.validated_data["text"],
+                sign_in=request.session.get("sign_in", "password"),
+                source="web",
+                message_id=body.validated_data.get("id"),
+            )
+        except PostIdTaken as taken:
+            raise Conflict(str(taken)) from taken
+        answer = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response(MessageSerializer(message).data, status=answer)
 
 
 class TurnList(generics.ListAPIView):
