@@ -1,4 +1,5 @@
 from django.contrib import admin
+from django.contrib.auth.views import LogoutView
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import SimpleRouter
@@ -17,6 +18,8 @@ urlpatterns = [
     path("", views.motion_list, name="motion-list"),
     path("motions/<slug:slug>/", views.motion_thread, name="motion-thread"),
     path("sign-in/", views.sign_in, name="sign-in"),
+    path("sign-out/", LogoutView.as_view(next_page="motion-list"), name="sign-out"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),

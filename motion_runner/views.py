@@ -1,17 +1,39 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404, redirect, render
+from django.templatetags.static import static
 
-from .models import Motion
+from wakes.requests import person_may_grant
+from wakes.trust import decide
+
+from .context import sign_in_of
+from .models import Message, Motion
 
 
 def motion_list(request):
     return render(request, "motion_runner/motion_list.html", {"motions": Motion.objects.all()})
 
 
+def what_your_posts_wake(request) -> tuple[str, str]:
+    """The mode a post by this reader would wake an agent with, and the rule that says so."""
+    post = Message(
+        source="web", author=request.user, sender=request.user.get_username(), sign_in=sign_in_of(request)
+    )
+    decision = decide(post)
+    return decision.mode, decision.rule
+
+
 def motion_thread(request, slug: str):
     motion = get_object_or_404(Motion, slug=slug)
-    return render(request, "motion_runner/thread.html", {"motion": motion})
+    context = {"motion": motion, "can_grant": False, "wake_mode": "", "wake_rule": ""}
+    if request.user.is_authenticated:
+        context["can_grant"], _ = person_may_grant(request.user, sign_in_of(request))
+        context["wake_mode"], context["wake_rule"] = what_your_posts_wake(request)
+    return render(request, "motion_runner/thread.html", context)
+
+
+def favicon(request):
+    return redirect(static("motion_runner/favicon.svg"), permanent=True)
 
 
 def sign_in(request):

@@ -81,6 +81,21 @@ def open_requests(motion) -> list[dict]:
     return WakeRequestSerializer(found, many=True).data if found else []
 
 
+# Long enough for every open thread page to poll at least once after an answer.
+RECENTLY_ANSWERED = timedelta(minutes=10)
+
+
+def recently_answered(motion) -> list[dict]:
+    """Requests answered in the last few minutes: open pages turn their cards into "granted by
+    justin, 2 min ago" without a reload (a page loaded later reads it from the card's row)."""
+    since = clock.now() - RECENTLY_ANSWERED
+    queryset = WakeRequest.objects.filter(motion=motion, decided_at__gt=since).select_related(
+        "agent", "decided_by"
+    )
+    found = list(queryset)
+    return WakeRequestSerializer(found, many=True).data if found else []
+
+
 class AnswerRequest(APIView):
     """Grant (tools: wake the agent again with full tools; merge/deploy: done), decline, done."""
 

@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from wakes.api import open_requests, typing_in, typing_since
+from wakes.api import open_requests, recently_answered, typing_in, typing_since
 
 from ..models import Kind, Message, Motion, Turn, TurnStatus
 from ..posting import PostIdTaken, post_person_message
@@ -171,6 +171,7 @@ class MessageList(APIView):
                 "more": len(results) == limit,
                 "activity": running_activity(motion),
                 "requests": open_requests(motion),
+                "answered_requests": recently_answered(motion),
                 "typing": typing_in(motion, exclude=me),
             }
         )
