@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
+from django.urls import reverse
 
 from wakes.requests import person_may_grant
 from wakes.trust import decide
@@ -25,7 +26,12 @@ def what_your_posts_wake(request) -> tuple[str, str]:
 
 def motion_thread(request, slug: str):
     motion = get_object_or_404(Motion, slug=slug)
-    context = {"motion": motion, "can_grant": False, "wake_mode": "", "wake_rule": ""}
+    context = {"motion": motion, "can_grant": False, "wake_mode": "", "wake_rule": "", "agent_pages": {}}
+    if request.user.is_staff:  # where to give an agent its key, for those who can
+        context["agent_pages"] = {
+            agent.name: reverse("admin:motion_runner_agent_change", args=[agent.pk])
+            for agent in motion.agents.all()
+        }
     if request.user.is_authenticated:
         context["can_grant"], _ = person_may_grant(request.user, sign_in_of(request))
         context["wake_mode"], context["wake_rule"] = what_your_posts_wake(request)

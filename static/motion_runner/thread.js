@@ -163,6 +163,29 @@
     return li.querySelector(".items");
   }
 
+  // Claude Code's own words when it has no API key (tests/recordings/claude-code/not_logged_in):
+  // said as what to do about it, with a link to the agent's page for those who can edit it.
+  const NO_KEY = /^\s*Not logged in · Please run \/login\s*$/;
+  const agentPages = JSON.parse((document.getElementById("agent-pages") || {}).textContent || "{}");
+  const turnsWithoutKey = new Set();
+
+  function noKeyNote(m) {
+    turnsWithoutKey.add(m.turn);
+    const note = el("div", "body error no-key");
+    note.dataset.id = m.id;
+    note.title = m.text;
+    note.append("@" + m.sender + " has no API key, so it cannot answer. ");
+    const page = agentPages[m.sender];
+    if (page) {
+      const link = el("a", "", "Give it one: " + m.sender + " → env (ANTHROPIC_API_KEY)");
+      link.href = page;
+      note.append(link);
+    } else {
+      note.append("Ask an admin to give it one (Agent → env).");
+    }
+    return note;
+  }
+
   function prose(m, cls) {
     const body = el("div", "body " + (cls || ""));
     body.dataset.id = m.id;
@@ -219,6 +242,7 @@
       details.append(el("summary", "", "🧹 the session was compacted: its summary"), prose(m));
       return items.append(details);
     }
+    if ((m.kind === "text" || m.kind === "error") && NO_KEY.test(m.text || "")) return items.append(noKeyNote(m));
     if (m.kind === "error") {
       const gone = SESSION_GONE.test(m.text || "");
       return items.append(prose(m, gone ? "maintenance-note" : "error"));
@@ -236,7 +260,8 @@
       footer.textContent = "↻ its session was gone: waking again in a new one";
       return footer;
     }
-    const parts = [m.is_error ? "✕ ended: " + (m.text || m.stop_reason || "error") : "✓ done"];
+    const why = turnsWithoutKey.has(m.turn) ? "no API key" : m.text || m.stop_reason || "error";
+    const parts = [m.is_error ? "✕ ended: " + why : "✓ done"];
     if (m.cost_usd !== null && m.cost_usd !== undefined) parts.push(dollars(m.cost_usd));
     const tokens = (m.input_tokens || 0) + (m.output_tokens || 0) + (m.cache_read_input_tokens || 0) + (m.cache_creation_input_tokens || 0);
     if (tokens) parts.push(tokens.toLocaleString() + " tokens");

@@ -359,3 +359,28 @@ def test_everyone_reading_sees_who_is_typing(live_server, chromium, page, harbor
     expect(page.locator("#activity")).to_have_text("maria is typing…", timeout=3000)
     expect(maria.locator("#activity")).not_to_contain_text("maria")
     maria.context.close()
+
+
+def test_an_agent_with_no_key_says_where_to_give_it_one(live_server, page, harbor):
+    from motion_runner.ingest import EventWriter, IngestContext
+    from tests.recorded import parse_recording
+
+    agent = harbor.agents.get()
+    turn = TurnFactory(motion=harbor, agent=agent, reason="mention", status=TurnStatus.FAILED)
+    writer = EventWriter(
+        IngestContext(motion=harbor, agent=agent, harness="claude-code", source="runner", turn=turn)
+    )
+    for event in parse_recording("not_logged_in"):  # the real CLI, run with no key
+        writer.write(event)
+    admin = UserFactory(username="ana", is_staff=True, is_superuser=True)
+    sign_in_as(page, live_server, admin)
+
+    page.goto(f"{live_server.url}/motions/harbor/")
+
+    note = page.locator(".no-key")
+    expect(note).to_contain_text("@claude has no API key")
+    expect(note.get_by_role("link")).to_have_attribute(
+        "href", f"/admin/motion_runner/agent/{agent.pk}/change/"
+    )
+    expect(page.locator(".turn-end")).to_contain_text("no API key")
+    expect(page.get_by_text("Please run /login")).to_have_count(0)
