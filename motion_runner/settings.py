@@ -138,9 +138,11 @@ LOGIN_URL = "/admin/login/"
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _queue_dir = DATA_DIR / "broker"
-    for _folder in ("queue", "processed"):
+    for _folder in ("queue", "processed", "control"):
         (_queue_dir / _folder).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # kombu's default is ./control in the working directory: the agents would see it in git status
+        "control_folder": str(_queue_dir / "control"),
         "data_folder_in": str(_queue_dir / "queue"),
         "data_folder_out": str(_queue_dir / "queue"),
         "processed_folder": str(_queue_dir / "processed"),
