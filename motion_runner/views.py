@@ -4,6 +4,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
 from django.urls import reverse
 
+from wakes.overview import motion_cards
 from wakes.requests import person_may_grant
 from wakes.trust import decide
 
@@ -12,7 +13,8 @@ from .models import Message, Motion
 
 
 def motion_list(request):
-    return render(request, "motion_runner/motion_list.html", {"motions": Motion.objects.all()})
+    motions = list(Motion.objects.prefetch_related("agents"))
+    return render(request, "motion_runner/motion_list.html", {"cards": motion_cards(motions)})
 
 
 def what_your_posts_wake(request) -> tuple[str, str]:
