@@ -84,6 +84,14 @@ def screenshot(page, name: str) -> Path:
     return path
 
 
+def screenshot_of(locator, name: str) -> Path:
+    """Just one part of the page (the README's pictures are of the thread, not the margins)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    locator.screenshot(path=str(path))
+    return path
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

@@ -14,7 +14,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from motion_runner.models import Message, TurnStatus
-from tests.browser.conftest import screenshot, sign_in_as
+from tests.browser.conftest import screenshot, screenshot_of, sign_in_as
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
 from wakes.models import WakeRequest
 
@@ -94,6 +94,7 @@ def test_a_full_turn_reads_as_one_group_with_rendered_markdown(live_server, page
     tool = turn.locator("details.tool")
     expect(tool.locator("pre")).to_be_hidden()
     screenshot(page, f"thread-full-turn-{viewport['width']}")
+    screenshot_of(page.locator("#messages"), f"thread-full-turn-messages-{viewport['width']}")
     tool.locator("summary").click()
     expect(tool.locator("pre")).to_have_text("42 passing (3s)")
     assert page.js_errors == []
@@ -284,7 +285,10 @@ def test_a_watch_line_shows_with_its_link(live_server, page, harbor, justin):
 
 def a_tools_request(motion) -> WakeRequest:
     agent = motion.agents.get()
-    turn = TurnFactory(motion=motion, agent=agent, mode="look", status=TurnStatus.FINISHED)
+    turn = TurnFactory(
+        motion=motion, agent=agent, mode="look", status=TurnStatus.FINISHED, reason="mention",
+        reason_detail="mentioned by maria (signed in with the wiki)",
+    )  # fmt: skip
     agent_says(turn, text='I need to run the tests. <tools to="run the test suite"/>')
     card = agent_says(turn, kind="request", tool_name="tools", text="run the test suite")
     return WakeRequest.objects.create(
@@ -314,6 +318,7 @@ def test_a_trusted_person_grants_in_place_and_the_card_says_who_and_when(
     request.refresh_from_db()
     assert request.status == "granted"
     screenshot(page, f"thread-request-answered-{viewport['width']}")
+    screenshot_of(page.locator("#messages"), f"thread-request-answered-messages-{viewport['width']}")
 
 
 def test_a_person_who_cannot_grant_sees_no_grant_button(live_server, page, viewport, harbor):
