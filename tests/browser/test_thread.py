@@ -389,3 +389,24 @@ def test_an_agent_with_no_key_says_where_to_give_it_one(live_server, page, harbo
     )
     expect(page.locator(".turn-end")).to_contain_text("no API key")
     expect(page.get_by_text("Please run /login")).to_have_count(0)
+
+
+def test_a_write_refused_in_a_look_only_turn_is_not_shown_as_a_failure(live_server, page, harbor, justin):
+    from motion_runner.ingest import EventWriter, IngestContext
+    from tests.recorded import parse_recording
+
+    agent = harbor.agents.get()
+    turn = TurnFactory(motion=harbor, agent=agent, reason="mention", mode="look", status=TurnStatus.FINISHED)
+    writer = EventWriter(
+        IngestContext(motion=harbor, agent=agent, harness="claude-code", source="runner", turn=turn)
+    )
+    for event in parse_recording("permission_denied"):  # the real CLI offered Write, then refused it
+        writer.write(event)
+    sign_in_as(page, live_server, justin)
+
+    page.goto(f"{live_server.url}/motions/harbor/")
+
+    tool = page.locator("details.tool")
+    expect(tool).to_have_class(re.compile(r"\brefused\b"))
+    expect(tool).not_to_have_class(re.compile(r"\berror\b"))
+    expect(tool.locator("summary")).to_have_css("color", "rgb(110, 110, 115)")  # muted, not red
