@@ -23,6 +23,7 @@ from .models import (
 admin.site.site_header = "Motion Runner"
 admin.site.site_title = "Motion Runner admin"
 admin.site.index_title = "Motions, agents and their records"
+admin.site.enable_nav_sidebar = False  # the ledger and turn lists need the width at 1280 px
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -90,7 +91,9 @@ class AgentKeyInline(admin.TabularInline):
     fields = ["prefix", "label", "created_at", "last_used_at", "revoked_at"]
     readonly_fields = fields
     can_delete = False
-    verbose_name_plural = "API keys (revoke one from the API keys list; make one with the box below)"
+    verbose_name_plural = (
+        "API keys (make one with “Make a new API key” above; revoke one in the Agent keys list)"
+    )
 
     def has_add_permission(self, request, obj=None) -> bool:
         return False

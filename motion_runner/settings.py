@@ -148,6 +148,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "processed_folder": str(_queue_dir / "processed"),
         "store_processed": False,
     }
+# How long the thread page's long poll waits for something new (the API caps it at 25 s).
+THREAD_POLL_WAIT_SECONDS = float(os.environ.get("THREAD_POLL_WAIT_SECONDS", "20"))
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

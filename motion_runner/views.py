@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.shortcuts import get_object_or_404, redirect, render
 from django.templatetags.static import static
 from django.urls import reverse
@@ -28,7 +29,14 @@ def what_your_posts_wake(request) -> tuple[str, str]:
 
 def motion_thread(request, slug: str):
     motion = get_object_or_404(Motion, slug=slug)
-    context = {"motion": motion, "can_grant": False, "wake_mode": "", "wake_rule": "", "agent_pages": {}}
+    context = {
+        "motion": motion,
+        "can_grant": False,
+        "wake_mode": "",
+        "wake_rule": "",
+        "agent_pages": {},
+        "poll_wait": settings.THREAD_POLL_WAIT_SECONDS,
+    }
     if request.user.is_staff:  # where to give an agent its key, for those who can
         context["agent_pages"] = {
             agent.name: reverse("admin:motion_runner_agent_change", args=[agent.pk])

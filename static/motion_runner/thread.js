@@ -212,7 +212,7 @@
     if (!m.turn && m.source === "system") {
       const li = el("li", "system" + (m.kind === "error" ? " error" : ""));
       li.dataset.id = m.id;
-      li.append(prose(m, "inline"), timeEl(m.created_at));
+      li.append(prose(m), timeEl(m.created_at));
       return list.append(li);
     }
     if (m.kind === "tool_result") {
@@ -372,7 +372,10 @@
 
   // --- live state: what running turns are doing, who is typing --------------------------------
   function showActivity() {
-    const parts = lastActivity.filter((a) => a.activity && !endedTurns.has(a.turn)).map((a) => "@" + a.agent + " " + a.activity);
+    // The runner writes "name: what" (motion_runner/ingest.py activity_for).
+    const parts = lastActivity
+      .filter((a) => a.activity && !endedTurns.has(a.turn))
+      .map((a) => (a.activity.startsWith(a.agent + ":") ? "@" : "") + a.activity);
     if (typing.length) parts.push(typing.join(", ") + (typing.length === 1 ? " is" : " are") + " typing…");
     activity.textContent = parts.join(" · ");
   }
@@ -406,8 +409,8 @@
     const controller = new AbortController();
     inflight = controller;
     const params = new URLSearchParams({ limit: "500" });
-    // A long poll: the server answers as soon as there is something new, or after 20 s.
-    if (cursor) { params.set("after", cursor); params.set("overlap", "2"); params.set("wait", "20"); }
+    // A long poll: the server answers as soon as there is something new, or after the wait (20 s).
+    if (cursor) { params.set("after", cursor); params.set("overlap", "2"); params.set("wait", root.dataset.pollWait || "20"); }
     try {
       const response = await fetch(url + "?" + params, { headers: { Accept: "application/json" }, signal: controller.signal });
       if (!response.ok) throw new Error(String(response.status));

@@ -205,11 +205,11 @@ def test_a_turn_streams_in_and_its_activity_clears_when_it_ends(live_server, pag
 
     turn = TurnFactory(
         motion=harbor, agent=harbor.agents.get(), reason="mention", mode="look",
-        status=TurnStatus.RUNNING, activity="writing…", started_at=timezone.now(),
+        status=TurnStatus.RUNNING, activity="claude: writing…", started_at=timezone.now(),
     )  # fmt: skip
     agent_says(turn, text="Reading the *issue* first.")
     expect(page.locator(".group.agent em")).to_have_text("issue")
-    expect(page.locator("#activity")).to_contain_text("@claude writing…")
+    expect(page.locator("#activity")).to_contain_text("@claude: writing…")
     expect(page.locator("li.wake")).to_contain_text(
         "@claude woke"
     )  # no wake message: the page says why anyway
@@ -226,11 +226,20 @@ def test_a_turn_streams_in_and_its_activity_clears_when_it_ends(live_server, pag
 
 
 def test_a_compaction_and_a_retry_are_shown_as_maintenance(live_server, page, harbor, justin):
+    from motion_runner.ingest import EventWriter, IngestContext
+    from tests.recorded import parse_recording
+
     agent = harbor.agents.get()
     compaction = TurnFactory(
         motion=harbor, agent=agent, reason="compact", reason_detail="the session passed 150k tokens"
     )
     agent_says(compaction, kind="compact", text="Summary: we fixed the build.")
+    lost = TurnFactory(motion=harbor, agent=agent, reason="mention", status=TurnStatus.FAILED)
+    writer = EventWriter(
+        IngestContext(motion=harbor, agent=agent, harness="claude-code", source="runner", turn=lost)
+    )
+    for event in parse_recording("resume_gone"):  # the real CLI asked to resume a session it lost
+        writer.write(event)
     retry = TurnFactory(
         motion=harbor,
         agent=agent,
@@ -244,6 +253,8 @@ def test_a_compaction_and_a_retry_are_shown_as_maintenance(live_server, page, ha
 
     wakes = page.locator("li.wake.maintenance")
     expect(wakes.nth(0)).to_contain_text("@claude compacts its session (maintenance")
+    expect(page.locator(".turn-end.maintenance-note")).to_contain_text("its session was gone")
+    expect(page.locator(".turn-end.error")).to_have_count(0)
     expect(wakes.nth(1)).to_contain_text("wakes again in a new session")
 
 
