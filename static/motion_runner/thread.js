@@ -396,6 +396,13 @@
     connection.append(" ", now);
   }
 
+  function showClosed(status) {
+    connection.hidden = false;
+    connection.textContent = status === 404
+      ? "This Motion is gone (404)."
+      : "You are signed out, or may not read this Motion. Sign in again and reload; what you typed is kept until you leave the page.";
+  }
+
   let timer = null;
   let inflight = null;
   // One poll loop only: "Retry now" cancels the waiting (or hanging) poll and starts at once.
@@ -413,6 +420,9 @@
     if (cursor) { params.set("after", cursor); params.set("overlap", "2"); params.set("wait", root.dataset.pollWait || "20"); }
     try {
       const response = await fetch(url + "?" + params, { headers: { Accept: "application/json" }, signal: controller.signal });
+      if (response.status === 401 || response.status === 403 || response.status === 404) {
+        return showClosed(response.status); // not a network fault: polling again will not help
+      }
       if (!response.ok) throw new Error(String(response.status));
       const page = await response.json();
       const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;

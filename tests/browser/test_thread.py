@@ -421,3 +421,18 @@ def test_a_write_refused_in_a_look_only_turn_is_not_shown_as_a_failure(live_serv
     expect(tool).to_have_class(re.compile(r"\brefused\b"))
     expect(tool).not_to_have_class(re.compile(r"\berror\b"))
     expect(tool.locator("summary")).to_have_css("color", "rgb(110, 110, 115)")  # muted, not red
+
+
+def test_a_poll_refused_says_you_are_signed_out_not_offline(live_server, page, harbor, justin):
+    sign_in_as(page, live_server, justin)
+    page.route(
+        re.compile(r".*/api/motions/harbor/messages/\?.*"),
+        lambda route: route.fulfill(
+            status=403, content_type="application/json", body='{"error": {"detail": "no"}}'
+        ),
+    )
+
+    page.goto(f"{live_server.url}/motions/harbor/")
+
+    expect(page.locator("#connection")).to_contain_text("You are signed out")
+    expect(page.locator("#connection")).not_to_contain_text("reconnecting")
