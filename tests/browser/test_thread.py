@@ -436,3 +436,21 @@ def test_a_poll_refused_says_you_are_signed_out_not_offline(live_server, page, h
 
     expect(page.locator("#connection")).to_contain_text("You are signed out")
     expect(page.locator("#connection")).not_to_contain_text("reconnecting")
+
+
+def test_a_merge_card_says_what_done_means(live_server, page, harbor, justin):
+    agent = harbor.agents.get()
+    turn = TurnFactory(motion=harbor, agent=agent, reason="manual", mode="look", status=TurnStatus.FINISHED)
+    card = agent_says(turn, kind="request", tool_name="merge", text="fix-login into main")
+    WakeRequest.objects.create(
+        motion=harbor, agent=agent, turn=turn, message=card, kind="merge", to="fix-login"
+    )
+    sign_in_as(page, live_server, justin)
+
+    page.goto(f"{live_server.url}/motions/harbor/")
+
+    expect(page.locator("li.wake")).to_contain_text("@claude woken by hand (manage.py wake)")
+    request_card = page.locator(".request-card")
+    expect(request_card).to_contain_text("@claude asks for a merge")
+    request_card.get_by_role("button", name="Mark merged").click()
+    expect(request_card).to_contain_text("marked done by justin")
