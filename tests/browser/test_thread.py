@@ -454,3 +454,23 @@ def test_a_merge_card_says_what_done_means(live_server, page, harbor, justin):
     expect(request_card).to_contain_text("@claude asks for a merge")
     request_card.get_by_role("button", name="Mark merged").click()
     expect(request_card).to_contain_text("marked done by justin")
+
+
+def test_a_post_that_cannot_reach_the_server_says_so_and_keeps_the_text(live_server, page, harbor, justin):
+    sign_in_as(page, live_server, justin)
+    page.goto(f"{live_server.url}/motions/harbor/")
+    page.route(
+        re.compile(r".*/api/motions/harbor/messages/$"),
+        lambda route: (
+            route.abort("connectionrefused") if route.request.method == "POST" else route.continue_()
+        ),
+    )
+    box = page.locator("#composer textarea")
+
+    box.fill("still here")
+    box.press("Enter")
+
+    expect(page.locator("#post-error")).to_contain_text("could not be reached")
+    expect(box).to_have_value("still here")
+    expect(page.locator("#composer button")).to_be_enabled()
+    assert not Message.objects.filter(motion=harbor, text="still here").exists()
