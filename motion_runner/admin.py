@@ -1,7 +1,12 @@
+import re
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ActionForm
+from django.shortcuts import redirect
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import format_html
 
 from .models import (
     Agent,
@@ -15,13 +20,102 @@ from .models import (
     UnclaimedSession,
 )
 
+admin.site.site_header = "Motion Runner"
+admin.site.site_title = "Motion Runner admin"
+admin.site.index_title = "Motions, agents and their records"
+admin.site.enable_nav_sidebar = False  # the ledger and turn lists need the width at 1280 px
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """An audit record: written by the runner, read here, never made or edited by hand."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+def dollars(amount) -> str:
+    return "" if amount is None else f"${amount:,.4f}" if abs(amount) < 1 else f"${amount:,.2f}"
+
+
+# An env value under a name like these is a secret: the form shows it masked once saved.
+SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASS|AUTH|CREDENTIAL", re.IGNORECASE)
+MASK = "•••••••• (saved; type a new value to replace it)"
+
+
+class AgentForm(forms.ModelForm):
+    make_key = forms.BooleanField(
+        required=False,
+        label="Make a new API key",
+        help_text="On save, a key for this agent is made and shown once, at the top of the page.",
+    )
+
+    class Meta:
+        model = Agent
+        fields = ["name", "harness", "binary", "workdir", "model", "system_prompt", "env", "listening"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and isinstance(self.instance.env, dict):
+            self.initial["env"] = {
+                name: MASK if SECRET_NAME.search(name) and value else value
+                for name, value in self.instance.env.items()
+            }
+        self.fields["env"].help_text = (
+            "Extra environment variables, as JSON. Secrets (names with KEY, TOKEN, SECRET, PASSWORD) "
+            "are never shown again once saved: leave the mask to keep one. Claude Code's key is ANTHROPIC_API_KEY."
+        )
+
+    def clean_env(self):
+        env = self.cleaned_data.get("env") or {}
+        if not isinstance(env, dict):
+            raise forms.ValidationError(
+                'A JSON object of names and values, e.g. {"ANTHROPIC_API_KEY": "sk-…"}.'
+            )
+        saved = self.instance.env if self.instance.pk and isinstance(self.instance.env, dict) else {}
+        kept = {}
+        for name, value in env.items():
+            if value == MASK:
+                if name not in saved:
+                    raise forms.ValidationError(f"{name}: type its value (the mask only keeps a saved one).")
+                value = saved[name]
+            kept[name] = value
+        return kept
+
+
+class AgentKeyInline(admin.TabularInline):
+    model = AgentKey
+    extra = 0
+    fields = ["prefix", "label", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = fields
+    can_delete = False
+    verbose_name_plural = (
+        "API keys (make one with “Make a new API key” above; revoke one in the Agent keys list)"
+    )
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
 
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):
-    list_display = ["name", "harness", "model", "binary", "listening"]
+    form = AgentForm
+    list_display = ["name", "harness", "model", "binary", "listening", "key_count"]
     list_filter = ["harness", "listening"]
     search_fields = ["name"]
     actions = ["create_key"]
+    inlines = [AgentKeyInline]
+
+    @admin.display(description="active keys")
+    def key_count(self, agent: Agent) -> int:
+        return agent.keys.filter(revoked_at__isnull=True).count()
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if form.cleaned_data.get("make_key"):
+            self.create_key(request, Agent.objects.filter(pk=obj.pk))
 
     @admin.action(description="Create an API key (shown once)")
     def create_key(self, request, queryset):
@@ -45,7 +139,11 @@ class AgentKeyAdmin(admin.ModelAdmin):
     actions = ["revoke"]
 
     def has_add_permission(self, request) -> bool:
-        return False  # keys are made by the Agent action or `manage.py agent_key`: shown once
+        return False  # keys are made on the Agent page or by `manage.py agent_key`: shown once
+
+    def add_view(self, request, form_url="", extra_context=None):
+        self.message_user(request, "A key is made on its agent's page: tick “Make a new API key” and save.")
+        return redirect("admin:motion_runner_agent_changelist")
 
     @admin.action(description="Revoke the selected keys")
     def revoke(self, request, queryset):
@@ -118,9 +216,13 @@ class TranscriptFileAdmin(admin.ModelAdmin):
 
 @admin.register(Motion)
 class MotionAdmin(admin.ModelAdmin):
-    list_display = ["slug", "title", "workspace", "created_at"]
+    list_display = ["slug", "title", "workspace", "created_at", "thread"]
     search_fields = ["slug", "title"]
     filter_horizontal = ["agents"]
+
+    @admin.display(description="thread")
+    def thread(self, motion: Motion) -> str:
+        return format_html('<a href="{}">open</a>', motion.get_absolute_url())
 
 
 @admin.register(MotionSession)
@@ -131,7 +233,7 @@ class MotionSessionAdmin(admin.ModelAdmin):
 
 
 @admin.register(Message)
-class MessageAdmin(admin.ModelAdmin):
+class MessageAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "motion", "sender", "source", "kind", "short_text"]
     list_filter = ["source", "kind"]
     search_fields = ["text", "id", "harness_message_id", "session_id"]
@@ -143,11 +245,17 @@ class MessageAdmin(admin.ModelAdmin):
 
 
 @admin.register(Turn)
-class TurnAdmin(admin.ModelAdmin):
-    list_display = ["pk", "motion", "agent", "reason", "mode", "status", "cost_usd", "queued_at"]
+class TurnAdmin(ReadOnlyAdmin):
+    list_display = ["pk", "motion", "agent", "reason", "mode", "status", "cost", "queued_at"]
     list_filter = ["status", "mode", "reason"]
     raw_id_fields = ["woken_by"]
-    readonly_fields = ["raw_log", "stderr_tail", "usage"]
+
+    @admin.display(description="cost", ordering="cost_usd")
+    def cost(self, turn: Turn) -> str:
+        return dollars(turn.cost_usd)
+
+    def view_on_site(self, turn: Turn) -> str:
+        return reverse("motion-thread", args=[turn.motion_id])
 
 
 class SshKeyForm(forms.ModelForm):

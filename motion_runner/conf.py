@@ -102,6 +102,8 @@ DEFAULTS: dict[str, Any] = {
     "THREAD_TOOL_RESULT_SHOWN_CHARS": 0,
     # A look-only Codex turn reads anywhere (its sandbox confines writes only): refused unless "allow".
     "RUNNER_CODEX_LOOK_ONLY": "refuse",
+    # How long the thread page's long poll waits for news before it asks again.
+    "THREAD_POLL_WAIT_SECONDS": 20.0,
     # Long-poll readers woken by PostgreSQL NOTIFY (motion_runner/message_bell.py).
     "MESSAGES_LISTEN": True,
     "MESSAGES_FALLBACK_POLL_SECONDS": 1.0,

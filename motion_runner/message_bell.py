@@ -187,4 +187,15 @@ def release_connection() -> None:
         connection.close()
 
 
+def ring_for(motion_id: str) -> None:
+    """Wake the readers waiting on a Motion although no Message was written (someone started
+    typing): a NOTIFY on the bell's channel, heard by every process on commit; without PostgreSQL,
+    this process's waiters only."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, str(motion_id)])
+    else:
+        bell.ring(str(motion_id))
+
+
 bell = MessageBell()

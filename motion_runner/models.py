@@ -12,6 +12,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.urls import reverse
 from django.utils import timezone
 
 
@@ -82,6 +83,10 @@ class Motion(models.Model):
 
     def __str__(self) -> str:
         return self.title or self.slug
+
+    def get_absolute_url(self) -> str:
+        """The thread: the admin's "View on site" goes there."""
+        return reverse("motion-thread", args=[self.slug])
 
 
 class MotionSession(models.Model):
@@ -305,6 +310,9 @@ class SshKey(models.Model):
     fingerprint = models.CharField(max_length=100, unique=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name = "SSH key"
 
     def __str__(self) -> str:
         return f"{self.user} {self.fingerprint}"

@@ -93,6 +93,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "motion_runner.context.viewer",
             ],
         },
     },
@@ -141,14 +142,18 @@ LOGIN_URL = "/admin/login/"
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _queue_dir = DATA_DIR / "broker"
-    for _folder in ("queue", "processed"):
+    for _folder in ("queue", "processed", "control"):
         (_queue_dir / _folder).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {
+        # kombu's default is ./control in the working directory: the agents would see it in git status
+        "control_folder": str(_queue_dir / "control"),
         "data_folder_in": str(_queue_dir / "queue"),
         "data_folder_out": str(_queue_dir / "queue"),
         "processed_folder": str(_queue_dir / "processed"),
         "store_processed": False,
     }
+# How long the thread page's long poll waits for something new (the API caps it at 25 s).
+THREAD_POLL_WAIT_SECONDS = float(os.environ.get("THREAD_POLL_WAIT_SECONDS", "20"))
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]

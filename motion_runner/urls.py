@@ -2,6 +2,7 @@
 `path("<prefix>/", include("motion_runner.urls"))`. The standalone site's root (the admin and the
 API docs beside these) is motion_runner/site_urls.py."""
 
+from django.contrib.auth.views import LogoutView
 from django.urls import include, path
 from rest_framework.routers import SimpleRouter
 
@@ -19,6 +20,8 @@ urlpatterns = [
     path("", views.motion_list, name="motion-list"),
     path("motions/<slug:slug>/", views.motion_thread, name="motion-thread"),
     path("sign-in/", views.sign_in, name="sign-in"),
+    path("sign-out/", LogoutView.as_view(next_page="motion-list"), name="sign-out"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path("api/motions/", api.MotionList.as_view(), name="api-motions"),
     path("api/motions/<slug:slug>/", api.MotionDetail.as_view(), name="api-motion"),
     path("api/motions/<slug:slug>/messages/", api.MessageList.as_view(), name="api-messages"),

@@ -267,6 +267,11 @@ def resume_gone(s: Session) -> Run:
     return s.run("Are you there?", "--resume", "5d0d3d4c-0000-4000-8000-000000000000")
 
 
+@scenario("an agent with no API key: the CLI answers without calling the model")
+def not_logged_in(s: Session) -> Run:
+    return s.run("Are you there?", ANTHROPIC_API_KEY="")
+
+
 @scenario("--max-budget-usd 0.01 with a first reply whose usage costs more than that")
 def max_budget(s: Session) -> Run:
     s.api.script(

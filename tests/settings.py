@@ -14,3 +14,6 @@ CELERY_TASK_ALWAYS_EAGER = False
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     # A file, not memory: the e2e tests' Celery worker thread and the harness read it too.
     DATABASES["default"]["TEST"] = {"NAME": str(DATA_DIR / "test-db.sqlite3")}  # noqa: F405
+# A browser test's page leaves its long poll running on the live server when it closes: a short
+# wait ends it before the next test, instead of 20 s later against a database already torn down.
+THREAD_POLL_WAIT_SECONDS = 1.0

@@ -91,7 +91,10 @@ def test_a_message_written_while_a_reader_waits_wakes_it_with_one_more_query():
 
 
 def test_a_message_in_another_motion_does_not_wake_the_reader():
-    garden, kitchen = MotionFactory(slug="garden", visibility="public"), MotionFactory(slug="kitchen", visibility="public")
+    garden, kitchen = (
+        MotionFactory(slug="garden", visibility="public"),
+        MotionFactory(slug="kitchen", visibility="public"),
+    )
     MessageFactory(motion=garden, text="before")
     cursor = page(garden)["next"]
     assert listening()

@@ -135,4 +135,6 @@ def test_the_card_in_the_thread_carries_its_request_id(motion, look_only_turn):
     (request,) = record_requests(sender=Turn, turn=look_only_turn)
     reader = person("password", "reader")
     cards = reader.get(f"/api/motions/{motion.slug}/messages/", {"kind": "request"}).json()["results"]
-    assert [c["request"] for c in cards] == [{"id": request.pk, "status": "open"}]
+    assert [c["request"] for c in cards] == [
+        {"id": request.pk, "status": "open", "decided_by": None, "decided_at": None}
+    ]

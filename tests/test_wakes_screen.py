@@ -121,3 +121,12 @@ def test_a_screen_can_be_turned_off_for_one_motion(room, clock, loop, api):
     DialOverride.objects.create(motion=room.motion, screen_enabled=False)
     c = consider_a_post(room, clock, loop)
     assert c.status == Consideration.Status.WOKEN and api.requests == []
+
+
+def test_with_no_screen_key_every_post_passes_and_the_wake_line_raises_no_alarm(room, clock, settings):
+    settings.WAKES_SCREEN_API_KEY = ""
+    loop = Driver(clock, screen=screen_posts)
+    c = consider_a_post(room, clock, loop)
+    assert c.status == Consideration.Status.WOKEN and c.screen_verdict == "PASS"
+    line = Message.objects.get(kind=Kind.WAKE, turn=c.turn).text
+    assert "screen" not in line and "FAILED" not in line

@@ -1,4 +1,11 @@
 from django.contrib import admin
+from django.db.models import Count, Sum
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.html import format_html
+
+from motion_runner.admin import AgentAdmin, MotionAdmin, ReadOnlyAdmin, dollars
+from motion_runner.models import Agent, Motion
 
 from .models import Consideration, DialOverride, Dials, ListenState, MentionWake, Spend
 
@@ -6,6 +13,10 @@ from .models import Consideration, DialOverride, Dials, ListenState, MentionWake
 @admin.register(Dials)
 class DialsAdmin(admin.ModelAdmin):
     """One row: the global defaults of every wake rule."""
+
+    def changelist_view(self, request, extra_context=None):
+        """There is one Dials: its list is its page."""
+        return redirect("admin:wakes_dials_change", Dials.load().pk)
 
     fieldsets = [
         (
@@ -105,8 +116,61 @@ class ListenStateAdmin(admin.ModelAdmin):
     list_filter = ["rested"]
 
 
+class DialOverrideInline(admin.StackedInline):
+    model = DialOverride
+    extra = 0
+    verbose_name = "dial override"
+    verbose_name_plural = "Dial overrides: a blank field inherits the global Dials"
+    fields = [
+        "quiet_seconds",
+        "idle_looks",
+        "considerations_per_hour",
+        "daily_budget_usd",
+        "consideration_cap_usd",
+        "consider_effort",
+        "mention_effort",
+        "screen_enabled",
+    ]
+
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, obj, **kwargs)
+        for field in formset.form.base_fields.values():
+            field.help_text = ((field.help_text + " ") if field.help_text else "") + "Blank: inherits."
+        return formset
+
+
+class MotionOverrideInline(DialOverrideInline):
+    """This Motion's own overrides (for every agent in it), or one pair's."""
+
+    fk_name = "motion"
+    fields = ["agent", *DialOverrideInline.fields]
+
+
+class AgentOverrideInline(DialOverrideInline):
+    """This agent's overrides in every Motion (the Motion left blank)."""
+
+    fk_name = "agent"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(motion__isnull=True)
+
+
+admin.site.unregister(Motion)
+admin.site.unregister(Agent)
+
+
+@admin.register(Motion)
+class MotionWithOverridesAdmin(MotionAdmin):
+    inlines = [*MotionAdmin.inlines, MotionOverrideInline]
+
+
+@admin.register(Agent)
+class AgentWithOverridesAdmin(AgentAdmin):
+    inlines = [*AgentAdmin.inlines, AgentOverrideInline]
+
+
 @admin.register(Consideration)
-class ConsiderationAdmin(admin.ModelAdmin):
+class ConsiderationAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "motion", "agent", "kind", "status", "screen_verdict", "turn"]
     list_filter = ["kind", "status"]
     raw_id_fields = ["turn", "state"]
@@ -119,18 +183,56 @@ class MentionWakeAdmin(admin.ModelAdmin):
 
 
 @admin.register(Spend)
-class SpendAdmin(admin.ModelAdmin):
-    list_display = [
-        "at",
-        "kind",
-        "motion",
-        "agent",
-        "amount",
-        "reserved",
-        "settled",
-        "counted",
-        "full",
-        "note",
-    ]
-    list_filter = ["kind", "settled", "counted", "day"]
+class SpendAdmin(ReadOnlyAdmin):
+    """The ledger: each row in dollars with its turn, and the totals of what is shown by day and
+    by Motion above the list."""
+
+    change_list_template = "admin/wakes/spend/change_list.html"
+    list_display = ["at", "kind", "motion", "agent", "cost", "state", "turn_link", "short_note"]
+    list_filter = ["kind", "settled", "counted", "day", "motion"]
     raw_id_fields = ["turn", "consideration"]
+    date_hierarchy = "day"
+
+    @admin.display(description="amount", ordering="amount")
+    def cost(self, row: Spend) -> str:
+        return dollars(row.amount)
+
+    @admin.display(description="state")
+    def state(self, row: Spend) -> str:
+        parts = ["settled" if row.settled else f"reserved {dollars(row.reserved)}"]
+        if not row.counted:
+            parts.append("not counted")
+        return ", ".join(parts)
+
+    @admin.display(description="turn")
+    def turn_link(self, row: Spend) -> str:
+        if not row.turn_id:
+            return ""
+        return format_html(
+            '<a href="{}">#{}</a>',
+            reverse("admin:motion_runner_turn_change", args=[row.turn_id]),
+            row.turn_id,
+        )
+
+    @admin.display(description="note")
+    def short_note(self, row: Spend) -> str:
+        return row.note[:60] + ("…" if len(row.note) > 60 else "")
+
+    def changelist_view(self, request, extra_context=None):
+        response = super().changelist_view(request, extra_context)
+        changelist = getattr(response, "context_data", {}).get("cl")
+        if changelist is not None:
+            rows = changelist.queryset.order_by()
+            response.context_data["totals_by_day"] = [
+                {**row, "dollars": dollars(row["total"])}
+                for row in rows.values("day")
+                .annotate(total=Sum("amount"), entries=Count("pk"))
+                .order_by("-day")[:14]
+            ]
+            response.context_data["totals_by_motion"] = [
+                {**row, "dollars": dollars(row["total"])}
+                for row in rows.values("motion__slug", "motion__title")
+                .annotate(total=Sum("amount"), entries=Count("pk"))
+                .order_by("-total")[:20]
+            ]
+        return response

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from motion_runner.access import access, readable_motion
+from motion_runner.message_bell import ring_for
 
 from . import clock
 from .models import Dials, TypingPing, WakeRequest
@@ -31,16 +32,27 @@ class TypingPingView(APIView):
         motion = readable_motion(request.user, slug)
         if not access().can_type(request.user, motion):
             raise PermissionDenied("Only a person who may read this Motion says they are typing in it.")
-        now = clock.now()
         who = request.user.get_username()
-        TypingPing.objects.update_or_create(motion=motion, who=who, defaults={"at": now})
-        ttl = timedelta(seconds=Dials.load().typing_ttl_seconds)
-        others = (
-            TypingPing.objects.filter(motion=motion, at__gt=now - ttl)
-            .exclude(who=who)
-            .values_list("who", flat=True)
-        )
-        return Response({"typing": sorted(others)}, status=status.HTTP_200_OK)
+        TypingPing.objects.update_or_create(motion=motion, who=who, defaults={"at": clock.now()})
+        ring_for(motion.pk)  # readers waiting in a long poll see the typing at once
+        return Response({"typing": typing_in(motion, exclude=who)}, status=status.HTTP_200_OK)
+
+
+def typing_in(motion, exclude: str | None = None) -> list[str]:
+    """Who is typing in the Motion now (pings younger than the typing dial), but `exclude`."""
+    ttl = timedelta(seconds=Dials.load().typing_ttl_seconds)
+    pings = TypingPing.objects.filter(motion=motion, at__gt=clock.now() - ttl)
+    if exclude:
+        pings = pings.exclude(who=exclude)
+    return sorted(pings.values_list("who", flat=True))
+
+
+def typing_since(motion, moment, exclude: str | None = None) -> bool:
+    """Someone other than `exclude` pinged after `moment`: a long poll answers at once."""
+    pings = TypingPing.objects.filter(motion=motion, at__gt=moment)
+    if exclude:
+        pings = pings.exclude(who=exclude)
+    return pings.exists()
 
 
 class WakeRequestSerializer(serializers.ModelSerializer):
@@ -67,6 +79,21 @@ def open_requests(motion) -> list[dict]:
     """Read on every poll of the thread: the serializer only when there is something to show."""
     queryset = WakeRequest.objects.filter(motion=motion, status=WakeRequest.Status.OPEN).select_related(
         "agent"
+    )
+    found = list(queryset)
+    return WakeRequestSerializer(found, many=True).data if found else []
+
+
+# Long enough for every open thread page to poll at least once after an answer.
+RECENTLY_ANSWERED = timedelta(minutes=10)
+
+
+def recently_answered(motion) -> list[dict]:
+    """Requests answered in the last few minutes: open pages turn their cards into "granted by
+    justin, 2 min ago" without a reload (a page loaded later reads it from the card's row)."""
+    since = clock.now() - RECENTLY_ANSWERED
+    queryset = WakeRequest.objects.filter(motion=motion, decided_at__gt=since).select_related(
+        "agent", "decided_by"
     )
     found = list(queryset)
     return WakeRequestSerializer(found, many=True).data if found else []

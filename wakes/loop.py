@@ -379,7 +379,8 @@ def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=No
             Spend.objects.filter(pk=envelope.pk).update(amount=F("amount") - result.cost)
         c.screen_verdict = result.verdict if not result.failed else "FAILED"
         c.screen_reason = result.reason[:300]
-        screen_note = f"screen {c.screen_verdict}: {result.reason} · ${result.cost:.4f}"
+        if not result.off:  # the default setup has no screen: nothing to say on every wake line
+            screen_note = f"screen {c.screen_verdict}: {result.reason} · ${result.cost:.4f}"
         if result.dismissed:
             release(envelope, f"screened: {result.reason}"[:300])
             c.status = Consideration.Status.SCREENED

@@ -597,6 +597,8 @@ class Spend(models.Model):
     note = models.CharField(max_length=300, blank=True)
 
     class Meta:
+        verbose_name = "ledger entry"
+        verbose_name_plural = "ledger"
         indexes = [
             models.Index(fields=["day", "counted"]),
             models.Index(fields=["motion", "agent", "at"]),

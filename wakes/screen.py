@@ -47,6 +47,7 @@ class ScreenResult:
     output_tokens: int = 0
     failed: bool = False  # passed because the screen failed (or said something else)
     answered: bool = False  # an HTTP answer with usage came back (so it was paid for)
+    off: bool = False  # no screen key: the documented default, where every post passes unsaid
 
     @property
     def dismissed(self) -> bool:
@@ -103,7 +104,7 @@ def parse_verdict(text: str) -> tuple[str, str] | None:
 def screen_posts(motion: Motion, agent: Agent, posts: list[Message], dials: Dials) -> ScreenResult:
     key = settings.WAKES_SCREEN_API_KEY
     if not key:
-        return ScreenResult("PASS", "no screen key configured", failed=True)
+        return ScreenResult("PASS", "no screen key: every post passes", off=True)
     body = {
         "model": dials.screen_model,
         "max_tokens": dials.screen_max_tokens,

@@ -59,6 +59,15 @@ class WatchAdmin(admin.ModelAdmin):
     ]
     actions = ["check_now", "pause", "resume"]
 
+    def get_fieldsets(self, request, obj=None):
+        """A person sets what to watch; what the checker keeps is shown only once it exists."""
+        person = [(None, {"fields": WatchForm.Meta.fields})]
+        if obj is None:
+            return person
+        return person + [
+            ("What the checker keeps", {"classes": ["collapse"], "fields": self.readonly_fields})
+        ]
+
     @admin.action(description="Check at the next cycle")
     def check_now(self, request, queryset):
         check_all_now(queryset)

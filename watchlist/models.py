@@ -74,6 +74,7 @@ class Watch(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name_plural = "watches"
         ordering = ["motion", "kind", "target"]
         indexes = [models.Index(fields=["enabled", "next_due_at"])]
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from ..markup import html_for
 from ..models import Message, Motion, Turn
 from . import cursor
 
@@ -19,6 +20,11 @@ class MessageSerializer(serializers.ModelSerializer):
     cursor = serializers.SerializerMethodField()
     turn_mode = serializers.SerializerMethodField()
     request = serializers.SerializerMethodField()
+    html = serializers.SerializerMethodField(
+        help_text="The text as sanitized HTML (Markdown), for prose kinds."
+    )
+    turn_reason = serializers.SerializerMethodField(help_text="Why the turn woke (mention, grant, compact…).")
+    turn_reason_detail = serializers.SerializerMethodField()
 
     class Meta:
         model = Message
@@ -30,6 +36,7 @@ class MessageSerializer(serializers.ModelSerializer):
             "source",
             "kind",
             "text",
+            "html",
             "tool_name",
             "tool_id",
             "is_error",
@@ -37,6 +44,8 @@ class MessageSerializer(serializers.ModelSerializer):
             "session_id",
             "turn",
             "turn_mode",
+            "turn_reason",
+            "turn_reason_detail",
             "request",
             "model_backend",
             "effort",
@@ -58,10 +67,27 @@ class MessageSerializer(serializers.ModelSerializer):
         if message.kind != "request":
             return None
         request = getattr(message, "wake_request", None)
-        return {"id": request.pk, "status": request.status} if request else None
+        if request is None:
+            return None
+        decided_by = request.decided_by.get_username() if request.decided_by_id else None
+        return {
+            "id": request.pk,
+            "status": request.status,
+            "decided_by": decided_by,
+            "decided_at": _iso(request.decided_at),
+        }
+
+    def get_html(self, message: Message) -> str | None:
+        return html_for(message.kind, message.text)
 
     def get_turn_mode(self, message: Message) -> str | None:
         return message.turn.mode if message.turn_id and message.turn else None
+
+    def get_turn_reason(self, message: Message) -> str | None:
+        return message.turn.reason if message.turn_id and message.turn else None
+
+    def get_turn_reason_detail(self, message: Message) -> str | None:
+        return message.turn.reason_detail if message.turn_id and message.turn else None
 
 
 # The list endpoint is polled continuously (the thread page, other agents); building model
@@ -71,7 +97,8 @@ class MessageSerializer(serializers.ModelSerializer):
 ROW_FIELDS = [
     name
     for name in MessageSerializer.Meta.fields
-    if name not in ("cursor", "turn_mode", "request", "motion", "turn")
+    if name
+    not in ("cursor", "html", "turn_mode", "turn_reason", "turn_reason_detail", "request", "motion", "turn")
 ]
 
 
@@ -83,7 +110,17 @@ def _iso(moment) -> str | None:
 
 
 def message_rows(queryset, *, raw: bool = False) -> list[dict]:
-    names = ROW_FIELDS + ["motion_id", "turn_id", "turn__mode", "wake_request__id", "wake_request__status"]
+    names = ROW_FIELDS + [
+        "motion_id",
+        "turn_id",
+        "turn__mode",
+        "turn__reason",
+        "turn__reason_detail",
+        "wake_request__id",
+        "wake_request__status",
+        "wake_request__decided_by__username",
+        "wake_request__decided_at",
+    ]
     if raw:
         names.append("raw")
     rows = []
@@ -99,12 +136,22 @@ def message_rows(queryset, *, raw: bool = False) -> list[dict]:
                 out["motion"] = row["motion_id"]
             elif name == "turn":
                 out["turn"] = row["turn_id"]
-            elif name == "turn_mode":
-                out["turn_mode"] = row["turn__mode"] if row["turn_id"] else None
+            elif name in ("turn_mode", "turn_reason", "turn_reason_detail"):
+                column = "turn__" + name.removeprefix("turn_")
+                out[name] = row[column] if row["turn_id"] else None
+            elif name == "html":
+                out["html"] = html_for(row["kind"], row["text"])
             elif name == "request":
                 has = row["kind"] == "request" and row["wake_request__id"] is not None
                 out["request"] = (
-                    {"id": row["wake_request__id"], "status": row["wake_request__status"]} if has else None
+                    {
+                        "id": row["wake_request__id"],
+                        "status": row["wake_request__status"],
+                        "decided_by": row["wake_request__decided_by__username"],
+                        "decided_at": _iso(row["wake_request__decided_at"]),
+                    }
+                    if has
+                    else None
                 )
             elif name == "cost_usd":
                 out["cost_usd"] = None if row["cost_usd"] is None else f"{row['cost_usd']:.6f}"
@@ -130,7 +177,7 @@ class MessageWithRawSerializer(MessageSerializer):
 
 class PostMessageSerializer(serializers.Serializer):
     text = serializers.CharField(max_length=100_000, trim_whitespace=True)
-    id = serializers.UUIDField(required=False, help_text="Agents: makes a retry idempotent.")
+    id = serializers.UUIDField(required=False, help_text="Makes a retry idempotent (the page sends one).")
     agent = serializers.CharField(max_length=64, required=False, help_text="Agents: must be the key's own.")
 
 

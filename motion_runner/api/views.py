@@ -4,6 +4,7 @@ from contextlib import nullcontext
 from datetime import timedelta
 
 from django.db.models import Q
+from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import generics, permissions, serializers, status
 from rest_framework.authentication import SessionAuthentication
@@ -13,14 +14,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from wakes.api import open_requests
+from wakes.api import open_requests, recently_answered, typing_in, typing_since
 
 from ..access import access, readable_motion
 from ..message_bell import bell, release_connection
 from ..models import Kind, Message, Motion, Turn, TurnStatus
-from ..posting import post_person_message
+from ..posting import PostIdTaken, post_person_message
 from . import cursor as cursors
-from .agent_views import member_motion, post_as_agent
+from .agent_views import Conflict, member_motion, post_as_agent
 from .auth import AgentKeyAuthentication, request_agent
 from .bounds import finite_number, parse_time, whole_number
 from .serializers import (
@@ -37,10 +38,15 @@ MAX_OVERLAP_SECONDS = 30
 MAX_WAIT_SECONDS = 25.0
 
 
-def wait_for_messages(motion: Motion, newer, wait: float) -> bool:
-    """Until something is written after the cursor (True), or the wait is over (False): one
-    query, then none until the message bell rings for this Motion (motion_runner/message_bell.py)."""
-    return bell.wait(motion.pk, newer.exists, wait)
+def wait_for_messages(motion: Motion, newer, wait: float, someone_typing=None) -> bool:
+    """Until something is written after the cursor or someone else starts typing (True), or the
+    wait is over (False): one look, then none until the message bell rings for this Motion
+    (motion_runner/message_bell.py; a typing ping rings it too)."""
+
+    def has_news() -> bool:
+        return newer.exists() or (someone_typing is not None and someone_typing())
+
+    return bell.wait(motion.pk, has_news, wait)
 
 
 def running_activity(motion: Motion) -> list[dict]:
@@ -144,9 +150,13 @@ class MessageList(APIView):
             if value := params.get(name):
                 queryset = queryset.filter(**{lookup: parse_time(name, value)})
         queryset = queryset.order_by("created_at", "id")
+        me = request.user.get_username() if request.user.is_authenticated else None
         waited = bool(wait and newer is not None)
         if waited:
-            wait_for_messages(motion, queryset.filter(newer), wait)
+            began = timezone.now()
+            wait_for_messages(
+                motion, queryset.filter(newer), wait, lambda: typing_since(motion, began, exclude=me)
+            )
         # A long poll reads in turn with the others woken with it, then lets its connection go.
         with bell.slot() if waited else nullcontext():
             results = message_rows(queryset[:limit], raw=params.get("raw") in ("1", "true"))
@@ -157,6 +167,8 @@ class MessageList(APIView):
                 "more": len(results) == limit,
                 "activity": running_activity(motion),
                 "requests": open_requests(motion),
+                "answered_requests": recently_answered(motion),
+                "typing": typing_in(motion, exclude=me),
             }
             if waited:
                 release_connection()
@@ -181,14 +193,19 @@ class MessageList(APIView):
         if not access().can_post(request.user, motion):
             raise PermissionDenied("You may read this Motion but not post in it.")
         body.is_valid(raise_exception=True)
-        message = post_person_message(
-            motion,
-            request.user,
-            body.validated_data["text"],
-            sign_in=request.session.get("sign_in", "password"),
-            source="web",
-        )
-        return Response(MessageSerializer(message).data, status=status.HTTP_201_CREATED)
+        try:
+            message, created = post_person_message(
+                motion,
+                request.user,
+                body.validated_data["text"],
+                sign_in=request.session.get("sign_in", "password"),
+                source="web",
+                message_id=body.validated_data.get("id"),
+            )
+        except PostIdTaken as taken:
+            raise Conflict(str(taken)) from taken
+        answer = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response(MessageSerializer(message).data, status=answer)
 
 
 class TurnList(generics.ListAPIView):

@@ -1,45 +1,68 @@
 // The Motion thread: polls the messages API with a cursor and renders what is new.
 // Every poll looks back a little (overlap) and skips ids already shown, so a message whose
 // write committed a moment late is still shown, and nothing is ever shown twice.
+// Prose arrives as `html`, rendered and sanitized by the server (motion_runner/markup.py);
+// everything else is put on the page with textContent, so nothing an agent writes runs here.
 (function () {
   "use strict";
   const root = document.getElementById("thread");
   if (!root) return;
   const list = document.getElementById("messages");
   const activity = document.getElementById("activity");
+  const connection = document.getElementById("connection");
   const url = root.dataset.messagesUrl;
   const seen = new Set();
   const toolCalls = new Map();
+  const wakeLines = new Set(); // turns whose wake line is on the page
+  const endedTurns = new Set(); // turns whose turn_end arrived: their activity is over
+  const requestCards = new Map(); // request id -> card element
+  const GROUP_GAP_MS = 5 * 60 * 1000; // a person's posts closer than this share one header
   let cursor = null;
   let delay = 1000;
+  let lastActivity = [];
+  let typing = [];
 
   function el(tag, cls, text) {
     const node = document.createElement(tag);
     if (cls) node.className = cls;
-    if (text !== undefined) node.textContent = text;
+    if (text !== undefined && text !== null) node.textContent = text;
     return node;
   }
 
-  function when(iso) {
-    return new Date(iso).toLocaleString();
+  // --- times: relative on the page, absolute on hover ------------------------------------
+  const relative = new Intl.RelativeTimeFormat(undefined, { numeric: "auto" });
+  function ago(iso) {
+    const seconds = Math.round((new Date(iso) - Date.now()) / 1000);
+    if (Math.abs(seconds) < 45) return "just now";
+    if (Math.abs(seconds) < 3600) return relative.format(Math.round(seconds / 60), "minute");
+    if (Math.abs(seconds) < 86400) return relative.format(Math.round(seconds / 3600), "hour");
+    if (Math.abs(seconds) < 7 * 86400) return relative.format(Math.round(seconds / 86400), "day");
+    return new Date(iso).toLocaleDateString();
+  }
+  function timeEl(iso) {
+    const t = el("time", "when", ago(iso));
+    t.dateTime = iso;
+    t.title = new Date(iso).toLocaleString();
+    return t;
+  }
+  setInterval(() => {
+    for (const t of document.querySelectorAll("time.when")) t.textContent = ago(t.dateTime);
+  }, 30000);
+
+  function dollars(value) {
+    const amount = Number(value);
+    if (!isFinite(amount)) return "";
+    return "$" + (amount < 0.01 && amount > 0 ? amount.toFixed(4) : amount.toFixed(2));
   }
 
-  function meta(m) {
-    const line = el("div", "meta");
-    line.append(el("span", "sender", m.sender));
-    line.append(document.createTextNode(when(m.created_at)));
-    if (m.turn_mode) line.append(el("span", "mode " + m.turn_mode, m.turn_mode === "full" ? "full tools" : "look-only"));
-    return line;
-  }
-
+  // --- dots: considerations that ended silent ----------------------------------------------
   function lastDots() {
     let last = list.lastElementChild;
     if (last && last.classList.contains("dot-reason")) last = last.previousElementSibling;
     return last && last.classList.contains("dots") ? last : null;
   }
 
-  // A dot is a consideration that ended silent: `<silent>why</silent>` from the agent, or
-  // `<silent by="screen">why</silent>` from the screen (dashed, and it says "screened").
+  // `<silent>why</silent>` from the agent, or `<silent by="screen">why</silent>` from the screen.
   const SILENT = /^\s*<silent(\s+by="([^"]*)")?\s*>([\s\S]*?)<\/silent>\s*$/i;
 
   function silentOf(m) {
@@ -56,7 +79,7 @@
     dot.type = "button";
     dot.dataset.id = m.id;
     const who = screened ? "screened for " + m.sender : m.sender + " stayed silent";
-    dot.title = who + " · " + when(m.created_at);
+    dot.title = who + " · " + new Date(m.created_at).toLocaleString();
     dot.setAttribute("aria-label", dot.title);
     dot.addEventListener("click", () => {
       let note = row.nextElementSibling;
@@ -67,128 +90,340 @@
       const same = note.dataset.id === m.id && !note.hidden;
       note.hidden = same;
       note.dataset.id = m.id;
-      note.textContent = (screened ? "screened · " : m.sender + " · ") + when(m.created_at) + " · " + silent.reason;
+      note.textContent = (screened ? "screened · " : m.sender + " · ") + ago(m.created_at) + " · " + silent.reason;
       row.querySelectorAll(".dot.open").forEach((d) => d.classList.remove("open"));
       if (!same) dot.classList.add("open");
     });
     row.append(dot);
   }
 
+  // --- wake lines: one for every turn, whatever started it ----------------------------------
+  // What a harness says when asked to resume a session it lost (motion_runner/runner/turns.py).
+  const SESSION_GONE = /No conversation found with session ID|no rollout found for thread id|No session found matching|its session .* is gone/i;
+  const AGAIN = /\(again after session .* was gone\)/;
+
+  function isMaintenance(m) {
+    return m.turn_reason === "compact" || AGAIN.test(m.turn_reason_detail || "");
+  }
+
+  function wakeLineFor(m) {
+    const name = "@" + m.sender;
+    const detail = (m.turn_reason_detail || "").replace(AGAIN, "").trim();
+    if (m.turn_reason === "compact") return ["🧹", name + " compacts its session (maintenance" + (detail ? ": " + detail : "") + ")"];
+    if (AGAIN.test(m.turn_reason_detail || "")) return ["↻", name + " wakes again in a new session (maintenance: the old one was gone)" + (detail ? " · " + detail : "")];
+    const mode = m.turn_mode === "full" ? "full tools" : "look-only";
+    if (m.turn_reason === "manual") return ["⏰", name + " woken by hand (manage.py wake) · " + mode + (detail ? " · " + detail : "")];
+    if (m.turn_reason === "grant") return ["🔨", name + " woke: " + (detail || "full tools granted") + " · " + mode];
+    return ["⏰", name + " woke: " + (detail || m.turn_reason || "a wake") + " · " + mode];
+  }
+
+  function wakeLine(icon, text, iso, maintenance) {
+    const li = el("li", "wake" + (maintenance ? " maintenance" : ""));
+    li.append(el("span", "icon", icon), el("span", "what", text));
+    if (iso) li.append(timeEl(iso));
+    return li;
+  }
+
+  // --- groups: one header for consecutive posts of one turn (or one person) ------------------
+  function groupKey(m) {
+    return m.turn ? "turn:" + m.turn : "person:" + m.sender;
+  }
+
+  function currentGroup(m) {
+    const last = list.lastElementChild;
+    if (!last || !last.classList.contains("group") || last.dataset.key !== groupKey(m)) return null;
+    if (!m.turn && new Date(m.created_at) - new Date(last.dataset.lastAt) > GROUP_GAP_MS) return null;
+    return last;
+  }
+
+  function header(m) {
+    const line = el("div", "meta");
+    line.append(el("span", "sender", m.turn ? "@" + m.sender : m.sender));
+    if (m.turn_mode) line.append(el("span", "mode " + m.turn_mode, m.turn_mode === "full" ? "full tools" : "look-only"));
+    line.append(timeEl(m.created_at));
+    return line;
+  }
+
+  function groupFor(m) {
+    const found = currentGroup(m);
+    if (found) {
+      found.dataset.lastAt = m.created_at;
+      return found.querySelector(".items");
+    }
+    if (m.turn && !wakeLines.has(m.turn)) {
+      const [icon, text] = wakeLineFor(m);
+      list.append(wakeLine(icon, text, m.created_at, isMaintenance(m)));
+      wakeLines.add(m.turn);
+    }
+    const li = el("li", "group" + (m.turn ? " agent" : " person") + (isMaintenance(m) ? " maintenance" : ""));
+    li.dataset.key = groupKey(m);
+    li.dataset.lastAt = m.created_at;
+    li.append(header(m), el("div", "items"));
+    list.append(li);
+    return li.querySelector(".items");
+  }
+
+  // Claude Code's own words when it has no API key (tests/recordings/claude-code/not_logged_in):
+  // said as what to do about it, with a link to the agent's page for those who can edit it.
+  const NO_KEY = /^\s*Not logged in · Please run \/login\s*$/;
+  const agentPages = JSON.parse((document.getElementById("agent-pages") || {}).textContent || "{}");
+  const turnsWithoutKey = new Set();
+
+  function noKeyNote(m) {
+    turnsWithoutKey.add(m.turn);
+    const note = el("div", "body error no-key");
+    note.dataset.id = m.id;
+    note.title = m.text;
+    note.append("@" + m.sender + " has no API key, so it cannot answer. ");
+    const page = agentPages[m.sender];
+    if (page) {
+      const link = el("a", "", "Give it one: " + m.sender + " → env (ANTHROPIC_API_KEY)");
+      link.href = page;
+      note.append(link);
+    } else {
+      note.append("Ask an admin to give it one (Agent → env).");
+    }
+    return note;
+  }
+
+  function prose(m, cls) {
+    const body = el("div", "body " + (cls || ""));
+    body.dataset.id = m.id;
+    if (m.html !== null && m.html !== undefined) body.innerHTML = m.html; // sanitized by the server
+    else body.textContent = m.text;
+    return body;
+  }
+
   function render(m) {
     const silent = silentOf(m);
-    if (silent) {
-      renderDot(m, silent);
-      return;
-    }
+    if (silent) return renderDot(m, silent);
     if (m.kind === "wake") {
-      const li = el("li", "msg wake");
+      if (m.turn) wakeLines.add(m.turn);
+      const li = wakeLine("⏰", m.text, m.created_at, false);
       li.dataset.id = m.id;
-      li.append(el("span", "", "⏰ " + m.text));
-      li.title = when(m.created_at);
-      list.append(li);
-      return;
+      return list.append(li);
+    }
+    if (m.kind === "watch") {
+      const li = el("li", "watch");
+      li.dataset.id = m.id;
+      li.append(el("span", "icon", "👁"), prose(m, "inline"), timeEl(m.created_at));
+      return list.append(li);
+    }
+    if (!m.turn && m.source === "system") {
+      const li = el("li", "system" + (m.kind === "error" ? " error" : ""));
+      li.dataset.id = m.id;
+      li.append(prose(m), timeEl(m.created_at));
+      return list.append(li);
     }
     if (m.kind === "tool_result") {
       const call = toolCalls.get(m.tool_id);
       const pre = el("pre", "", m.text || "(empty)");
       if (call) {
         call.append(pre);
-        if (m.is_error) call.classList.add("error");
+        if (m.is_error) call.classList.add(m.turn_mode === "look" ? "refused" : "error");
         return;
       }
       const orphan = el("details", "tool" + (m.is_error ? " error" : ""));
       orphan.append(el("summary", "", "result"), pre);
-      list.append(wrap(m, orphan));
-      return;
+      return groupFor(m).append(orphan);
     }
+    const items = groupFor(m);
     if (m.kind === "tool_call") {
       const details = el("details", "tool");
+      details.dataset.id = m.id;
       details.append(el("summary", "", "⚙ " + (m.text || m.tool_name)));
       toolCalls.set(m.tool_id, details);
-      const li = lastToolGroup(m) || list.appendChild(wrap(m));
-      li.append(details);
-      return;
+      return items.append(details);
     }
-    if (m.kind === "request") {
-      list.append(requestCard(m));
-      return;
+    if (m.kind === "request") return items.append(requestCard(m));
+    if (m.kind === "turn_end") return items.append(turnEnd(m));
+    if (m.kind === "compact") {
+      const details = el("details", "tool compact");
+      details.append(el("summary", "", "🧹 the session was compacted: its summary"), prose(m));
+      return items.append(details);
     }
-    const li = wrap(m);
-    li.append(el("div", "body", m.text));
-    list.append(li);
+    if ((m.kind === "text" || m.kind === "error") && NO_KEY.test(m.text || "")) return items.append(noKeyNote(m));
+    if (m.kind === "error") {
+      const gone = SESSION_GONE.test(m.text || "");
+      return items.append(prose(m, gone ? "maintenance-note" : "error"));
+    }
+    items.append(prose(m));
   }
 
-  // Request cards: an agent's <tools/>, <merge/> or <deploy/>; only a person answers them.
+  function turnEnd(m) {
+    endedTurns.add(m.turn);
+    showActivity();
+    const footer = el("div", "turn-end" + (m.is_error ? " error" : ""));
+    footer.dataset.id = m.id;
+    if (m.is_error && SESSION_GONE.test(m.text || "")) {
+      footer.className = "turn-end maintenance-note";
+      footer.textContent = "↻ its session was gone: waking again in a new one";
+      return footer;
+    }
+    const why = turnsWithoutKey.has(m.turn) ? "no API key" : m.text || m.stop_reason || "error";
+    const parts = [m.is_error ? "✕ ended: " + why : "✓ done"];
+    if (m.cost_usd !== null && m.cost_usd !== undefined) parts.push(dollars(m.cost_usd));
+    const tokens = (m.input_tokens || 0) + (m.output_tokens || 0) + (m.cache_read_input_tokens || 0) + (m.cache_creation_input_tokens || 0);
+    if (tokens) parts.push(tokens.toLocaleString() + " tokens");
+    footer.textContent = parts.join(" · ");
+    return footer;
+  }
+
+  // --- request cards: an agent's <tools/>, <merge/> or <deploy/>; a person answers in place --
+  const ASKS = { tools: ["🔨", "asks for full tools"], merge: ["⤵", "asks for a merge"], deploy: ["🚀", "asks for a deploy"] };
+  const ANSWERED = { granted: "granted", declined: "declined", done: "marked done" };
   const openRequests = new Map();
-  const LABELS = { tools: "🔨 asks for full tools", merge: "⤵ asks for a merge", deploy: "🚀 asks for a deploy" };
 
   function requestCard(m) {
-    const li = wrap(m, el("div", "body", LABELS[m.tool_name] + ": " + m.text));
-    li.classList.add("request-card");
-    li.dataset.requestKind = m.tool_name;
-    li.dataset.requestId = m.request ? String(m.request.id) : "";
-    li.append(el("div", "request-actions"));
-    return li;
+    const [icon, asks] = ASKS[m.tool_name] || ["❓", "asks"];
+    const card = el("div", "request-card " + (m.tool_name || ""));
+    card.dataset.id = m.id;
+    const title = el("div", "ask");
+    title.append(el("span", "icon", icon), el("strong", "", "@" + m.sender + " " + asks));
+    card.append(title, el("div", "to", m.text));
+    card.append(el("div", "request-actions"), el("div", "request-error"));
+    if (m.request) {
+      card.dataset.requestId = String(m.request.id);
+      card.dataset.kind = m.tool_name;
+      requestCards.set(m.request.id, card);
+      fillCard(card, m.request);
+    } else {
+      card.querySelector(".request-actions").append(el("span", "muted", "not a request anyone can answer"));
+    }
+    return card;
   }
 
-  function showRequests(requests) {
+  function fillCard(card, request) {
+    const actions = card.querySelector(".request-actions");
+    actions.textContent = "";
+    card.classList.toggle("answered", request.status !== "open");
+    if (request.status !== "open") {
+      actions.append(el("span", "answer-note", "✓ " + (ANSWERED[request.status] || request.status) + (request.decided_by ? " by " + request.decided_by : "")));
+      if (request.decided_at) actions.append(timeEl(request.decided_at));
+      return;
+    }
+    if (!root.dataset.signedIn) return actions.append(el("span", "muted", "waiting for a person to answer"));
+    const isTools = card.dataset.kind === "tools";
+    if (isTools && !root.dataset.canGrant) {
+      return actions.append(el("span", "muted", "waiting for someone who can grant full tools (signed in with an SSH key)"));
+    }
+    const choices = isTools ? [["grant", "Grant full tools"], ["decline", "Decline"]]
+      : [["done", card.dataset.kind === "merge" ? "Mark merged" : "Mark deployed"], ["decline", "Decline"]];
+    for (const [action, label] of choices) {
+      const button = el("button", "answer " + action, label);
+      button.type = "button";
+      button.addEventListener("click", () => answerRequest(card, request.id, action));
+      actions.append(button);
+    }
+  }
+
+  // 🔨 by the title while a tools request waits for a person.
+  function showHammer() {
+    const waiting = [...openRequests.values()].some((r) => r.kind === "tools");
+    document.getElementById("requests").textContent = waiting ? "🔨" : "";
+  }
+
+  function showRequests(open, answered) {
     openRequests.clear();
-    for (const r of requests) openRequests.set(r.id, r);
-    document.getElementById("requests").textContent = requests.some((r) => r.kind === "tools") ? "🔨" : "";
-    for (const card of list.querySelectorAll(".request-card")) {
-      const actions = card.querySelector(".request-actions");
-      const request = openRequests.get(Number(card.dataset.requestId));
-      actions.textContent = "";
-      if (!request) { actions.append(el("span", "muted", "answered")); continue; }
-      if (!root.dataset.signedIn) { actions.append(el("span", "muted", "waiting for a person to answer")); continue; }
-      const choices = request.kind === "tools" ? [["grant", "Grant full tools"], ["decline", "Decline"]] : [["done", "Done"], ["decline", "Decline"]];
-      for (const [action, label] of choices) {
-        const button = el("button", "answer " + action, label);
-        button.addEventListener("click", () => answerRequest(request.id, action));
-        actions.append(button);
+    for (const r of open) openRequests.set(r.id, r);
+    showHammer();
+    for (const r of answered) {
+      const card = requestCards.get(r.id);
+      if (card && !card.classList.contains("answered")) fillCard(card, r);
+    }
+  }
+
+  async function answerRequest(card, id, action) {
+    const problem = card.querySelector(".request-error");
+    problem.textContent = "";
+    card.querySelectorAll(".request-actions button").forEach((b) => (b.disabled = true));
+    try {
+      const response = await fetch(`/api/requests/${id}/${action}/`, {
+        method: "POST",
+        headers: { "X-CSRFToken": root.dataset.csrf, Accept: "application/json" },
+      });
+      if (response.ok) {
+        openRequests.delete(id);
+        showHammer();
+        return fillCard(card, await response.json());
       }
+      problem.textContent = await humanError(response, "Not answered");
+    } catch (err) {
+      problem.textContent = "Not answered: the server could not be reached. Try again.";
     }
+    card.querySelectorAll(".request-actions button").forEach((b) => (b.disabled = false));
   }
 
-  async function answerRequest(id, action) {
-    const response = await fetch(`/api/requests/${id}/${action}/`, {
-      method: "POST",
-      headers: { "X-CSRFToken": root.dataset.csrf, Accept: "application/json" },
-    });
-    if (!response.ok) {
-      const body = await response.json().catch(() => ({}));
-      alert((body.error && body.error.detail) || "Not answered (" + response.status + ")");
+  // --- errors people can read ----------------------------------------------------------------
+  async function humanError(response, what) {
+    let detail = "";
+    try {
+      const body = await response.clone().json();
+      const error = body.error || {};
+      detail = error.detail || "";
+      if (error.fields) detail = Object.values(error.fields).flat().join(" ") || detail;
+    } catch (err) { /* not JSON: an HTML error page is never shown */ }
+    if (response.status === 401 || response.status === 403) {
+      return `${what}: ${detail || "you are not signed in, or may not do this"}.`;
     }
+    if (response.status >= 500) return `${what}: the server had a problem (${response.status}). Try again in a moment.`;
+    return `${what}: ${detail || "the server said " + response.status}.`;
   }
 
-  function lastToolGroup(m) {
-    const last = list.lastElementChild;
-    return last && last.dataset.sender === m.sender && last.dataset.turn === String(m.turn) ? last : null;
-  }
-
-  function wrap(m, child) {
-    const li = el("li", "msg " + m.kind + (m.turn ? " agent" : ""));
-    li.dataset.id = m.id;
-    li.dataset.sender = m.sender;
-    li.dataset.turn = String(m.turn);
-    if (m.kind !== "turn_end") li.append(meta(m));
-    if (child) li.append(child);
-    return li;
-  }
-
-  function showActivity(items) {
-    const parts = items.map((a) => a.activity).filter(Boolean);
-    if (typing.length && Date.now() - lastPing < 6000) parts.push(typing.join(", ") + " typing…");
+  // --- live state: what running turns are doing, who is typing --------------------------------
+  function showActivity() {
+    // The runner writes "name: what" (motion_runner/ingest.py activity_for).
+    const parts = lastActivity
+      .filter((a) => a.activity && !endedTurns.has(a.turn))
+      .map((a) => (a.activity.startsWith(a.agent + ":") ? "@" : "") + a.activity);
+    if (typing.length) parts.push(typing.join(", ") + (typing.length === 1 ? " is" : " are") + " typing…");
     activity.textContent = parts.join(" · ");
   }
 
+  function showConnection(ok, retryIn) {
+    if (ok) {
+      connection.hidden = true;
+      document.body.classList.remove("offline");
+      return;
+    }
+    connection.hidden = false;
+    document.body.classList.add("offline");
+    connection.textContent = "";
+    connection.append(el("span", "", `Offline: reconnecting${retryIn ? " in " + Math.round(retryIn / 1000) + " s" : ""}…`));
+    const now = el("button", "link", "Retry now");
+    now.type = "button";
+    now.addEventListener("click", pollNow);
+    connection.append(" ", now);
+  }
+
+  function showClosed(status) {
+    connection.hidden = false;
+    connection.textContent = status === 404
+      ? "This Motion is gone (404)."
+      : "You are signed out, or may not read this Motion. Sign in again and reload; what you typed is kept until you leave the page.";
+  }
+
+  let timer = null;
+  let inflight = null;
+  // One poll loop only: "Retry now" cancels the waiting (or hanging) poll and starts at once.
+  function pollNow() {
+    clearTimeout(timer);
+    if (inflight) inflight.abort();
+    poll();
+  }
+
   async function poll() {
+    const controller = new AbortController();
+    inflight = controller;
     const params = new URLSearchParams({ limit: "500" });
-    // A long poll: the server answers as soon as there is something new, or after 20 s.
-    if (cursor) { params.set("after", cursor); params.set("overlap", "2"); params.set("wait", "20"); }
+    // A long poll: the server answers as soon as there is something new, or after the wait (20 s).
+    if (cursor) { params.set("after", cursor); params.set("overlap", "2"); params.set("wait", root.dataset.pollWait || "20"); }
     try {
-      const response = await fetch(url + "?" + params, { headers: { Accept: "application/json" } });
-      if (!response.ok) throw new Error(response.status);
+      const response = await fetch(url + "?" + params, { headers: { Accept: "application/json" }, signal: controller.signal });
+      if (response.status === 401 || response.status === 403 || response.status === 404) {
+        return showClosed(response.status); // not a network fault: polling again will not help
+      }
+      if (!response.ok) throw new Error(String(response.status));
       const page = await response.json();
       const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
       for (const m of page.results) {
@@ -197,44 +432,98 @@
         render(m);
       }
       if (page.next) cursor = page.next;
-      showActivity(page.activity || []);
-      showRequests(page.requests || []);
+      lastActivity = page.activity || [];
+      typing = page.typing || [];
+      showActivity();
+      showRequests(page.requests || [], page.answered_requests || []);
+      showConnection(true);
       if (nearBottom && page.results.length) window.scrollTo(0, document.body.scrollHeight);
       delay = page.more || cursor ? 0 : 1000;
     } catch (err) {
-      delay = Math.min(delay * 2 || 1000, 15000);
+      if (controller.signal.aborted) return; // a newer poll took over
+      delay = Math.min(Math.max(delay * 2, 1000), 15000);
+      showConnection(false, delay);
     }
-    setTimeout(poll, delay);
+    inflight = null;
+    timer = setTimeout(poll, delay);
   }
 
+  // --- the composer ----------------------------------------------------------------------------
   const composer = document.getElementById("composer");
+  const postError = document.getElementById("post-error");
   const typingUrl = root.dataset.typingUrl;
   let lastPing = 0;
-  let typing = [];
-  // Tell the loop a person is composing: it waits (pings expire after a few seconds).
+
+  // Tell the loop (and everyone reading) that a person is composing; pings expire after a few seconds.
   function pingTyping() {
     const now = Date.now();
     if (!typingUrl || now - lastPing < 2000) return;
     lastPing = now;
-    fetch(typingUrl, { method: "POST", headers: { "X-CSRFToken": root.dataset.csrf } })
-      .then((r) => (r.ok ? r.json() : { typing: [] }))
-      .then((body) => { typing = body.typing || []; })
-      .catch(() => {});
+    fetch(typingUrl, { method: "POST", headers: { "X-CSRFToken": root.dataset.csrf } }).catch(() => {});
   }
+
+  // A v4 UUID per draft: a double click or a retry posts the same message once.
+  // (getRandomValues works on plain http too, unlike crypto.randomUUID.)
+  function uuid4() {
+    const b = crypto.getRandomValues(new Uint8Array(16));
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const h = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  }
+
   if (composer) {
-    composer.elements.text.addEventListener("input", pingTyping);
-    composer.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      const text = composer.elements.text.value.trim();
-      if (!text) return;
-      const response = await fetch(url, {
-        method: "POST",
-        headers: { "Content-Type": "application/json", "X-CSRFToken": root.dataset.csrf },
-        body: JSON.stringify({ text }),
-      });
-      if (response.ok) composer.elements.text.value = "";
-      else alert("Not posted: " + (await response.text()));
+    const box = composer.elements.text;
+    const button = composer.querySelector("button[type=submit]");
+    let draftId = uuid4();
+    let sending = false;
+
+    function showPostError(message) {
+      postError.textContent = message + " ";
+      const retry = el("button", "link", "Retry");
+      retry.type = "button";
+      retry.addEventListener("click", send);
+      postError.append(retry);
+      postError.hidden = false;
+    }
+
+    async function send() {
+      const text = box.value.trim();
+      if (!text || sending) return;
+      sending = true;
+      button.disabled = true;
+      button.textContent = "Posting…";
+      postError.hidden = true;
+      try {
+        const response = await fetch(url, {
+          method: "POST",
+          headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": root.dataset.csrf },
+          body: JSON.stringify({ text, id: draftId }),
+        });
+        if (response.ok) {
+          // Only what was sent is cleared: anything typed meanwhile stays.
+          if (box.value.trim() === text) box.value = "";
+          draftId = uuid4(); // the long poll answers with the new post by itself
+        } else {
+          showPostError(await humanError(response, "Not posted (your text is kept)"));
+        }
+      } catch (err) {
+        showPostError("Not posted: the server could not be reached. Your text is kept.");
+      } finally {
+        sending = false;
+        button.disabled = false;
+        button.textContent = "Post";
+      }
+    }
+
+    box.addEventListener("input", () => { pingTyping(); });
+    box.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        send();
+      }
     });
+    composer.addEventListener("submit", (event) => { event.preventDefault(); send(); });
   }
   poll();
 })();

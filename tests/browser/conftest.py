@@ -84,6 +84,14 @@ def screenshot(page, name: str) -> Path:
     return path
 
 
+def screenshot_of(locator, name: str) -> Path:
+    """Just one part of the page (the README's pictures are of the thread, not the margins)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    locator.screenshot(path=str(path))
+    return path
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -92,14 +100,17 @@ def pytest_runtest_makereport(item, call):
         item.rep_call = report
 
 
-def sign_in_as(page, live_server, user) -> None:
-    """Gives the browser a session for `user`, as if they had signed in (the sign-in form itself
-    has its own browser test)."""
+def sign_in_as(page, live_server, user, sign_in: str = "password") -> None:
+    """Gives the browser a session for `user`, as if they had signed in with `sign_in` ("ssh",
+    "wiki", "password"; the sign-in form itself has its own browser test)."""
     from django.conf import settings as django_settings
     from django.test import Client
 
     client = Client()
     client.force_login(user)
+    session = client.session
+    session["sign_in"] = sign_in
+    session.save()
     cookie = client.cookies[django_settings.SESSION_COOKIE_NAME]
     page.context.add_cookies(
         [{"name": cookie.key, "value": cookie.value, "url": live_server.url, "httpOnly": True}]

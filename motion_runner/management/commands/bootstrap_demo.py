@@ -5,6 +5,14 @@ from django.core.management.base import BaseCommand
 
 from motion_runner.models import Agent, Message, Motion
 
+# Run from the checkout, as bin/setup leaves it (a fresh clone has no other Python with Django).
+WAKE_COMMAND = ".venv/bin/python manage.py wake demo magent --prompt 'hello' --sync"
+WELCOME = (
+    "Welcome. Post here and mention @magent to wake it, or run this in the checkout:\n\n"
+    f"`{WAKE_COMMAND}`\n\n"
+    "@magent needs an API key first: in the admin, Agents → magent → env, set ANTHROPIC_API_KEY."
+)
+
 
 class Command(BaseCommand):
     help = "On first start: a demo Motion, a demo agent and a local admin sign-in (idempotent)."
@@ -21,8 +29,7 @@ class Command(BaseCommand):
                 sender="runner",
                 source="system",
                 kind="text",
-                text="Welcome. Post here, or wake @magent with "
-                "`python manage.py wake demo magent --prompt 'hello' --sync`.",
+                text=WELCOME,
             )
         User = get_user_model()
         if not User.objects.filter(username="demo").exists():

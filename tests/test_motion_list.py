@@ -1,0 +1,95 @@
+"""The Motion list: when each Motion last moved, its agents and whether each rests, today's
+spend and what is left of the budget, and a 🔨 where a request waits for a person."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from motion_runner.models import TurnStatus
+from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
+from wakes.models import DialOverride, Dials, ListenState, Spend, WakeRequest
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def reader() -> Client:
+    client = Client()
+    client.force_login(UserFactory(username="justin"))
+    return client
+
+
+def card(page: str, slug: str) -> str:
+    match = re.search(rf'<li class="motion" data-slug="{slug}">(.*?)</li>', page, re.S)
+    assert match, page
+    return match.group(1)
+
+
+def spend(motion, agent, amount: str) -> None:
+    now = timezone.now()
+    Spend.objects.create(
+        kind="consideration",
+        motion=motion,
+        agent=agent,
+        day=timezone.localdate(now),
+        at=now,
+        amount=Decimal(amount),
+    )
+
+
+def test_the_motion_that_moved_last_comes_first_and_says_when(reader):
+    old, new = MotionFactory(slug="old", title="Old"), MotionFactory(slug="new", title="New")
+    MessageFactory(motion=old, created_at=timezone.now() - timedelta(hours=3))
+    MessageFactory(motion=new, created_at=timezone.now() - timedelta(minutes=5))
+
+    page = reader.get("/").content.decode()
+
+    assert page.index('data-slug="new"') < page.index('data-slug="old"')
+    assert "active <time" in card(page, "new") and "5\xa0minutes ago" in card(page, "new")
+
+
+def test_each_agent_says_whether_it_rests_listens_or_works(reader):
+    harbor = MotionFactory(slug="harbor")
+    resting, busy, idle = AgentFactory(name="claude"), AgentFactory(name="codex"), AgentFactory(name="pi")
+    harbor.agents.add(resting, busy, idle)
+    ListenState.objects.create(motion=harbor, agent=resting, rested=True, created_at=timezone.now())
+    TurnFactory(motion=harbor, agent=busy, status=TurnStatus.RUNNING)
+
+    shown = card(reader.get("/").content.decode(), "harbor")
+
+    assert "@claude · resting" in shown
+    assert "@codex · working" in shown
+    assert "@pi · listening" in shown
+
+
+def test_todays_spend_and_the_budget_left(reader):
+    Dials.objects.update_or_create(pk=1, defaults={"daily_budget_usd": Decimal("10.00")})
+    harbor, garden = MotionFactory(slug="harbor"), MotionFactory(slug="garden")
+    agent = AgentFactory(name="claude")
+    spend(harbor, agent, "1.25")
+    spend(garden, agent, "2.00")
+    DialOverride.objects.create(motion=garden, daily_budget_usd=Decimal("3.00"))
+
+    page = reader.get("/").content.decode()
+
+    assert "today $1.25 · $6.75 left" in card(page, "harbor")  # the global day: 10 − 3.25
+    assert "today $2.00 · $1.00 left" in card(page, "garden")  # its own cap is narrower
+
+
+def test_a_waiting_request_shows_a_hammer(reader):
+    harbor = MotionFactory(slug="harbor")
+    MotionFactory(slug="garden")
+    agent = AgentFactory(name="claude")
+    card_message = MessageFactory(motion=harbor, kind="request", tool_name="tools", text="run tests")
+    WakeRequest.objects.create(motion=harbor, agent=agent, message=card_message, kind="tools", to="run tests")
+
+    page = reader.get("/").content.decode()
+
+    assert "🔨" in card(page, "harbor")
+    assert "🔨" not in card(page, "garden")

@@ -1,0 +1,185 @@
+"""What the thread page is given to show: Markdown rendered and sanitized on the server, request
+tags hidden, answered requests saying who and when, typing, and posts that a retry cannot double."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from motion_runner.markup import REQUEST_TAG, render_markdown
+from motion_runner.models import Message
+from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
+from wakes.models import TypingPing, WakeRequest
+from wakes.requests import TAG as WAKES_REQUEST_TAG
+from wakes.requests import answer
+
+HOSTILE = [
+    "<script>alert(1)</script>",
+    '<img src=x onerror="alert(1)">',
+    "<svg onload=alert(1)>",
+    '<iframe src="https://evil.example"></iframe>',
+    "[click](javascript:alert(1))",
+    '<a href="javascript:alert(1)">raw</a>',
+]
+
+
+def test_markdown_is_rendered_and_urls_become_links():
+    html = render_markdown("**bold** and `code`, see https://example.org/a?b=1\n\n```\nx = 1\n```")
+
+    assert "<strong>bold</strong>" in html
+    assert "<code>code</code>" in html
+    assert "<pre><code>x = 1\n</code></pre>" in html
+    assert '<a href="https://example.org/a?b=1" target="_blank" rel="noopener noreferrer nofollow">' in html
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_no_script_an_agent_writes_survives_rendering(hostile):
+    html = render_markdown(f"look: {hostile}")
+
+    tags = re.findall(r"<([a-z0-9]+)([^>]*)>", html)
+    assert {name for name, _ in tags} <= {"p", "a"}, html
+    assert not any(re.search(r"\son\w+\s*=", attributes) for _, attributes in tags), html
+    assert not any("javascript:" in attributes.lower() for _, attributes in tags), html
+
+
+def test_raw_html_is_shown_as_text_not_dropped():
+    assert render_markdown("<b>hi</b>") == "<p>&lt;b&gt;hi&lt;/b&gt;</p>"
+
+
+def test_a_request_tag_is_hidden_from_the_reply():
+    html = render_markdown('I need to run the tests. <tools to="run the test suite"/>')
+
+    assert "tools" not in html
+    assert html == "<p>I need to run the tests.</p>"
+
+
+def test_the_hidden_tag_is_the_one_wakes_turns_into_a_card():
+    for text in ['<tools to="x"/>', "<MERGE to='main' />", '<deploy to = "prod">']:
+        assert bool(REQUEST_TAG.search(text)) == bool(WAKES_REQUEST_TAG.search(text))
+
+
+@pytest.fixture
+def harbor():
+    return MotionFactory(slug="harbor", title="Harbor")
+
+
+@pytest.fixture
+def person_signed_in_with_ssh():
+    client = APIClient()
+    person = UserFactory(username="justin")
+    client.force_login(person)
+    session = client.session
+    session["sign_in"] = "ssh"
+    session.save()
+    client.person = person
+    return client
+
+
+def messages(client, motion, **params):
+    response = client.get(f"/api/motions/{motion.slug}/messages/", params)
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+@pytest.mark.django_db
+def test_a_post_comes_with_its_html(harbor, person_signed_in_with_ssh):
+    MessageFactory(motion=harbor, text="**ship it**")
+
+    (row,) = messages(person_signed_in_with_ssh, harbor)["results"]
+
+    assert row["html"] == "<p><strong>ship it</strong></p>"
+
+
+@pytest.mark.django_db
+def test_tool_calls_get_no_html_they_are_shown_as_text(harbor, person_signed_in_with_ssh):
+    MessageFactory(motion=harbor, kind="tool_call", text="<b>Bash</b>", tool_name="Bash")
+
+    (row,) = messages(person_signed_in_with_ssh, harbor)["results"]
+
+    assert row["html"] is None
+
+
+@pytest.mark.django_db
+def test_a_turns_messages_say_why_it_woke(harbor, person_signed_in_with_ssh):
+    turn = TurnFactory(motion=harbor, reason="compact", reason_detail="the session grew past 150k tokens")
+    MessageFactory(motion=harbor, turn=turn, sender=turn.agent.name, source="runner", text="summary")
+
+    (row,) = messages(person_signed_in_with_ssh, harbor)["results"]
+
+    assert (row["turn_reason"], row["turn_reason_detail"]) == ("compact", "the session grew past 150k tokens")
+
+
+@pytest.mark.django_db
+def test_an_answered_request_says_who_answered_and_when(harbor, person_signed_in_with_ssh):
+    agent = AgentFactory(name="claude")
+    card = MessageFactory(
+        motion=harbor, agent=agent, sender="claude", kind="request", tool_name="merge", text="main"
+    )
+    request = WakeRequest.objects.create(motion=harbor, agent=agent, message=card, kind="merge", to="main")
+    answer(request.pk, person_signed_in_with_ssh.person, WakeRequest.Status.DONE, "ssh")
+
+    (row,) = messages(person_signed_in_with_ssh, harbor)["results"]
+
+    assert row["request"]["status"] == "done"
+    assert row["request"]["decided_by"] == "justin"
+    assert row["request"]["decided_at"].endswith("Z")
+
+
+@pytest.mark.django_db
+def test_every_viewer_sees_who_else_is_typing(harbor, person_signed_in_with_ssh):
+    TypingPing.objects.create(motion=harbor, who="maria", at=timezone.now())
+    TypingPing.objects.create(motion=harbor, who="justin", at=timezone.now())
+
+    assert messages(person_signed_in_with_ssh, harbor)["typing"] == ["maria"]
+    assert messages(APIClient(), harbor)["typing"] == ["justin", "maria"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_long_poll_answers_when_someone_else_starts_typing(harbor, person_signed_in_with_ssh):
+    import threading
+    import time
+
+    MessageFactory(motion=harbor, text="first")
+    cursor = messages(person_signed_in_with_ssh, harbor)["next"]
+
+    def someone_types():
+        time.sleep(0.5)
+        TypingPing.objects.create(motion=harbor, who="maria", at=timezone.now())
+
+    typist = threading.Thread(target=someone_types)
+    typist.start()
+    began = time.monotonic()
+    answered = messages(person_signed_in_with_ssh, harbor, after=cursor, wait=20)
+    typist.join()
+
+    assert time.monotonic() - began < 5
+    assert answered["typing"] == ["maria"]
+
+
+@pytest.mark.django_db
+def test_posting_twice_with_one_client_id_makes_one_message(harbor, person_signed_in_with_ssh):
+    client_id = str(uuid.uuid4())
+    url = f"/api/motions/{harbor.slug}/messages/"
+
+    first = person_signed_in_with_ssh.post(url, {"text": "deploy?", "id": client_id}, format="json")
+    second = person_signed_in_with_ssh.post(url, {"text": "deploy?", "id": client_id}, format="json")
+
+    assert (first.status_code, second.status_code) == (201, 200)
+    assert Message.objects.filter(motion=harbor).count() == 1
+    assert second.json()["id"] == client_id
+
+
+@pytest.mark.django_db
+def test_a_client_id_someone_else_used_is_a_conflict(harbor, person_signed_in_with_ssh):
+    theirs = MessageFactory(motion=harbor, sender="maria", text="mine")
+
+    response = person_signed_in_with_ssh.post(
+        f"/api/motions/{harbor.slug}/messages/", {"text": "hijack", "id": str(theirs.pk)}, format="json"
+    )
+
+    assert response.status_code == 409
+    assert Message.objects.get(pk=theirs.pk).text == "mine"

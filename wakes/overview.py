@@ -1,0 +1,102 @@
+"""The Motion list's view of each Motion: when it last moved, which agents rest, what today
+cost and what is left, and whether a request waits for a person. A few grouped queries for the
+whole list, not a handful per Motion."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+
+from django.db.models import Max, Sum
+
+from motion_runner.models import Message, Motion, Turn, TurnStatus
+
+from . import clock
+from .budget import day_of, spent_today
+from .models import DialOverride, Dials, ListenState, Spend, WakeRequest
+
+
+@dataclass
+class AgentState:
+    name: str
+    state: str  # "working", "resting", "listening", "not listening"
+
+
+@dataclass
+class MotionCard:
+    motion: Motion
+    last_activity: datetime | None
+    spent_today: Decimal
+    budget_left: Decimal
+    request_waiting: bool
+    agents: list[AgentState] = field(default_factory=list)
+
+
+def motion_cards(motions: list[Motion]) -> list[MotionCard]:
+    """Newest activity first. Budget left is the smaller of the global day's remainder and the
+    Motion's own daily cap's (an override), never below zero."""
+    now = clock.now()
+    today = day_of(now)
+    slugs = [m.pk for m in motions]
+    last = dict(
+        Message.objects.filter(motion_id__in=slugs)
+        .values("motion_id")
+        .annotate(at=Max("created_at"))
+        .values_list("motion_id", "at")
+    )
+    spent = dict(
+        Spend.objects.filter(day=today, counted=True, motion_id__in=slugs)
+        .values("motion_id")
+        .annotate(total=Sum("amount"))
+        .values_list("motion_id", "total")
+    )
+    caps = dict(
+        DialOverride.objects.filter(
+            motion_id__in=slugs, agent__isnull=True, daily_budget_usd__isnull=False
+        ).values_list("motion_id", "daily_budget_usd")
+    )
+    waiting = set(
+        WakeRequest.objects.filter(motion_id__in=slugs, status=WakeRequest.Status.OPEN).values_list(
+            "motion_id", flat=True
+        )
+    )
+    resting = set(
+        ListenState.objects.filter(motion_id__in=slugs, rested=True).values_list("motion_id", "agent_id")
+    )
+    working = set(
+        Turn.objects.filter(motion_id__in=slugs, status=TurnStatus.RUNNING).values_list(
+            "motion_id", "agent_id"
+        )
+    )
+    global_left = Dials.load().daily_budget_usd - spent_today(today)
+    cards = []
+    for motion in motions:
+        mine = spent.get(motion.pk) or Decimal("0")
+        left = global_left
+        if motion.pk in caps:
+            left = min(left, caps[motion.pk] - mine)
+        agents = []
+        for agent in motion.agents.all():
+            pair = (motion.pk, agent.pk)
+            if pair in working:
+                state = "working"
+            elif not agent.listening:
+                state = "not listening"
+            elif pair in resting:
+                state = "resting"
+            else:
+                state = "listening"
+            agents.append(AgentState(agent.name, state))
+        cards.append(
+            MotionCard(
+                motion=motion,
+                last_activity=last.get(motion.pk),
+                spent_today=mine,
+                budget_left=max(left, Decimal("0")),
+                request_waiting=motion.pk in waiting,
+                agents=agents,
+            )
+        )
+    cards.sort(key=lambda card: card.last_activity or card.motion.created_at, reverse=True)
+    return cards
