@@ -11,6 +11,7 @@ conversations/services/redaction.py was the reference for which shapes matter.
 
 from __future__ import annotations
 
+import logging
 import re
 from functools import cache
 from typing import Any
@@ -138,6 +139,15 @@ def redact(text: str) -> str:
     if "://" in text and "@" in text:
         text = URL_PASSWORD.sub(lambda m: m.group(1) + MARK, text)
     return _assignments(text)
+
+
+class RedactingFormatter(logging.Formatter):
+    """A log formatter that redacts what it formats (the message, its arguments and any
+    traceback), so a secret that reaches a log line leaves it as [REDACTED]. The standalone
+    settings' LOGGING uses it; a host project names it in its own LOGGING."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record))
 
 
 def redact_json(value: Any) -> Any:

@@ -272,7 +272,9 @@ REQUIRE_REAL_SERVICES = env_bool("MOTION_RUNNER_REQUIRE_SERVICES", False)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    # Every line is redacted of secrets (motion_runner/redaction.py) before it is written.
+    "formatters": {"redacted": {"()": "motion_runner.redaction.RedactingFormatter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "redacted"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     # httpx logs every request at INFO: a watch cycle is ~500 of them every 90 s.
     "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},

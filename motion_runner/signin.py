@@ -51,6 +51,8 @@ def add_key(user, public_key: str, name: str = "") -> SshKey:
     )
 
 
+# A public key whose private half was thrown away when it was made: nothing verifies against it.
+DECOY_PUBLIC_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIM+W6ckaoU5jRL+1c8EXS3GYw1aLt+WF/WEGALoX96mg decoy"
 NO_MATCH = "That signature does not match this challenge for that username and its keys."
 
 
@@ -89,12 +91,13 @@ def verify(username: str, challenge: str, signature: str) -> SshKey:
     User = get_user_model()
     user = User.objects.filter(username=username, is_active=True).first()
     keys = list(user.ssh_keys.all()) if user is not None else []
-    if not keys:
-        # The same words as a wrong signature: the form does not tell who has an account.
-        raise SignInRefused(NO_MATCH)
+    # An unknown name is checked against a decoy key, so it is refused with the same words and
+    # after the same work (ssh-keygen runs) as a wrong signature: the form tells nobody who has
+    # an account, neither by its answer nor by its timing.
+    public_keys = [key.public_key for key in keys] or [DECOY_PUBLIC_KEY]
     with tempfile.TemporaryDirectory() as folder:
         signers = Path(folder) / "allowed_signers"
-        signers.write_text("".join(f'"{username}" {key.public_key}\n' for key in keys))
+        signers.write_text("".join(f'"{username}" {public_key}\n' for public_key in public_keys))
         sigfile = Path(folder) / "challenge.sig"
         sigfile.write_text(signature + "\n")
         result = subprocess.run(
@@ -116,7 +119,7 @@ def verify(username: str, challenge: str, signature: str) -> SshKey:
             timeout=10,
         )
     output = result.stdout.decode("utf-8", "replace")
-    if result.returncode != 0:
+    if result.returncode != 0 or not keys:
         raise SignInRefused(NO_MATCH)
     for key in keys:
         if key.fingerprint in output:

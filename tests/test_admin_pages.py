@@ -94,6 +94,7 @@ def test_a_motions_overrides_are_on_its_page_and_blank_inherits(an_admin):
     form = {
         "slug": "harbor",
         "title": "Harbor",
+        "visibility": "signed_in",
         "created_at_0": "2026-11-30",
         "created_at_1": "12:00:00",
         "dial_overrides-TOTAL_FORMS": "1",

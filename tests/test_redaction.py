@@ -4,11 +4,12 @@ values configured in settings wherever they appear, and the shapes of keys and t
 from __future__ import annotations
 
 import copy
+import logging
 
 import pytest
 
 from motion_runner.models import Message, Turn
-from motion_runner.redaction import MARK, redact
+from motion_runner.redaction import MARK, RedactingFormatter, redact
 from motion_runner.runner.turns import fail_before_launch
 from tests import recorded
 from tests.factories import TurnFactory
@@ -105,3 +106,27 @@ def test_how_much_tool_output_a_reader_sees_is_a_dial(client, scribe, harbor, se
     (result,) = [m for m in served if m["kind"] == "tool_result"]
     assert result["text"].startswith("line\n" * 20) and "4900 more characters not shown" in result["text"]
     assert result["raw"] is None
+
+
+def test_a_secret_in_a_log_line_is_redacted(settings):
+    settings.WAKES_SCREEN_API_KEY = "plain-screen-key-of-no-known-shape"
+    record = logging.LogRecord(
+        "wakes.screen",
+        logging.ERROR,
+        __file__,
+        1,
+        "the screen refused key %s",
+        (settings.WAKES_SCREEN_API_KEY,),
+        None,
+    )
+
+    log_line = RedactingFormatter().format(record)
+
+    assert "plain-screen-key-of-no-known-shape" not in log_line
+    assert MARK in log_line
+
+
+def test_the_standalone_sites_log_lines_pass_through_the_redacting_formatter(settings):
+    handler = settings.LOGGING["handlers"]["console"]
+    formatter = settings.LOGGING["formatters"][handler["formatter"]]
+    assert formatter["()"] == "motion_runner.redaction.RedactingFormatter"

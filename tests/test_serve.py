@@ -78,7 +78,8 @@ def test_bin_serve_stops_whole_and_quietly(tmp_path, how):
         assert not group_alive(serve.pid), f"still running:\n{left.stdout}\n{output}"
         assert time.monotonic() - began < 20
         assert "RecursionError" not in output
-        assert output.count("Warm shutdown") <= 2, output
+        # Two workers (turns, housekeeping), each saying it once or twice; the old trap said it thousands of times.
+        assert output.count("Warm shutdown") <= 4, output
         assert (tmp_path / "var" / "broker" / "control").is_dir()
     finally:
         if group_alive(serve.pid):

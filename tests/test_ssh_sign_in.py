@@ -172,3 +172,22 @@ def test_an_unknown_username_is_answered_as_a_wrong_signature_is(client: Client,
 
     assert [status for status, _ in answers] == [403, 403]
     assert all(NO_MATCH in page and "No such person" not in page for _, page in answers)
+
+
+def test_an_unknown_username_is_checked_by_ssh_keygen_as_a_known_one_is(
+    client: Client, tmp_path, monkeypatch
+):
+    """Not only the same words: the same work, so the answer's timing tells nothing either."""
+    from motion_runner import signin
+
+    stranger = make_key(tmp_path, "stranger")
+    challenge = challenge_from(client.get("/sign-in/"))
+    signature = sign(stranger, challenge)
+    runs = []
+    real_run = signin.subprocess.run
+    monkeypatch.setattr(signin.subprocess, "run", lambda *a, **kw: runs.append(a) or real_run(*a, **kw))
+
+    response = client.post("/sign-in/", {"username": "nobody-by-this-name", "signature": signature})
+
+    assert response.status_code == 403 and NO_MATCH in response.content.decode()
+    assert len(runs) == 1

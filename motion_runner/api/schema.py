@@ -21,6 +21,9 @@ ERROR_BODY = {
         }
     },
 }
+# memory-lane's routes answer errors in memory-lane's shape, which its clients read.
+FLAT_ERROR_BODY = {"type": "object", "required": ["error"], "properties": {"error": {"type": "string"}}}
+MEMORY_LANE_PATHS = ("/api/moods/", "/api/ingest/")
 ALWAYS = {
     "400": "A bad parameter or body, with the reason.",
     "401": "No credential, or a wrong or revoked agent key.",
@@ -36,9 +39,11 @@ WRITES = {
 
 def add_error_responses(result: dict[str, Any], generator, request, public) -> dict[str, Any]:
     """drf-spectacular postprocessing hook."""
-    result.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_BODY
-    reference = {"$ref": "#/components/schemas/Error"}
-    for path in result.get("paths", {}).values():
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    schemas["Error"], schemas["FlatError"] = ERROR_BODY, FLAT_ERROR_BODY
+    for route, path in result.get("paths", {}).items():
+        flat = route.startswith(MEMORY_LANE_PATHS)
+        reference = {"$ref": "#/components/schemas/FlatError" if flat else "#/components/schemas/Error"}
         for method, operation in path.items():
             if not isinstance(operation, dict) or "responses" not in operation:
                 continue

@@ -43,8 +43,17 @@ def wait_for_messages(motion: Motion, newer, wait: float, someone_typing=None) -
     wait is over (False): one look, then none until the message bell rings for this Motion
     (motion_runner/message_bell.py; a typing ping rings it too)."""
 
+    looked = False
+
     def has_news() -> bool:
-        return newer.exists() or (someone_typing is not None and someone_typing())
+        nonlocal looked
+        if newer.exists():
+            return True
+        # Typing counts once it starts after the wait began: not at the first look, which so
+        # stays one query (a reader that waits costs nothing until the bell rings).
+        typing = looked and someone_typing is not None and someone_typing()
+        looked = True
+        return typing
 
     return bell.wait(motion.pk, has_news, wait)
 
