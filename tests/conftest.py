@@ -146,3 +146,19 @@ def justin(db):
     from tests.factories import UserFactory
 
     return UserFactory(username="justin")
+
+
+@pytest.fixture
+def person_signed_in_with_ssh(db):
+    """Justin, signed in to the site with his SSH key, as an API client (`.person` is the user)."""
+    from rest_framework.test import APIClient
+
+    from tests.factories import UserFactory
+
+    client = APIClient()
+    client.person = UserFactory(username="justin")
+    client.force_login(client.person)
+    session = client.session
+    session["sign_in"] = "ssh"
+    session.save()
+    return client

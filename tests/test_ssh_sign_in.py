@@ -3,31 +3,15 @@
 from __future__ import annotations
 
 import re
-import subprocess
-from pathlib import Path
 
 import pytest
 from django.test import Client
 
 from motion_runner.signin import NO_MATCH, add_key
 from tests.factories import MotionFactory, UserFactory
+from tests.ssh_keys import make_key, sign
 
 pytestmark = pytest.mark.django_db
-
-
-def make_key(folder: Path, name: str) -> Path:
-    path = folder / name
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)], check=True)
-    return path
-
-
-def sign(key: Path, challenge: str) -> str:
-    return subprocess.run(
-        ["ssh-keygen", "-Y", "sign", "-n", "motion-runner", "-f", str(key)],
-        input=challenge.encode(),
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
 
 
 def challenge_from(response) -> str:

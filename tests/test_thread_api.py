@@ -20,17 +20,6 @@ def motion():
     return MotionFactory(slug="garden", title="The garden")
 
 
-@pytest.fixture
-def signed_in_person():
-    client = APIClient()
-    person = UserFactory(username="justin")
-    client.force_login(person)
-    session = client.session
-    session["sign_in"] = "ssh"
-    session.save()
-    return client
-
-
 def reader() -> APIClient:
     """A person signed in with a password: the Motions here are readable by signed-in people."""
     client = APIClient()
@@ -111,8 +100,8 @@ def test_the_running_turns_activity_comes_with_the_page(motion):
     ]
 
 
-def test_a_signed_in_person_posts_and_their_sign_in_is_kept(motion, signed_in_person):
-    response = signed_in_person.post(
+def test_a_person_signed_in_with_ssh_posts_and_their_sign_in_is_kept(motion, person_signed_in_with_ssh):
+    response = person_signed_in_with_ssh.post(
         f"/api/motions/{motion.slug}/messages/", {"text": "hello @magent"}, format="json"
     )
     assert response.status_code == 201, response.content
@@ -126,8 +115,10 @@ def test_an_outsider_cannot_post(motion):
     assert not Message.objects.exists()
 
 
-def test_an_empty_post_says_what_is_wrong(motion, signed_in_person):
-    response = signed_in_person.post(f"/api/motions/{motion.slug}/messages/", {"text": "  "}, format="json")
+def test_an_empty_post_says_what_is_wrong(motion, person_signed_in_with_ssh):
+    response = person_signed_in_with_ssh.post(
+        f"/api/motions/{motion.slug}/messages/", {"text": "  "}, format="json"
+    )
     assert response.status_code == 400
     assert "text" in response.json()["error"]["fields"]
 

@@ -67,18 +67,6 @@ def harbor():
     return MotionFactory(slug="harbor", title="Harbor")
 
 
-@pytest.fixture
-def person_signed_in_with_ssh():
-    client = APIClient()
-    person = UserFactory(username="justin")
-    client.force_login(person)
-    session = client.session
-    session["sign_in"] = "ssh"
-    session.save()
-    client.person = person
-    return client
-
-
 def messages(client, motion, **params):
     response = client.get(f"/api/motions/{motion.slug}/messages/", params)
     assert response.status_code == 200, response.content

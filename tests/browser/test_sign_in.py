@@ -3,7 +3,6 @@ thread: Justin has a key registered; @magent, woken look-only, asked for full to
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ from motion_runner.signin import add_key
 from tests.browser.conftest import screenshot
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
 from tests.fakes.anthropic_api import Reply, Text
+from tests.ssh_keys import make_key, sign
 from wakes.models import WakeRequest
 from wakes.requests import record_requests
 
@@ -23,24 +23,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 WRITE_TOOLS = {"Bash", "Edit", "Write"}
 
 
-def ssh_key(folder: Path, name: str) -> Path:
-    path = folder / name
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(path)], check=True)
-    return path
-
-
-def sign(key: Path, challenge: str) -> str:
-    return subprocess.run(
-        ["ssh-keygen", "-Y", "sign", "-n", "motion-runner", "-f", str(key)],
-        input=challenge.encode(),
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-
-
 @pytest.fixture
 def justins_key(tmp_path) -> Path:
-    key = ssh_key(tmp_path, "justin")
+    key = make_key(tmp_path, "justin")
     add_key(UserFactory(username="justin"), (tmp_path / "justin.pub").read_text(), name="laptop")
     return key
 
@@ -114,7 +99,7 @@ def test_justin_signs_in_with_his_key_and_his_grant_wakes_magent_with_full_tools
 def test_a_wrong_signature_keeps_the_username_and_the_challenge_in_the_browser(
     live_server, page, justins_key, tmp_path
 ):
-    stranger = ssh_key(tmp_path, "stranger")
+    stranger = make_key(tmp_path, "stranger")
     challenge = open_sign_in(page, live_server)
     submit(page, "justin", sign(stranger, challenge))
 
