@@ -15,7 +15,7 @@ from django.utils import timezone
 from motion_runner.harnesses.base import system_uuid
 from motion_runner.models import Kind, Message, Turn, TurnStatus
 from motion_runner.runner.reclaim import sweep_turns
-from motion_runner.runner.turns import enqueue_turn, retire_and_wake_again, settle_dead_turn
+from motion_runner.runner.turns import enqueue_turn, retire_and_wake_again
 from tests.factories import MessageFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
 from wakes.budget import settle_turn, spent_today
@@ -160,9 +160,11 @@ def test_a_reservation_whose_wake_never_happened_is_released_with_a_line(room, c
 
 
 def a_running_turn(room) -> Turn:
+    """A turn whose runner died: still marked running, its lease long lapsed."""
     turn = a_manual_turn(room)
+    lapsed = timezone.now() - timedelta(hours=2)
     Turn.objects.filter(pk=turn.pk).update(
-        status=TurnStatus.RUNNING, started_at=timezone.now(), session_id="s-9"
+        status=TurnStatus.RUNNING, started_at=lapsed, session_id="s-9", lease_until=lapsed
     )
     turn.refresh_from_db()
     return turn
@@ -179,8 +181,8 @@ def test_a_turn_whose_worker_died_after_its_result_line_is_settled_at_that_cost(
         cost_usd=Decimal("0.42"),
         raw={"type": "result", "total_cost_usd": 1.42, "usage": {"input_tokens": 9}},
     )
-    assert settle_dead_turn(turn) is True
-    assert settle_dead_turn(turn) is False
+    assert sweep_turns()["lost"] == 1
+    assert sweep_turns()["lost"] == 0
     turn.refresh_from_db()
     assert (turn.status, turn.cost_usd) == (TurnStatus.FAILED, Decimal("0.42"))
     assert Spend.objects.get(turn=turn).amount == Decimal("0.42")
@@ -203,7 +205,7 @@ def test_a_claude_turn_whose_worker_died_mid_stream_is_settled_at_its_streamed_u
             cache_read_input_tokens=5000,
             text=f"block {block}",
         )
-    settle_dead_turn(turn)
+    sweep_turns()
     turn.refresh_from_db()
     assert turn.cost_usd == Decimal("0.018")  # 3,000 × $4 + 1,000 × $5 + 5,000 × $0.20 a million
     assert turn.cost_source.startswith("streamed usage × price")

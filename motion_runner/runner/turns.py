@@ -667,7 +667,6 @@ def cost_without_result(turn: Turn) -> tuple[Decimal, str]:
     return Decimal(0), "no result line and no streamed usage"
 
 
-LOST_WORKER = "the worker running it was lost"
 
 
 def dead_turn_cost(turn: Turn) -> dict:
@@ -689,31 +688,6 @@ def dead_turn_cost(turn: Turn) -> dict:
 
 def cost_note(turn: Turn) -> str:
     return f"it cost ${turn.cost_usd:.4f}, from {turn.cost_source}" if turn.cost_usd is not None else ""
-
-
-def settle_dead_turn(turn: Turn, reason: str = LOST_WORKER) -> bool:
-    """End a turn whose worker died (still marked running) at dead_turn_cost; say so in the
-    thread once and announce the end, so the ledger settles its row at that cost. Returns whether
-    this call ended it: idempotent, a second call (or a racing sweep) finds it no longer running
-    and does nothing. (The lease sweep, runner/reclaim.py, does the same and more: it also kills
-    what the runner left and recovers lines from the transcript.)"""
-    now = timezone.now()
-    if not Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(
-        status=TurnStatus.FAILED, ended_at=now, error=reason, activity=""
-    ):
-        return False
-    turn = Turn.objects.select_related("motion", "agent").get(pk=turn.pk)
-    Turn.objects.filter(pk=turn.pk).update(**dead_turn_cost(turn))
-    turn.refresh_from_db()
-    post_system_message(
-        turn.motion,
-        f"@{turn.agent.name}'s turn failed: {reason} ({cost_note(turn)})",
-        message_id=system_uuid("turn-error", turn.pk),
-        turn=turn,
-        kind=Kind.ERROR,
-    )
-    _announce_end(turn)
-    return True
 
 
 def start_next_queued(motion_id: str, agent_id: int) -> None:
