@@ -667,8 +667,6 @@ def cost_without_result(turn: Turn) -> tuple[Decimal, str]:
     return Decimal(0), "no result line and no streamed usage"
 
 
-
-
 def dead_turn_cost(turn: Turn) -> dict:
     """What a turn whose runner died cost, as Turn fields: its result line's figure if it printed
     one before the runner died, else what its transcript or its streamed usage shows
