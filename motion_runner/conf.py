@@ -11,39 +11,14 @@ computed at the read (paths that depend on where the app is installed).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
+from .lib.http import HTTP_DEFAULTS
+from .lib.settings import AppSettings  # noqa: F401  (wakes' and watchlist's conf.py build theirs with it)
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = PACKAGE_DIR.parent
-
-
-class AppSettings:
-    """One app's settings: `app_settings.NAME` is `settings.NAME` if set, else the app's default."""
-
-    def __init__(self, app: str, defaults: Mapping[str, Any]):
-        self._app = app
-        self._defaults = dict(defaults)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        if hasattr(settings, name) or name not in self._defaults:
-            # Django's own settings (DEBUG, …) read through as they are: a module reads all of
-            # its settings through this one object.
-            return getattr(settings, name)
-        default = self._defaults[name]
-        return default() if callable(default) else default
-
-    def names(self) -> list[str]:
-        return sorted(self._defaults)
-
-    def default(self, name: str) -> Any:
-        value = self._defaults[name]
-        return value() if callable(value) else value
 
 
 def data_dir() -> Path:
@@ -108,6 +83,8 @@ DEFAULTS: dict[str, Any] = {
     "MESSAGES_LISTEN": True,
     "MESSAGES_FALLBACK_POLL_SECONDS": 1.0,
     "MESSAGES_WOKEN_READERS_AT_ONCE": 10,
+    # The one outbound HTTP wrapper (motion_runner/lib/http.py) and its SSRF guard's allowlist.
+    **HTTP_DEFAULTS,
 }
 
 app_settings = AppSettings("motion_runner", DEFAULTS)

@@ -22,9 +22,10 @@ from django.utils import timezone
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .harnesses import Event, EventKind, get_adapter
-from .harnesses.base import json_object, stable_uuid
+from .harnesses.base import json_object
 from .harnesses.env import harness_environment
 from .ingest import EventWriter, IngestContext, claim_session, fit_message
+from .lib.ids import stable_uuid
 from .models import (
     Agent,
     Kind,

@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from django.db.models import Sum
 from django.utils import timezone
 
-from motion_runner.harnesses.base import system_uuid
+from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Kind, Message, Turn, TurnStatus
 from motion_runner.runner.reclaim import sweep_turns
 from motion_runner.runner.turns import enqueue_turn, retire_and_wake_again

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from motion_runner.lib.http import address_problem
 from motion_runner.models import AgentKey
 from tests.factories import AgentFactory, UserFactory
 from wakes.requests import find_asks
-from watchlist.http import address_problem
 
 
 def test_the_admins_new_key_never_rides_in_a_cookie(db):

@@ -8,8 +8,8 @@ from decimal import Decimal
 
 import pytest
 
-from motion_runner.harnesses.base import stable_uuid, system_uuid
 from motion_runner.ingest import post_system_message
+from motion_runner.lib.ids import stable_uuid, system_uuid
 from motion_runner.models import Kind, Message, Turn
 from wakes.wake import wake
 

@@ -8,8 +8,8 @@ from datetime import timedelta
 
 from django.db import IntegrityError, transaction
 
-from motion_runner.harnesses.base import system_uuid
 from motion_runner.ingest import post_system_message
+from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
 
 from . import clock

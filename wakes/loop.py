@@ -23,8 +23,8 @@ from django.db import transaction
 from django.db.models import F, Max, Q
 
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
-from motion_runner.harnesses.base import system_uuid
 from motion_runner.ingest import post_system_message
+from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, TurnStatus
 
 from . import clock

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from motion_runner.harnesses.base import system_uuid
 from motion_runner.ingest import insert_system_line
+from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Kind, Message, Turn
 from motion_runner.runner.turns import enqueue_turn
 

@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
+from motion_runner.lib.http import post_json_to_configured_api
 from motion_runner.models import Agent, Message, Motion
-from watchlist.http import post_json_to_configured_api
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .models import Dials

@@ -34,15 +34,15 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from motion_runner.harnesses.base import system_uuid
 from motion_runner.ingest import insert_system_line
+from motion_runner.lib.http import HttpClient
+from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Kind, Message, Source
 from motion_runner.redaction import redact
 from wakes.abilities import ability_prompt, reply_on_wiki_page
 from wakes.handlers import wake_for_watch
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from .http import HttpClient
 from .kinds import Change, CheckError, Outcome, Shared, Snapshot, WatchKind, get_kind
 from .models import SharedCursor, Wake, Watch
 

@@ -17,13 +17,6 @@ DEFAULTS: dict[str, Any] = {
     "WATCH_MAX_WORKERS": 8,
     "WATCH_FAILURES_BEFORE_NOTICE": 3,
     "WATCH_BACKOFF_MAX_SECONDS": 3600,
-    # The one outbound HTTP wrapper (watchlist/http.py) and its SSRF guard's allowlist.
-    "WATCH_HTTP_TIMEOUT_SECONDS": 10.0,
-    "WATCH_HTTP_MAX_BYTES": 2 * 1024 * 1024,
-    "WATCH_HTTP_PER_HOST_CONCURRENCY": 4,
-    "WATCH_HTTP_PER_HOST_INTERVAL": 0.02,
-    "WATCH_HTTP_MAX_REDIRECTS": 5,
-    "WATCH_HTTP_ALLOW_NETWORKS": list,
     "WATCH_GITHUB_API": "https://api.github.com",
     "WATCH_GITHUB_TOKEN": "",
     "WATCH_ETH_RPC_URL": "https://ethereum-rpc.publicnode.com",

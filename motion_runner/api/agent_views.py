@@ -17,7 +17,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..access import access
-from ..harnesses.base import stable_uuid
 from ..ingest import (
     HOOK_STOP_TEXT,
     EventWriter,
@@ -26,6 +25,7 @@ from ..ingest import (
     insert_one,
     summarize_input,
 )
+from ..lib.ids import stable_uuid
 from ..models import Agent, Kind, Message, Motion, MotionSession, Source
 from ..transcripts import (
     HARNESS as CLAUDE_CODE,

@@ -40,8 +40,9 @@ from pathlib import Path
 from typing import Any
 
 from .. import pricing
+from ..lib.ids import stable_uuid
 from . import register
-from .base import Event, EventKind, HarnessAdapter, LaunchSpec, StreamParser, stable_uuid, turn_workspace
+from .base import Event, EventKind, HarnessAdapter, LaunchSpec, StreamParser, turn_workspace
 from .env import harness_environment
 
 IGNORED_TYPES = {"rate_limit_event"}

@@ -30,6 +30,7 @@ from typing import Any
 
 from .. import pricing
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from ..lib.ids import stable_uuid
 from . import register
 from .base import (
     Event,
@@ -38,7 +39,6 @@ from .base import (
     HarnessError,
     LaunchSpec,
     StreamParser,
-    stable_uuid,
     turn_workspace,
 )
 from .env import harness_environment

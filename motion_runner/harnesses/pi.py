@@ -29,8 +29,9 @@ from __future__ import annotations
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from ..lib.ids import stable_uuid
 from . import register
-from .base import Event, EventKind, HarnessAdapter, LaunchSpec, StreamParser, stable_uuid, turn_workspace
+from .base import Event, EventKind, HarnessAdapter, LaunchSpec, StreamParser, turn_workspace
 from .claude_code import _text_of
 from .env import harness_environment
 

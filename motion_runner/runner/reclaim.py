@@ -21,8 +21,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from ..harnesses.base import system_uuid
 from ..ingest import post_system_message
+from ..lib.ids import system_uuid
 from ..models import Kind, Turn, TurnStatus
 from ..transcripts import recover_turn_lines
 from .process import kill_marked, marked_processes

@@ -20,8 +20,9 @@ from django.utils import timezone
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..db_retry import is_outage
 from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
-from ..harnesses.base import json_object, system_uuid
+from ..harnesses.base import json_object
 from ..ingest import EventWriter, IngestContext, SessionConflict, post_system_message
+from ..lib.ids import system_uuid
 from ..models import Agent, Kind, Message, Motion, MotionSession, Turn, TurnStatus
 from ..redaction import redact
 from .process import TURN_MARKER, Limits, Outcome, ProcessResult, run_streaming

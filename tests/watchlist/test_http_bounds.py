@@ -11,8 +11,8 @@ import tracemalloc
 
 import pytest
 
+from motion_runner.lib.http import FetchError, HttpClient
 from tests.fakes.http import FakeServer, Reply
-from watchlist.http import FetchError, HttpClient
 
 BOMB = gzip.compress(b"\0" * (64 * 1024 * 1024), compresslevel=9)  # ~64 KB on the wire
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from motion_runner.lib import http as whttp
+from motion_runner.lib.http import BlockedAddress, FetchError, HttpClient
 from tests.fakes.http import FakeServer, Reply
-from watchlist import http as whttp
 from watchlist.checker import run_cycle
-from watchlist.http import BlockedAddress, FetchError, HttpClient
 
 from .conftest import lines
 

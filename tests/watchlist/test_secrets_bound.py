@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from motion_runner.lib import http as whttp
+from motion_runner.lib.http import HttpClient, credential_may_go
 from tests.fakes.github import FakeGitHub
 from wakes.abilities.wiki_reply import credentials_for
-from watchlist import http as whttp
 from watchlist.checker import run_cycle
-from watchlist.http import HttpClient, credential_may_go
 from watchlist.models import Watch
 
 from .test_http_guard import Echo

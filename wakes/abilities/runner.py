@@ -17,8 +17,8 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
-from motion_runner.harnesses.base import system_uuid
 from motion_runner.ingest import post_system_message
+from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Kind, Turn, TurnStatus
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)

@@ -25,8 +25,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from motion_runner.lib.http import FetchError, HttpClient, Response, credential_may_go
 from motion_runner.models import Turn
-from watchlist.http import FetchError, HttpClient, Response, credential_may_go
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .base import Ability, AbilityError, Done

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from ..http import FetchError, HttpClient
+from motion_runner.lib.http import FetchError, HttpClient
 
 
 class CheckError(Exception):

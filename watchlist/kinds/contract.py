@@ -19,8 +19,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from motion_runner.lib.http import FetchError, HttpClient
+
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from ..http import FetchError, HttpClient
 from ..keccak import event_topic
 from .base import Change, CheckError, InvalidTarget, Outcome, Snapshot, WatchKind, check_url, public_url
 

@@ -17,8 +17,9 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
+from motion_runner.lib.http import FetchError, HttpClient
+
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from ..http import FetchError, HttpClient
 from .base import Change, CheckError, InvalidTarget, Outcome, Snapshot, WatchKind, check_url
 
 BATCH = 50
