@@ -8,6 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
+from .api.auth import create_key
 from .models import (
     Agent,
     AgentKey,
@@ -19,6 +20,8 @@ from .models import (
     Turn,
     UnclaimedSession,
 )
+from .signin import fingerprint_of
+from .transcripts import assign_session
 
 admin.site.site_header = "Motion Runner"
 admin.site.site_title = "Motion Runner admin"
@@ -119,8 +122,6 @@ class AgentAdmin(admin.ModelAdmin):
 
     @admin.action(description="Create an API key (shown once)")
     def create_key(self, request, queryset):
-        from .api.auth import create_key
-
         for agent in queryset:
             record, key = create_key(agent, label=f"made in the admin by {request.user.get_username()}")
             self.message_user(
@@ -183,8 +184,6 @@ class UnclaimedSessionAdmin(admin.ModelAdmin):
 
     @admin.action(description="Assign to the Motion chosen below (claims and imports it)")
     def assign(self, request, queryset):
-        from .transcripts import assign_session
-
         motion_id = request.POST.get("motion")
         motion = Motion.objects.filter(pk=motion_id).first() if motion_id else None
         if motion is None:
@@ -264,8 +263,6 @@ class SshKeyForm(forms.ModelForm):
         fields = ["user", "name", "public_key"]
 
     def clean_public_key(self) -> str:
-        from .signin import fingerprint_of
-
         key = self.cleaned_data["public_key"].strip()
         self.instance.fingerprint = fingerprint_of(key)  # a ValidationError says what is wrong
         return key

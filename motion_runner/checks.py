@@ -6,6 +6,8 @@ from django.core.checks import Error, Tags, Warning, register
 from django.db import DatabaseError
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from .harnesses import HARNESSES
+from .models import Agent
 
 
 @register(Tags.security, deploy=False)
@@ -58,9 +60,6 @@ def harness_binaries(app_configs, databases=None, **kwargs):
     turn fails before launch with a line in the thread. Runs with every command's checks
     (agents live in the database).
     """
-    from .harnesses import HARNESSES
-    from .models import Agent
-
     errors = []
     try:
         agents = list(Agent.objects.all())

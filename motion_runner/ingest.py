@@ -22,22 +22,15 @@ from typing import Any
 from django.db import IntegrityError, connection, models, router, transaction
 from django.db.models import F
 from django.db.models.constants import OnConflict
-from django.dispatch import Signal
 from django.utils import timezone
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .harnesses.base import Event, EventKind
 from .models import Agent, Kind, Message, Motion, MotionSession, Turn, UnclaimedSession
 from .redaction import redact, redact_json
+from .signals import message_created  # declared in the catalogue, with its arguments
 
 log = logging.getLogger(__name__)
-
-# Sent after commit for every Message that was really inserted (never for a skipped
-# duplicate). wakes/ listens to it for mentions and the consider loop. `newest_of_batch` is
-# False for all but the last of the messages one write inserted together (one Motion, one
-# speaker): a receiver can do per-batch work once instead of once a line, off the runner's
-# hot path.
-message_created = Signal()
 
 
 def announce(messages: list[Message]) -> None:

@@ -7,7 +7,9 @@ the harness line's uuid). Field names follow it; where we add fields, they are a
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -391,3 +393,18 @@ class UnclaimedSession(models.Model):
 
     def __str__(self) -> str:
         return self.session_id
+
+
+def recorded_turn_ends(session_id: str, newest: int = 20) -> Callable[[], list[Any]]:
+    """A reader of the raw lines of a session's recorded turn ends, newest first, for an
+    adapter's `new_parser` (a resumed session's running total). Read only when the adapter
+    calls it, and at most once."""
+    read: list[list[Any]] = []
+
+    def lines() -> list[Any]:
+        if not read:
+            ends = Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
+            read.append(list(ends.values_list("raw", flat=True)[:newest]))
+        return read[0]
+
+    return lines

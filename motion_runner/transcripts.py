@@ -36,6 +36,7 @@ from .models import (
     TranscriptFile,
     Turn,
     UnclaimedSession,
+    recorded_turn_ends,
 )
 
 log = logging.getLogger(__name__)
@@ -163,7 +164,9 @@ class TranscriptReader:
         self.record = record
         self.session = session
         self.owned_by_runner = runner_owned(session.session_id)
-        self.parser = get_adapter(HARNESS).new_parser(session.session_id)
+        self.parser = get_adapter(HARNESS).new_parser(
+            session.session_id, recorded_ends=recorded_turn_ends(session.session_id)
+        )
         self.writer = EventWriter(
             IngestContext(
                 motion=session.motion,

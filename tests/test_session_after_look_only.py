@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from motion_runner.ingest import message_created
 from motion_runner.models import Kind, Message, MotionSession, Turn
 from motion_runner.runner.turns import enqueue_turn, session_for_launch
+from motion_runner.signals import message_created
 from tests.factories import MessageFactory, TurnFactory
 from tests.wakes_support import clock, dials, room
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from motion_runner.ingest import message_created
 from motion_runner.models import Message, Turn, TurnStatus
+from motion_runner.signals import message_created
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
 from tests.wakes_support import clock, loop
 

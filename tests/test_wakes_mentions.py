@@ -8,8 +8,8 @@ from decimal import Decimal
 
 import pytest
 
-from motion_runner.ingest import message_created
 from motion_runner.models import Kind, Message, Turn
+from motion_runner.signals import message_created
 from tests.factories import MessageFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
 from wakes.budget import spent_today

@@ -13,9 +13,8 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from motion_runner.ingest import message_created
 from motion_runner.models import Message, Turn, TurnStatus
-from motion_runner.runner.turns import turn_finished
+from motion_runner.signals import message_created, turn_finished
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
 from wakes import clock as wake_clock
 from wakes.loop import run_consideration, tick

@@ -7,31 +7,36 @@ class WakesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from motion_runner.runner import turns
+        # Imported here, not at the top: these modules import the models, which are not loaded
+        # when Django imports an AppConfig. The seams are the runner's catalogue (motion_runner.signals).
+        from motion_runner import signals
 
+        from . import handlers, tasks  # noqa: F401  (registers the Celery tasks)
+        from .abilities.runner import on_turn_finished
         from .compaction import compact_after_loop
         from .footer import finalize_prompt
         from .loop_guard import LoopGuard
+        from .requests import record_requests
         from .spend_guard import SpendGuard
+        from .tool_policy import policy_for_turn
+        from .views import someone_else_typed, thread_page_context, thread_poll_fields
 
         for monitor in (LoopGuard, SpendGuard):
-            if monitor not in turns.monitor_factories:
-                turns.monitor_factories.append(monitor)
-        if finalize_prompt not in turns.prompt_finalizers:
-            turns.prompt_finalizers.append(finalize_prompt)
-        turns.turn_finished.connect(compact_after_loop, dispatch_uid="wakes.compact_after_loop")
-        from .requests import record_requests
-
-        turns.turn_finished.connect(record_requests, dispatch_uid="wakes.record_requests")
-        from .abilities.runner import on_turn_finished
-
-        turns.turn_finished.connect(on_turn_finished, dispatch_uid="wakes.abilities")
-
-        from motion_runner.ingest import message_created
-        from motion_runner.runner.turns import turn_finished
-
-        from . import handlers, tasks  # noqa: F401  (registers the Celery tasks)
-
-        message_created.connect(handlers.on_message_created, dispatch_uid="wakes.message_created")
-        turn_finished.connect(handlers.on_turn_finished, dispatch_uid="wakes.turn_finished")
-        turns.turn_retried.connect(handlers.on_turn_retried, dispatch_uid="wakes.turn_retried")
+            if monitor not in signals.monitor_factories:
+                signals.monitor_factories.append(monitor)
+        if finalize_prompt not in signals.prompt_finalizers:
+            signals.prompt_finalizers.append(finalize_prompt)
+        for hook, provider in (
+            (signals.tool_policy_providers, policy_for_turn),
+            (signals.thread_page_context, thread_page_context),
+            (signals.thread_poll_fields, thread_poll_fields),
+            (signals.thread_poll_news, someone_else_typed),
+        ):
+            if provider not in hook:
+                hook.append(provider)
+        signals.turn_finished.connect(compact_after_loop, dispatch_uid="wakes.compact_after_loop")
+        signals.turn_finished.connect(record_requests, dispatch_uid="wakes.record_requests")
+        signals.turn_finished.connect(on_turn_finished, dispatch_uid="wakes.abilities")
+        signals.message_created.connect(handlers.on_message_created, dispatch_uid="wakes.message_created")
+        signals.turn_finished.connect(handlers.on_turn_finished, dispatch_uid="wakes.turn_finished")
+        signals.turn_retried.connect(handlers.on_turn_retried, dispatch_uid="wakes.turn_retried")

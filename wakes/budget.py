@@ -22,6 +22,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q, Sum
 from django.utils import timezone
 
+from motion_runner.models import ENDED_STATUSES
+
 from .models import BudgetDay, Consideration, Resolved, Spend, WakeKind
 
 HOUR = timedelta(hours=1)
@@ -246,6 +248,4 @@ def release(envelope: Spend, note: str, *, full: bool = False) -> None:
 
 def unsettled_of_ended_turns():
     """Safety net: envelopes whose turn ended without the finish hook (a lost worker)."""
-    from motion_runner.models import ENDED_STATUSES
-
     return Spend.objects.filter(Q(turn__status__in=ENDED_STATUSES), settled=False)

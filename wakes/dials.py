@@ -1,7 +1,8 @@
 """Dials a trusted editor changes in the admin without a code change.
 
-`current_dials()` merges the defaults here with the admin-edited overrides (when the Dials
-model exists and has a row), so callers never care where a value came from.
+`wakes.models.current_dials()` merges the defaults here with the admin-edited overrides (when
+the Dials model exists and has a row), so callers never care where a value came from. This
+module imports nothing of wakes: the model takes its field defaults from it.
 """
 
 from __future__ import annotations
@@ -41,19 +42,3 @@ DEFAULTS: dict[str, Any] = {
     "loop_same_call_in_window": 5,
     "loop_max_calls_per_turn": 50,
 }
-
-
-def current_dials() -> dict[str, Any]:
-    values = dict(DEFAULTS)
-    from .models import Dials
-
-    try:
-        row = Dials.objects.first()
-    except Exception:  # not migrated yet: the defaults stand
-        return values
-    if row is not None:
-        for key in DEFAULTS:
-            value = getattr(row, key, None)
-            if value not in (None, ""):
-                values[key] = value
-    return values

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from motion_runner.models import Agent, Motion, Turn, TurnStatus
 
-from .dials import current_dials
 from .loop_guard import LOOP_GUARD_PREFIX
+from .models import current_dials
 
 # Turns the runner starts for itself get no footer: they are not wakes.
 UNFOOTED_REASONS = {"compact"}

@@ -25,15 +25,30 @@ from django.db.models import F, Max, Q
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.ingest import post_system_message
 from motion_runner.lib.ids import system_uuid
+from motion_runner.lib.tasks import task_named
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, TurnStatus
 
 from . import clock
 from .budget import Refusal, release, reserve, turn_cap
 from .conf import app_settings as wakes_settings  # the app's settings, with defaults (conf.py)
-from .models import Consideration, Dials, ListenState, Resolved, Spend, TypingPing, WakeKind, resolve
+from .models import (
+    Consideration,
+    Dials,
+    ListenState,
+    MentionWake,
+    Resolved,
+    Spend,
+    TypingPing,
+    WakeKind,
+    resolve,
+)
+from .screen import screen_posts
 from .wake import human_duration, new_posts_prompt, quiet_prompt, wake
 
 log = logging.getLogger(__name__)
+
+# The task that runs one claimed consideration (wakes/tasks.py), by its name: motion_runner/lib/tasks.py.
+CONSIDER = "wakes.consider"
 
 # What counts as a post someone might answer: words and watch lines, not tool calls, turn ends,
 # dots or the runner's own lines.
@@ -161,10 +176,8 @@ def tick(*, dispatch: bool = True) -> list[Consideration]:
         if consideration is not None:
             claimed.append(consideration)
     if dispatch:
-        from .tasks import consider
-
         for consideration in claimed:
-            transaction.on_commit(lambda pk=consideration.pk: consider.delay(pk), robust=True)
+            transaction.on_commit(lambda pk=consideration.pk: task_named(CONSIDER).delay(pk), robust=True)
     return claimed
 
 
@@ -189,10 +202,8 @@ def recover_considerations(now: datetime, *, dispatch: bool = True) -> dict[str,
         if won == 1:
             resent.append(pk)
     if dispatch and resent:
-        from .tasks import consider
-
         for pk in resent:
-            transaction.on_commit(lambda pk=pk: consider.delay(pk), robust=True)
+            transaction.on_commit(lambda pk=pk: task_named(CONSIDER).delay(pk), robust=True)
     stuck = Consideration.objects.filter(
         Q(status=Consideration.Status.CLAIMED, resent_at__lt=now - bound)
         | Q(status=Consideration.Status.RUNNING, turn__isnull=True, created_at__lt=now - 10 * bound)
@@ -358,8 +369,6 @@ def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=No
     screen_cost = None
     screen_note = ""
     if screening:
-        from .screen import screen_posts
-
         result = (screen or screen_posts)(c.motion, c.agent, posts, dials.dials)
         screen_cost = result.cost
         if result.answered:
@@ -474,8 +483,6 @@ def post_dot(motion: Motion, agent: Agent, reason: str, *, by_screen: bool, key:
 
 
 def due_mention_wakes(now: datetime):
-    from .models import MentionWake
-
     return MentionWake.objects.filter(status=MentionWake.Status.WAITING, due_at__lte=now)
 
 

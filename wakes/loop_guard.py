@@ -13,7 +13,7 @@ from typing import Any
 from motion_runner.harnesses import Event, EventKind
 from motion_runner.runner.turns import TurnMonitor
 
-from .dials import current_dials
+from .models import current_dials
 
 LOOP_GUARD_PREFIX = "the tool-loop guard stopped it"
 

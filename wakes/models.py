@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -622,3 +623,18 @@ class TypingPing(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["motion", "who"], name="one_ping_per_person")]
+
+
+def current_dials() -> dict[str, Any]:
+    """wakes/dials.py's defaults merged with the admin-edited row (when the table is there)."""
+    values = dict(wake_texts.DEFAULTS)
+    try:
+        row = Dials.objects.first()
+    except Exception:  # not migrated yet: the defaults stand
+        return values
+    if row is not None:
+        for key in wake_texts.DEFAULTS:
+            value = getattr(row, key, None)
+            if value not in (None, ""):
+                values[key] = value
+    return values

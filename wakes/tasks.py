@@ -7,6 +7,9 @@ from celery import shared_task
 
 from .abilities.runner import perform, sweep
 from .budget import settle_turn, unsettled_of_ended_turns
+from .handlers import check_mentions as check
+from .loop import release_orphaned_reservations, run_consideration
+from .loop import tick as look
 
 
 @shared_task(name="wakes.tick", ignore_result=True)
@@ -16,8 +19,6 @@ def tick() -> int:
     No retries: the next tick is the retry, and a claim is a conditional UPDATE, so two ticks
     at once (a slow one overlapping the next) claim each due pair once between them.
     """
-    from .loop import tick as look
-
     return len(look())
 
 
@@ -30,8 +31,6 @@ def consider(consideration_id: int) -> None:
     the tick (`recover_considerations`); one whose worker died before the wake is given up there,
     its reservation released and its posts owed again.
     """
-    from .loop import run_consideration
-
     run_consideration(consideration_id)
 
 
@@ -41,8 +40,6 @@ def check_mentions() -> dict[str, int]:
 
     No retries: each wake is claimed by a conditional UPDATE, the next run retries the rest.
     """
-    from .handlers import check_mentions as check
-
     return check()
 
 
@@ -52,8 +49,6 @@ def settle() -> int:
     (a lost worker) take the turn's recorded cost, and reservations whose wake never happened
     are released with a line in the thread. Idempotent (each row is claimed by a conditional
     UPDATE); no retries: the next run is the retry."""
-    from .loop import release_orphaned_reservations
-
     count = 0
     for spend in unsettled_of_ended_turns().select_related("turn"):
         settle_turn(spend.turn)

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from .models import current_dials
+
 LOOK = "look"
 FULL = "full"
 
@@ -27,8 +29,6 @@ class Decision:
 
 
 def full_tools_for() -> set[str]:
-    from .dials import current_dials
-
     names = current_dials().get("full_tools_for") or getattr(settings, "WAKE_FULL_TOOLS_FOR", [])
     return {name.strip().lower() for name in names if name and name.strip()}
 

@@ -10,6 +10,7 @@ from motion_runner.models import Agent, Kind, Message, Motion, Turn
 from motion_runner.runner.turns import enqueue_turn, wake_line_id
 
 from .models import Dials, SessionAfterLookOnly
+from .trust import decide, decide_burst
 
 SILENT_HINT = (
     "If there is nothing useful for you to say, answer only <silent>a few words why</silent>: "
@@ -21,8 +22,6 @@ def wake_mode_for(message: Message | None, posts: list[Message] | None = None) -
     """The wake's mode and the rule that chose it (wakes/trust.py). A burst of posts wakes with
     full tools only if every post in it would: the least trusted post decides, so an untrusted
     line cannot ride in on a trusted person's last word."""
-    from .trust import decide, decide_burst
-
     decision = decide_burst(posts) if posts else decide(message)
     return decision.mode, decision.rule
 

@@ -39,7 +39,18 @@ from ..ingest import (
     claim_session,
     post_system_message,
 )
-from ..models import Agent, Kind, Message, Motion, MotionSession, Source, Turn, TurnStatus, UnclaimedSession
+from ..models import (
+    Agent,
+    Kind,
+    Message,
+    Motion,
+    MotionSession,
+    Source,
+    Turn,
+    TurnStatus,
+    UnclaimedSession,
+    recorded_turn_ends,
+)
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +201,7 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
             motion=motion, agent=agent, harness=harness, source=Source.API, turn=turn, session_id=session_id
         )
     )
-    parser = adapter.new_parser(session_id)
+    parser = adapter.new_parser(session_id, recorded_ends=recorded_turn_ends(session_id))
     answer = BatchAnswer()
     prepared: list[Message] = []
     # The first event of the batch that produced each Message id: a repeat inside one batch is skipped.

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from .policy import ToolPolicy
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 
@@ -20,6 +24,16 @@ def json_object(line: str | bytes) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise ValueError(f"a JSON {type(obj).__name__}, not an object")
     return obj
+
+
+# The raw lines of a session's recorded turn ends, newest first, read only when called: the
+# runner passes its reader to `new_parser`, so an adapter finds a resumed session's running
+# total without touching the database itself.
+RecordedEnds = Callable[[], Iterable[Any]]
+
+
+def no_recorded_ends() -> Iterable[Any]:
+    return ()
 
 
 class EventKind:
@@ -138,7 +152,11 @@ class HarnessAdapter:
             )
         return binary
 
-    def build_launch(self, turn, *, resume_session: str | None) -> LaunchSpec:  # pragma: no cover
+    def build_launch(
+        self, turn, *, resume_session: str | None, policy: ToolPolicy | None = None
+    ) -> LaunchSpec:  # pragma: no cover
+        """The turn's command line. `policy` (what the turn may use) is the registered provider's
+        (`policy.policy_for`) when not given."""
         raise NotImplementedError
 
     def session_running_total(self, agent, session_id: str, cwd: str = "") -> Decimal | None:
@@ -157,8 +175,11 @@ class HarnessAdapter:
         that never printed its result line."""
         return None
 
-    def new_parser(self, session_id: str = "", *, turn=None) -> StreamParser:
+    def new_parser(
+        self, session_id: str = "", *, turn=None, recorded_ends: RecordedEnds = no_recorded_ends
+    ) -> StreamParser:
         """A parser for one process's stdout. The runner passes its Turn, so an adapter whose
         harness gives no per-line ids can scope its derived ids to the turn (Codex numbers
-        its items from item_0 again in every `exec` run of a thread)."""
+        its items from item_0 again in every `exec` run of a thread), and the reader of the
+        session's recorded turn ends (`RecordedEnds`) for a resumed session's running total."""
         return self.parser_class(session_id)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +39,13 @@ from .base import (
     HarnessAdapter,
     HarnessError,
     LaunchSpec,
+    RecordedEnds,
     StreamParser,
+    no_recorded_ends,
     turn_workspace,
 )
 from .env import harness_environment
+from .policy import ToolPolicy, policy_for
 
 HARNESS = "codex"
 TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
@@ -308,18 +312,37 @@ LOOK_ONLY_REFUSED = (
 )
 
 
-def tool_arguments(turn, env: dict[str, str] | None = None) -> list[str]:
-    """The turn's mode as Codex flags, from the shared tool list. Codex has no per-tool
-    allowlist: a look-only turn is its read-only sandbox, with each MCP server of its config
-    either limited to the listed tools or switched off; a full turn the workspace-write
-    sandbox. Anything but "full" is look-only."""
-    from wakes.tool_policy import codex_tool_arguments, tool_mode
+def tool_arguments(policy: ToolPolicy, configured_servers: Iterable[str] = ()) -> list[str]:
+    """The turn's policy as Codex flags. Codex has no per-tool allowlist: look-only is its
+    read-only sandbox, and of the MCP servers its config holds, a read server is limited to the
+    listed tools (`enabled_tools`) and any other server is switched off, so it never even
+    starts; a full turn gets the workspace-write sandbox. Anything but "full" is look-only."""
+    if policy.full:
+        return ["-s", "workspace-write"]
+    argv = ["-s", "read-only"]
+    by_server: dict[str, list[str]] = {}
+    whole: set[str] = set()
+    for name in policy.look_only.mcp_tool_names():
+        _, server, *tool = name.split("__", 2)
+        if tool:
+            by_server.setdefault(server, []).append(tool[0])
+        else:
+            whole.add(server)
+    for server in configured_servers:
+        if server in whole:
+            continue
+        if server in by_server:
+            argv += ["-c", f"mcp_servers.{server}.enabled_tools={json.dumps(by_server[server])}"]
+        else:
+            argv += ["-c", f"mcp_servers.{server}.enabled=false"]
+    return argv
 
-    mode = tool_mode(turn)
-    if mode != "full" and settings.RUNNER_CODEX_LOOK_ONLY != "allow":
+
+def turn_tool_arguments(turn, policy: ToolPolicy, env: dict[str, str]) -> list[str]:
+    """A turn's tool flags, refused for a look-only turn unless RUNNER_CODEX_LOOK_ONLY allows it."""
+    if not policy.full and settings.RUNNER_CODEX_LOOK_ONLY != "allow":
         raise HarnessError(LOOK_ONLY_REFUSED.format(agent=turn.agent.name))
-    servers = configured_mcp_servers(env if env is not None else harness_environment(turn.agent))
-    return codex_tool_arguments(mode, servers)
+    return tool_arguments(policy, configured_mcp_servers(env))
 
 
 def codex_config(env: dict[str, str]) -> dict[str, Any]:
@@ -343,16 +366,10 @@ def configured_model(agent, env: dict[str, str]) -> str:
     return str(codex_config(env).get("model") or "")
 
 
-def previous_thread_total(session_id: str) -> dict[str, Any] | None:
-    """Codex's thread token totals at the end of the thread's latest recorded turn."""
-    from ..models import Kind, Message
-
-    raws = (
-        Message.objects.filter(session_id=session_id, kind=Kind.TURN_END)
-        .order_by("-created_at")
-        .values_list("raw", flat=True)
-    )
-    for raw in raws[:20]:
+def previous_thread_total(recorded_ends: Iterable[Any]) -> dict[str, Any] | None:
+    """Codex's thread token totals at the end of the thread's latest recorded turn, from the raw
+    lines of its recorded turn ends, newest first (the runner reads them)."""
+    for raw in recorded_ends:
         if (
             isinstance(raw, dict)
             and raw.get("type") == "turn.completed"
@@ -368,11 +385,14 @@ class CodexAdapter(HarnessAdapter):
     default_binary = "codex"
     parser_class = CodexParser
 
-    def build_launch(self, turn, *, resume_session: str | None) -> LaunchSpec:
+    def build_launch(
+        self, turn, *, resume_session: str | None, policy: ToolPolicy | None = None
+    ) -> LaunchSpec:
+        policy = policy or policy_for(turn)
         agent = turn.agent
         env = harness_environment(agent)
         argv = [self.binary_or_error(agent), "exec", "--json", "--skip-git-repo-check"]
-        argv += tool_arguments(turn, env)
+        argv += turn_tool_arguments(turn, policy, env)
         if agent.model:
             argv += ["-m", agent.model]
         if agent.system_prompt:
@@ -384,7 +404,9 @@ class CodexAdapter(HarnessAdapter):
         cwd = turn_workspace(turn)
         return LaunchSpec(argv=argv, env=env, cwd=cwd)
 
-    def new_parser(self, session_id: str = "", *, turn=None) -> CodexParser:
+    def new_parser(
+        self, session_id: str = "", *, turn=None, recorded_ends: RecordedEnds = no_recorded_ends
+    ) -> CodexParser:
         model = ""
         if turn is not None:
             model = configured_model(turn.agent, harness_environment(turn.agent))
@@ -392,7 +414,7 @@ class CodexAdapter(HarnessAdapter):
             session_id,
             turn_key=f"turn{turn.pk}" if turn is not None else "",
             model=model,
-            baseline=previous_thread_total(session_id) if session_id else None,
+            baseline=previous_thread_total(recorded_ends()) if session_id else None,
         )
 
 

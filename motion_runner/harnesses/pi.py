@@ -26,14 +26,16 @@ provider from `$PI_CODING_AGENT_DIR/models.json` is named exactly; a bare name i
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from ..lib.ids import stable_uuid
 from . import register
-from .base import Event, EventKind, HarnessAdapter, LaunchSpec, StreamParser, turn_workspace
+from .base import Event, EventKind, HarnessAdapter, HarnessError, LaunchSpec, StreamParser, turn_workspace
 from .claude_code import _text_of
 from .env import harness_environment
+from .policy import ToolPolicy, policy_for
 
 HARNESS = "pi"
 ERROR_STOPS = {"error", "aborted"}
@@ -226,13 +228,43 @@ class PiParser(StreamParser):
         ]
 
 
-def tool_arguments(turn) -> list[str]:
-    """The turn's mode as Pi flags: `--tools` is an exact allowlist of what the model is
-    offered. Look-only: the read tools; full: Pi's default set. Anything but "full" is
-    look-only. (The shared tool list replaces this.)"""
-    from wakes.tool_policy import pi_tool_arguments, tool_mode
+# The local read tools, under Pi's names.
+PI_LOCAL_READS: tuple[str, ...] = ("read", "grep", "find", "ls")
 
-    return pi_tool_arguments(tool_mode(turn))
+
+def look_only_tools(policy: ToolPolicy) -> list[str]:
+    """A look-only turn's `--tools`: an exact allowlist (an `mcp__` entry switches Pi's MCP side
+    from "keep everything" to "only these")."""
+    look_only = policy.look_only
+    names = [*PI_LOCAL_READS]
+    if policy.pi_codemode:
+        # codemode chains other tools by name: with the allowlist it adds convenience, not reach.
+        names.append("codemode")
+    names += [name if "__" in name[5:] else f"{name}__*" for name in look_only.mcp_tool_names()]
+    look_only.check_no_writes(names)
+    return names
+
+
+def tool_arguments(policy: ToolPolicy) -> list[str]:
+    """The turn's policy as Pi flags: `--tools` is an exact allowlist of what the model is
+    offered. Look-only: the read tools; full: Pi's default set. Anything but "full" is
+    look-only."""
+    if policy.full:
+        return []
+    return ["--tools", ",".join(look_only_tools(policy))]
+
+
+def read_guard(policy: ToolPolicy) -> tuple[list[str], dict[str, str]]:
+    """The `-e` flag that loads the policy's read guard (Pi's documented `tool_call` hook, which
+    may block a call: Pi has no path rules of its own), and the environment it reads its rules
+    from: the secret paths, denied on every turn, and whether reads are confined to the
+    working directory (look-only turns)."""
+    if not policy.pi_read_guard:
+        # Without the guard Pi's reads reach any path, ~/.ssh included: no turn runs so.
+        raise HarnessError("a Pi turn needs the read guard its tool policy names, and this policy names none")
+    env = {"MOTION_RUNNER_DENIED_PATHS": json.dumps(list(policy.look_only.denied_paths))}
+    env["MOTION_RUNNER_CONFINE_READS"] = "0" if policy.full else "1"
+    return ["-e", policy.pi_read_guard], env
 
 
 def model_arguments(model: str) -> list[str]:
@@ -258,20 +290,19 @@ class PiAdapter(HarnessAdapter):
     default_binary = "pi"
     parser_class = PiParser
 
-    def build_launch(self, turn, *, resume_session: str | None) -> LaunchSpec:
+    def build_launch(
+        self, turn, *, resume_session: str | None, policy: ToolPolicy | None = None
+    ) -> LaunchSpec:
+        policy = policy or policy_for(turn)
         agent = turn.agent
         argv = [self.binary_or_error(agent), "--mode", "json"]
         argv += model_arguments(agent.model)
-        argv += tool_arguments(turn)
-        from wakes.tool_policy import pi_read_guard, tool_mode
-
-        guard_argv, guard_env = pi_read_guard(tool_mode(turn))
+        argv += tool_arguments(policy)
+        guard_argv, guard_env = read_guard(policy)
         argv += guard_argv
         # Pi is told its mode in the system prompt too (seed 001, "Pi wakes"); the prompt
         # itself already ends with the same footer.
-        from wakes.footer import wake_footer
-
-        system = "\n\n".join(p for p in (agent.system_prompt, wake_footer(turn.mode)) if p)
+        system = "\n\n".join(p for p in (agent.system_prompt, policy.footer) if p)
         argv += ["--append-system-prompt", system]
         if resume_session:
             argv += ["--session", resume_session]

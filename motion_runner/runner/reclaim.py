@@ -23,10 +23,11 @@ from django.utils import timezone
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..ingest import post_system_message
 from ..lib.ids import system_uuid
+from ..lib.tasks import task_named
 from ..models import Kind, Turn, TurnStatus
 from ..transcripts import recover_turn_lines
 from .process import kill_marked, marked_processes
-from .turns import _announce_end, cost_note, dead_turn_cost, start_next_queued, turn_marker
+from .turns import RUN_TURN, _announce_end, cost_note, dead_turn_cost, start_next_queued, turn_marker
 
 log = logging.getLogger(__name__)
 
@@ -127,8 +128,7 @@ def resend_waiting_turns(now: datetime) -> int:
     lost the task; RUNNER_RESEND_AFTER_SECONDS): sent again, at most once a minute each, the re-send claimed by a conditional
     UPDATE on `resent_at` so two sweeps never both send it. A task delivered twice still runs the
     turn once (the claim is a conditional UPDATE on status)."""
-    from .tasks import run_turn
-
+    run_turn = task_named(RUN_TURN)
     quiet = now - timedelta(seconds=settings.RUNNER_RESEND_AFTER_SECONDS)
     waiting = Turn.objects.filter(status=TurnStatus.QUEUED, queued_at__lt=quiet).filter(
         Q(resent_at__isnull=True) | Q(resent_at__lt=quiet)

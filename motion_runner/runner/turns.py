@@ -14,7 +14,6 @@ from decimal import Decimal
 from typing import TypeVar
 
 from django.db import DatabaseError, IntegrityError, connection, transaction
-from django.dispatch import Signal
 from django.utils import timezone
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
@@ -23,8 +22,10 @@ from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapte
 from ..harnesses.base import json_object
 from ..ingest import EventWriter, IngestContext, SessionConflict, post_system_message
 from ..lib.ids import system_uuid
-from ..models import Agent, Kind, Message, Motion, MotionSession, Turn, TurnStatus
+from ..lib.tasks import task_named
+from ..models import Agent, Kind, Message, Motion, MotionSession, Turn, TurnStatus, recorded_turn_ends
 from ..redaction import redact
+from ..signals import monitor_factories, prompt_finalizers, turn_finished, turn_retried
 from .process import TURN_MARKER, Limits, Outcome, ProcessResult, run_streaming
 from .sessions import choose_session
 
@@ -32,12 +33,8 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-# Sent (robustly: a receiver's error is logged, never raised) once a turn has ended and its
-# row says how. wakes/ listens: dots for silent turns, the spend ledger, the loop's backoff.
-turn_finished = Signal()
-# Sent (robustly) when a wake is queued again in a fresh session after its session was gone,
-# with `failed` and `retry`: wakes/ gives the retry its place in the ledger.
-turn_retried = Signal()
+# The Celery task that runs a queued turn (runner/tasks.py), by its name: see lib/tasks.py.
+RUN_TURN = "motion_runner.run_turn"
 
 
 def _announce_end(turn: Turn) -> None:
@@ -55,12 +52,6 @@ def limits_from_settings() -> Limits:
         kill_grace=settings.RUNNER_KILL_GRACE_SECONDS,
         after_end_grace=settings.RUNNER_AFTER_RESULT_GRACE_SECONDS,
     )
-
-
-# Hooks other apps register in their AppConfig.ready():
-#   prompt_finalizers(prompt, motion, agent, mode, reason) -> prompt: wakes/ appends the footer
-#   that tells every wake what its mode allows, and the loop guard's note.
-prompt_finalizers: list[Callable[[str, Motion, Agent, str, str], str]] = []
 
 
 def enqueue_turn(
@@ -106,9 +97,7 @@ def enqueue_turn(
         ability=ability or {},
     )
     if dispatch:
-        from .tasks import run_turn
-
-        transaction.on_commit(lambda: run_turn.delay(turn.pk), robust=True)
+        transaction.on_commit(lambda: task_named(RUN_TURN).delay(turn.pk), robust=True)
     return turn
 
 
@@ -140,7 +129,7 @@ def claim_turn(turn_id: int) -> Turn | None:
 class TurnMonitor:
     """Watches a turn's events as they are written; a non-empty stop_reason ends the turn.
 
-    wakes/ adds the tool-loop guard through `monitor_factories`.
+    wakes/ adds the tool-loop guard through `signals.monitor_factories`.
     """
 
     def __init__(self, turn: Turn):
@@ -149,9 +138,6 @@ class TurnMonitor:
 
     def observe(self, event: Event) -> None:
         pass
-
-
-monitor_factories: list[Callable[[Turn], TurnMonitor]] = []
 
 
 @dataclass
@@ -443,7 +429,7 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
         effort=turn.effort,
         cwd=launch.cwd or "",
     )
-    parser = adapter.new_parser(resume or "", turn=turn)
+    parser = adapter.new_parser(resume or "", turn=turn, recorded_ends=recorded_turn_ends(resume or ""))
     # Kept before the launch: a turn that never prints its result line (killed, lost worker)
     # is costed by how far the harness's running total grew past it.
     turn.harness_total_before = parser.baseline_usd
@@ -691,8 +677,6 @@ def cost_note(turn: Turn) -> str:
 
 def start_next_queued(motion_id: str, agent_id: int) -> None:
     """Hand the pair's oldest waiting turn to a worker once this one has ended."""
-    from .tasks import run_turn
-
     next_id = (
         Turn.objects.filter(motion_id=motion_id, agent_id=agent_id, status=TurnStatus.QUEUED)
         .order_by("queued_at", "pk")
@@ -700,4 +684,4 @@ def start_next_queued(motion_id: str, agent_id: int) -> None:
         .first()
     )
     if next_id is not None:
-        transaction.on_commit(lambda: run_turn.delay(next_id), robust=True)
+        transaction.on_commit(lambda: task_named(RUN_TURN).delay(next_id), robust=True)

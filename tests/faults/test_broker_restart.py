@@ -19,10 +19,10 @@ import redis
 from django.conf import settings
 
 from motion_runner.celery import app
-from motion_runner.ingest import message_created
 from motion_runner.models import Kind, Message, Turn, TurnStatus
 from motion_runner.runner.reclaim import sweep_turns
 from motion_runner.runner.turns import enqueue_turn
+from motion_runner.signals import message_created
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
 from tests.faults.private_services import PrivateRedis, free_port
 from tests.faults.support import database_url, start_worker, wait_for

@@ -18,7 +18,7 @@ from django.db import connections
 from django.utils import timezone
 
 from motion_runner.models import Kind, Message, Turn, TurnStatus
-from motion_runner.runner.turns import turn_finished
+from motion_runner.signals import turn_finished
 from tests.factories import MessageFactory
 from wakes.abilities.runner import perform
 from wakes.models import AbilityRun

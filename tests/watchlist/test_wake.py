@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from motion_runner.ingest import message_created
 from motion_runner.models import Message, Turn
+from motion_runner.signals import message_created
 from tests.factories import AgentFactory
 from watchlist.checker import run_cycle
 

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from motion_runner.ingest import post_system_message
 from motion_runner.lib.ids import system_uuid
+from motion_runner.lib.tasks import task_named
 from motion_runner.models import Kind, Turn, TurnStatus
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
@@ -27,6 +28,9 @@ from . import get_ability
 from .base import AbilityError
 
 log = logging.getLogger(__name__)
+
+# The task that acts on a finished turn's ability (wakes/tasks.py), by its name: motion_runner/lib/tasks.py.
+RUN_ABILITY = "wakes.run_ability"
 Status = AbilityRun.Status
 AGAIN = "retired it and woke again"  # turns.py: a lost session's wake is run once more
 
@@ -70,9 +74,7 @@ def on_turn_finished(sender, turn: Turn, **kwargs) -> AbilityRun | None:
         },
     )
     if created and payload:
-        from ..tasks import run_ability
-
-        transaction.on_commit(lambda: run_ability.delay(turn.pk))
+        transaction.on_commit(lambda: task_named(RUN_ABILITY).delay(turn.pk))
     return run
 
 
@@ -111,8 +113,7 @@ def sweep(now=None) -> int:
     """Re-send the runs a lost task or worker left behind (a broker restart, a dead worker):
     pending for over a minute, waiting and due, or running past their lease. Sending one
     twice is harmless (the claim), so this may be generous."""
-    from ..tasks import run_ability
-
+    run_ability = task_named(RUN_ABILITY)
     now = now or timezone.now()
     stale = Q(status=Status.PENDING, created_at__lt=now - timedelta(seconds=60)) | claimable(now) & ~Q(
         status=Status.PENDING
@@ -155,9 +156,7 @@ def perform(turn_id: int) -> AbilityRun | None:
                         "waiting",
                         Kind.TEXT,
                     )
-                from ..tasks import run_ability
-
-                transaction.on_commit(lambda: run_ability.apply_async((turn_id,), countdown=wait))
+                transaction.on_commit(lambda: task_named(RUN_ABILITY).apply_async((turn_id,), countdown=wait))
             return refreshed(run)
         give_up(
             run, turn, target, str(exc) if exc.permanent else f"{exc} (gave up after {run.attempts} tries)"

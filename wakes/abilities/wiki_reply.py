@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from motion_runner.lib.http import FetchError, HttpClient, Response, credential_may_go
+from motion_runner.lib.wiki_urls import page_url
 from motion_runner.models import Turn
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
@@ -41,8 +42,6 @@ BAD_TITLE = re.compile(r"[#<>\[\]|{}\x00-\x1f]")
 
 
 def page_link(api: str, title: str, **params: Any) -> str:
-    from watchlist.kinds.wiki_page import page_url
-
     return page_url(api, title, **params)
 
 

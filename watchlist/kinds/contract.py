@@ -24,6 +24,7 @@ from motion_runner.lib.http import FetchError, HttpClient
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..keccak import event_topic
 from .base import Change, CheckError, InvalidTarget, Outcome, Snapshot, WatchKind, check_url, public_url
+from .web_page import refuse_literal_address
 
 TRANSFER = "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 ZERO = "0x" + "0" * 40
@@ -83,8 +84,6 @@ class ContractEvents(WatchKind):
             raise InvalidTarget(
                 f"a contract watch needs a 0x-prefixed 40-hex-digit address, not {target[:100]!r}"
             )
-        from .web_page import refuse_literal_address
-
         # The default RPC URL may hold a provider key: it stays in settings, never in the
         # watch's options (which every reader of the Motion sees).
         if options.get("rpc"):

@@ -15,9 +15,9 @@ import html
 import re
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import quote
 
 from motion_runner.lib.http import FetchError, HttpClient
+from motion_runner.lib.wiki_urls import page_url
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .base import Change, CheckError, InvalidTarget, Outcome, Snapshot, WatchKind, check_url
@@ -25,16 +25,6 @@ from .base import Change, CheckError, InvalidTarget, Outcome, Snapshot, WatchKin
 BATCH = 50
 BAD_TITLE = re.compile(r"[#<>\[\]|{}\x00-\x1f]")
 MAX_CONTINUATIONS = 20
-
-
-def index_url(api: str) -> str:
-    return api[: -len("api.php")] + "index.php" if api.endswith("api.php") else api
-
-
-def page_url(api: str, title: str, **params: Any) -> str:
-    query = "&".join(f"{k}={v}" for k, v in params.items())
-    url = f"{index_url(api)}?title={quote(title.replace(' ', '_'), safe=':/')}"
-    return f"{url}&{query}" if query else url
 
 
 def diff_text(body: str, limit: int = 4000) -> str:

@@ -1,0 +1,115 @@
+"""Every seam between the runner (motion_runner) and the apps above it (wakes), in one place.
+
+The runner never imports wakes: it sends these signals and calls these hooks, and wakes/
+connects its receivers and registers its hooks in `WakesConfig.ready()`. A host project (or a
+test) can listen to the same seams. pretix's `base/signals.py` is the model: each seam is
+declared here with its arguments, and the sender imports it from here, never declares its own.
+
+Signals (django.dispatch) tell; hooks (plain registries) answer, where the runner needs a value
+back (a prompt, a turn monitor, a tool policy, what the thread page shows), in the order they
+were registered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from django.dispatch import Signal
+
+if TYPE_CHECKING:  # annotations only: this module imports nothing of the runner at run time
+    from datetime import datetime
+
+    from django.http import HttpRequest
+
+    from .harnesses.policy import ToolPolicy
+    from .models import Agent, Motion, Turn
+    from .runner.turns import TurnMonitor
+
+# --- Signals ----------------------------------------------------------------------------------
+
+message_created = Signal()
+"""
+Arguments: ``message`` (a ``motion_runner.models.Message``), ``newest_of_batch`` (bool; may be
+absent, meaning True).
+
+Sent after commit for every Message that was really inserted (never for a skipped duplicate),
+with ``sender=Message``, by the writer in ``motion_runner/ingest.py``. ``newest_of_batch`` is
+False for all but the last of the messages one write inserted together (one Motion, one
+speaker): a receiver can do per-batch work once instead of once a line, off the runner's hot
+path. wakes/ listens for mentions and the consider loop (``wakes.handlers.on_message_created``).
+"""
+
+turn_finished = Signal()
+"""
+Arguments: ``turn`` (the ended ``motion_runner.models.Turn``, its row saying how it ended).
+
+Sent robustly (a receiver's error is logged, never raised) with ``sender=Turn`` by
+``motion_runner/runner/turns.py`` once a turn has ended. wakes/ listens: dots for silent turns,
+the spend ledger, the loop's backoff, request cards, the compaction after a loop-guard stop,
+and the turn's ability.
+"""
+
+turn_retried = Signal()
+"""
+Arguments: ``failed`` (the Turn whose session was gone), ``retry`` (the Turn queued again in a
+fresh session).
+
+Sent robustly with ``sender=Turn`` by ``motion_runner/runner/turns.py`` when a wake is queued
+again after its session was gone. wakes/ gives the retry its place in the ledger.
+"""
+
+# --- Hooks ------------------------------------------------------------------------------------
+
+PromptFinalizer = Callable[[str, "Motion", "Agent", str, str], str]
+prompt_finalizers: list[PromptFinalizer] = []
+"""
+Called as ``finalize(prompt, motion, agent, mode, reason) -> prompt`` by ``enqueue_turn``, each
+on the previous one's result, before the Turn row is written. wakes/ appends the footer that
+tells every wake what its mode allows, and the loop guard's note.
+"""
+
+MonitorFactory = Callable[["Turn"], "TurnMonitor"]
+monitor_factories: list[MonitorFactory] = []
+"""
+Called as ``factory(turn) -> TurnMonitor`` once per run of a turn; each monitor ``observe``s
+every event as it is written, and a non-empty ``stop_reason`` ends the turn. wakes/ adds the
+tool-loop guard and the spend guard.
+"""
+
+ToolPolicyProvider = Callable[["Turn"], "ToolPolicy"]
+tool_policy_providers: list[ToolPolicyProvider] = []
+"""
+Called as ``provider(turn) -> ToolPolicy`` by a harness adapter building a turn's command line
+(``motion_runner.harnesses.policy.policy_for``); the last one registered answers. wakes/ computes
+the policy from its shared tool list, its dials and the wake footer. With none registered, a
+turn gets the harness layer's most closed policy (local reads only, no MCP server).
+"""
+
+# --- Hooks of the thread page and its poll (motion_runner/views.py, motion_runner/api/views.py) -
+
+ThreadPageContext = Callable[["HttpRequest", "Motion"], dict[str, Any]]
+thread_page_context: list[ThreadPageContext] = []
+"""
+Called as ``provide(request, motion) -> dict`` by the thread page for a signed-in reader; each
+dict is merged into the template context, in order. wakes/ gives ``can_grant`` (may this reader
+answer a request card) and ``wake_mode``/``wake_rule`` (what this reader's posts would wake an
+agent with, and why). Without one, the page says the reader can grant nothing.
+"""
+
+ThreadPollFields = Callable[["Motion", "str | None"], dict[str, Any]]
+thread_poll_fields: list[ThreadPollFields] = []
+"""
+Called as ``provide(motion, reader) -> dict`` by every read of the thread's messages
+(``GET …/messages/``), ``reader`` the signed-in username or None; each dict's keys are added to
+the answer after ``activity``, in order. wakes/ adds ``requests``, ``answered_requests`` and
+``typing``.
+"""
+
+ThreadPollNews = Callable[["Motion", "datetime", "str | None"], bool]
+thread_poll_news: list[ThreadPollNews] = []
+"""
+Called as ``news(motion, since, reader) -> bool`` while a long poll of the thread waits (after
+its first look): True answers the poll at once, as a new message does. wakes/ says whether
+someone other than the reader started typing since the wait began.
+"""
