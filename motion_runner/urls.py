@@ -1,23 +1,19 @@
 """The apps' routes, and nothing else: a host project mounts them under any prefix with
 `path("<prefix>/", include("motion_runner.urls"))`. The standalone site's root (the admin and the
-API docs beside these) is motion_runner/site_urls.py."""
+API docs beside these) is motion_runner/site_urls.py.
+
+This is the apps' one mount point, so it names the apps above the runner, wakes and watchlist, by
+their urls modules' dotted paths (Django's `include`), never by an import: the runner's code
+imports neither (import-linter's contracts, pyproject.toml)."""
 
 from django.contrib.auth.views import LogoutView
 from django.urls import include, path
-from rest_framework.routers import SimpleRouter
-
-from wakes import api as wakes_api
-from watchlist.api import WatchViewSet
 
 from . import views
 from .api import agent_views, memory_lane
 from .api import views as api
 
-watch_router = SimpleRouter(trailing_slash=True)
-watch_router.register("watches", WatchViewSet, basename="watch")
-
 urlpatterns = [
-    path("", views.motion_list, name="motion-list"),
     path("motions/<slug:slug>/", views.motion_thread, name="motion-thread"),
     path("sign-in/", views.sign_in, name="sign-in"),
     path("sign-out/", LogoutView.as_view(next_page="motion-list"), name="sign-out"),
@@ -35,7 +31,7 @@ urlpatterns = [
     path("api/hooks/claude-code/", agent_views.ClaudeCodeHookView.as_view(), name="api-hooks-claude-code"),
     path("api/turns/", api.TurnList.as_view(), name="api-turns"),
     path("api/turns/<int:pk>/", api.TurnDetail.as_view(), name="api-turn"),
-    path("api/requests/<int:pk>/<str:action>/", wakes_api.AnswerRequest.as_view(), name="api-request-answer"),
-    path("api/", include(watch_router.urls)),
+    # The Motion list, request answers and typing pings (wakes), the watches (watchlist).
     path("", include("wakes.urls")),
+    path("", include("watchlist.urls")),
 ]

@@ -5,29 +5,10 @@ from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from wakes.overview import motion_cards
-from wakes.requests import person_may_grant
-from wakes.trust import decide
-
-from .access import access, readable_motion
+from .access import readable_motion
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from .context import sign_in_of
-from .models import Message, Motion
+from .signals import thread_page_context
 from .signin import NAMESPACE, SignInRefused, current_challenge, new_challenge, sign_in_with_ssh
-
-
-def motion_list(request):
-    motions = list(access().readable(request.user, Motion.objects.all()).prefetch_related("agents"))
-    return render(request, "motion_runner/motion_list.html", {"cards": motion_cards(motions)})
-
-
-def what_your_posts_wake(request) -> tuple[str, str]:
-    """The mode a post by this reader would wake an agent with, and the rule that says so."""
-    post = Message(
-        source="web", author=request.user, sender=request.user.get_username(), sign_in=sign_in_of(request)
-    )
-    decision = decide(post)
-    return decision.mode, decision.rule
 
 
 def motion_thread(request, slug: str):
@@ -46,8 +27,8 @@ def motion_thread(request, slug: str):
             for agent in motion.agents.all()
         }
     if request.user.is_authenticated:
-        context["can_grant"], _ = person_may_grant(request.user, sign_in_of(request))
-        context["wake_mode"], context["wake_rule"] = what_your_posts_wake(request)
+        for provide in thread_page_context:  # wakes/: who may grant, what a post would wake with
+            context.update(provide(request, motion))
     return render(request, "motion_runner/thread.html", context)
 
 

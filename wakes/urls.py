@@ -1,7 +1,10 @@
 from django.urls import path
 
-from .api import TypingPingView
+from . import views
+from .api import AnswerRequest, TypingPingView
 
 urlpatterns = [
+    path("", views.motion_list, name="motion-list"),
+    path("api/requests/<int:pk>/<str:action>/", AnswerRequest.as_view(), name="api-request-answer"),
     path("api/motions/<slug:slug>/typing/", TypingPingView.as_view(), name="api-typing"),
 ]

@@ -14,12 +14,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from wakes.api import open_requests, recently_answered, typing_in, typing_since
-
 from ..access import access, readable_motion
 from ..message_bell import bell, release_connection
 from ..models import Kind, Message, Motion, Turn, TurnStatus
 from ..posting import PostIdTaken, post_person_message
+from ..signals import thread_poll_fields, thread_poll_news
 from . import cursor as cursors
 from .agent_views import Conflict, member_motion, post_as_agent
 from .auth import AgentKeyAuthentication, request_agent
@@ -164,7 +163,10 @@ class MessageList(APIView):
         if waited:
             began = timezone.now()
             wait_for_messages(
-                motion, queryset.filter(newer), wait, lambda: typing_since(motion, began, exclude=me)
+                motion,
+                queryset.filter(newer),
+                wait,
+                lambda: any(news(motion, began, me) for news in thread_poll_news),
             )
         # A long poll reads in turn with the others woken with it, then lets its connection go.
         with bell.slot() if waited else nullcontext():
@@ -175,10 +177,9 @@ class MessageList(APIView):
                 "next": next_cursor,
                 "more": len(results) == limit,
                 "activity": running_activity(motion),
-                "requests": open_requests(motion),
-                "answered_requests": recently_answered(motion),
-                "typing": typing_in(motion, exclude=me),
             }
+            for provide in thread_poll_fields:  # wakes/: request cards and who is typing
+                body.update(provide(motion, me))
             if waited:
                 release_connection()
         return Response(body)
