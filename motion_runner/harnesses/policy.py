@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..signals import tool_policy_providers
+from .. import signals
 
 FULL = "full"
 LOOK = "look"
@@ -88,5 +88,6 @@ def closed_policy(turn: Any = None) -> ToolPolicy:
 
 def policy_for(turn: Any) -> ToolPolicy:
     """The registered provider's policy for a turn (the last registered answers)."""
-    provider = tool_policy_providers[-1] if tool_policy_providers else closed_policy
+    providers = signals.tool_policy_providers
+    provider = providers[-1] if providers else closed_policy
     return provider(turn)
