@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from django.db import IntegrityError, connection, models, router, transaction
+from django.db import connection, models, transaction
 from django.db.models import F
-from django.db.models.constants import OnConflict
 from django.dispatch import Signal
 from django.utils import timezone
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .harnesses.base import Event, EventKind
 from .models import Agent, Kind, Message, Motion, MotionSession, Turn, UnclaimedSession
+from .record import binding
 from .redaction import redact, redact_json
 
 log = logging.getLogger(__name__)
@@ -67,6 +67,7 @@ def claim_session(session_id: str, motion: Motion, agent: Agent | None, harness:
         UnclaimedSession.objects.filter(pk=session_id).delete()
     else:
         MotionSession.objects.filter(pk=session_id).update(last_used_at=timezone.now())
+    binding().claim(session_id, motion)
     return session
 
 
@@ -310,10 +311,7 @@ class EventWriter:
     def insert(self, message: Message) -> bool:
         """Insert unless a Message with this id exists; True when this call inserted it."""
         fit_message(message)
-        try:
-            with transaction.atomic():
-                message.save(force_insert=True)
-        except IntegrityError:
+        if not binding().insert_one(message):
             return False
         transaction.on_commit(lambda: message_created.send(sender=Message, message=message))
         return True
@@ -321,7 +319,7 @@ class EventWriter:
     def insert_many(self, messages: list[Message]) -> list[Message]:
         """Insert those whose id is new, in one statement; returns the ones this call inserted.
 
-        `INSERT … ON CONFLICT DO NOTHING RETURNING id` tells exactly which rows were new, so two
+        The record binding (motion_runner/record/) tells exactly which rows were new, so two
         writers racing with the same batch each learn their own share and the signal goes out
         once per Message.
         """
@@ -333,23 +331,8 @@ class EventWriter:
         # Inserted in id order: two writers with overlapping batches then take the unique
         # index's locks in the same order, so neither waits on the other in a cycle (deadlock).
         batch = sorted(unique.values(), key=lambda message: message.id)
-        for message in batch:
-            for model_field in Message._meta.concrete_fields:
-                model_field.pre_save(message, add=True)
-        fields = [f for f in Message._meta.concrete_fields]
-        with transaction.atomic():
-            rows = Message.objects._insert(
-                batch,
-                fields=fields,
-                returning_fields=[Message._meta.pk],
-                on_conflict=OnConflict.IGNORE,
-                using=router.db_for_write(Message),
-            )
-        inserted_ids = {row[0] for row in rows}
+        inserted_ids = {message.id for message in binding().insert_batch(batch)}
         inserted = [message for message in unique.values() if message.id in inserted_ids]
-        for message in inserted:
-            message._state.adding = False
-            message._state.db = router.db_for_write(Message)
         if inserted:
             transaction.on_commit(lambda: announce(inserted))
         return inserted
