@@ -6,6 +6,7 @@ the consider loop; under the own binding (no post reaches the poller) the list c
 from __future__ import annotations
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 
 from motion_runner.models import Turn
 from motion_runner.record import binding, poller_fenced_agents
@@ -59,3 +60,9 @@ def test_under_the_own_binding_the_list_fences_nobody(room, clock, settings):
     assert poller_fenced_agents() == set()
     say(room.motion, room.justin, "@magent ping", clock)
     assert Turn.objects.filter(agent=room.magent, reason="mention").count() == 1
+
+
+def test_the_memory_lane_binding_without_the_hosts_record_says_what_to_set(settings):
+    settings.MOTION_RUNNER_RECORD = "memory_lane"
+    with pytest.raises(ImproperlyConfigured, match="MOTION_RUNNER_RECORD_MODELS"):
+        binding().connect()

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.apps import apps
+from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, models, transaction
 from django.db.models.signals import post_save
 from django.utils import timezone
@@ -214,6 +215,13 @@ class MemoryLaneRecord(OwnRecord):
     # --- a post made in the host --------------------------------------------------------------
 
     def connect(self) -> None:
+        try:
+            host_model("message")
+        except LookupError as exc:  # say what to set, rather than a bare LookupError at start-up
+            raise ImproperlyConfigured(
+                f'MOTION_RUNNER_RECORD = "memory_lane" writes into the host\'s record, but {exc} Install '
+                "memory-lane's conversations app, or name its models in MOTION_RUNNER_RECORD_MODELS."
+            ) from exc
         post_save.connect(
             self.on_host_save, sender=host_model("message"), dispatch_uid="motion_runner.record.host"
         )
