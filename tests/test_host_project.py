@@ -123,6 +123,9 @@ def test_a_stream_post_lands_in_the_hosts_record_once_under_the_same_ids(host_ru
     # Matched through memory-lane's alias of the renamed Mood; the session claimed for that Mood.
     assert stream["host"]["moods"] == ["harbor-of-moods"]
     assert stream["claimed_by"] == ["harbor-of-moods"]
+    # A ToolUse and its ToolResult, each with the harness line's own content block.
+    assert [kind for _, kind, _ in stream["tool_blocks"]] == ["tool_use", "tool_result"]
+    assert all(tool_id == block_id and tool_id for tool_id, _, block_id in stream["tool_blocks"])
 
 
 def test_a_real_claude_code_wake_lands_in_the_hosts_message_table_once(host_run):

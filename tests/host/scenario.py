@@ -81,6 +81,15 @@ def main(workspace: str) -> dict:
         "counts": [{k: a.json().get(k) for k in ("imported", "skipped")} for a in answers],
         "index": index_ids(session_id=session),
         "host": host_rows(session_id=session),
+        # memory-lane's content: the harness line's own block, tied to the subclass's tool id.
+        "tool_blocks": [
+            [u.tool_id, u.content[0].get("type"), u.content[0].get("id")]
+            for u in host.ToolUse.objects.filter(session_id=session)
+        ]
+        + [
+            [r.tool_use_id, r.content[0].get("type"), r.content[0].get("tool_use_id")]
+            for r in host.ToolResult.objects.filter(session_id=session)
+        ],
         "claimed_by": list(
             host.MoodSession.objects.filter(session_id=session).values_list("mood__slug", flat=True)
         ),
