@@ -157,6 +157,11 @@ def test_a_post_made_through_the_hosts_own_model_wakes_the_agent_it_mentions(hos
     assert post["host_copies"] == 1  # handed to the apps, never written back as a second row
 
 
+def test_a_transcript_line_memory_lane_imported_itself_is_a_terminal_line_whose_mention_waits(host_run):
+    line = host_run["seen"]["host_transcript_line"]
+    assert line == {"index": {"source": "terminal", "text": "@magent later"}, "turns": 0, "waiting": 1}
+
+
 def test_the_apps_pages_render_inside_the_host_without_shadowing_its_base_html(host_run):
     pages = host_run["seen"]["pages"]
     assert pages["home"][0] == 200 and "memory-lane's own base.html" in pages["home"][1]

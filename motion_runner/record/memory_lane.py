@@ -253,7 +253,9 @@ class MemoryLaneRecord(OwnRecord):
             motion=motion,
             sender=sender_name,
             agent=Agent.objects.filter(name=sender_name).first(),
-            source=Source.WEB,
+            # A row with a session came from a harness transcript (memory-lane's own watcher): a
+            # terminal line, whose mention waits to see if it is answered; else its composer (web).
+            source=Source.TERMINAL if post.session_id else Source.WEB,
             kind=Kind.TEXT,
             text=text_of(post.content),
             session_id=str(post.session_id or ""),

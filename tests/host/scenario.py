@@ -30,6 +30,7 @@ from motion_runner.api.auth import create_key  # noqa: E402
 from motion_runner.models import Agent, Message, Motion, Turn, Visibility  # noqa: E402
 from tests import recorded  # noqa: E402
 from tests.host.conversations import models as host  # noqa: E402
+from wakes.models import MentionWake  # noqa: E402
 
 HOST = "memory-lane.example"
 
@@ -152,6 +153,24 @@ def main(workspace: str) -> dict:
                 for m in host.Message.objects.filter(mood=mood)
             )
         ),
+    }
+
+    # 3b. A line memory-lane's own watcher brought from a transcript (it has a session): a
+    # terminal line, whose mention waits to see whether it is answered (memory-lane's rule).
+    line_id = uuid.uuid4()
+    with transaction.atomic():
+        host.Message.objects.create(
+            id=line_id,
+            content=[{"type": "text", "text": "@magent later"}],
+            sender=justin,
+            mood=mood,
+            session_id=uuid.uuid4(),
+            timestamp=int(time.time() * 1000),
+        )
+    seen["host_transcript_line"] = {
+        "index": Message.objects.filter(pk=line_id).values("source", "text").first(),
+        "turns": Turn.objects.filter(woken_by_id=line_id).count(),
+        "waiting": MentionWake.objects.filter(message_id=line_id, agent=magent).count(),
     }
 
     # 4. Pages: the host's base.html is its own; the apps' thread page renders inside the host.
