@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.utils.module_loading import import_string
 
 
 class MotionRunnerConfig(AppConfig):
@@ -13,6 +14,9 @@ class MotionRunnerConfig(AppConfig):
         from .runner import tasks  # noqa: F401  (registers the Celery tasks)
 
         user_logged_in.connect(remember_sign_in, dispatch_uid="motion_runner.remember_sign_in")
+        # The record binding's receivers (memory_lane: a post made in the host reaches the apps);
+        # by path, as the models it loads are ready only now.
+        import_string("motion_runner.record.binding")().connect()
 
 
 def remember_sign_in(sender, request, user, **kwargs) -> None:

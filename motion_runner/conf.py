@@ -55,6 +55,24 @@ DEFAULTS: dict[str, Any] = {
     # memory-lane's watcher re-sends a refused batch whole, up to 5,000 queued lines plus what came
     # meanwhile: the cap sits far above that, so it only stops a runaway client.
     "INGEST_MAX_LINES": 20_000,
+    # The one record (motion_runner/record/, docs/memory-lane.md): "own" (the apps' tables, the
+    # standalone default) or "memory_lane" (also memory-lane's conversations tables), or a class path.
+    "MOTION_RUNNER_RECORD": "own",
+    # The host models the memory_lane binding writes, by label (memory-lane's own by default).
+    "MOTION_RUNNER_RECORD_MODELS": lambda: {
+        "mood": "conversations.Mood",
+        "mood_alias": "conversations.MoodAlias",
+        "mood_session": "conversations.MoodSession",
+        "participant": "conversations.ConversationParticipant",
+        "thinking_entity": "conversations.ThinkingEntity",
+        "message": "conversations.Message",
+        "thought": "conversations.Thought",
+        "tool_use": "conversations.ToolUse",
+        "tool_result": "conversations.ToolResult",
+    },
+    # Agents memory-lane's poller still wakes: under the memory_lane binding the wakes app never
+    # wakes them by a mention or the consider loop (docs/memory-lane.md, the switch-over).
+    "POLLER_AGENTS": list,
     "INGEST_SPOOL_DIR": lambda: str(data_dir() / "ingest"),
     # A runner's hold lapses unless renewed (memory-lane: services/mood_view.py, HELD_FOR).
     "MOOD_HELD_SECONDS": 15 * 60,

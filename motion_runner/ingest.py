@@ -9,25 +9,28 @@ the insert is a conditional one that leaves an existing row alone.
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import time
 import uuid
 from collections.abc import Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any
 
-from django.db import IntegrityError, connection, models, router, transaction
+from django.db import connection, models, transaction
 from django.db.models import F
-from django.db.models.constants import OnConflict
 from django.utils import timezone
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from .display import HOOK_STOP_TEXT, summarize_input, turn_end_text
 from .harnesses.base import Event, EventKind
-from .models import Agent, Kind, Message, Motion, MotionSession, Turn, UnclaimedSession
+from .models import Agent, Kind, Message, Motion, Turn
+from .record import binding
 from .redaction import redact, redact_json
+
+# Session routing (sessions.py), display text (display.py) and the insert (record/) moved out of
+# this module; SessionConflict and latest_session stay importable from here for the apps' modules.
+from .sessions import SessionConflict, claim_session, latest_session  # noqa: F401
 from .signals import message_created  # declared in the catalogue, with its arguments
 
 log = logging.getLogger(__name__)
@@ -42,69 +45,9 @@ TOOL_RESULT_TEXT_LIMIT = 64 * 1024
 RAW_LOG_LIMIT = 200
 
 
-class SessionConflict(Exception):
-    """A session id already claimed by another Motion: events are never re-routed."""
-
-
-def claim_session(session_id: str, motion: Motion, agent: Agent | None, harness: str) -> MotionSession:
-    session, created = MotionSession.objects.get_or_create(
-        session_id=session_id,
-        defaults={"motion": motion, "agent": agent, "harness": harness},
-    )
-    if session.motion_id != motion.pk:
-        raise SessionConflict(
-            f"session {session_id} belongs to Motion {session.motion_id!r}, not {motion.pk!r}"
-        )
-    if created:
-        # It no longer waits in the admin's inbox of unclaimed sessions.
-        UnclaimedSession.objects.filter(pk=session_id).delete()
-    else:
-        MotionSession.objects.filter(pk=session_id).update(last_used_at=timezone.now())
-    return session
-
-
-def latest_session(motion: Motion, agent: Agent) -> str | None:
-    return (
-        MotionSession.objects.filter(motion=motion, agent=agent, harness=agent.harness, retired_at=None)
-        .order_by("-last_used_at")
-        .values_list("session_id", flat=True)
-        .first()
-    )
-
-
-def summarize_input(tool_name: str, tool_input: Any) -> str:
-    """A short human line for a tool call: `Read README.md`, `Bash ls -la`."""
-    if isinstance(tool_input, dict):
-        for key in ("file_path", "path", "command", "pattern", "url", "query", "title", "cmd"):
-            if key in tool_input and tool_input[key]:
-                value = tool_input[key]
-                if isinstance(value, list):
-                    value = " ".join(map(str, value))
-                return f"{tool_name} {str(value)[:200]}"
-        if tool_input:
-            return f"{tool_name} {json.dumps(tool_input, ensure_ascii=False)[:200]}"
-    elif tool_input:
-        return f"{tool_name} {str(tool_input)[:200]}"
-    return tool_name
-
-
 def _tokens(usage: dict[str, Any], key: str) -> int | None:
     value = usage.get(key)
     return int(value) if isinstance(value, (int, float)) else None
-
-
-def _dollars(value: Decimal | None) -> str:
-    return f"${value:.4f}" if value is not None else "cost unknown"
-
-
-# source_file of the Message the Claude Code Stop hook writes from `last_assistant_message`:
-# the transcript's copy of that reply replaces it rather than doubling it.
-HOOK_STOP_TEXT = "hook:Stop"
-
-
-def turn_end_text(is_error: bool, subtype: str, cost: Decimal | None) -> str:
-    outcome = f"ended with {subtype}" if is_error else "done"
-    return f"{outcome} · {_dollars(cost)}"
 
 
 @dataclass
@@ -303,10 +246,7 @@ class EventWriter:
     def insert(self, message: Message) -> bool:
         """Insert unless a Message with this id exists; True when this call inserted it."""
         fit_message(message)
-        try:
-            with transaction.atomic():
-                message.save(force_insert=True)
-        except IntegrityError:
+        if not binding().insert_one(message):
             return False
         transaction.on_commit(lambda: message_created.send(sender=Message, message=message))
         return True
@@ -314,7 +254,7 @@ class EventWriter:
     def insert_many(self, messages: list[Message]) -> list[Message]:
         """Insert those whose id is new, in one statement; returns the ones this call inserted.
 
-        `INSERT … ON CONFLICT DO NOTHING RETURNING id` tells exactly which rows were new, so two
+        The record binding (motion_runner/record/) tells exactly which rows were new, so two
         writers racing with the same batch each learn their own share and the signal goes out
         once per Message.
         """
@@ -326,23 +266,8 @@ class EventWriter:
         # Inserted in id order: two writers with overlapping batches then take the unique
         # index's locks in the same order, so neither waits on the other in a cycle (deadlock).
         batch = sorted(unique.values(), key=lambda message: message.id)
-        for message in batch:
-            for model_field in Message._meta.concrete_fields:
-                model_field.pre_save(message, add=True)
-        fields = [f for f in Message._meta.concrete_fields]
-        with transaction.atomic():
-            rows = Message.objects._insert(
-                batch,
-                fields=fields,
-                returning_fields=[Message._meta.pk],
-                on_conflict=OnConflict.IGNORE,
-                using=router.db_for_write(Message),
-            )
-        inserted_ids = {row[0] for row in rows}
+        inserted_ids = {message.id for message in binding().insert_batch(batch)}
         inserted = [message for message in unique.values() if message.id in inserted_ids]
-        for message in inserted:
-            message._state.adding = False
-            message._state.db = router.db_for_write(Message)
         if inserted:
             transaction.on_commit(lambda: announce(inserted))
         return inserted

@@ -86,6 +86,8 @@ WSGI_APPLICATION = "motion_runner.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
+        # The apps' own templates come from motion_runner/templates (a link to ./templates), as in
+        # a host; this site lists the folder too only so its admin/base_site.html wins over admin's.
         "DIRS": [BASE_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
@@ -129,7 +131,7 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+# ./static is found as the app's static folder (motion_runner/static links to it), as in a host.
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", DATA_DIR / "static"))
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # Served from the app folders in development, from STATIC_ROOT after collectstatic in production.

@@ -11,6 +11,7 @@ from django.db import IntegrityError, transaction
 from motion_runner.ingest import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
+from motion_runner.record import poller_fenced_agents
 
 from . import clock
 from .budget import day_of, reserve_for_retry, settle_turn, watch_wake_refusal
@@ -59,7 +60,10 @@ def handle_message(message: Message, *, dispatch: bool = True, note: bool = True
 def mentioned_agents(message: Message) -> list[Agent]:
     known = list(Agent.objects.values_list("name", flat=True))
     names = mentioned_names(message.text, known)
-    agents = {a.name: a for a in Agent.objects.filter(name__in=names)}
+    # memory-lane's poller still wakes these (POLLER_AGENTS): one decider per agent.
+    agents = {
+        a.name: a for a in Agent.objects.filter(name__in=names).exclude(name__in=poller_fenced_agents())
+    }
     return [agents[n] for n in names if n in agents and agents[n].pk != message.agent_id]
 
 

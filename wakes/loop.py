@@ -27,6 +27,7 @@ from motion_runner.ingest import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.lib.tasks import task_named
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, TurnStatus
+from motion_runner.record import poller_fenced_agents
 
 from . import clock
 from .budget import Refusal, release, reserve, turn_cap
@@ -249,9 +250,14 @@ def typing_until(motion_id: str, now: datetime, ttl: float) -> datetime | None:
 
 
 def still_listening(state: ListenState) -> bool:
-    return Motion.agents.through.objects.filter(
-        motion_id=state.motion_id, agent_id=state.agent_id, agent__listening=True
-    ).exists()
+    # An agent memory-lane's poller still wakes (POLLER_AGENTS) is not the consider loop's.
+    return (
+        Motion.agents.through.objects.filter(
+            motion_id=state.motion_id, agent_id=state.agent_id, agent__listening=True
+        )
+        .exclude(agent__name__in=poller_fenced_agents())
+        .exists()
+    )
 
 
 def evaluate(state: ListenState, now: datetime, dials: Dials) -> Consideration | None:

@@ -1,13 +1,14 @@
-"""A host project's root urls, shaped like memory-lane's: its own pages and API at the root, its own
-admin, and the apps mounted under a prefix (README: Adding it to memory-lane)."""
+"""The host project's root urls, shaped like memory-lane's: its own pages and API at the root, its
+own admin, and the apps mounted under a prefix (README: Adding it to memory-lane)."""
 
 from django.contrib import admin
 from django.http import HttpResponse
+from django.shortcuts import render
 from django.urls import include, path
 
 
 def host_home(request):
-    return HttpResponse("the host's own home page")
+    return render(request, "base.html")  # the host's own base.html: the apps must not shadow it
 
 
 def host_mood_stream(request, slug):

@@ -1,0 +1,27 @@
+"""The seam's interface. A binding stores Messages the apps built (already fitted and redacted by
+`motion_runner.ingest.fit_message`) and claims sessions; it never builds Messages itself."""
+
+from __future__ import annotations
+
+from ..models import Message, Motion
+
+
+class RecordBinding:
+    # True when the binding writes into a record memory-lane's own poller also reads, so that
+    # POLLER_AGENTS fences the wakes app off those agents (motion_runner.record.poller_fenced_agents).
+    shares_memory_lane_record = False
+
+    def insert_one(self, message: Message) -> bool:
+        """Insert unless a Message with this id exists; True when this call inserted it."""
+        raise NotImplementedError
+
+    def insert_batch(self, batch: list[Message]) -> list[Message]:
+        """Insert those of `batch` (unique ids, in id order) whose id is new, in as few statements
+        as the binding can; returns the ones this call inserted."""
+        raise NotImplementedError
+
+    def claim(self, session_id: str, motion: Motion) -> None:
+        """A session now belongs to `motion` (after the apps' own MotionSession says so)."""
+
+    def connect(self) -> None:
+        """Connect the receivers the binding needs (AppConfig.ready)."""
