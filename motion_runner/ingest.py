@@ -17,16 +17,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import connection, models, transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .display import HOOK_STOP_TEXT, summarize_input, turn_end_text
 from .harnesses.base import Event, EventKind
+from .message_fit import BadEvent, announce, fit_message, text_limit  # noqa: F401 (importable from here)
 from .models import Agent, Kind, Message, Motion, Turn
 from .record import binding
-from .redaction import redact, redact_json
 
 # Session routing (sessions.py), display text (display.py) and the insert (record/) moved out of
 # this module; SessionConflict and latest_session stay importable from here for the apps' modules.
@@ -34,11 +33,6 @@ from .sessions import SessionConflict, claim_session, latest_session  # noqa: F4
 from .signals import message_created  # declared in the catalogue, with its arguments
 
 log = logging.getLogger(__name__)
-
-
-def announce(messages: list[Message]) -> None:
-    for index, message in enumerate(messages):
-        message_created.send(sender=Message, message=message, newest_of_batch=index == len(messages) - 1)
 
 
 TOOL_RESULT_TEXT_LIMIT = 64 * 1024
@@ -77,10 +71,6 @@ class WriteOutcome:
     errors: list[str] = field(default_factory=list)
 
 
-class BadEvent(ValueError):
-    """An event that cannot be written (a malformed id): reported, never fatal to its batch."""
-
-
 # Columns the transcript knows better than a live stream or a hook: filled in when blank.
 FILL_IN_FIELDS = (
     "model_backend",
@@ -94,40 +84,6 @@ FILL_IN_FIELDS = (
     "cache_read_input_tokens",
     "cost_usd",
 )
-_MAX_POSITIVE_INT = 2**31 - 1
-
-
-def fit_message(message: Message) -> Message:
-    """Make a Message insertable or raise BadEvent, so one bad event never sinks a batch insert."""
-    try:
-        message.id = uuid.UUID(str(message.id))
-    except ValueError as exc:
-        raise BadEvent(f"uuid {str(message.id)[:60]!r} is not a UUID") from exc
-    for model_field in Message._meta.concrete_fields:
-        value = getattr(message, model_field.attname)
-        if isinstance(model_field, models.CharField) and isinstance(value, str):
-            limit = model_field.max_length
-            if limit and len(value) > limit:
-                setattr(message, model_field.attname, value[: limit - 1] + "…")
-        elif isinstance(model_field, models.PositiveIntegerField) and value is not None:
-            if not isinstance(value, int) or not 0 <= value <= _MAX_POSITIVE_INT:
-                setattr(message, model_field.attname, None)
-    if isinstance(message.text, str) and "\x00" in message.text:
-        message.text = message.text.replace("\x00", "")  # PostgreSQL text cannot hold NUL
-    # Secrets never reach the table (nor so any reader): motion_runner/redaction.py.
-    message.text = redact(message.text) if isinstance(message.text, str) else message.text
-    message.raw = redact_json(message.raw)
-    limit = text_limit(message.kind)
-    if isinstance(message.text, str) and len(message.text) > limit:
-        # Served on every poll of the thread: a 10 MB line is cut, saying how much was left out.
-        message.text = message.text[:limit] + f"\n… ({len(message.text) - limit} more characters not kept)"
-    return message
-
-
-def text_limit(kind: str) -> int:
-    if kind == Kind.TOOL_RESULT:
-        return settings.MESSAGE_TOOL_RESULT_MAX_CHARS
-    return settings.MESSAGE_TEXT_MAX_CHARS
 
 
 @contextmanager

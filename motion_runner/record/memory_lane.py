@@ -33,7 +33,7 @@ from django.db.models.signals import post_save
 from django.utils import timezone
 
 from ..conf import app_settings as settings
-from ..ingest import announce, fit_message
+from ..message_fit import announce, fit_message
 from ..models import Agent, Kind, Message, Motion, Source
 from .own import OwnRecord
 
