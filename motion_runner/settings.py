@@ -103,6 +103,9 @@ DEFAULT_DATABASE_URL = f"sqlite:///{DATA_DIR / 'db.sqlite3'}"
 DATABASES = {
     "default": dj_database_url.parse(os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL), conn_max_age=60)
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend with faster timestamp loading and array dumping (motion_runner/pg_backend).
+    DATABASES["default"]["ENGINE"] = "motion_runner.pg_backend"
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The runner writes from a worker while the web process reads: WAL and a busy
     # timeout keep the embedded default from failing with "database is locked".
