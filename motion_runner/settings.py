@@ -106,6 +106,17 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django's backend with faster timestamp loading and array dumping (motion_runner/pg_backend).
     DATABASES["default"]["ENGINE"] = "motion_runner.pg_backend"
+    # DATABASE_POOL_SIZE=N: the web process's threads share N connections (Django's "pool",
+    # psycopg-pool) instead of each opening its own: a thousand woken long-poll readers then
+    # reuse a few connections (bench/waiting_readers.py). 0, the default: no pool.
+    pool_size = env_int("DATABASE_POOL_SIZE", 0)
+    if pool_size > 0:
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # a pool and persistent connections exclude each other
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": min(2, pool_size),
+            "max_size": pool_size,
+            "timeout": 30,
+        }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The runner writes from a worker while the web process reads: WAL and a busy
     # timeout keep the embedded default from failing with "database is locked".
