@@ -25,6 +25,10 @@ import threading
 import time
 
 import psycopg
+
+# This process's own 20 polling threads (the baseline) each hold a connection: no pool here.
+os.environ.setdefault("DATABASE_POOL_SIZE", "0")
+
 from _django import ROOT, bench_database, percentile, web_env, web_process
 
 
@@ -191,19 +195,20 @@ def main() -> None:
     parser.add_argument("--baseline-readers", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=5.0, help="how long the readers wait, measured")
     parser.add_argument(
-        "--pool", type=int, default=10, help="DATABASE_POOL_SIZE of the pooled arm (0: no pooled arm)"
+        "--pool", type=int, default=10, help="DATABASE_POOL_SIZE of the web process (0: no pool, one arm)"
     )
     args = parser.parse_args()
     with bench_database("bench_readers") as connection:
         if connection.vendor != "postgresql":
             raise SystemExit("this benchmark needs PostgreSQL (DATABASE_URL=postgres://…)")
         env = web_env(connection)
-        ours = run("woken by the bell (this project)", env, args.readers, args.seconds, connection)
+        pooled_env = dict(env, DATABASE_POOL_SIZE=str(args.pool))
+        label = f"the bell, a pool of {args.pool} connections" if args.pool else "the bell, no pool"
+        ours = run(label, pooled_env, args.readers, args.seconds, connection, slug="readers-pooled")
         arms = [ours]
-        if args.pool:
-            pooled_env = dict(env, DATABASE_POOL_SIZE=str(args.pool))
-            label = f"the bell, a pool of {args.pool} connections"
-            arms.append(run(label, pooled_env, args.readers, args.seconds, connection, slug="readers-pooled"))
+        if args.pool:  # the bell as it was: a connection opened per woken reader
+            no_pool = dict(env, DATABASE_POOL_SIZE="0")
+            arms.append(run("the bell, no pool (before)", no_pool, args.readers, args.seconds, connection))
         baseline = run_old(args.baseline_readers, args.seconds, connection)
     load = os.getloadavg()[0]
     print(

@@ -106,10 +106,11 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django's backend with faster timestamp loading and array dumping (motion_runner/pg_backend).
     DATABASES["default"]["ENGINE"] = "motion_runner.pg_backend"
-    # DATABASE_POOL_SIZE=N: the web process's threads share N connections (Django's "pool",
-    # psycopg-pool) instead of each opening its own: a thousand woken long-poll readers then
-    # reuse a few connections (bench/waiting_readers.py). 0, the default: no pool.
-    pool_size = env_int("DATABASE_POOL_SIZE", 0)
+    # A process's threads share DATABASE_POOL_SIZE connections (Django's "pool", psycopg-pool)
+    # instead of each opening its own per request: a long poll gives its connection back while
+    # it waits, and opening a new one was more than half of each poll's cost (27.5 -> 11.5 ms;
+    # bench/waiting_readers.py, bench/stream_latency.py). 0: no pool.
+    pool_size = env_int("DATABASE_POOL_SIZE", 10)
     if pool_size > 0:
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # a pool and persistent connections exclude each other
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
