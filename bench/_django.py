@@ -7,7 +7,10 @@ database is created for the run with Django's test-database machinery and droppe
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
 import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -44,3 +47,71 @@ def percentile(values: list[float], p: float) -> float:
         return float("nan")
     index = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
     return ordered[index]
+
+
+def database_url(connection) -> str:
+    """The URL of the database this run created, for a web process of its own."""
+    s = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{s['NAME']}"
+    return f"postgres://{s['USER'] or 'postgres'}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+def web_env(connection) -> dict[str, str]:
+    """The environment of a bench's web process: the standalone settings on this run's database."""
+    return dict(
+        os.environ,
+        DATABASE_URL=database_url(connection),
+        DJANGO_SETTINGS_MODULE="motion_runner.settings",
+        DEBUG="0",
+        SECRET_KEY="bench-only",
+        ALLOWED_HOSTS="127.0.0.1",
+        LOG_LEVEL="WARNING",
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(base_url: str) -> None:
+    import httpx
+
+    for _ in range(200):
+        try:
+            httpx.get(f"{base_url}/api/motions/", timeout=1)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    raise SystemExit("the web process did not start")
+
+
+@contextmanager
+def web_process(env: dict[str, str], threads: int, *extra: str):
+    """The web process as deployed (gunicorn, gthread workers) on a free port; yields its base URL."""
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            str(Path(sys.executable).parent / "gunicorn"),
+            "motion_runner.wsgi",
+            "-b",
+            f"127.0.0.1:{port}",
+            "--worker-class",
+            "gthread",
+            "--threads",
+            str(threads),
+            *extra,
+            "--log-level",
+            "warning",
+        ],
+        env=env,
+    )
+    try:
+        base_url = f"http://127.0.0.1:{port}"
+        wait_for(base_url)
+        yield base_url
+    finally:
+        server.terminate()
+        server.wait()

@@ -1,9 +1,11 @@
 """One look of the consider loop over 1,000 / 10,000 / 100,000 Motions with 1 % active.
 
 The look is `ListenState WHERE due_at <= now` on a partial index: it should cost what the due
-(active) pairs cost, whatever the number of Motions. Baseline, measured in the same run: the
-naive look that asks every pair "anything new since you last considered?" (a comparison of two
-columns, which no index serves), as a poller over all Motions would.
+(active) pairs cost, whatever the number of Motions. Baselines, measured in the same run: the
+same look read through Django's own timestamptz loader (psycopg's Python one, what the project
+used before motion_runner/pg_backend), and the naive look that asks every pair "anything new
+since you last considered?" (a comparison of two columns, which no index serves), as a poller
+over all Motions would.
 
     .venv/bin/python bench/consider_look.py            # BENCH_DATABASE_URL to override the db
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import random
 import statistics
 import time
+from contextlib import contextmanager
 from datetime import timedelta
 
 from _setup import setup
@@ -20,6 +23,7 @@ from _setup import setup
 URL = setup()
 
 from django.db import connection  # noqa: E402
+from django.db.backends.postgresql.psycopg_any import register_tzloader  # noqa: E402
 from django.db.models import F  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
@@ -29,6 +33,7 @@ from wakes.loop import look  # noqa: E402
 from wakes.models import ListenState  # noqa: E402
 
 RUNS = 30
+TIMESTAMPTZ_OID = 1184
 
 
 def populate(total: int, active: int, rng: random.Random) -> None:
@@ -74,6 +79,19 @@ def naive_look(now):
     )
 
 
+@contextmanager
+def djangos_own_loader():
+    """This connection reads timestamps through Django's stock loader while inside."""
+    connection.ensure_connection()
+    adapters = connection.connection.adapters  # this connection's own map (copy on write)
+    ours = adapters.get_loader(TIMESTAMPTZ_OID, 0)
+    register_tzloader(connection.timezone, connection.connection)
+    try:
+        yield
+    finally:
+        adapters.register_loader(TIMESTAMPTZ_OID, ours)
+
+
 def measure(fn):
     fn()  # warm
     times = []
@@ -97,7 +115,7 @@ def main() -> None:
     print(f"database: {URL} ({connection.vendor})")
     print(
         f"{'motions':>9} {'active':>7} | {'look ms':>8} {'queries':>7} {'rows':>5} {'batch ms':>8} | "
-        f"{'naive ms':>9} {'rows':>5} | {'naive/look':>10}"
+        f"{'stock ms':>8} {'stock/look':>10} | {'naive ms':>9} {'rows':>5} | {'naive/look':>10}"
     )
     cases = [(1_000, 10), (10_000, 100), (100_000, 1_000), (1_000, 10), (100_000, 10)]
     first_plan = ""
@@ -106,15 +124,18 @@ def main() -> None:
         now = timezone.now()
         look_ms, look_queries, look_rows = measure(lambda now=now: look(now, 10**6))
         batch_ms, _, _ = measure(lambda now=now: look(now, 200))
+        with djangos_own_loader():
+            stock_ms, _, _ = measure(lambda now=now: look(now, 10**6))
         naive_ms, _, naive_rows = measure(lambda now=now: naive_look(now))
         print(
             f"{total:>9,} {active:>7,} | {look_ms:>8.3f} {look_queries:>7} {look_rows:>5} {batch_ms:>8.3f} | "
-            f"{naive_ms:>9.3f} {naive_rows:>5} | {naive_ms / look_ms:>9.1f}×"
+            f"{stock_ms:>8.3f} {stock_ms / look_ms:>9.1f}× | {naive_ms:>9.3f} {naive_rows:>5} | {naive_ms / look_ms:>9.1f}×"
         )
         if total == 100_000:
             first_plan = first_plan or plan(now)
     print(f"plan at 100,000: {first_plan}")
     print("(look: every due pair; batch: the tick's real look, at most Dials.look_batch = 200 pairs;")
+    print(" stock: the look read through Django's own timestamptz loader, before motion_runner/pg_backend;")
     print(" naive: every pair's last post compared with its cursor, as a poller of all Motions asks)")
 
 

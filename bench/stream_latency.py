@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,7 +26,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from _django import ROOT, bench_database, percentile
+from _django import ROOT, bench_database, percentile, web_env, web_process
 
 RECORDING = ROOT / "tests" / "recordings" / "claude-code" / "text_reply.jsonl"
 
@@ -165,32 +164,6 @@ def measure(name: str, base_url: str, events: int, pace: float, template: dict) 
     }
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for(base_url: str) -> None:
-    import httpx
-
-    for _ in range(200):
-        try:
-            httpx.get(f"{base_url}/api/motions/", timeout=1)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.05)
-    raise SystemExit("the web process did not start")
-
-
-def database_url(connection) -> str:
-    """The URL of the database this run created, for the web process."""
-    s = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{s['NAME']}"
-    return f"postgres://{s['USER'] or 'postgres'}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
-
-
 def main() -> None:
     import logging
 
@@ -208,43 +181,13 @@ def main() -> None:
         return
     template = assistant_template()
     with bench_database("bench_latency") as connection:
-        env = dict(
-            os.environ,
-            DATABASE_URL=database_url(connection),
-            DJANGO_SETTINGS_MODULE="motion_runner.settings",
-            DEBUG="0",
-            SECRET_KEY="bench-only",
-            ALLOWED_HOSTS="127.0.0.1",
-            LOG_LEVEL="WARNING",
-        )
-        port = free_port()
         # The web process as deployed: gunicorn with threads, in its own process.
-        server = subprocess.Popen(
-            [
-                str(Path(sys.executable).parent / "gunicorn"),
-                "motion_runner.wsgi",
-                "-b",
-                f"127.0.0.1:{port}",
-                "--worker-class",
-                "gthread",
-                "--threads",
-                "4",
-                "--log-level",
-                "warning",
-            ],
-            env=env,
-        )
-        try:
-            base_url = f"http://127.0.0.1:{port}"
-            wait_for(base_url)
+        with web_process(web_env(connection), 4) as base_url:
             print(f"database: {connection.vendor}; {args.events} events, one every {args.pace_ms} ms")
             results = [
                 measure(name, base_url, args.events, args.pace_ms / 1000, template)
                 for name in ("runner", "baseline")
             ]
-        finally:
-            server.terminate()
-            server.wait()
     for r in results:
         print(
             f"{r['path']:>8}: {r['events']} events  p50 {r['p50_ms']:8.1f} ms  p99 {r['p99_ms']:8.1f} ms"

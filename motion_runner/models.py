@@ -184,7 +184,16 @@ class Message(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
-        indexes = [models.Index(fields=["motion", "created_at", "id"])]
+        indexes = [
+            models.Index(fields=["motion", "created_at", "id"]),
+            # A session's latest result line (claude_code.previous_result_total, read by every
+            # stream post): found among its few turn ends, not among all the session's lines.
+            models.Index(
+                fields=["session_id", "-created_at"],
+                name="message_session_turn_end",
+                condition=Q(kind="turn_end"),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.sender} [{self.kind}] {self.text[:60]}"

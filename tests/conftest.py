@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import connection
 
 
 def _answers(port: int) -> bool:
@@ -21,7 +22,7 @@ def pytest_sessionstart(session):
     if not settings.REQUIRE_REAL_SERVICES:
         return
     problems = []
-    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    if connection.vendor != "postgresql":
         problems.append("DATABASE_URL is not PostgreSQL")
     if not settings.CELERY_BROKER_URL.startswith("redis://"):
         problems.append("CELERY_BROKER_URL is not Redis")
@@ -44,7 +45,7 @@ def message_bell_closed_before_the_database_is_dropped(django_db_setup):
 
 @pytest.fixture
 def uses_real_services() -> bool:
-    return settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+    return connection.vendor == "postgresql"
 
 
 # --- the real harness CLIs against the fake model server ---------------------------------

@@ -9,6 +9,7 @@ import time
 from datetime import UTC, datetime
 
 import pytest
+from rest_framework.exceptions import ParseError
 
 from motion_runner.api import cursor
 from motion_runner.models import Kind, Message
@@ -137,3 +138,31 @@ def test_a_watch_list_with_a_nul_motion_filter_is_a_400(client, scribe, harbor):
     WatchFactory(motion=harbor, kind="web_page", target="https://example.org/")
 
     assert read(client, scribe, "/api/watches/", motion="harbor\x00").status_code == 400
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"a": [{"b": "x\x00y"}]},  # a NUL deep in a value
+        {"a": [{"b\x00": "x"}]},  # in a key
+        ["\x00"],
+        "\x00",
+        {"a": [[[[{"b": 1}]]]]},  # one level too deep (max_depth 5 below)
+        [[[[[[]]]]]],
+    ],
+)
+def test_the_quick_look_sends_every_nul_and_every_deep_body_to_the_full_walk(body):
+    """walk_json's quick look must never pass a body the full walk would refuse or change."""
+    from motion_runner.api.bounds import needs_walk, walk_json
+
+    assert needs_walk(body, 5)
+    with pytest.raises(ParseError):
+        walk_json(copy.deepcopy(body), max_depth=5, replace_nul=False)
+
+
+@pytest.mark.parametrize("body", [{"a": [{"b": "x"}], "c": None, "d": 1.5}, [[[{"e": []}]]], "plain", 3])
+def test_a_body_within_bounds_is_left_as_it_is(body):
+    from motion_runner.api.bounds import needs_walk, walk_json
+
+    assert not needs_walk(body, 5)
+    assert walk_json(copy.deepcopy(body), max_depth=5, replace_nul=False) == body

@@ -89,6 +89,19 @@ def test_a_secret_in_a_harness_error_is_not_kept_on_the_turn_or_said_in_the_thre
     assert not Message.objects.filter(text__contains=GITHUB_TOKEN).exists()
 
 
+def test_the_configured_values_are_read_again_when_a_setting_changes(settings):
+    """They are kept between calls (read once, not per string): a change must still count."""
+    settings.WAKES_SCREEN_API_KEY = "first-screen-key-of-no-known-shape"
+    assert redact("k=first-screen-key-of-no-known-shape.") == f"k={MARK}."
+
+    settings.WAKES_SCREEN_API_KEY = "second-screen-key-of-no-known-shape"
+    assert redact("first-screen-key-of-no-known-shape") == "first-screen-key-of-no-known-shape"
+    assert redact("k=second-screen-key-of-no-known-shape.") == f"k={MARK}."
+
+    settings.REDACT_SECRETS = False
+    assert redact("second-screen-key-of-no-known-shape") == "second-screen-key-of-no-known-shape"
+
+
 def test_redaction_can_be_turned_off_by_the_operator(settings):
     settings.REDACT_SECRETS = False
 

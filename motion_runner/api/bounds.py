@@ -23,8 +23,40 @@ NUL = "\x00"
 NUL_STANDIN = "\ufffd"
 
 
+def needs_walk(value: Any, max_depth: int) -> bool:
+    """Whether walk_json has anything to say about `value`: a NUL somewhere, or a container
+    deeper than `max_depth`. The common body has neither, and this look (no paths built, no
+    tuples) costs a fifth of the walk: a stream post of 100 events spent ~8 % of its time in the
+    walk's path strings (bench/ingest.py)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if NUL in item:
+                return True
+            continue
+        if not isinstance(item, dict | list):
+            continue
+        if depth > max_depth:
+            return True
+        children = item
+        if isinstance(item, dict):
+            if any(NUL in name for name in item if isinstance(name, str)):
+                return True
+            children = item.values()
+        for child in children:
+            if isinstance(child, str):
+                if NUL in child:
+                    return True
+            elif isinstance(child, dict | list):
+                stack.append((child, depth + 1))
+    return False
+
+
 def walk_json(value: Any, *, max_depth: int, replace_nul: bool) -> Any:
     """`value` checked for depth, with NUL refused (or replaced). Iterative: no recursion limit."""
+    if not needs_walk(value, max_depth):
+        return value
 
     def clean(text: str, where: str) -> str:
         if NUL not in text:

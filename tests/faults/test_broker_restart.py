@@ -17,6 +17,7 @@ from contextlib import contextmanager
 import pytest
 import redis
 from django.conf import settings
+from django.db import connection
 
 from motion_runner.celery import app
 from motion_runner.models import Kind, Message, Turn, TurnStatus
@@ -33,7 +34,7 @@ from wakes.models import Consideration, Dials
 FAKE_HARNESS = CLAUDE_RECORDINGS.parents[1] / "fakes" / "fake_harness.py"
 
 pytestmark = pytest.mark.skipif(
-    settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql",
+    connection.vendor != "postgresql",
     reason="a worker in another process needs the real PostgreSQL (CI always has it)",
 )
 

@@ -21,6 +21,7 @@ from decimal import Decimal
 
 import pytest
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 
 from motion_runner.models import Kind, Message, Turn, TurnStatus
@@ -38,8 +39,7 @@ SPOKEN = ["Let me read the README first.", "The README says the answer is 42."]
 LEASE_SECONDS = 3
 
 pytestmark = pytest.mark.skipif(
-    settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql"
-    or not settings.CELERY_BROKER_URL.startswith("redis://"),
+    connection.vendor != "postgresql" or not settings.CELERY_BROKER_URL.startswith("redis://"),
     reason="a worker in another process needs the real PostgreSQL and Redis (CI always has them)",
 )
 
