@@ -159,8 +159,8 @@ def main() -> None:
 
 def run(args, tmp: Path) -> None:
     from motion_runner.api.auth import create_key
-    from motion_runner.ingest import claim_session
     from motion_runner.models import Agent, Message, Motion, MotionSession
+    from motion_runner.sessions import claim_session
     from motion_runner.transcripts import import_all
 
     print(

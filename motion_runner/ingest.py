@@ -8,12 +8,10 @@ the insert is a conditional one that leaves an existing row alone.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 import uuid
 from collections.abc import Iterable
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,16 +19,14 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from .display import HOOK_STOP_TEXT, summarize_input, turn_end_text
+from .display import summarize_input, turn_end_text
 from .harnesses.base import Event, EventKind
-from .message_fit import BadEvent, announce, fit_message, text_limit  # noqa: F401 (importable from here)
+from .message_fit import BadEvent, announce, fit_message
 from .models import Agent, Kind, Message, Motion, Turn
 from .record import binding
-
-# Session routing (sessions.py), display text (display.py) and the insert (record/) moved out of
-# this module; SessionConflict and latest_session stay importable from here for the apps' modules.
-from .sessions import SessionConflict, claim_session, latest_session  # noqa: F401
+from .sessions import claim_session
 from .signals import message_created  # declared in the catalogue, with its arguments
+from .twins import fill_in, session_lock, without_twins
 
 log = logging.getLogger(__name__)
 
@@ -69,36 +65,6 @@ class WriteOutcome:
     turn_end: Event | None = None
     messages: list[Message] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-
-
-# Columns the transcript knows better than a live stream or a hook: filled in when blank.
-FILL_IN_FIELDS = (
-    "model_backend",
-    "effort",
-    "cwd",
-    "harness_message_id",
-    "stop_reason",
-    "input_tokens",
-    "output_tokens",
-    "cache_creation_input_tokens",
-    "cache_read_input_tokens",
-    "cost_usd",
-)
-
-
-@contextmanager
-def session_lock(session_id: str):
-    """Serialize the writers that match twins (hooks, importer) on one session.
-
-    Their check-then-insert is safe only one at a time; on PostgreSQL a transaction-scoped
-    advisory lock does it, SQLite serializes writers by itself.
-    """
-    with transaction.atomic():
-        if session_id and connection.vendor == "postgresql":
-            key = int.from_bytes(hashlib.sha256(session_id.encode()).digest()[:8], "big", signed=True)
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
-        yield
 
 
 class EventWriter:
@@ -273,7 +239,7 @@ class EventWriter:
             return outcome
         if ctx.match_twins:
             with session_lock(ctx.session_id):
-                fresh = self._without_twins(messages)
+                fresh = without_twins(messages, self.ctx.motion.pk, fill_in_blanks=self.ctx.fill_in)
                 inserted = self.insert_many(fresh)
         else:
             inserted = self.insert_many(messages)
@@ -284,83 +250,8 @@ class EventWriter:
         if ctx.fill_in:
             for message in messages:
                 if message.id not in inserted_ids:
-                    self.fill_in(message)
+                    fill_in(message)
         return outcome
-
-    def _without_twins(self, messages: list[Message]) -> list[Message]:
-        """Drop the messages already stored under another id, filling in those twins' blanks.
-
-        A tool call or result is the same one when (session, kind, tool id) match; a reply the
-        Stop hook posted (it has no ids) is the same as the transcript's when the words match.
-        Two queries per batch, whatever its size.
-        """
-        sessions = {m.session_id for m in messages if m.session_id}
-        if not sessions:
-            return messages
-        ids = [m.id for m in messages]
-        tool_ids = {m.tool_id for m in messages if m.tool_id and m.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT)}
-        by_tool: dict[tuple[str, str, str], Message] = {}
-        if tool_ids:
-            for stored in Message.objects.filter(
-                motion_id=self.ctx.motion.pk,
-                session_id__in=sessions,
-                kind__in=[Kind.TOOL_CALL, Kind.TOOL_RESULT],
-                tool_id__in=tool_ids,
-            ).exclude(pk__in=ids):
-                by_tool.setdefault((stored.session_id, stored.kind, stored.tool_id), stored)
-        texts = {m.text for m in messages if m.kind == Kind.TEXT}
-        by_words: dict[tuple[str, str, bool], list[Message]] = {}
-        hook_words = any(m.source_file == HOOK_STOP_TEXT for m in messages) or (
-            texts and Message.objects.filter(session_id__in=sessions, source_file=HOOK_STOP_TEXT).exists()
-        )
-        if texts and hook_words:
-            for stored in (
-                Message.objects.filter(
-                    motion_id=self.ctx.motion.pk, session_id__in=sessions, kind=Kind.TEXT, text__in=texts
-                )
-                .exclude(pk__in=ids)
-                .order_by("created_at")
-            ):
-                key = (stored.session_id, stored.text, stored.source_file == HOOK_STOP_TEXT)
-                by_words.setdefault(key, []).append(stored)
-        fresh = []
-        for message in messages:
-            twin = None
-            if message.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT) and message.tool_id:
-                twin = by_tool.get((message.session_id, message.kind, message.tool_id))
-            elif message.kind == Kind.TEXT and by_words:
-                # The hook's copy looks for the transcript's, and the transcript's for the hook's.
-                wants_hook_copy = message.source_file != HOOK_STOP_TEXT
-                candidates = by_words.get((message.session_id, message.text, wants_hook_copy))
-                twin = candidates.pop(0) if candidates else None
-            if twin is None:
-                fresh.append(message)
-            elif self.ctx.fill_in:
-                self.fill_in(message, existing=twin)
-        return fresh
-
-    def fill_in(self, message: Message, existing: Message | None = None) -> bool:
-        """Copy what this copy knows onto the stored Message where it is blank; never a second row."""
-        if existing is None:
-            existing = Message.objects.filter(pk=message.id).first()
-            if existing is None:
-                return False
-        changed = []
-        for name in FILL_IN_FIELDS:
-            value = getattr(message, name)
-            if value in (None, "") or getattr(existing, name) not in (None, ""):
-                continue
-            setattr(existing, name, value)
-            changed.append(name)
-        if existing.kind == Kind.TURN_END and "cost_usd" in changed:
-            existing.text = turn_end_text(existing.is_error, existing.stop_reason, message.cost_usd)
-            changed.append("text")
-        if existing.source_file == HOOK_STOP_TEXT and message.source_file != HOOK_STOP_TEXT:
-            existing.source_file = message.source_file
-            changed.append("source_file")
-        if changed:
-            existing.save(update_fields=changed)
-        return bool(changed)
 
     def _on_init(self, event: Event) -> None:
         ctx = self.ctx
@@ -386,47 +277,3 @@ def insert_one(message: Message) -> bool:
     `message_created` goes out once, after commit. True when this call inserted it."""
     context = IngestContext(motion=message.motion, agent=message.agent, harness="", source=message.source)
     return EventWriter(context).insert(message)
-
-
-def post_system_message(
-    motion: Motion,
-    text: str,
-    *,
-    kind: str = Kind.ERROR,
-    message_id: str | None = None,
-    turn: Turn | None = None,
-    agent: Agent | None = None,
-) -> Message | None:
-    """A message the runner itself says in the thread; idempotent when given an id."""
-    message = Message(
-        motion=motion,
-        sender=agent.name if agent else "runner",
-        agent=agent,
-        source="system",
-        kind=kind,
-        text=text,
-        turn=turn,
-        is_error=kind == Kind.ERROR,
-    )
-    if message_id:
-        message.id = message_id
-    return message if insert_system_line(message) else None
-
-
-def insert_system_line(message: Message) -> bool:
-    """`insert_one` for a line the runner says under a stable id. Finding the same line there
-    means it was said already (False); finding anything else under its id is a collision, which
-    is logged as an error and the line is said under a fresh id: never silently dropped."""
-    if insert_one(message):
-        return True
-    found = Message.objects.filter(pk=message.id).values_list("motion_id", "source", "kind").first()
-    if found == (message.motion_id, message.source, message.kind):
-        return False
-    log.error(
-        "the id %s of a %s line in %s is taken by another message: said under a new id",
-        message.id,
-        message.kind,
-        message.motion_id,
-    )
-    message.id = uuid.uuid4()
-    return insert_one(message)

@@ -8,9 +8,9 @@ from decimal import Decimal
 
 import pytest
 
-from motion_runner.ingest import post_system_message
 from motion_runner.lib.ids import stable_uuid, system_uuid
 from motion_runner.models import Kind, Message, Turn
+from motion_runner.system_lines import post_system_message
 from wakes.wake import wake
 
 pytestmark = pytest.mark.django_db

@@ -8,10 +8,10 @@ from datetime import timedelta
 
 from django.db import IntegrityError, transaction
 
-from motion_runner.ingest import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
 from motion_runner.record import poller_fenced_agents
+from motion_runner.system_lines import post_system_message
 
 from . import clock
 from .budget import day_of, reserve_for_retry, settle_turn, watch_wake_refusal

@@ -23,11 +23,11 @@ from django.db import transaction
 from django.db.models import F, Max, Q
 
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
-from motion_runner.ingest import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.lib.tasks import task_named
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, TurnStatus
 from motion_runner.record import poller_fenced_agents
+from motion_runner.system_lines import post_system_message
 
 from . import clock
 from .budget import Refusal, release, reserve, turn_cap

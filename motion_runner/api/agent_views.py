@@ -17,15 +17,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..access import access
-from ..ingest import (
-    HOOK_STOP_TEXT,
-    EventWriter,
-    IngestContext,
-    fit_message,
-    insert_one,
-    summarize_input,
-)
+from ..display import HOOK_STOP_TEXT, summarize_input
+from ..ingest import EventWriter, IngestContext, insert_one
 from ..lib.ids import stable_uuid
+from ..message_fit import fit_message
 from ..models import Agent, Kind, Message, Motion, MotionSession, Source
 from ..transcripts import (
     HARNESS as CLAUDE_CODE,

@@ -30,15 +30,8 @@ from rest_framework.exceptions import APIException, PermissionDenied
 
 from ..db_retry import retry_conflicts
 from ..harnesses import HARNESSES, EventKind, HarnessError, get_adapter
-from ..ingest import (
-    BadEvent,
-    EventWriter,
-    IngestContext,
-    SessionConflict,
-    WriteOutcome,
-    claim_session,
-    post_system_message,
-)
+from ..ingest import EventWriter, IngestContext, WriteOutcome
+from ..message_fit import BadEvent
 from ..models import (
     Agent,
     Kind,
@@ -51,6 +44,8 @@ from ..models import (
     UnclaimedSession,
     recorded_turn_ends,
 )
+from ..sessions import SessionConflict, claim_session
+from ..system_lines import post_system_message
 
 log = logging.getLogger(__name__)
 

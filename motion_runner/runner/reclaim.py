@@ -21,10 +21,10 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from ..ingest import post_system_message
 from ..lib.ids import system_uuid
 from ..lib.tasks import task_named
 from ..models import Kind, Turn, TurnStatus
+from ..system_lines import post_system_message
 from ..transcripts import recover_turn_lines
 from .process import kill_marked, marked_processes
 from .turns import RUN_TURN, _announce_end, cost_note, dead_turn_cost, start_next_queued, turn_marker

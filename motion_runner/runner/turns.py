@@ -20,12 +20,14 @@ from ..conf import app_settings as settings  # the app's settings, with defaults
 from ..db_retry import is_outage
 from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
 from ..harnesses.base import json_object
-from ..ingest import EventWriter, IngestContext, SessionConflict, post_system_message
+from ..ingest import EventWriter, IngestContext
 from ..lib.ids import system_uuid
 from ..lib.tasks import task_named
 from ..models import Agent, Kind, Message, Motion, MotionSession, Turn, TurnStatus, recorded_turn_ends
 from ..redaction import redact
+from ..sessions import SessionConflict
 from ..signals import monitor_factories, prompt_finalizers, turn_finished, turn_retried
+from ..system_lines import post_system_message
 from .process import TURN_MARKER, Limits, Outcome, ProcessResult, run_streaming
 from .sessions import choose_session
 

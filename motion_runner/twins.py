@@ -1,0 +1,120 @@
+"""Matching twins: one event written under two ids (a hook knows a tool call's tool_use id, never
+its transcript line uuid; the Stop hook's reply has no ids at all). The hooks endpoint and the
+transcript importer ask here before inserting, so the second copy fills the first's blanks and
+never becomes a second row."""
+
+from __future__ import annotations
+
+import hashlib
+from contextlib import contextmanager
+
+from django.db import connection, transaction
+
+from .display import HOOK_STOP_TEXT, turn_end_text
+from .models import Kind, Message
+
+# Columns the transcript knows better than a live stream or a hook: filled in when blank.
+FILL_IN_FIELDS = (
+    "model_backend",
+    "effort",
+    "cwd",
+    "harness_message_id",
+    "stop_reason",
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "cost_usd",
+)
+
+
+@contextmanager
+def session_lock(session_id: str):
+    """Serialize the writers that match twins (hooks, importer) on one session.
+
+    Their check-then-insert is safe only one at a time; on PostgreSQL a transaction-scoped
+    advisory lock does it, SQLite serializes writers by itself.
+    """
+    with transaction.atomic():
+        if session_id and connection.vendor == "postgresql":
+            key = int.from_bytes(hashlib.sha256(session_id.encode()).digest()[:8], "big", signed=True)
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+        yield
+
+
+def without_twins(messages: list[Message], motion_id: str, *, fill_in_blanks: bool) -> list[Message]:
+    """Drop the messages already stored under another id, filling in those twins' blanks.
+
+    A tool call or result is the same one when (session, kind, tool id) match; a reply the
+    Stop hook posted (it has no ids) is the same as the transcript's when the words match.
+    Two queries per batch, whatever its size.
+    """
+    sessions = {m.session_id for m in messages if m.session_id}
+    if not sessions:
+        return messages
+    ids = [m.id for m in messages]
+    tool_ids = {m.tool_id for m in messages if m.tool_id and m.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT)}
+    by_tool: dict[tuple[str, str, str], Message] = {}
+    if tool_ids:
+        for stored in Message.objects.filter(
+            motion_id=motion_id,
+            session_id__in=sessions,
+            kind__in=[Kind.TOOL_CALL, Kind.TOOL_RESULT],
+            tool_id__in=tool_ids,
+        ).exclude(pk__in=ids):
+            by_tool.setdefault((stored.session_id, stored.kind, stored.tool_id), stored)
+    texts = {m.text for m in messages if m.kind == Kind.TEXT}
+    by_words: dict[tuple[str, str, bool], list[Message]] = {}
+    hook_words = any(m.source_file == HOOK_STOP_TEXT for m in messages) or (
+        texts and Message.objects.filter(session_id__in=sessions, source_file=HOOK_STOP_TEXT).exists()
+    )
+    if texts and hook_words:
+        for stored in (
+            Message.objects.filter(
+                motion_id=motion_id, session_id__in=sessions, kind=Kind.TEXT, text__in=texts
+            )
+            .exclude(pk__in=ids)
+            .order_by("created_at")
+        ):
+            key = (stored.session_id, stored.text, stored.source_file == HOOK_STOP_TEXT)
+            by_words.setdefault(key, []).append(stored)
+    fresh = []
+    for message in messages:
+        twin = None
+        if message.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT) and message.tool_id:
+            twin = by_tool.get((message.session_id, message.kind, message.tool_id))
+        elif message.kind == Kind.TEXT and by_words:
+            # The hook's copy looks for the transcript's, and the transcript's for the hook's.
+            wants_hook_copy = message.source_file != HOOK_STOP_TEXT
+            candidates = by_words.get((message.session_id, message.text, wants_hook_copy))
+            twin = candidates.pop(0) if candidates else None
+        if twin is None:
+            fresh.append(message)
+        elif fill_in_blanks:
+            fill_in(message, existing=twin)
+    return fresh
+
+
+def fill_in(message: Message, existing: Message | None = None) -> bool:
+    """Copy what this copy knows onto the stored Message where it is blank; never a second row."""
+    if existing is None:
+        existing = Message.objects.filter(pk=message.id).first()
+        if existing is None:
+            return False
+    changed = []
+    for name in FILL_IN_FIELDS:
+        value = getattr(message, name)
+        if value in (None, "") or getattr(existing, name) not in (None, ""):
+            continue
+        setattr(existing, name, value)
+        changed.append(name)
+    if existing.kind == Kind.TURN_END and "cost_usd" in changed:
+        existing.text = turn_end_text(existing.is_error, existing.stop_reason, message.cost_usd)
+        changed.append("text")
+    if existing.source_file == HOOK_STOP_TEXT and message.source_file != HOOK_STOP_TEXT:
+        existing.source_file = message.source_file
+        changed.append("source_file")
+    if changed:
+        existing.save(update_fields=changed)
+    return bool(changed)
