@@ -33,6 +33,27 @@ log = logging.getLogger(__name__)
 
 TOOL_RESULT_TEXT_LIMIT = 64 * 1024
 RAW_LOG_LIMIT = 200
+# The kinds message_for turns into a Message; the others write none.
+MESSAGE_KINDS = frozenset(
+    {
+        EventKind.TEXT,
+        EventKind.TOOL_CALL,
+        EventKind.TOOL_RESULT,
+        EventKind.TURN_END,
+        EventKind.ERROR,
+        EventKind.COMPACT,
+    }
+)
+
+
+def event_message_id(event: Event) -> uuid.UUID | None:
+    """The id the event's Message will carry, when the event names one and it is a UUID."""
+    if event.kind not in MESSAGE_KINDS or not event.uuid:
+        return None
+    try:
+        return uuid.UUID(str(event.uuid))
+    except ValueError:
+        return None  # fit_message reports it as a BadEvent
 
 
 def _tokens(usage: dict[str, Any], key: str) -> int | None:
@@ -193,6 +214,12 @@ class EventWriter:
         if inserted:
             transaction.on_commit(lambda: announce(inserted))
         return inserted
+
+    def known_message_ids(self, events: Iterable[Event]) -> set[uuid.UUID]:
+        """The ids among these events' Messages that the record already holds: one query, so a
+        re-post skips building, fitting and redacting what the insert would leave alone."""
+        ids = {message_id for event in events if (message_id := event_message_id(event)) is not None}
+        return binding().known_ids(sorted(ids)) if ids else set()
 
     def write(self, event: Event) -> WriteOutcome:
         return self.write_many([event])

@@ -30,7 +30,7 @@ from rest_framework.exceptions import APIException, PermissionDenied
 
 from ..db_retry import retry_conflicts
 from ..harnesses import HARNESSES, EventKind, HarnessError, get_adapter
-from ..ingest import EventWriter, IngestContext, WriteOutcome
+from ..ingest import EventWriter, IngestContext, WriteOutcome, event_message_id
 from ..message_fit import BadEvent
 from ..models import (
     Agent,
@@ -204,6 +204,23 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
     failed: set[int] = set()
     turn_end = None
     events = data["events"]
+
+    def fail(index: int, line: dict[str, Any], exc: Exception) -> None:
+        if isinstance(exc, (Conflict, PermissionDenied)):
+            raise exc
+        if isinstance(exc, (BadEvent, SessionConflict)):
+            answer.errors.append({"index": index, "reason": str(exc)})
+        else:  # an adapter bug on one line must not lose the rest
+            log.error("stream: adapter %s failed on event %s", harness, index, exc_info=exc)
+            answer.errors.append(
+                {"index": index, "reason": f"could not read a {line.get('type', '?')} event: {exc}"}
+            )
+        failed.add(index)
+
+    # The whole batch is parsed first (the parser answers a line's events as a list, so a line
+    # that fails here yields none), then what the record already holds is asked in one query: a
+    # re-post skips building, fitting and redacting its known Messages, and the rest is as before.
+    parsed: list[tuple[int, dict[str, Any], list]] = []
     for index, line in enumerate(events):
         if not isinstance(line, dict):
             answer.errors.append(
@@ -212,30 +229,33 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
             failed.add(index)
             continue
         try:
-            for event in parser.feed(line):
+            parsed.append((index, line, list(parser.feed(line))))
+        except Exception as exc:
+            fail(index, line, exc)
+    known = writer.known_message_ids(event for _, _, line_events in parsed for event in line_events)
+    wrote_any = False  # a known Message counts as one written for the turn's heartbeat, as before
+    for index, line, line_events in parsed:
+        try:
+            for event in line_events:
                 if event.kind == EventKind.TURN_END:
                     turn_end = event
                 if event.kind == EventKind.INIT and event.session_id and event.session_id != session_id:
                     claim_for(event.session_id, motion, agent, harness)
+                if known and event_message_id(event) in known:
+                    wrote_any = True  # already in the record: the insert would skip it
+                    continue
                 message = writer.prepare(event)
                 if message is not None:
+                    wrote_any = True
                     prepared.append(message)
                     first_event_of.setdefault(message.id, index)
-        except (Conflict, PermissionDenied):
-            raise
-        except (BadEvent, SessionConflict) as exc:
-            answer.errors.append({"index": index, "reason": str(exc)})
-            failed.add(index)
-        except Exception as exc:  # an adapter bug on one line must not lose the rest
-            log.exception("stream: adapter %s failed on event %s", harness, index)
-            answer.errors.append(
-                {"index": index, "reason": f"could not read a {line.get('type', '?')} event: {exc}"}
-            )
-            failed.add(index)
+        except Exception as exc:
+            fail(index, line, exc)
+    answer.errors.sort(key=lambda error: error["index"])
 
     def store() -> WriteOutcome:
         outcome = writer.write_many([], prepared=prepared)
-        if turn is not None and prepared:
+        if turn is not None and wrote_any:
             Turn.objects.filter(pk=turn.pk).update(heartbeat_at=timezone.now())
         if turn_end is not None:
             stamp_turn_end(turn, turn_end)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 from ..models import Message, Motion
 
 
@@ -19,6 +21,11 @@ class RecordBinding:
         """Insert those of `batch` (unique ids, in id order) whose id is new, in as few statements
         as the binding can; returns the ones this call inserted."""
         raise NotImplementedError
+
+    def known_ids(self, ids: list[uuid.UUID]) -> set[uuid.UUID]:
+        """Those of `ids` the record already holds, for a re-post to skip before building its
+        Messages. A binding that cannot tell cheaply answers none: the insert still decides."""
+        return set()
 
     def claim(self, session_id: str, motion: Motion) -> None:
         """A session now belongs to `motion` (after the apps' own MotionSession says so)."""

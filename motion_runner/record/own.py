@@ -5,6 +5,8 @@ The insert moved here unchanged from `ingest.EventWriter`: ids, conflicts and or
 
 from __future__ import annotations
 
+import uuid
+
 from django.db import IntegrityError, router, transaction
 from django.db.models.constants import OnConflict
 
@@ -20,6 +22,13 @@ class OwnRecord(RecordBinding):
         except IntegrityError:
             return False
         return True
+
+    def known_ids(self, ids: list[uuid.UUID]) -> set[uuid.UUID]:
+        """One `SELECT id … WHERE id = ANY(…)` on the primary key. A Message is never updated
+        away, so an id seen here stays known; the insert's ON CONFLICT still decides the rest."""
+        if not ids:
+            return set()
+        return set(Message.objects.filter(id__in=ids).values_list("id", flat=True))
 
     def insert_batch(self, batch: list[Message]) -> list[Message]:
         """`INSERT … ON CONFLICT DO NOTHING RETURNING id` tells exactly which rows were new, so two
