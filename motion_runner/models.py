@@ -7,7 +7,7 @@ the harness line's uuid). Field names follow it; where we add fields, they are a
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any
 
@@ -404,16 +404,24 @@ class UnclaimedSession(models.Model):
         return self.session_id
 
 
-def recorded_turn_ends(session_id: str, newest: int = 20) -> Callable[[], list[Any]]:
+def recorded_turn_ends(session_id: str, newest: int = 20) -> Callable[[], Iterator[Any]]:
     """A reader of the raw lines of a session's recorded turn ends, newest first, for an
-    adapter's `new_parser` (a resumed session's running total). Read only when the adapter
-    calls it, and at most once."""
-    read: list[list[Any]] = []
+    adapter's `new_parser` (a resumed session's running total). Read only as the adapter reads:
+    the newest line alone first (it usually holds the total, and every stream post asks; twenty
+    raw result lines decoded each time were a tenth of a re-post), the rest up to `newest` only if
+    the adapter reads on; each read at most once."""
+    read: list[list[Any]] = []  # [the newest alone], then [all up to `newest`]
 
-    def lines() -> list[Any]:
+    def lines() -> Iterator[Any]:
+        ends = Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
         if not read:
-            ends = Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
+            read.append(list(ends.values_list("raw", flat=True)[:1]))
+        yield from read[0]
+        if not read[0]:
+            return
+        if len(read) < 2:
+            # One query for the whole window, so its order is the one the first line came from.
             read.append(list(ends.values_list("raw", flat=True)[:newest]))
-        return read[0]
+        yield from read[1][1:]
 
     return lines
