@@ -16,7 +16,23 @@ class SessionConflict(Exception):
     """A session id already claimed by another Motion: events are never re-routed."""
 
 
-def claim_session(session_id: str, motion: Motion, agent: Agent | None, harness: str) -> MotionSession:
+def claim_session(
+    session_id: str,
+    motion: Motion,
+    agent: Agent | None,
+    harness: str,
+    *,
+    known: MotionSession | None = None,
+) -> MotionSession:
+    """`known`: the session as the caller just read it (the stream API reads it to check its
+    owner), which spares a second read; its claim is then conditional on still being `motion`'s."""
+    if known is not None and known.session_id == session_id and known.motion_id == motion.pk:
+        if not MotionSession.objects.filter(pk=session_id, motion_id=motion.pk).update(
+            last_used_at=timezone.now()
+        ):
+            raise SessionConflict(f"session {session_id} moved away from Motion {motion.pk!r}")
+        binding().claim(session_id, motion)
+        return known
     session, created = MotionSession.objects.get_or_create(
         session_id=session_id,
         defaults={"motion": motion, "agent": agent, "harness": harness},

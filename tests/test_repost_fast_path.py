@@ -7,12 +7,15 @@ import copy
 from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from motion_runner import ingest
-from motion_runner.models import Message, Turn, TurnStatus
+from motion_runner.models import Message, MotionSession, Turn, TurnStatus
+from motion_runner.sessions import SessionConflict, claim_session
 from tests import recorded
-from tests.factories import TurnFactory
+from tests.factories import MotionFactory, TurnFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -79,3 +82,21 @@ def test_a_repost_still_beats_the_heartbeat_and_ends_the_running_turn(client, sc
     assert turn.heartbeat_at > long_ago
     assert turn.status == TurnStatus.FINISHED
     assert turn.ended_at is not None
+
+
+def test_a_claim_from_a_stale_read_of_a_session_that_moved_is_a_conflict(harbor, scribe):
+    other = MotionFactory(slug="other")
+    read = claim_session(SESSION, harbor, scribe.agent, "claude-code")
+    MotionSession.objects.filter(pk=SESSION).update(motion=other)  # moved by another request since
+    with pytest.raises(SessionConflict):
+        claim_session(SESSION, harbor, scribe.agent, "claude-code", known=read)
+    assert MotionSession.objects.get(pk=SESSION).motion_id == "other"
+
+
+def test_a_claim_from_a_fresh_read_is_one_update(harbor, scribe):
+    read = claim_session(SESSION, harbor, scribe.agent, "claude-code")
+    before = MotionSession.objects.get(pk=SESSION).last_used_at
+    with CaptureQueriesContext(connection) as queries:
+        assert claim_session(SESSION, harbor, scribe.agent, "claude-code", known=read) is read
+    assert [query["sql"].split()[0] for query in queries] == ["UPDATE"]
+    assert MotionSession.objects.get(pk=SESSION).last_used_at > before

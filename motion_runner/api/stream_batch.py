@@ -120,8 +120,9 @@ def claim_for(session_id: str, motion: Motion, agent: Agent, harness: str) -> Mo
             raise PermissionDenied(
                 f"Session {session_id} waits in the admin's inbox; only an admin assigns it."
             )
+    unmoved = existing if existing is not None and existing.motion_id == motion.pk else None
     try:
-        return claim_session(session_id, motion, agent, harness)
+        return claim_session(session_id, motion, agent, harness, known=unmoved)
     except SessionConflict as exc:  # moved again between the move and the claim
         raise Conflict(f"{exc}; send the batch again.") from exc
 
