@@ -42,7 +42,9 @@ class Clock:
 
 @pytest.fixture
 def clock():
-    start = timezone.now().replace(microsecond=0)
+    # Nine in the morning, local: a test's simulated hours never cross the budget day's midnight,
+    # whatever the hour the suite runs (CI once ran one at 23:30 and the day's cap reset mid-test).
+    start = timezone.localtime().replace(hour=9, minute=0, second=0, microsecond=0)
     yield Clock(start)
     wake_clock.set_now(None)
 

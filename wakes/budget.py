@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from decimal import ROUND_DOWN, Decimal
 
 from django.db import IntegrityError, transaction
-from django.db.models import Q, Sum
+from django.db.models import F, Q, Sum
 from django.utils import timezone
 
 from motion_runner.models import ENDED_STATUSES
@@ -68,8 +68,6 @@ def _lock_day(day) -> None:
             BudgetDay.objects.get_or_create(day=day)
     except IntegrityError:
         pass  # created by a racer: fine
-    from django.db.models import F
-
     BudgetDay.objects.filter(day=day).update(reservations=F("reservations") + 1)
 
 
