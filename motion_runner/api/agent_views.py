@@ -8,6 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
@@ -16,7 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..access import access
+from ..access import MotionAccess, access
 from ..display import HOOK_STOP_TEXT, summarize_input
 from ..ingest import EventWriter, IngestContext, insert_one
 from ..lib.ids import stable_uuid
@@ -43,9 +44,25 @@ log = logging.getLogger(__name__)
 TOOL_RESPONSE_LIMIT = 64 * 1024
 
 
-def member_motion(slug: str, agent: Agent) -> Motion:
-    motion = get_object_or_404(Motion, slug=slug)
-    if not access().is_member_agent(AgentPrincipal(agent), motion):
+def member_motion(slug: str, agent: Agent, request: Request | None = None) -> Motion:
+    """The Motion `slug` if `agent` is one of its agents: 404 when there is none, 403 when the
+    agent is not one of them. The request's own authentication may have read both already, in
+    the statement that read its key (`MotionRead`): then nothing is asked again."""
+    principal = getattr(request, "user", None) if request is not None else None
+    read = principal.motion_read if isinstance(principal, AgentPrincipal) else None
+    if read is not None and read.slug == slug and read.agent_id == agent.pk:
+        if read.motion is None:
+            raise Http404(f"No {Motion._meta.object_name} matches the given query.")  # as get_object_or_404
+        motion = read.motion
+        # The read answered the default rule; a host's own rule (MOTION_RUNNER_ACCESS) is asked.
+        if type(access()).is_member_agent is MotionAccess.is_member_agent:
+            member = read.member
+        else:
+            member = access().is_member_agent(AgentPrincipal(agent), motion)
+    else:
+        motion = get_object_or_404(Motion, slug=slug)
+        member = access().is_member_agent(AgentPrincipal(agent), motion)
+    if not member:
         raise PermissionDenied(f"@{agent.name} is not an agent of Motion {slug!r}.")
     return motion
 
@@ -64,6 +81,8 @@ class AgentAPIView(APIView):
     # memory-lane's runner keys (MOOD_RUNNER_KEYS) first: any other key falls through to ours.
     authentication_classes = [RunnerKeyAuthentication, AgentKeyAuthentication]
     permission_classes = [IsAgent]
+    # The URL's Motion is read with the key, in one statement (auth.MotionRead; member_motion).
+    motion_url_kwarg = "slug"
 
     def handle_exception(self, exc):
         # Django's own limit would answer with an HTML page; the API answers in its error body.
@@ -103,7 +122,7 @@ class StreamView(AgentAPIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         agent = request_agent(request)
-        motion = member_motion(slug, agent)
+        motion = member_motion(slug, agent, request)
         check_batch_size(request.data)
         body = StreamBody(data=request.data)
         body.is_valid(raise_exception=True)
@@ -129,7 +148,7 @@ class QuietView(AgentAPIView):
     @extend_schema(request=QuietBody, responses={201: MessageSerializer, 200: MessageSerializer})
     def post(self, request: Request, slug: str) -> Response:
         agent = request_agent(request)
-        motion = member_motion(slug, agent)
+        motion = member_motion(slug, agent, request)
         body = QuietBody(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data

@@ -103,7 +103,7 @@ class MoodStreamView(MoodAPIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         agent = request_agent(request)
-        motion = member_motion(slug, agent)
+        motion = member_motion(slug, agent, request)
         check_batch_size(request.data)
         body = StreamBody(data=request.data)
         body.is_valid(raise_exception=True)
@@ -173,7 +173,7 @@ class MoodHeldView(MoodAPIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         agent = request_agent(request)
-        motion = member_motion(slug, agent)
+        motion = member_motion(slug, agent, request)
         body = HeldBody(data=request.data)
         body.is_valid(raise_exception=True)
         reason = re.sub(r"<[^>]*>|[<>]", "", body.validated_data["reason"]).strip()[:200]

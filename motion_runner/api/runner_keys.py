@@ -15,7 +15,7 @@ from rest_framework import authentication, exceptions
 
 from ..conf import app_settings
 from ..models import Agent
-from .auth import AgentPrincipal
+from .auth import AgentPrincipal, read_with_motion, url_motion_slug
 
 
 def runner_key_agent(header: bytes) -> str | None:
@@ -41,12 +41,16 @@ class RunnerKeyAuthentication(authentication.BaseAuthentication):
         name = runner_key_agent(header)
         if name is None:
             return None
-        agent = Agent.objects.filter(name=name.lstrip("@")).first()
+        read = None
+        if (slug := url_motion_slug(request)) is not None:
+            _, agent, read = read_with_motion(slug, agent_name=name.lstrip("@"))
+        else:
+            agent = Agent.objects.filter(name=name.lstrip("@")).first()
         if agent is None:
             raise exceptions.AuthenticationFailed(
                 f"That runner key is for @{name}, who is not an agent here yet; add the agent in the admin."
             )
-        return AgentPrincipal(agent), None
+        return AgentPrincipal(agent, read), None
 
     def authenticate_header(self, request) -> str:
         return 'Bearer realm="motion-runner"'
