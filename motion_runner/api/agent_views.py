@@ -124,7 +124,7 @@ class StreamView(AgentAPIView):
         agent = request_agent(request)
         motion = member_motion(slug, agent, request)
         check_batch_size(request.data)
-        body = StreamBody(data=request.data)
+        body = StreamBody(data=request.data, context={"request": request})
         body.is_valid(raise_exception=True)
         check_speaks_for(agent, body.validated_data.get("agent"))
         return Response(take_stream(agent, motion, body.validated_data).as_dict())

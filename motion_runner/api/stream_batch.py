@@ -17,12 +17,13 @@ take a post through here, so the two answer alike:
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
+from django.db import connections, router, transaction
 from django.db.models import Q
 from django.utils import timezone
 from rest_framework import serializers, status
@@ -31,6 +32,7 @@ from rest_framework.exceptions import APIException, PermissionDenied
 from ..db_retry import retry_conflicts
 from ..harnesses import HARNESSES, EventKind, HarnessError, get_adapter
 from ..ingest import EventWriter, IngestContext, WriteOutcome, event_message_id
+from ..lib.rows import db_value
 from ..message_fit import BadEvent
 from ..models import (
     Agent,
@@ -44,6 +46,7 @@ from ..models import (
     UnclaimedSession,
     recorded_turn_ends,
 )
+from ..record import binding
 from ..sessions import SessionConflict, claim_session
 from ..system_lines import post_system_message
 
@@ -64,10 +67,27 @@ class TooManyEvents(APIException):
     default_code = "too_many_events"
 
 
+class JSONItems(serializers.ListField):
+    """`ListField(child=JSONField())` for a list straight out of the request's JSON body. A
+    JSONField's one check of an item is `json.dumps(item, allow_nan=False)` (a tenth of a
+    re-post, for a hundred events), and a parsed body's value fails it only by a non-finite
+    number, which the parser looks for (bounds.BoundedJSONParser, `body_is_plain_json`); so with
+    the request in the context and no such number, only a null item is refused, as the JSONField
+    refuses it. Otherwise, and for any null, each item is validated as before, errors and all."""
+
+    def run_child_validation(self, data: list[Any]) -> list[Any]:
+        request = self.context.get("request")
+        if getattr(request, "body_is_plain_json", False) and not any(item is None for item in data):
+            return list(data)
+        return super().run_child_validation(data)
+
+
 class StreamBody(serializers.Serializer):
+    """Pass the request in the context (`context={"request": request}`) for JSONItems' shortcut."""
+
     harness = serializers.CharField(max_length=20, default=CLAUDE_CODE)
     session_id = serializers.CharField(max_length=200)
-    events = serializers.ListField(child=serializers.JSONField(), allow_empty=True)
+    events = JSONItems(child=serializers.JSONField(), allow_empty=True)
     agent = serializers.CharField(max_length=64, required=False, help_text="Must be the key's own agent.")
 
     def validate_harness(self, value: str) -> str:
@@ -127,6 +147,71 @@ def claim_for(session_id: str, motion: Motion, agent: Agent, harness: str) -> Mo
         raise Conflict(f"{exc}; send the batch again.") from exc
 
 
+@dataclass
+class SessionRead:
+    """What a post needs of its session before reading its events, read in one round trip."""
+
+    turn_id: int | None  # the agent's running turn of this session in this Motion, if any
+    newest_end: list[Any]  # [the raw line of the session's newest recorded turn end], or []
+
+
+@functools.cache
+def claim_and_read_sql(alias: str) -> str:
+    """PostgreSQL: the claim of a session already this Motion's (the agent's own, or no one's yet)
+    as a data-modifying CTE, with the running turn and the newest turn end read beside it."""
+    quote = connections[alias].ops.quote_name
+    sessions, turns, messages = (quote(m._meta.db_table) for m in (MotionSession, Turn, Message))
+    return (
+        f"WITH claimed AS (UPDATE {sessions} SET {quote('last_used_at')} = %s"
+        f" WHERE {quote('session_id')} = %s AND {quote('motion_id')} = %s"
+        f" AND ({quote('agent_id')} = %s OR {quote('agent_id')} IS NULL) RETURNING 1)"
+        f" SELECT EXISTS (SELECT 1 FROM claimed),"
+        f" (SELECT {quote('id')} FROM {turns} WHERE {quote('motion_id')} = %s AND {quote('agent_id')} = %s"
+        f" AND {quote('session_id')} = %s AND {quote('status')} = %s"
+        f" ORDER BY {quote('queued_at')} DESC LIMIT 1),"
+        f" (SELECT {quote('raw')} FROM {messages} WHERE {quote('session_id')} = %s AND {quote('kind')} = %s"
+        f" ORDER BY {quote('created_at')} DESC LIMIT 1)"
+    )
+
+
+def claim_and_read(session_id: str, motion: Motion, agent: Agent, harness: str) -> SessionRead:
+    """`claim_for`, and what the post reads of the session next (its running turn, the newest
+    turn end for the adapter's running total). A session already this Motion's, the agent's own
+    or no one's, is claimed by a conditional UPDATE as claim_session does with a fresh read; on
+    PostgreSQL that UPDATE and both reads are one statement (a re-post's common case). Anything
+    else (a new session, a move, another agent's) goes through claim_for as before."""
+    connection = connections[router.db_for_write(MotionSession)]
+    now = timezone.now()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                claim_and_read_sql(connection.alias),
+                [now, session_id, motion.pk, agent.pk]
+                + [motion.pk, agent.pk, session_id, TurnStatus.RUNNING]
+                + [session_id, Kind.TURN_END],
+            )
+            claimed, turn_id, newest = cursor.fetchone()
+        newest_end = [] if newest is None else [db_value(connection, Message._meta.get_field("raw"), newest)]
+    else:
+        claimed = (
+            MotionSession.objects.filter(pk=session_id, motion_id=motion.pk)
+            .filter(Q(agent=agent) | Q(agent__isnull=True))
+            .update(last_used_at=now)
+        )
+        turn_id = (
+            Turn.objects.filter(motion=motion, agent=agent, session_id=session_id, status=TurnStatus.RUNNING)
+            .values_list("pk", flat=True)
+            .first()
+        )
+        ends = Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
+        newest_end = list(ends.values_list("raw", flat=True)[:1])
+    if claimed:
+        binding().claim(session_id, motion)
+    else:
+        claim_for(session_id, motion, agent, harness)
+    return SessionRead(turn_id=turn_id, newest_end=newest_end)
+
+
 def move_session(session: MotionSession, motion: Motion, agent: Agent) -> bool:
     """Re-claim `session` for `motion`; True when this call moved it (a race moves it once)."""
     came_from = session.motion
@@ -163,9 +248,9 @@ class BatchAnswer:
         }
 
 
-def stamp_turn_end(turn: Turn | None, end) -> None:
+def stamp_turn_end(turn_id: int | None, end) -> None:
     """The stream carries no stop_reason: its result event ends the running turn of that session."""
-    if turn is None:
+    if turn_id is None:
         return
     fields: dict[str, Any] = {
         "status": TurnStatus.FAILED if end.is_error else TurnStatus.FINISHED,
@@ -178,7 +263,7 @@ def stamp_turn_end(turn: Turn | None, end) -> None:
         fields["cost_usd"] = end.cost_usd
     if end.is_error:
         fields["error"] = f"the turn ended with an error ({end.subtype}): {end.text or end.subtype}"[:2000]
-    Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(**fields)
+    Turn.objects.filter(pk=turn_id, status=TurnStatus.RUNNING).update(**fields)
 
 
 def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnswer:
@@ -188,16 +273,26 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
         adapter = get_adapter(harness)
     except HarnessError as exc:
         raise serializers.ValidationError({"harness": [str(exc)]}) from exc
-    claim_for(session_id, motion, agent, harness)
-    turn = Turn.objects.filter(
-        motion=motion, agent=agent, session_id=session_id, status=TurnStatus.RUNNING
-    ).first()
+    read = claim_and_read(session_id, motion, agent, harness)
+    turn_id = read.turn_id
+    # The writer gets the running turn whole before it prepares its first event (a Message points
+    # at it, an init or unknown line writes to it); a re-post of known events needs only its id.
     writer = EventWriter(
-        IngestContext(
-            motion=motion, agent=agent, harness=harness, source=Source.API, turn=turn, session_id=session_id
-        )
+        IngestContext(motion=motion, agent=agent, harness=harness, source=Source.API, session_id=session_id)
     )
-    parser = adapter.new_parser(session_id, recorded_ends=recorded_turn_ends(session_id))
+    turn_read = False
+
+    def prepare(event) -> Message | None:
+        nonlocal turn_read
+        if not turn_read:
+            turn_read = True
+            if turn_id is not None:
+                writer.ctx.turn = Turn.objects.filter(pk=turn_id).first()
+        return writer.prepare(event)
+
+    parser = adapter.new_parser(
+        session_id, recorded_ends=recorded_turn_ends(session_id, newest_read=read.newest_end)
+    )
     answer = BatchAnswer()
     prepared: list[Message] = []
     # The first event of the batch that produced each Message id: a repeat inside one batch is skipped.
@@ -245,7 +340,7 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
                 if known and event_message_id(event) in known:
                     wrote_any = True  # already in the record: the insert would skip it
                     continue
-                message = writer.prepare(event)
+                message = prepare(event)
                 if message is not None:
                     wrote_any = True
                     prepared.append(message)
@@ -256,10 +351,10 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
 
     def store() -> WriteOutcome:
         outcome = writer.write_many([], prepared=prepared)
-        if turn is not None and wrote_any:
-            Turn.objects.filter(pk=turn.pk).update(heartbeat_at=timezone.now())
+        if turn_id is not None and wrote_any:
+            Turn.objects.filter(pk=turn_id).update(heartbeat_at=timezone.now())
         if turn_end is not None:
-            stamp_turn_end(turn, turn_end)
+            stamp_turn_end(turn_id, turn_end)
         return outcome
 
     # Every write here is idempotent (ids, a conditional UPDATE): a writer PostgreSQL chose as a

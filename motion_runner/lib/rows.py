@@ -16,6 +16,14 @@ from django.db import models
 M = TypeVar("M", bound=models.Model)
 
 
+def db_value(connection, model_field: models.Field, value: Any) -> Any:
+    """One column's value as a QuerySet would give it (e.g. a JSONField's text decoded)."""
+    column = model_field.get_col(model_field.model._meta.db_table)
+    for convert in connection.ops.get_db_converters(column) + column.get_db_converters(connection):
+        value = convert(value, column, connection)
+    return value
+
+
 class Columns(Generic[M]):
     def __init__(self, model: type[M], alias: str, *, leave_out: Sequence[str] = ()):
         """`leave_out`: attnames not read (deferred on the instance, loaded on first access)."""
