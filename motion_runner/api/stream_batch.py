@@ -155,6 +155,10 @@ class SessionRead:
     newest_end: list[Any]  # [the raw line of the session's newest recorded turn end], or []
 
 
+# Backends whose UPDATE … RETURNING may sit in a WITH (SQLite's may not): the claim is one statement.
+ONE_STATEMENT_VENDORS = {"postgresql"}
+
+
 @functools.cache
 def claim_and_read_sql(alias: str) -> str:
     """PostgreSQL: the claim of a session already this Motion's (the agent's own, or no one's yet)
@@ -182,7 +186,7 @@ def claim_and_read(session_id: str, motion: Motion, agent: Agent, harness: str) 
     else (a new session, a move, another agent's) goes through claim_for as before."""
     connection = connections[router.db_for_write(MotionSession)]
     now = timezone.now()
-    if connection.vendor == "postgresql":
+    if connection.vendor in ONE_STATEMENT_VENDORS:
         with connection.cursor() as cursor:
             cursor.execute(
                 claim_and_read_sql(connection.alias),
@@ -316,7 +320,7 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
     # The whole batch is parsed first (the parser answers a line's events as a list, so a line
     # that fails here yields none), then what the record already holds is asked in one query: a
     # re-post skips building, fitting and redacting its known Messages, and the rest is as before.
-    parsed: list[tuple[int, dict[str, Any], list]] = []
+    parsed: list[tuple[int, dict[str, Any], list[tuple[Any, uuid.UUID | None]]]] = []
     for index, line in enumerate(events):
         if not isinstance(line, dict):
             answer.errors.append(
@@ -325,21 +329,27 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
             failed.add(index)
             continue
         try:
-            parsed.append((index, line, list(parser.feed(line))))
+            line_events = parser.feed(line)
+            parsed.append((index, line, [(event, event_message_id(event)) for event in line_events]))
         except Exception as exc:
             fail(index, line, exc)
-    known = writer.known_message_ids(event for _, _, line_events in parsed for event in line_events)
+    # Each event's Message id once (a UUID each: the writer's known_message_ids would make them
+    # again, and sort them); the record is asked as the writer asks it.
+    ids = {message_id for _, _, pairs in parsed for _, message_id in pairs if message_id is not None}
+    known = binding().known_ids(list(ids)) if ids else set()
     wrote_any = False  # a known Message counts as one written for the turn's heartbeat, as before
-    for index, line, line_events in parsed:
+    for index, line, pairs in parsed:
         try:
-            for event in line_events:
+            for event, message_id in pairs:
                 if event.kind == EventKind.TURN_END:
                     turn_end = event
                 if event.kind == EventKind.INIT and event.session_id and event.session_id != session_id:
                     claim_for(event.session_id, motion, agent, harness)
-                if known and event_message_id(event) in known:
+                if known and message_id in known:
                     wrote_any = True  # already in the record: the insert would skip it
                     continue
+                if event.kind == EventKind.INIT and event.session_id == session_id and turn_id is None:
+                    continue  # the writer would only claim again the session claimed above
                 message = prepare(event)
                 if message is not None:
                     wrote_any = True

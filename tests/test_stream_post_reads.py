@@ -1,0 +1,332 @@
+"""A stream post's reads, folded (issue 14, item 2): a re-post of known events is three statements
+(the key with its agent, the URL's Motion and the membership; the session's claim with its running
+turn and newest turn end; the known ids), and everything those reads decide still answers as the
+separate reads did: revocation and membership at once, 404/403 bodies, claims, turns."""
+
+from __future__ import annotations
+
+import copy
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from motion_runner.access import MotionAccess
+from motion_runner.api import stream_batch
+from motion_runner.api.agent_views import StreamView
+from motion_runner.api.auth import revoke_key
+from motion_runner.api.memory_lane import MoodStreamView
+from motion_runner.lib.rows import Columns, db_value
+from motion_runner.models import (
+    Agent,
+    AgentKey,
+    Kind,
+    Message,
+    Motion,
+    MotionSession,
+    Turn,
+    TurnStatus,
+    recorded_turn_ends,
+)
+from tests import recorded
+from tests.factories import MotionFactory, TurnFactory
+
+pytestmark = pytest.mark.django_db
+
+SESSION = recorded.session_id()
+RUNNER_KEY = "runner-key-of-scribe"
+postgresql_only = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="the claim is one statement on PostgreSQL only"
+)
+
+
+def body(events=None, session_id=SESSION) -> dict:
+    return {"harness": "claude-code", "session_id": session_id, "events": events or recorded.first_run()}
+
+
+def stream(client, persona, data, slug="harbor"):
+    return client.post(
+        f"/api/motions/{slug}/stream/", data, content_type="application/json", **persona.headers
+    )
+
+
+def statements(queries) -> list[str]:
+    return [query["sql"] for query in queries]
+
+
+@pytest.fixture
+def unfolded(monkeypatch):
+    """The reads as they were before: the Motion and membership after the key, the claim alone."""
+
+    def unfold() -> None:
+        monkeypatch.setattr(StreamView, "motion_url_kwarg", None)
+        monkeypatch.setattr(MoodStreamView, "motion_url_kwarg", None)
+        monkeypatch.setattr(stream_batch, "ONE_STATEMENT_VENDORS", set())
+
+    return unfold
+
+
+# --- how many statements ------------------------------------------------------------------------
+
+
+@postgresql_only
+def test_a_repost_of_known_events_costs_three_statements(client, scribe):
+    events = recorded.lines("stream")
+    first = stream(client, scribe, body(events)).json()
+    assert first["imported"] > 0
+    with CaptureQueriesContext(connection) as queries:
+        answer = stream(client, scribe, body(events)).json()
+    assert answer["imported"] == 0 and answer["skipped"] + len(answer["errors"]) == len(events)
+    key, claim, known = statements(queries)
+    assert (
+        key.startswith("SELECT") and "motion_runner_agentkey" in key and "motion_runner_motion_agents" in key
+    )
+    assert claim.startswith("WITH claimed AS (UPDATE") and "motion_runner_turn" in claim
+    assert known.startswith("SELECT") and "= ANY(" in known
+
+
+@postgresql_only
+def test_a_repost_through_memory_lanes_runner_key_costs_three_statements(client, scribe, settings):
+    settings.MOOD_RUNNER_KEYS = {"scribe": RUNNER_KEY}
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {RUNNER_KEY}"}
+
+    def post():
+        return client.post("/api/moods/harbor/stream/", body(), content_type="application/json", **headers)
+
+    assert post().json()["imported"] == 5
+    with CaptureQueriesContext(connection) as queries:
+        answer = post().json()
+    assert (answer["imported"], answer["skipped"]) == (0, len(recorded.first_run()))
+    assert len(queries) == 3
+    assert "motion_runner_agent" in queries[0]["sql"] and "motion_runner_agentkey" not in queries[0]["sql"]
+
+
+@postgresql_only
+def test_a_repost_with_a_running_turn_adds_only_its_heartbeat_and_end(client, scribe, harbor):
+    # Without the init line: with a running turn, the writer takes an init as today (it beats the
+    # turn's heartbeat and claims the session again).
+    events = [line for line in recorded.first_run() if line.get("subtype") != "init"]
+    stream(client, scribe, body(events))
+    long_ago = timezone.now() - timedelta(hours=1)
+    turn = TurnFactory(
+        motion=harbor,
+        agent=scribe.agent,
+        session_id=SESSION,
+        status=TurnStatus.RUNNING,
+        heartbeat_at=long_ago,
+    )
+    with CaptureQueriesContext(connection) as queries:
+        answer = stream(client, scribe, body(events)).json()
+    assert answer["finished"] is True and answer["imported"] == 0
+    # key, claim, known ids, the heartbeat, the turn end: the turn itself is never read whole.
+    assert len(queries) == 5
+    assert not any(sql.startswith('SELECT "motion_runner_turn"') for sql in statements(queries))
+    turn.refresh_from_db()
+    assert turn.heartbeat_at > long_ago and turn.status == TurnStatus.FINISHED
+
+
+def test_a_fresh_post_points_its_messages_at_the_running_turn(client, scribe, harbor):
+    turn = TurnFactory(motion=harbor, agent=scribe.agent, session_id=SESSION, status=TurnStatus.RUNNING)
+    assert stream(client, scribe, body()).json()["imported"] == 5
+    assert set(Message.objects.values_list("turn_id", flat=True)) == {turn.pk}
+    assert Turn.objects.get(pk=turn.pk).status == TurnStatus.FINISHED
+
+
+# --- the key, the Motion and the membership, read together ---------------------------------------
+
+
+def test_a_revoked_key_is_refused_on_its_very_next_request(client, scribe):
+    assert stream(client, scribe, body()).status_code == 200
+    revoke_key(AgentKey.objects.get(agent=scribe.agent).prefix)
+    response = stream(client, scribe, body())
+    assert response.status_code == 401
+    assert response.json()["error"]["detail"] == "That agent key was revoked."
+
+
+def test_a_removed_member_is_refused_on_its_very_next_request(client, scribe, harbor):
+    assert stream(client, scribe, body()).status_code == 200
+    harbor.agents.remove(scribe.agent)
+    response = stream(client, scribe, body())
+    assert response.status_code == 403
+    assert response.json()["error"]["detail"] == "@scribe is not an agent of Motion 'harbor'."
+
+
+def test_a_runner_keys_agent_removed_from_the_motion_is_refused_at_once(client, scribe, harbor, settings):
+    settings.MOOD_RUNNER_KEYS = {"scribe": RUNNER_KEY}
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {RUNNER_KEY}"}
+
+    def post():
+        return client.post("/api/moods/harbor/stream/", body(), content_type="application/json", **headers)
+
+    assert post().status_code == 200
+    harbor.agents.remove(scribe.agent)
+    assert post().status_code == 403
+
+
+@pytest.mark.parametrize("route", ["motions", "moods"])
+@pytest.mark.parametrize("case", ["no such motion", "not a member", "member"])
+def test_the_answers_are_byte_for_byte_those_of_the_separate_reads(
+    client, scribe, settings, unfolded, route, case
+):
+    settings.MOOD_RUNNER_KEYS = {"scribe": RUNNER_KEY}
+    MotionFactory(slug="elsewhere")
+    slug = {"no such motion": "nowhere", "not a member": "elsewhere", "member": "harbor"}[case]
+
+    def answer(key: str) -> tuple[int, bytes]:
+        response = client.post(
+            f"/api/{route}/{slug}/stream/",
+            body(),
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {key}",
+        )
+        return response.status_code, response.content
+
+    folded = [answer(scribe.key), answer(RUNNER_KEY)]
+    unfolded()
+    separate = [answer(scribe.key), answer(RUNNER_KEY)]
+    status = {"no such motion": 404, "not a member": 403, "member": 200}[case]
+    assert {code for code, _ in folded + separate} == {status}
+    if status != 200:  # a 200's counts differ: the first post wrote what the others skip
+        assert separate == folded
+
+
+class OnlyListeningAgents(MotionAccess):
+    """A host's own rule: only a listening agent counts as one of a Motion's agents."""
+
+    def is_member_agent(self, actor, motion) -> bool:
+        return super().is_member_agent(actor, motion) and actor.agent.listening
+
+
+def test_a_hosts_own_membership_rule_is_still_asked(client, scribe, settings):
+    settings.MOTION_RUNNER_ACCESS = f"{__name__}.OnlyListeningAgents"
+    assert stream(client, scribe, body()).status_code == 200
+    Agent.objects.filter(pk=scribe.agent.pk).update(listening=False)
+    assert stream(client, scribe, body()).status_code == 403
+
+
+# --- the claim, in one statement or not ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("fold", [True, False])
+def test_a_session_of_no_agent_yet_is_claimed_as_before(client, scribe, harbor, unfolded, fold):
+    if not fold:
+        unfolded()
+    MotionSession.objects.create(session_id=SESSION, motion=harbor, agent=None)
+    MotionSession.objects.filter(pk=SESSION).update(last_used_at=timezone.now() - timedelta(hours=1))
+    assert stream(client, scribe, body()).json()["imported"] == 5
+    session = MotionSession.objects.get(pk=SESSION)
+    assert session.agent_id is None  # a claim from a read of its own Motion never sets the agent
+    assert session.last_used_at > timezone.now() - timedelta(minutes=1)
+
+
+@pytest.mark.parametrize("fold", [True, False])
+def test_every_claim_answers_alike_folded_or_not(client, scribe, rival, harbor, unfolded, fold):
+    if not fold:
+        unfolded()
+    other = MotionFactory(slug="other")
+    other.agents.add(scribe.agent)
+    answers = []
+    answers.append(stream(client, scribe, body()).status_code)  # a new session
+    answers.append(stream(client, scribe, body()).status_code)  # a re-post
+    answers.append(stream(client, rival, body()).status_code)  # another agent's session
+    answers.append(stream(client, scribe, body(), slug="other").status_code)  # moved to another Motion
+    assert answers == [200, 200, 403, 200]
+    assert MotionSession.objects.get(pk=SESSION).motion_id == "other"
+
+
+@pytest.mark.parametrize("fold", [True, False])
+def test_a_repost_ends_the_running_turn_with_the_same_cost_folded_or_not(
+    client, scribe, harbor, unfolded, fold
+):
+    if not fold:
+        unfolded()
+    events = recorded.first_run()
+    stream(client, scribe, body(events))
+    turn = TurnFactory(motion=harbor, agent=scribe.agent, session_id=SESSION, status=TurnStatus.RUNNING)
+    assert stream(client, scribe, body(copy.deepcopy(events))).json()["finished"] is True
+    turn.refresh_from_db()
+    assert turn.status == TurnStatus.FINISHED
+    assert turn.cost_usd == 0  # the newest recorded end is this same result line: nothing more spent
+
+
+# --- the helpers ---------------------------------------------------------------------------------
+
+
+def test_columns_build_what_the_orm_builds(scribe, harbor):
+    Agent.objects.filter(pk=scribe.agent.pk).update(env={"A": "1"})
+    agents = Columns(Agent, "a")
+    motions = Columns(Motion, "m", leave_out=["description"])
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {agents.sql(connection)}, {motions.sql(connection)} FROM {quote(Agent._meta.db_table)} a,"
+            f" {quote(Motion._meta.db_table)} m WHERE a.{quote('id')} = %s AND m.{quote('slug')} = %s",
+            [scribe.agent.pk, "harbor"],
+        )
+        row = cursor.fetchone()
+    agent = agents.build(connection, row[: len(agents)])
+    motion = motions.build(connection, row[len(agents) :])
+    fresh = Agent.objects.get(pk=scribe.agent.pk)
+    assert agent is not None and motion is not None
+    assert [getattr(agent, f.attname) for f in Agent._meta.concrete_fields] == [
+        getattr(fresh, f.attname) for f in Agent._meta.concrete_fields
+    ]
+    assert agent.env == {"A": "1"} and not agent._state.adding
+    assert motion.get_deferred_fields() == {"description"} and motion.created_at == harbor.created_at
+    assert motions.build(connection, [None] * len(motions)) is None
+
+
+def test_db_value_decodes_as_a_queryset_does(scribe, harbor):
+    stream_raw = {"type": "result", "n": [1, 2]}
+    Message.objects.create(motion=harbor, sender="x", raw=stream_raw, text="t")
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT raw FROM {connection.ops.quote_name(Message._meta.db_table)}")
+        (value,) = cursor.fetchone()
+    assert db_value(connection, Message._meta.get_field("raw"), value) == stream_raw
+
+
+def test_an_init_line_with_a_running_turn_still_beats_its_heartbeat(client, scribe, harbor):
+    init = [line for line in recorded.first_run() if line.get("subtype") == "init"]
+    assert init and init[0]["session_id"] == SESSION
+    stream(client, scribe, body(init))
+    long_ago = timezone.now() - timedelta(hours=1)
+    turn = TurnFactory(
+        motion=harbor,
+        agent=scribe.agent,
+        session_id=SESSION,
+        status=TurnStatus.RUNNING,
+        heartbeat_at=long_ago,
+    )
+    assert stream(client, scribe, body(init)).json() == {
+        "imported": 0,
+        "skipped": 1,
+        "errors": [],
+        "finished": False,
+    }
+    turn.refresh_from_db()
+    assert turn.heartbeat_at > long_ago
+
+
+def test_the_turn_ends_reader_starts_from_the_newest_already_read(harbor):
+    older = {"type": "result", "total_cost_usd": 0.5}
+    for age, raw in ((60, older), (1, {"type": "result"})):
+        Message.objects.create(
+            motion=harbor,
+            sender="x",
+            kind=Kind.TURN_END,
+            session_id=SESSION,
+            raw=raw,
+            created_at=timezone.now() - timedelta(seconds=age),
+        )
+    reader = recorded_turn_ends(SESSION, newest_read=[{"type": "result", "read": "with the claim"}])
+    with CaptureQueriesContext(connection) as queries:
+        assert next(reader()) == {"type": "result", "read": "with the claim"}
+    assert len(queries) == 0
+    with CaptureQueriesContext(connection) as queries:
+        assert list(reader())[1:] == [older]  # reading on asks the window once
+    assert len(queries) == 1
+    with CaptureQueriesContext(connection) as queries:
+        assert list(recorded_turn_ends(SESSION, newest_read=[])()) == []
+    assert len(queries) == 0
