@@ -14,7 +14,7 @@ from motion_runner.access import access
 from motion_runner.context import sign_in_of
 from motion_runner.models import Message, Motion
 
-from .api import open_requests, recently_answered, typing_in, typing_since
+from .api import request_cards, typing_in, typing_since
 from .overview import motion_cards
 from .requests import person_may_grant
 from .trust import decide
@@ -43,11 +43,8 @@ def thread_page_context(request, motion: Motion) -> dict[str, Any]:
 
 def thread_poll_fields(motion: Motion, reader: str | None) -> dict[str, Any]:
     """The runner's `thread_poll_fields` hook: request cards and who is typing."""
-    return {
-        "requests": open_requests(motion),
-        "answered_requests": recently_answered(motion),
-        "typing": typing_in(motion, exclude=reader),
-    }
+    opened, answered = request_cards(motion)
+    return {"requests": opened, "answered_requests": answered, "typing": typing_in(motion, exclude=reader)}
 
 
 def someone_else_typed(motion: Motion, since: datetime, reader: str | None) -> bool:

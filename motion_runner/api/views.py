@@ -142,12 +142,15 @@ class MessageList(APIView):
         overlap = whole_number(params, "overlap", 0, low=0, high=MAX_OVERLAP_SECONDS)
         wait = finite_number(params, "wait", 0.0, low=0.0, high=MAX_WAIT_SECONDS)
         newer = None
+        only_newer = False  # the page holds nothing at or before the cursor
         if after := params.get("after"):
             created, message_id = cursors.decode(after)
             newer = Q(created_at__gt=created) | Q(created_at=created, id__gt=message_id)
+            only_newer = True
             if overlap:
                 try:
                     queryset = queryset.filter(created_at__gt=created - timedelta(seconds=overlap))
+                    only_newer = False
                 except OverflowError:  # a cursor at the start of time: nothing is before it
                     queryset = queryset.filter(newer)
             else:
@@ -159,18 +162,30 @@ class MessageList(APIView):
                 queryset = queryset.filter(**{lookup: parse_time(name, value)})
         queryset = queryset.order_by("created_at", "id")
         me = request.user.get_username() if request.user.is_authenticated else None
+        raw = params.get("raw") in ("1", "true")
         waited = bool(wait and newer is not None)
+        results = None
         if waited:
             began = timezone.now()
-            wait_for_messages(
-                motion,
-                queryset.filter(newer),
-                wait,
-                lambda: any(news(motion, began, me) for news in thread_poll_news),
-            )
+            # Without overlap the page itself says whether there is news: a busy stream's poll
+            # answers from it, without an exists() first.
+            if only_newer:
+                results = message_rows(queryset[:limit], raw=raw)
+            if not results:
+                news = wait_for_messages(
+                    motion,
+                    queryset.filter(newer),
+                    wait,
+                    lambda: any(news(motion, began, me) for news in thread_poll_news),
+                )
+                # Nothing came: the empty page read before the wait stands (a row committed as
+                # the wait ended is in the next poll's answer).
+                if news or not only_newer:
+                    results = None
         # A long poll reads in turn with the others woken with it, then lets its connection go.
         with bell.slot() if waited else nullcontext():
-            results = message_rows(queryset[:limit], raw=params.get("raw") in ("1", "true"))
+            if results is None:
+                results = message_rows(queryset[:limit], raw=raw)
             next_cursor = results[-1]["cursor"] if results else after
             body = {
                 "results": results,
