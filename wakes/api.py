@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.db.models import Q, Subquery
+from django.db.models import Q
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotAuthenticated, NotFound, PermissionDenied
@@ -39,24 +39,13 @@ class TypingPingView(APIView):
         return Response({"typing": typing_in(motion, exclude=who)}, status=status.HTTP_200_OK)
 
 
-TYPING_TTL_DEFAULT = Dials._meta.get_field("typing_ttl_seconds").default
-
-
 def typing_in(motion, exclude: str | None = None) -> list[str]:
-    """Who is typing in the Motion now (pings younger than the typing dial), but `exclude`.
-
-    Read on every poll of the thread: one query, the dial riding along with the pings (a Motion
-    holds one ping per person who ever typed in it), the age compared here."""
-    now = clock.now()
-    ttl = Subquery(Dials.objects.filter(pk=1).values("typing_ttl_seconds")[:1])
-    pings = TypingPing.objects.filter(motion=motion).annotate(ttl=ttl)
+    """Who is typing in the Motion now (pings younger than the typing dial), but `exclude`."""
+    ttl = timedelta(seconds=Dials.load().typing_ttl_seconds)
+    pings = TypingPing.objects.filter(motion=motion, at__gt=clock.now() - ttl)
     if exclude:
         pings = pings.exclude(who=exclude)
-    return sorted(
-        who
-        for who, at, seconds in pings.values_list("who", "at", "ttl")
-        if at > now - timedelta(seconds=TYPING_TTL_DEFAULT if seconds is None else seconds)
-    )
+    return sorted(pings.values_list("who", flat=True))
 
 
 def typing_since(motion, moment, exclude: str | None = None) -> bool:
@@ -100,13 +89,15 @@ def open_requests(motion) -> list[dict]:
 RECENTLY_ANSWERED = timedelta(minutes=10)
 
 
-def request_cards(motion) -> tuple[list[dict], list[dict]]:
-    """`open_requests` and `recently_answered` as one query (every poll of the thread reads both)."""
-    since = clock.now() - RECENTLY_ANSWERED
+def showing_cards(since) -> Q:
+    """The requests a thread shows: open ones, and those answered after `since`."""
+    return Q(status=WakeRequest.Status.OPEN) | Q(decided_at__gt=since)
+
+
+def request_cards(motion, since) -> tuple[list[dict], list[dict]]:
+    """`open_requests` and `recently_answered(since)` as one query."""
     found = list(
-        WakeRequest.objects.filter(
-            Q(status=WakeRequest.Status.OPEN) | Q(decided_at__gt=since), motion=motion
-        ).select_related("agent", "decided_by")
+        WakeRequest.objects.filter(showing_cards(since), motion=motion).select_related("agent", "decided_by")
     )
     opened = [request for request in found if request.status == WakeRequest.Status.OPEN]
     answered = [request for request in found if request.decided_at is not None and request.decided_at > since]
