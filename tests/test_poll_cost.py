@@ -1,6 +1,7 @@
 """What a poll of a thread's messages costs, with the same answers: a busy stream's long poll
 answers from its page (no exists() first), one the bell woke reads four queries after the wake,
-and the wake parts (request cards, who is typing) are one query while no card shows."""
+readers woken together by one ring share one read, and the wake parts (request cards, who is
+typing) are one query while no card shows."""
 
 from __future__ import annotations
 
@@ -14,12 +15,23 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from motion_runner.message_bell import bell
+from motion_runner.api import views
+from motion_runner.api.serializers import message_rows
+from motion_runner.message_bell import MessageBell, SharedAnswers, bell
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
 from wakes import clock
 from wakes.api import open_requests, recently_answered, typing_in
 from wakes.models import Dials, TypingPing, WakeRequest
 from wakes.views import thread_poll_fields
+
+
+def listening() -> bool:
+    bell.start()
+    deadline = time.monotonic() + 5
+    while not bell.listening and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.1)  # the ring everyone gets as the listener connects
+    return bell.listening
 
 
 def page(motion, client=None, **params) -> dict:
@@ -67,12 +79,7 @@ def test_a_woken_long_poll_costs_four_queries_after_the_wake(uses_real_services)
     motion = MotionFactory(slug="woken", visibility="public")
     MessageFactory(motion=motion, text="before")
     cursor = page(motion)["next"]
-    bell.start()
-    deadline = time.monotonic() + 5
-    while not bell.listening and time.monotonic() < deadline:
-        time.sleep(0.01)
-    time.sleep(0.1)  # the ring everyone gets as the listener connects
-    assert bell.listening
+    assert listening()
 
     def write() -> None:
         time.sleep(0.5)
@@ -177,3 +184,85 @@ def test_the_wake_parts_of_a_thread_without_cards_or_pings_are_one_query():
 
     assert fields == {"requests": [], "answered_requests": [], "typing": []}
     assert len(queries) == 1
+
+
+def a_bell_that_listens() -> MessageBell:
+    own = MessageBell()
+    own._listening.set()  # as if its listener were connected: rings come from the test
+    return own
+
+
+def test_readers_woken_by_one_ring_share_the_answer_read_after_it():
+    own = a_bell_that_listens()
+    answers = SharedAnswers(own)
+    reads = []
+
+    def read() -> dict:
+        reads.append(1)
+        return {"read": len(reads)}
+
+    own.ring("garden")
+    woke = own.rung("garden")
+    first = answers.answer("garden", ("garden", None, ()), woke, read)
+    second = answers.answer("garden", ("garden", None, ()), woke, read)
+    other_question = answers.answer("garden", ("garden", None, (("kind", ("text",)),)), woke, read)
+
+    assert first == second == {"read": 1} and other_question == {"read": 2}
+    own.ring("kitchen")  # another Motion's ring: the garden's answer still serves
+    assert answers.answer("garden", ("garden", None, ()), own.rung("garden"), read) == {"read": 1}
+    own.ring("garden")  # a later ring in this Motion: read again
+    assert answers.answer("garden", ("garden", None, ()), own.rung("garden"), read) == {"read": 3}
+    own.ring_everyone()  # the channel came back: anything may have been written meanwhile
+    assert answers.answer("garden", ("garden", None, ()), own.rung("garden"), read) == {"read": 4}
+
+
+def test_without_the_channel_no_answer_is_kept():
+    own = MessageBell()  # not listening: rows may be written without a ring
+    answers = SharedAnswers(own)
+    reads = []
+
+    def read() -> int:
+        reads.append(1)
+        return len(reads)
+
+    assert [answers.answer("garden", "q", 0, read) for _ in range(3)] == [1, 2, 3]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_readers_of_one_motion_woken_together_are_answered_from_one_read(uses_real_services, monkeypatch):
+    if not uses_real_services:
+        pytest.skip("the bell rings through PostgreSQL's LISTEN/NOTIFY")
+    motion = MotionFactory(slug="many-readers", visibility="public")
+    MessageFactory(motion=motion, text="before")
+    cursor = page(motion)["next"]
+    assert listening()
+    pages_read = []
+
+    def counted(queryset, **kwargs):
+        rows = message_rows(queryset, **kwargs)
+        if rows:  # not the empty page each reads before it waits
+            pages_read.append(len(rows))
+        return rows
+
+    monkeypatch.setattr(views, "message_rows", counted)
+    bodies = []
+
+    def reader() -> None:
+        bodies.append(page(motion, after=cursor, wait=20))
+        connection.close()
+
+    readers = [threading.Thread(target=reader) for _ in range(5)]
+    for thread in readers:
+        thread.start()
+    deadline = time.monotonic() + 10
+    while bell.waiting() < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert bell.waiting() == 5
+    MessageFactory(motion=motion, sender="magent", source="runner", text="for everyone")
+    for thread in readers:
+        thread.join()
+
+    assert len(bodies) == 5 and all(body == bodies[0] for body in bodies)
+    assert [m["text"] for m in bodies[0]["results"]] == ["for everyone"]
+    assert bodies[0] == page(motion, after=cursor)
+    assert pages_read == [1, 1]  # one read for the five, and the plain read just above

@@ -15,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..access import access, readable_motion
-from ..message_bell import bell, release_connection
+from ..message_bell import bell, release_connection, shared_answers
 from ..models import Kind, Message, Motion, Turn, TurnStatus
 from ..posting import PostIdTaken, post_person_message
 from ..signals import thread_poll_fields, thread_poll_news
@@ -165,6 +165,7 @@ class MessageList(APIView):
         raw = params.get("raw") in ("1", "true")
         waited = bool(wait and newer is not None)
         results = None
+        woke = None  # the ring this poll woke to, if the bell woke it
         if waited:
             began = timezone.now()
             # Without overlap the page itself says whether there is news: a busy stream's poll
@@ -172,7 +173,7 @@ class MessageList(APIView):
             if only_newer:
                 results = message_rows(queryset[:limit], raw=raw)
             if not results:
-                news = wait_for_messages(
+                woken = wait_for_messages(
                     motion,
                     queryset.filter(newer),
                     wait,
@@ -180,23 +181,35 @@ class MessageList(APIView):
                 )
                 # Nothing came: the empty page read before the wait stands (a row committed as
                 # the wait ended is in the next poll's answer).
-                if news or not only_newer:
+                if woken or not only_newer:
                     results = None
-        # A long poll reads in turn with the others woken with it, then lets its connection go.
-        with bell.slot() if waited else nullcontext():
-            if results is None:
-                results = message_rows(queryset[:limit], raw=raw)
-            next_cursor = results[-1]["cursor"] if results else after
-            body = {
-                "results": results,
-                "next": next_cursor,
-                "more": len(results) == limit,
-                "activity": running_activity(motion),
-            }
-            for provide in thread_poll_fields:  # wakes/: request cards and who is typing
-                body.update(provide(motion, me))
-            if waited:
-                release_connection()
+                if woken and bell.listening:
+                    woke = bell.rung(motion.pk)
+
+        def read() -> dict:
+            # A long poll reads in turn with the others woken with it, then lets its connection go.
+            with bell.slot() if waited else nullcontext():
+                rows = message_rows(queryset[:limit], raw=raw) if results is None else results
+                body = {
+                    "results": rows,
+                    "next": rows[-1]["cursor"] if rows else after,
+                    "more": len(rows) == limit,
+                    "activity": running_activity(motion),
+                }
+                for provide in thread_poll_fields:  # wakes/: request cards and who is typing
+                    body.update(provide(motion, me))
+                if waited:
+                    release_connection()
+            return body
+
+        if woke is None:
+            return Response(read())
+        # Readers of this Motion asking the same (the same cursor and filters, the same reader's
+        # name for "who else is typing"), woken by the same ring, share one read. Each checked its
+        # own access above.
+        question = (motion.pk, me, tuple(sorted((k, tuple(v)) for k, v in params.lists() if k != "wait")))
+        body = shared_answers.answer(motion.pk, question, woke, read)
+        release_connection()  # an answer read by another: this reader's look still held one
         return Response(body)
 
     @extend_schema(
