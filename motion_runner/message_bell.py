@@ -206,35 +206,42 @@ class SharedAnswers:
 
     An answer read once the bell had rung n serves a reader woken by rings up to n: all that they
     announced was committed before the read began. Only while the bell listens: without it, rows
-    are written without a ring and no answer is kept. Kept per question, the newest only; not
-    authorisation (each request checks its own access first)."""
+    are written without a ring and no answer is kept. A Motion's answers read after an older ring
+    go when a newer one is kept (each cursor is a new question). Not authorisation: each request
+    checks its own access before it asks."""
 
     KEPT = 256  # questions kept at most; past it, the store starts again
 
     def __init__(self, bell: MessageBell) -> None:
         self._bell = bell
         self._lock = threading.Lock()
-        self._answers: dict[Hashable, tuple[int, Any]] = {}
+        self._answers: dict[Hashable, tuple[str, int, Any]] = {}  # question: motion, ring, answer
         self._reading: dict[Hashable, threading.Lock] = {}
 
     def answer(self, motion: str, question: Hashable, woke: int, read: Callable[[], T]) -> T:
         """The answer to `question` read after the ring numbered `woke`, or `read()`'s."""
         with self._lock:
+            if len(self._reading) >= self.KEPT and question not in self._reading:
+                self._reading.clear()  # only fewer readers share a read, for a moment
             reading = self._reading.setdefault(question, threading.Lock())
         with reading:  # the others woken with this reader wait for its answer
             with self._lock:
                 kept = self._answers.get(question)
-            if kept is not None and woke <= kept[0]:
-                return kept[1]
+            if kept is not None and woke <= kept[1]:
+                return kept[2]
             listening = self._bell.listening
             before = self._bell.rung(motion)
             answer = read()
             if listening and self._bell.listening:
                 with self._lock:
+                    older = [q for q, (m, n, _) in self._answers.items() if m == motion and n < before]
+                    for stale in older:
+                        del self._answers[stale]
+                        if stale != question:  # this one's lock is held, and waited on
+                            self._reading.pop(stale, None)
                     if len(self._answers) >= self.KEPT:
                         self._answers.clear()
-                        self._reading.clear()
-                    self._answers[question] = (before, answer)
+                    self._answers[question] = (motion, before, answer)
             return answer
 
 

@@ -216,6 +216,19 @@ def test_readers_woken_by_one_ring_share_the_answer_read_after_it():
     assert answers.answer("garden", ("garden", None, ()), own.rung("garden"), read) == {"read": 4}
 
 
+def test_answers_read_after_an_older_ring_go_and_the_store_stays_small():
+    own = a_bell_that_listens()
+    answers = SharedAnswers(own)
+    for n in range(1000):  # a stream: each ring, a new cursor
+        own.ring("garden")
+        own.ring("kitchen")
+        answers.answer("garden", ("garden", None, n), own.rung("garden"), lambda: "page")
+        answers.answer("kitchen", ("kitchen", None, n), own.rung("kitchen"), lambda: "page")
+
+    assert len(answers._answers) == 2  # the newest of each Motion
+    assert len(answers._reading) <= SharedAnswers.KEPT
+
+
 def test_without_the_channel_no_answer_is_kept():
     own = MessageBell()  # not listening: rows may be written without a ring
     answers = SharedAnswers(own)
