@@ -18,7 +18,8 @@ from rest_framework.test import APIClient
 from motion_runner.api import views
 from motion_runner.api.serializers import message_rows
 from motion_runner.message_bell import MessageBell, SharedAnswers, bell
-from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
+from motion_runner.models import Turn, TurnStatus
+from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
 from wakes import clock
 from wakes.api import open_requests, recently_answered, typing_in
 from wakes.models import Dials, TypingPing, WakeRequest
@@ -279,3 +280,31 @@ def test_readers_of_one_motion_woken_together_are_answered_from_one_read(uses_re
     assert [m["text"] for m in bodies[0]["results"]] == ["for everyone"]
     assert bodies[0] == page(motion, after=cursor)
     assert pages_read == [1, 1]  # one read for the five, and the plain read just above
+
+
+@pytest.mark.django_db
+def test_the_running_turns_read_as_the_orm_read_them():
+    motion = MotionFactory(slug="busy")
+    now = timezone.now()
+    for n, (status, ago) in enumerate([("running", 5), ("running", 1), ("finished", 0), ("queued", 2)]):
+        TurnFactory(
+            motion=motion,
+            agent=AgentFactory(name=f"agent-{n}"),
+            status=status,
+            activity=f"doing {n}",
+            mode="tools" if n % 2 else "look",
+            queued_at=now - timedelta(seconds=ago),
+        )
+    TurnFactory(status="running")  # another Motion's
+
+    with CaptureQueriesContext(connection) as queries:
+        activity = views.running_activity(motion)
+
+    orm = [
+        {"agent": name, "activity": doing, "turn": pk, "mode": mode}
+        for pk, name, doing, mode in Turn.objects.filter(
+            motion=motion, status=TurnStatus.RUNNING
+        ).values_list("pk", "agent__name", "activity", "mode")
+    ]
+    assert activity == orm and [a["agent"] for a in activity] == ["agent-1", "agent-0"]
+    assert len(queries) == 1
