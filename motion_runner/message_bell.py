@@ -20,7 +20,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
 
 import psycopg
 from django.db import connection
@@ -34,6 +35,8 @@ CHANNEL = "motion_messages"
 LISTEN_HEARTBEAT_SECONDS = 1.0
 RECONNECT_MAX_SECONDS = 30.0
 
+T = TypeVar("T")
+
 
 class MessageBell:
     def __init__(self) -> None:
@@ -44,6 +47,11 @@ class MessageBell:
         self._listening = threading.Event()
         self.rings = 0  # notifications heard: for tests and the benchmark
         self._slots: threading.BoundedSemaphore | None = None
+        # Each ring's number, per Motion, and of the last ring for everyone: what a reader woke
+        # to, and what an answer read after (`rung`).
+        self._count = 0
+        self._rang: dict[str, int] = {}
+        self._rang_everyone = 0
 
     # --- the readers' side -------------------------------------------------------------
 
@@ -100,14 +108,26 @@ class MessageBell:
                     self._slots = threading.BoundedSemaphore(settings.MESSAGES_WOKEN_READERS_AT_ONCE)
         return self._slots
 
+    def rung(self, motion: str) -> int:
+        """The number of the last ring heard for this Motion (or for everyone). Everything a
+        ring announced was committed before it rang: a read begun once `rung` says n sees all
+        that rings up to n announced."""
+        with self._lock:
+            return max(self._rang.get(motion, 0), self._rang_everyone)
+
     def ring(self, motion: str) -> None:
         with self._lock:
+            self._count += 1
+            self._rang[motion] = self._count
             events = list(self._waiters.get(motion, ()))
         for event in events:
             event.set()
 
     def ring_everyone(self) -> None:
         with self._lock:
+            self._count += 1
+            self._rang_everyone = self._count
+            self._rang.clear()  # the ring for everyone is newer than each of them
             events = [event for waiting in self._waiters.values() for event in waiting]
         for event in events:
             event.set()
@@ -179,6 +199,52 @@ class MessageBell:
             self.ring_everyone()
 
 
+class SharedAnswers:
+    """One read for the readers woken together: a message in a Motion a thousand people watch
+    wakes a thousand long polls asking the same thing (the same cursor and filters); the first
+    to read answers the others (`answer`), instead of each reading the same page again.
+
+    An answer read once the bell had rung n serves a reader woken by rings up to n: all that they
+    announced was committed before the read began. Only while the bell listens: without it, rows
+    are written without a ring and no answer is kept. A Motion's answers read after an older ring
+    go when a newer one is kept (each cursor is a new question). Not authorisation: each request
+    checks its own access before it asks."""
+
+    KEPT = 256  # questions kept at most; past it, the store starts again
+
+    def __init__(self, bell: MessageBell) -> None:
+        self._bell = bell
+        self._lock = threading.Lock()
+        self._answers: dict[Hashable, tuple[str, int, Any]] = {}  # question: motion, ring, answer
+        self._reading: dict[Hashable, threading.Lock] = {}
+
+    def answer(self, motion: str, question: Hashable, woke: int, read: Callable[[], T]) -> T:
+        """The answer to `question` read after the ring numbered `woke`, or `read()`'s."""
+        with self._lock:
+            if len(self._reading) >= self.KEPT and question not in self._reading:
+                self._reading.clear()  # only fewer readers share a read, for a moment
+            reading = self._reading.setdefault(question, threading.Lock())
+        with reading:  # the others woken with this reader wait for its answer
+            with self._lock:
+                kept = self._answers.get(question)
+            if kept is not None and woke <= kept[1]:
+                return kept[2]
+            listening = self._bell.listening
+            before = self._bell.rung(motion)
+            answer = read()
+            if listening and self._bell.listening:
+                with self._lock:
+                    older = [q for q, (m, n, _) in self._answers.items() if m == motion and n < before]
+                    for stale in older:
+                        del self._answers[stale]
+                        if stale != question:  # this one's lock is held, and waited on
+                            self._reading.pop(stale, None)
+                    if len(self._answers) >= self.KEPT:
+                        self._answers.clear()
+                    self._answers[question] = (motion, before, answer)
+            return answer
+
+
 def release_connection() -> None:
     """A waiting request holds no database connection: a thousand readers would otherwise need
     a thousand (PostgreSQL allows 100 by default). The next query opens one again. Not inside a
@@ -199,3 +265,4 @@ def ring_for(motion_id: str) -> None:
 
 
 bell = MessageBell()
+shared_answers = SharedAnswers(bell)

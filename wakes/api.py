@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.db.models import Q
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import NotAuthenticated, NotFound, PermissionDenied
@@ -86,6 +87,24 @@ def open_requests(motion) -> list[dict]:
 
 # Long enough for every open thread page to poll at least once after an answer.
 RECENTLY_ANSWERED = timedelta(minutes=10)
+
+
+def showing_cards(since) -> Q:
+    """The requests a thread shows: open ones, and those answered after `since`."""
+    return Q(status=WakeRequest.Status.OPEN) | Q(decided_at__gt=since)
+
+
+def request_cards(motion, since) -> tuple[list[dict], list[dict]]:
+    """`open_requests` and `recently_answered(since)` as one query."""
+    found = list(
+        WakeRequest.objects.filter(showing_cards(since), motion=motion).select_related("agent", "decided_by")
+    )
+    opened = [request for request in found if request.status == WakeRequest.Status.OPEN]
+    answered = [request for request in found if request.decided_at is not None and request.decided_at > since]
+    return (
+        WakeRequestSerializer(opened, many=True).data if opened else [],
+        WakeRequestSerializer(answered, many=True).data if answered else [],
+    )
 
 
 def recently_answered(motion) -> list[dict]:

@@ -5,19 +5,27 @@ poll's wake parts."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import Any
 
+from django.db import connection
 from django.shortcuts import render
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from motion_runner.access import access
 from motion_runner.context import sign_in_of
 from motion_runner.models import Message, Motion
 
-from .api import open_requests, recently_answered, typing_in, typing_since
+from . import clock
+from .api import RECENTLY_ANSWERED, request_cards, typing_since
+from .models import Dials, TypingPing, WakeRequest
 from .overview import motion_cards
 from .requests import person_may_grant
 from .trust import decide
+
+TYPING_TTL_DEFAULT = Dials._meta.get_field("typing_ttl_seconds").default
 
 
 def motion_list(request):
@@ -41,13 +49,55 @@ def thread_page_context(request, motion: Motion) -> dict[str, Any]:
     return {"can_grant": can_grant, "wake_mode": wake_mode, "wake_rule": wake_rule}
 
 
+@cache
+def wake_parts_sql(vendor: str) -> str:
+    """The thread poll's wake parts as one statement, written once: the ORM compiled this
+    (a subquery, an EXISTS and a filtered join) in more time than the query took to run."""
+    q = connection.ops.quote_name
+    dials, cards, pings, motions = (
+        q(model._meta.db_table) for model in (Dials, WakeRequest, TypingPing, Motion)
+    )
+    return (
+        f"SELECT (SELECT d.{q('typing_ttl_seconds')} FROM {dials} d WHERE d.{q('id')} = 1),"
+        f" EXISTS (SELECT 1 FROM {cards} r WHERE r.{q('motion_id')} = m.{q('slug')}"
+        f" AND (r.{q('status')} = %s OR r.{q('decided_at')} > %s)),"
+        f" p.{q('who')}, p.{q('at')}"
+        f" FROM {motions} m LEFT JOIN {pings} p ON p.{q('motion_id')} = m.{q('slug')}"
+        f" AND (%s = '' OR p.{q('who')} <> %s)"
+        f" WHERE m.{q('slug')} = %s"
+    )
+
+
 def thread_poll_fields(motion: Motion, reader: str | None) -> dict[str, Any]:
-    """The runner's `thread_poll_fields` hook: request cards and who is typing."""
-    return {
-        "requests": open_requests(motion),
-        "answered_requests": recently_answered(motion),
-        "typing": typing_in(motion, exclude=reader),
-    }
+    """The runner's `thread_poll_fields` hook: request cards and who is typing.
+
+    Every poll of the thread asks, so it is one query: the typing dial, whether any request card
+    shows, and the Motion's pings (one row each, or one row of NULLs); the cards themselves only
+    when some show (`request_cards`). The same answers as `open_requests`, `recently_answered`
+    and `typing_in` (tests/test_poll_cost.py)."""
+    now = clock.now()
+    since = now - RECENTLY_ANSWERED
+    reader = reader or ""
+    params = [WakeRequest.Status.OPEN.value, connection.ops.adapt_datetimefield_value(since)]
+    params += [reader, reader, motion.pk]
+    with connection.cursor() as cursor:
+        cursor.execute(wake_parts_sql(connection.vendor), params)
+        rows = cursor.fetchall()
+    typing = []
+    for seconds, _, who, at in rows:
+        # As `typing_in` (Dials.load(): the field's default while no row is saved).
+        ttl = timedelta(seconds=TYPING_TTL_DEFAULT if seconds is None else seconds)
+        if who is not None and as_datetime(at) > now - ttl:
+            typing.append(who)
+    opened, answered = request_cards(motion, since) if rows and rows[0][1] else ([], [])
+    return {"requests": opened, "answered_requests": answered, "typing": sorted(typing)}
+
+
+def as_datetime(value: datetime | str) -> datetime:
+    """A timestamp as the database gave it: PostgreSQL a datetime, SQLite its text (UTC)."""
+    if isinstance(value, str):
+        value = parse_datetime(value)
+    return timezone.make_aware(value, UTC) if timezone.is_naive(value) else value
 
 
 def someone_else_typed(motion: Motion, since: datetime, reader: str | None) -> bool:

@@ -2,7 +2,9 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from datetime import timedelta
+from functools import cache
 
+from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -15,8 +17,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..access import access, readable_motion
-from ..message_bell import bell, release_connection
-from ..models import Kind, Message, Motion, Turn, TurnStatus
+from ..message_bell import bell, release_connection, shared_answers
+from ..models import Agent, Kind, Message, Motion, Turn, TurnStatus
 from ..posting import PostIdTaken, post_person_message
 from ..signals import thread_poll_fields, thread_poll_news
 from . import cursor as cursors
@@ -57,12 +59,25 @@ def wait_for_messages(motion: Motion, newer, wait: float, someone_typing=None) -
     return bell.wait(motion.pk, has_news, wait)
 
 
+@cache
+def running_activity_sql(vendor: str) -> str:
+    """Every poll of a thread reads its running turns: written once, as the ORM would (newest
+    queued first), whose compiling took longer than the query."""
+    q = connection.ops.quote_name
+    turns, agents = q(Turn._meta.db_table), q(Agent._meta.db_table)
+    return (
+        f"SELECT t.{q('id')}, a.{q('name')}, t.{q('activity')}, t.{q('mode')}"
+        f" FROM {turns} t JOIN {agents} a ON a.{q('id')} = t.{q('agent_id')}"
+        f" WHERE t.{q('motion_id')} = %s AND t.{q('status')} = %s ORDER BY t.{q('queued_at')} DESC"
+    )
+
+
 def running_activity(motion: Motion) -> list[dict]:
+    with connection.cursor() as cursor:
+        cursor.execute(running_activity_sql(connection.vendor), [motion.pk, TurnStatus.RUNNING.value])
+        rows = cursor.fetchall()
     return [
-        {"agent": name, "activity": activity, "turn": pk, "mode": mode}
-        for pk, name, activity, mode in Turn.objects.filter(
-            motion=motion, status=TurnStatus.RUNNING
-        ).values_list("pk", "agent__name", "activity", "mode")
+        {"agent": name, "activity": activity, "turn": pk, "mode": mode} for pk, name, activity, mode in rows
     ]
 
 
@@ -142,12 +157,15 @@ class MessageList(APIView):
         overlap = whole_number(params, "overlap", 0, low=0, high=MAX_OVERLAP_SECONDS)
         wait = finite_number(params, "wait", 0.0, low=0.0, high=MAX_WAIT_SECONDS)
         newer = None
+        only_newer = False  # the page holds nothing at or before the cursor
         if after := params.get("after"):
             created, message_id = cursors.decode(after)
             newer = Q(created_at__gt=created) | Q(created_at=created, id__gt=message_id)
+            only_newer = True
             if overlap:
                 try:
                     queryset = queryset.filter(created_at__gt=created - timedelta(seconds=overlap))
+                    only_newer = False
                 except OverflowError:  # a cursor at the start of time: nothing is before it
                     queryset = queryset.filter(newer)
             else:
@@ -159,29 +177,54 @@ class MessageList(APIView):
                 queryset = queryset.filter(**{lookup: parse_time(name, value)})
         queryset = queryset.order_by("created_at", "id")
         me = request.user.get_username() if request.user.is_authenticated else None
+        raw = params.get("raw") in ("1", "true")
         waited = bool(wait and newer is not None)
+        results = None
+        woke = None  # the ring this poll woke to, if the bell woke it
         if waited:
             began = timezone.now()
-            wait_for_messages(
-                motion,
-                queryset.filter(newer),
-                wait,
-                lambda: any(news(motion, began, me) for news in thread_poll_news),
-            )
-        # A long poll reads in turn with the others woken with it, then lets its connection go.
-        with bell.slot() if waited else nullcontext():
-            results = message_rows(queryset[:limit], raw=params.get("raw") in ("1", "true"))
-            next_cursor = results[-1]["cursor"] if results else after
-            body = {
-                "results": results,
-                "next": next_cursor,
-                "more": len(results) == limit,
-                "activity": running_activity(motion),
-            }
-            for provide in thread_poll_fields:  # wakes/: request cards and who is typing
-                body.update(provide(motion, me))
-            if waited:
-                release_connection()
+            # Without overlap the page itself says whether there is news: a busy stream's poll
+            # answers from it, without an exists() first.
+            if only_newer:
+                results = message_rows(queryset[:limit], raw=raw)
+            if not results:
+                woken = wait_for_messages(
+                    motion,
+                    queryset.filter(newer),
+                    wait,
+                    lambda: any(news(motion, began, me) for news in thread_poll_news),
+                )
+                # Nothing came: the empty page read before the wait stands (a row committed as
+                # the wait ended is in the next poll's answer).
+                if woken or not only_newer:
+                    results = None
+                if woken and bell.listening:
+                    woke = bell.rung(motion.pk)
+
+        def read() -> dict:
+            # A long poll reads in turn with the others woken with it, then lets its connection go.
+            with bell.slot() if waited else nullcontext():
+                rows = message_rows(queryset[:limit], raw=raw) if results is None else results
+                body = {
+                    "results": rows,
+                    "next": rows[-1]["cursor"] if rows else after,
+                    "more": len(rows) == limit,
+                    "activity": running_activity(motion),
+                }
+                for provide in thread_poll_fields:  # wakes/: request cards and who is typing
+                    body.update(provide(motion, me))
+                if waited:
+                    release_connection()
+            return body
+
+        if woke is None:
+            return Response(read())
+        # Readers of this Motion asking the same (the same cursor and filters, the same reader's
+        # name for "who else is typing"), woken by the same ring, share one read. Each checked its
+        # own access above.
+        question = (motion.pk, me, tuple(sorted((k, tuple(v)) for k, v in params.lists() if k != "wait")))
+        body = shared_answers.answer(motion.pk, question, woke, read)
+        release_connection()  # an answer read by another: this reader's look still held one
         return Response(body)
 
     @extend_schema(
