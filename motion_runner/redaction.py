@@ -193,11 +193,23 @@ def _redact_json(value: Any, redact_one: Callable[[str], str]) -> Any:
         node = stack.pop()
         # Replacing the value of a key while iterating a dict's items is allowed (its size stays).
         for key, item in node.items() if isinstance(node, dict) else enumerate(node):
-            if isinstance(item, str):
+            # Parsed JSON holds exactly these types: asked by `type` first (a line has ~30 values),
+            # then by isinstance for a subclass (a TextChoices value is a str).
+            kind = type(item)
+            if kind is str:
+                node[key] = redact_one(item)
+            elif kind is dict or kind is list:
+                stack.append(item)
+            elif kind in _JSON_SCALARS:
+                continue
+            elif isinstance(item, str):
                 node[key] = redact_one(item)
             elif isinstance(item, dict | list):
                 stack.append(item)
     return value
+
+
+_JSON_SCALARS = frozenset({int, float, bool, type(None)})
 
 
 class Redactor:

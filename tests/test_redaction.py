@@ -226,3 +226,14 @@ def test_a_fitted_message_is_the_same_with_or_without_the_batchs_redactor():
         )
         assert (batched.text, batched.raw) == (alone.text, alone.raw)
         assert GITHUB_TOKEN not in batched.text and GITHUB_TOKEN not in str(batched.raw)
+
+
+class Label(str):
+    """A str subclass, as a TextChoices value is."""
+
+
+def test_every_string_of_a_json_value_is_redacted_whatever_its_type():
+    value = {"a": Label(GITHUB_TOKEN), "b": [1, 2.5, True, None, {"c": GITHUB_TOKEN, "d": [Label("user")]}]}
+
+    assert redact_json(value) == {"a": MARK, "b": [1, 2.5, True, None, {"c": MARK, "d": ["user"]}]}
+    assert Redactor().redact_json([GITHUB_TOKEN, Label(GITHUB_TOKEN)]) == [MARK, MARK]

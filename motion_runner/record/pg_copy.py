@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import operator
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -105,6 +106,15 @@ class CopyInsert:
         self.fields = list(meta.concrete_fields)
         quote = connection.ops.quote_name
         self.converters = [converter(field, connection) for field in self.fields]
+        # Field.pre_save reads the attribute: all of them in one attrgetter call, then the fields
+        # with a pre_save of their own (a DateTimeField's, for auto_now) called as Django calls it.
+        getter = operator.attrgetter(*(field.attname for field in self.fields))
+        self.read = getter if len(self.fields) > 1 else lambda obj: (getter(obj),)
+        self.own_pre_save = [
+            (index, field)
+            for index, field in enumerate(self.fields)
+            if type(field).pre_save is not models.Field.pre_save
+        ]
         table = quote(meta.db_table)
         self.stage = quote(f"{meta.db_table}_stage")
         columns = ", ".join(quote(field.column) for field in self.fields)
@@ -122,8 +132,16 @@ class CopyInsert:
     def rows(self, objs: Sequence[models.Model]) -> list[list[Any]]:
         """Each object's values as Django's insert compiler takes them: `pre_save(obj, add=True)`
         (which may set the attribute, as a `default` or `auto_now` does), then prepared for the db."""
-        pairs = list(zip(self.fields, self.converters, strict=True))
-        return [[convert(field.pre_save(obj, True)) for field, convert in pairs] for obj in objs]
+        read, converters, own_pre_save = self.read, self.converters, self.own_pre_save
+        rows = []
+        for obj in objs:
+            values = read(obj)  # what Field.pre_save returns for most fields: the attribute
+            if own_pre_save:
+                values = list(values)
+                for index, field in own_pre_save:
+                    values[index] = field.pre_save(obj, True)
+            rows.append([convert(value) for convert, value in zip(converters, values, strict=True)])
+        return rows
 
     def insert(self, connection: BaseDatabaseWrapper, objs: Sequence[models.Model]) -> set[Any]:
         """Insert `objs` unless their key exists; the keys this call inserted. Call inside a
