@@ -24,6 +24,7 @@ from .harnesses.base import Event, EventKind
 from .message_fit import BadEvent, announce, fit_message
 from .models import Agent, Kind, Message, Motion, Turn
 from .record import binding
+from .redaction import Redactor
 from .sessions import claim_session
 from .signals import message_created  # declared in the catalogue, with its arguments
 from .twins import fill_in, session_lock, without_twins
@@ -99,6 +100,8 @@ class EventWriter:
         self.flushed_activity = ""
         self.unflushed_events = 0
         self.flushed_at = 0.0
+        # One per writer (a stream post, a transcript chunk): each distinct string redacted once.
+        self.redactor = Redactor()
 
     def flush_activity(self, *, force: bool = False) -> None:
         turn = self.ctx.turn
@@ -188,7 +191,7 @@ class EventWriter:
 
     def insert(self, message: Message) -> bool:
         """Insert unless a Message with this id exists; True when this call inserted it."""
-        fit_message(message)
+        fit_message(message, self.redactor)
         if not binding().insert_one(message):
             return False
         transaction.on_commit(lambda: message_created.send(sender=Message, message=message))
@@ -236,7 +239,7 @@ class EventWriter:
             self._keep_raw(event.raw)
             return None
         message = self.message_for(event)
-        return fit_message(message) if message is not None else None
+        return fit_message(message, self.redactor) if message is not None else None
 
     def write_many(self, events: Iterable[Event], *, prepared: list[Message] | None = None) -> WriteOutcome:
         outcome = WriteOutcome()
@@ -258,6 +261,7 @@ class EventWriter:
                 continue
             if message is not None:
                 messages.append(message)
+        self.redactor.forget()  # the batch's strings are not kept past it
         if ctx.turn is not None and counted:
             self.activity = activity or self.activity
             self.unflushed_events += counted

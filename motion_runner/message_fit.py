@@ -8,12 +8,13 @@ the record package needs nothing from ingest (which imports the record).
 from __future__ import annotations
 
 import uuid
+from functools import cache
 
 from django.db import models
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .models import Kind, Message
-from .redaction import redact, redact_json
+from .redaction import Redactor
 from .signals import message_created  # declared in the catalogue, with its arguments
 
 
@@ -29,26 +30,41 @@ class BadEvent(ValueError):
 _MAX_POSITIVE_INT = 2**31 - 1
 
 
-def fit_message(message: Message) -> Message:
-    """Make a Message insertable or raise BadEvent, so one bad event never sinks a batch insert."""
+@cache
+def bounded_columns() -> tuple[tuple[tuple[str, int], ...], tuple[str, ...]]:
+    """The columns fit_message bounds (text by length, positive integers by range), found once
+    rather than among all 27 for every Message."""
+    fields = Message._meta.concrete_fields
+    chars = tuple(
+        (f.attname, f.max_length) for f in fields if isinstance(f, models.CharField) and f.max_length
+    )
+    ints = tuple(f.attname for f in fields if isinstance(f, models.PositiveIntegerField))
+    return chars, ints
+
+
+def fit_message(message: Message, redactor: Redactor | None = None) -> Message:
+    """Make a Message insertable or raise BadEvent, so one bad event never sinks a batch insert.
+
+    A batch's writer passes its Redactor, so each distinct string of the batch is redacted once."""
     try:
         message.id = uuid.UUID(str(message.id))
     except ValueError as exc:
         raise BadEvent(f"uuid {str(message.id)[:60]!r} is not a UUID") from exc
-    for model_field in Message._meta.concrete_fields:
-        value = getattr(message, model_field.attname)
-        if isinstance(model_field, models.CharField) and isinstance(value, str):
-            limit = model_field.max_length
-            if limit and len(value) > limit:
-                setattr(message, model_field.attname, value[: limit - 1] + "…")
-        elif isinstance(model_field, models.PositiveIntegerField) and value is not None:
-            if not isinstance(value, int) or not 0 <= value <= _MAX_POSITIVE_INT:
-                setattr(message, model_field.attname, None)
+    char_limits, positive_ints = bounded_columns()
+    for attname, limit in char_limits:
+        value = getattr(message, attname)
+        if isinstance(value, str) and len(value) > limit:
+            setattr(message, attname, value[: limit - 1] + "…")
+    for attname in positive_ints:
+        value = getattr(message, attname)
+        if value is not None and (not isinstance(value, int) or not 0 <= value <= _MAX_POSITIVE_INT):
+            setattr(message, attname, None)
     if isinstance(message.text, str) and "\x00" in message.text:
         message.text = message.text.replace("\x00", "")  # PostgreSQL text cannot hold NUL
     # Secrets never reach the table (nor so any reader): motion_runner/redaction.py.
-    message.text = redact(message.text) if isinstance(message.text, str) else message.text
-    message.raw = redact_json(message.raw)
+    redactor = redactor or Redactor()
+    message.text = redactor.redact(message.text) if isinstance(message.text, str) else message.text
+    message.raw = redactor.redact_json(message.raw)
     limit = text_limit(message.kind)
     if isinstance(message.text, str) and len(message.text) > limit:
         # Served on every poll of the thread: a 10 MB line is cut, saying how much was left out.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 from urllib.parse import urlsplit
@@ -63,6 +64,11 @@ PLACEHOLDER = re.compile(
     r"(?i)^(?:your[-_].*|.*example.*|.*placeholder.*|\$\{?.*|\{\{.*|<.*|x+|\*+|changeme|redacted.*|\[redacted\].*)$"
 )
 WORD_CHAR = re.compile(r"[A-Za-z0-9_]")
+# Nothing above matches fewer characters: a URL's password (`://a:b@`) takes 7, a configured value
+# 8, an assignment (`token=` and six characters) 12, a token shape 15. A shorter string (most of a
+# harness line's: "user", "text", "off") is left as it is without a look. A new shape that can be
+# shorter must lower this (tests/test_redaction.py checks the shortest of each).
+SHORTEST_SECRET = 7
 
 
 @cache
@@ -148,7 +154,7 @@ def _assignments(text: str) -> str:
 
 def redact(text: str) -> str:
     """`text` with every secret it holds replaced by [REDACTED]."""
-    if not text:
+    if not text or len(text) < SHORTEST_SECRET:
         return text
     enabled, values, long_values = _redaction_settings()
     if not enabled:
@@ -174,19 +180,78 @@ class RedactingFormatter(logging.Formatter):
 
 def redact_json(value: Any) -> Any:
     """Every string inside a JSON value redacted (keys are names, left alone). Iterative."""
+    return _redact_json(value, redact)
+
+
+def _redact_json(value: Any, redact_one: Callable[[str], str]) -> Any:
     if isinstance(value, str):
-        return redact(value)
+        return redact_one(value)
     if not isinstance(value, dict | list):
         return value
-    root = [value]
-    stack: list[Any] = [root]
+    stack: list[Any] = [value]
     while stack:
         node = stack.pop()
-        keys = list(node) if isinstance(node, dict) else range(len(node))
-        for key in keys:
-            item = node[key]
-            if isinstance(item, str):
-                node[key] = redact(item)
+        # Replacing the value of a key while iterating a dict's items is allowed (its size stays).
+        for key, item in node.items() if isinstance(node, dict) else enumerate(node):
+            # Parsed JSON holds exactly these types: asked by `type` first (a line has ~30 values),
+            # then by isinstance for a subclass (a TextChoices value is a str).
+            kind = type(item)
+            if kind is str:
+                node[key] = redact_one(item)
+            elif kind is dict or kind is list:
+                stack.append(item)
+            elif kind in _JSON_SCALARS:
+                continue
+            elif isinstance(item, str):
+                node[key] = redact_one(item)
             elif isinstance(item, dict | list):
                 stack.append(item)
-    return root[0]
+    return value
+
+
+_JSON_SCALARS = frozenset({int, float, bool, type(None)})
+
+
+class Redactor:
+    """`redact` and `redact_json` that redact each distinct string once. A batch's lines repeat
+    most of their strings (the model, the session id, "assistant"; a text block is both in the raw
+    line and the Message's text), ~10 copies of each in a stream post (bench/ingest.py). One per
+    batch (EventWriter.write_many forgets them): the strings, secrets among them, are not kept
+    past it, at most MAX_REMEMBERED strings or MAX_CHARACTERS at once, and forgotten when the
+    redaction settings change."""
+
+    MAX_REMEMBERED = 10_000
+    MAX_CHARACTERS = 4_000_000
+
+    def __init__(self) -> None:
+        self.done: dict[str, str] = {}
+        self.characters = 0
+        self.settings = _redaction_settings()
+
+    def forget(self) -> None:
+        self.done.clear()
+        self.characters = 0
+
+    def redact(self, text: str) -> str:
+        self._check_settings()
+        return self._redact(text)
+
+    def redact_json(self, value: Any) -> Any:
+        self._check_settings()
+        return _redact_json(value, self._redact)
+
+    def _check_settings(self) -> None:
+        if (now := _redaction_settings()) is not self.settings:
+            self.forget()
+            self.settings = now
+
+    def _redact(self, text: str) -> str:
+        if len(text) < SHORTEST_SECRET:
+            return text
+        done = self.done.get(text)
+        if done is None:
+            if len(self.done) >= self.MAX_REMEMBERED or self.characters >= self.MAX_CHARACTERS:
+                self.forget()
+            done = self.done[text] = redact(text)
+            self.characters += len(text)
+        return done

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import copy
 import logging
+from re import _parser  # the regex parser Python compiles with: its minimum match widths
 
 import pytest
 
+from motion_runner import redaction
+from motion_runner.message_fit import fit_message
 from motion_runner.models import Message, Turn
-from motion_runner.redaction import MARK, RedactingFormatter, redact
+from motion_runner.redaction import MARK, RedactingFormatter, Redactor, redact, redact_json
 from motion_runner.runner.turns import fail_before_launch
 from tests import recorded
 from tests.factories import TurnFactory
@@ -143,3 +146,94 @@ def test_the_standalone_sites_log_lines_pass_through_the_redacting_formatter(set
     handler = settings.LOGGING["handlers"]["console"]
     formatter = settings.LOGGING["formatters"][handler["formatter"]]
     assert formatter["()"] == "motion_runner.redaction.RedactingFormatter"
+
+
+# --- the shortcuts of a batch's redaction (motion_runner/redaction.py: SHORTEST_SECRET, Redactor) ---
+
+
+def test_no_shape_matches_fewer_characters_than_the_shortest_secret():
+    """Strings shorter than SHORTEST_SECRET skip redaction unread: every shape must need at least
+    that many characters (the regexes' own minimum widths, each with what must surround it)."""
+
+    def shortest(pattern) -> int:
+        return _parser.parse(pattern.pattern, pattern.flags).getwidth()[0]
+
+    for literal, shape in redaction.TOKEN_SHAPES:
+        assert shortest(shape) >= redaction.SHORTEST_SECRET, literal
+    assert shortest(redaction.AUTHORIZATION) >= redaction.SHORTEST_SECRET
+    assert shortest(redaction.URL_PASSWORD) + len("@") >= redaction.SHORTEST_SECRET  # (?=@) is not counted
+    shortest_word = min(len(start) for start in redaction.SECRET_WORD_STARTS)
+    assert shortest_word + shortest(redaction.ASSIGNED_VALUE) >= redaction.SHORTEST_SECRET
+    # The configured values are looked for from 8 characters on.
+    assert redaction._configured(("x" * 7,)) is None and redaction._configured(("x" * 8,)) is not None
+    assert redaction.SHORTEST_SECRET <= 8
+
+
+@pytest.mark.parametrize(
+    "secret, expected",
+    [
+        ("://a:b@", f"://a:{MARK}@"),  # 7: the shortest there is
+        ("token=abc12d", f"token={MARK}"),
+        ("xoxa-0123456789", MARK),
+    ],
+)
+def test_the_shortest_secrets_are_still_redacted(secret, expected):
+    assert len(secret) >= 7
+    assert redact(secret) == expected
+
+
+def test_a_batchs_redactor_answers_as_redact_does_each_string_once(settings, monkeypatch):
+    settings.WAKES_SCREEN_API_KEY = "plain-screen-key-of-no-known-shape"
+    strings = [GITHUB_TOKEN, PRIVATE_KEY, DOTENV, "plain-screen-key-of-no-known-shape", "user", "", "a" * 6]
+    lines = [
+        *recorded.first_run(),
+        {"nested": [strings, {"again": strings, "n": 3, "none": None, "t": True}], "text": GITHUB_TOKEN},
+        GITHUB_TOKEN,
+        None,
+        ["://a:b@", "://a:b"],
+    ]
+    expected = [redact_json(copy.deepcopy(line)) for line in lines]
+    calls = []
+
+    def counting(text: str) -> str:
+        calls.append(text)
+        return redact(text)
+
+    monkeypatch.setattr(redaction, "redact", counting)
+    redactor = Redactor()
+    assert [redactor.redact_json(copy.deepcopy(line)) for line in lines] == expected
+    assert len(calls) == len(set(calls))  # each distinct string once
+    assert all(len(text) >= redaction.SHORTEST_SECRET for text in calls)
+
+    settings.WAKES_SCREEN_API_KEY = "another-screen-key-of-no-known-shape"  # forgotten on a change
+    assert redactor.redact("another-screen-key-of-no-known-shape") == MARK
+    assert redactor.redact("plain-screen-key-of-no-known-shape") == "plain-screen-key-of-no-known-shape"
+
+
+def test_a_fitted_message_is_the_same_with_or_without_the_batchs_redactor():
+    redactor = Redactor()
+    for event in recorded.first_run():
+        raw = {"event": event, "said": f"I found {GITHUB_TOKEN} and {DOTENV}"}
+        text = f"{GITHUB_TOKEN}\n{event.get('type')}"
+        alone = fit_message(
+            Message(motion_id="harbor", sender="x", source="api", text=text, raw=copy.deepcopy(raw))
+        )
+        batched = fit_message(
+            Message(
+                id=alone.id, motion_id="harbor", sender="x", source="api", text=text, raw=copy.deepcopy(raw)
+            ),
+            redactor,
+        )
+        assert (batched.text, batched.raw) == (alone.text, alone.raw)
+        assert GITHUB_TOKEN not in batched.text and GITHUB_TOKEN not in str(batched.raw)
+
+
+class Label(str):
+    """A str subclass, as a TextChoices value is."""
+
+
+def test_every_string_of_a_json_value_is_redacted_whatever_its_type():
+    value = {"a": Label(GITHUB_TOKEN), "b": [1, 2.5, True, None, {"c": GITHUB_TOKEN, "d": [Label("user")]}]}
+
+    assert redact_json(value) == {"a": MARK, "b": [1, 2.5, True, None, {"c": MARK, "d": ["user"]}]}
+    assert Redactor().redact_json([GITHUB_TOKEN, Label(GITHUB_TOKEN)]) == [MARK, MARK]
