@@ -103,6 +103,17 @@ def test_a_repost_through_memory_lanes_runner_key_costs_three_statements(client,
     assert "motion_runner_agent" in queries[0]["sql"] and "motion_runner_agentkey" not in queries[0]["sql"]
 
 
+def running_turn(motion, scribe, *, heartbeat_at):
+    """The scribe's turn in this Motion, running on the recorded session."""
+    return TurnFactory(
+        motion=motion,
+        agent=scribe.agent,
+        session_id=SESSION,
+        status=TurnStatus.RUNNING,
+        heartbeat_at=heartbeat_at,
+    )
+
+
 @postgresql_only
 def test_a_repost_with_a_running_turn_adds_only_its_heartbeat_and_end(client, scribe, harbor):
     # Without the init line: with a running turn, the writer takes an init as today (it beats the
@@ -110,13 +121,7 @@ def test_a_repost_with_a_running_turn_adds_only_its_heartbeat_and_end(client, sc
     events = [line for line in recorded.first_run() if line.get("subtype") != "init"]
     stream(client, scribe, body(events))
     long_ago = timezone.now() - timedelta(hours=1)
-    turn = TurnFactory(
-        motion=harbor,
-        agent=scribe.agent,
-        session_id=SESSION,
-        status=TurnStatus.RUNNING,
-        heartbeat_at=long_ago,
-    )
+    turn = running_turn(harbor, scribe, heartbeat_at=long_ago)
     with CaptureQueriesContext(connection) as queries:
         answer = stream(client, scribe, body(events)).json()
     assert answer["finished"] is True and answer["imported"] == 0
@@ -292,13 +297,7 @@ def test_an_init_line_with_a_running_turn_still_beats_its_heartbeat(client, scri
     assert init and init[0]["session_id"] == SESSION
     stream(client, scribe, body(init))
     long_ago = timezone.now() - timedelta(hours=1)
-    turn = TurnFactory(
-        motion=harbor,
-        agent=scribe.agent,
-        session_id=SESSION,
-        status=TurnStatus.RUNNING,
-        heartbeat_at=long_ago,
-    )
+    turn = running_turn(harbor, scribe, heartbeat_at=long_ago)
     assert stream(client, scribe, body(init)).json() == {
         "imported": 0,
         "skipped": 1,
