@@ -218,12 +218,6 @@ class EventWriter:
             transaction.on_commit(lambda: announce(inserted))
         return inserted
 
-    def known_message_ids(self, events: Iterable[Event]) -> set[uuid.UUID]:
-        """The ids among these events' Messages that the record already holds: one query, so a
-        re-post skips building, fitting and redacting what the insert would leave alone."""
-        ids = {message_id for event in events if (message_id := event_message_id(event)) is not None}
-        return binding().known_ids(sorted(ids)) if ids else set()
-
     def write(self, event: Event) -> WriteOutcome:
         return self.write_many([event])
 

@@ -73,14 +73,20 @@ def test_a_long_poll_with_overlap_still_waits_for_what_is_after_the_cursor():
     assert [m["text"] for m in body["results"]] == ["seen"] and body["next"] == body["results"][-1]["cursor"]
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_woken_long_poll_costs_four_queries_after_the_wake(uses_real_services):
+def listened_to(slug: str, uses_real_services: bool):
+    """A public Motion with one line, its cursor after that line, and the bell listening."""
     if not uses_real_services:
         pytest.skip("the bell rings through PostgreSQL's LISTEN/NOTIFY")
-    motion = MotionFactory(slug="woken", visibility="public")
+    motion = MotionFactory(slug=slug, visibility="public")
     MessageFactory(motion=motion, text="before")
     cursor = page(motion)["next"]
     assert listening()
+    return motion, cursor
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_woken_long_poll_costs_four_queries_after_the_wake(uses_real_services):
+    motion, cursor = listened_to("woken", uses_real_services)
 
     def write() -> None:
         time.sleep(0.5)
@@ -244,12 +250,7 @@ def test_without_the_channel_no_answer_is_kept():
 
 @pytest.mark.django_db(transaction=True)
 def test_readers_of_one_motion_woken_together_are_answered_from_one_read(uses_real_services, monkeypatch):
-    if not uses_real_services:
-        pytest.skip("the bell rings through PostgreSQL's LISTEN/NOTIFY")
-    motion = MotionFactory(slug="many-readers", visibility="public")
-    MessageFactory(motion=motion, text="before")
-    cursor = page(motion)["next"]
-    assert listening()
+    motion, cursor = listened_to("many-readers", uses_real_services)
     pages_read = []
 
     def counted(queryset, **kwargs):

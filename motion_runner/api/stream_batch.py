@@ -333,8 +333,7 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
             parsed.append((index, line, [(event, event_message_id(event)) for event in line_events]))
         except Exception as exc:
             fail(index, line, exc)
-    # Each event's Message id once (a UUID each: the writer's known_message_ids would make them
-    # again, and sort them); the record is asked as the writer asks it.
+    # Each event's Message id made once (a UUID each), and what the record holds asked in one query.
     ids = {message_id for _, _, pairs in parsed for _, message_id in pairs if message_id is not None}
     known = binding().known_ids(list(ids)) if ids else set()
     wrote_any = False  # a known Message counts as one written for the turn's heartbeat, as before

@@ -16,10 +16,15 @@ from django.db import models
 M = TypeVar("M", bound=models.Model)
 
 
+def column_converters(connection, column) -> list[Any]:
+    """The converters a QuerySet applies to `column`'s values, the backend's first."""
+    return connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+
+
 def db_value(connection, model_field: models.Field, value: Any) -> Any:
     """One column's value as a QuerySet would give it (e.g. a JSONField's text decoded)."""
     column = model_field.get_col(model_field.model._meta.db_table)
-    for convert in connection.ops.get_db_converters(column) + column.get_db_converters(connection):
+    for convert in column_converters(connection, column):
         value = convert(value, column, connection)
     return value
 
@@ -49,7 +54,7 @@ class Columns(Generic[M]):
             found = []
             for position, model_field in enumerate(self.fields):
                 column = model_field.get_col(self.alias)
-                convs = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+                convs = column_converters(connection, column)
                 if convs:
                     found.append((position, convs, column))
             self._converters[connection.alias] = found
