@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Fresh stream posts (batches of 100 new events) to ONE web process as deployed: gunicorn, one
+gthread worker with several threads, N concurrent clients posting over HTTP, so PostgreSQL's
+time (the insert, the commit's fsync) overlaps the process's own CPU. Beside it, in the same
+run: the in-process figure (Django's test client, one post at a time, as bench/ingest.py's
+"stream API" line; DEBUG on, as there) and memory-lane's baseline (one `get_or_create` per line).
+
+  DATABASE_URL=postgres://postgres@127.0.0.1:5432/somedb .venv/bin/python bench/stream_web.py \
+      [--events N] [--clients 1,2,4] [--threads 4]
+
+Each client posts its own session's events (fresh uuids, as a harness would) over a kept-alive
+connection; the bodies are encoded before the clock starts. Printed per line: events/s, the wall
+time a post, and the web process's CPU a post (its /proc utime + stime, master included), which
+the machine's other load disturbs less than the wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _django import bench_database, web_env, web_process  # noqa: E402
+
+os.environ.setdefault("CELERY_BROKER_URL", "memory://")
+
+
+def process_cpu(port: int) -> float:
+    """CPU seconds of every process started with `-b 127.0.0.1:<port>` (gunicorn's master and worker)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+            if f"127.0.0.1:{port}".encode() not in cmdline:
+                continue
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+def bodies_for(count: int, batch: int) -> list[bytes]:
+    from ingest import stream_events
+
+    session_id = str(uuid.uuid4())
+    events = stream_events(count, session_id)
+    return [
+        json.dumps(
+            {"harness": "claude-code", "session_id": session_id, "events": events[start : start + batch]}
+        ).encode()
+        for start in range(0, len(events), batch)
+    ]
+
+
+def post_all(port: int, key: str, bodies: list[bytes], failures: list[str]) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    try:
+        for body in bodies:
+            conn.request("POST", "/api/motions/bench/stream/", body, headers)
+            response = conn.getresponse()
+            answer = response.read()
+            if response.status != 200 or json.loads(answer)["errors"]:
+                failures.append(f"{response.status} {answer[:200]!r}")
+                return
+    finally:
+        conn.close()
+
+
+def over_http(port: int, key: str, clients: int, events: int, batch: int) -> tuple[float, float, float]:
+    """(events/s, wall ms a post, web CPU ms a post) for `clients` posting `events` in all."""
+    per_client = [bodies_for(events // clients, batch) for _ in range(clients)]
+    posts = sum(map(len, per_client))
+    failures: list[str] = []
+    threads = [threading.Thread(target=post_all, args=(port, key, bodies, failures)) for bodies in per_client]
+    cpu = process_cpu(port)
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - started
+    cpu = process_cpu(port) - cpu
+    if failures:
+        raise SystemExit(f"a post failed: {failures[0]}")
+    return posts * batch / seconds, seconds * 1000 / posts * clients, cpu * 1000 / posts
+
+
+def in_process(key: str, events: int, batch: int) -> tuple[float, float, float]:
+    from django.test import Client
+
+    client = Client()
+    bodies = bodies_for(events, batch)
+    cpu = time.process_time()
+    started = time.perf_counter()
+    for body in bodies:
+        response = client.post(
+            "/api/motions/bench/stream/",
+            body,
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {key}",
+        )
+        assert response.status_code == 200 and not response.json()["errors"], response.content[:300]
+    seconds = time.perf_counter() - started
+    cpu = time.process_time() - cpu
+    return len(bodies) * batch / seconds, seconds * 1000 / len(bodies), cpu * 1000 / len(bodies)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--events", type=int, default=10_000, help="Events per line (all clients together).")
+    parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument("--clients", default="1,2,4")
+    parser.add_argument("--threads", type=int, default=4, help="The gunicorn worker's threads.")
+    parser.add_argument("--baseline-events", type=int, default=2_000)
+    args = parser.parse_args()
+    with bench_database("stream_web") as connection:
+        from django.test.utils import setup_test_environment
+        from ingest import baseline_messages, stream_events
+
+        from motion_runner.api.auth import create_key
+        from motion_runner.models import Agent, Motion, MotionSession
+
+        setup_test_environment()
+        motion = Motion.objects.create(slug="bench", title="Bench")
+        agent = Agent.objects.create(name="bencher")
+        motion.agents.add(agent)
+        _, key = create_key(agent)
+        print(f"database: {connection.vendor} ({connection.settings_dict['NAME']}); load {os.getloadavg()}")
+        # Warm-up: the first posts pay for imports and the connection's first statements.
+        in_process(key, 500, args.batch)
+        rate, wall, cpu = in_process(key, args.events, args.batch)
+        print(
+            f"in-process (test client, 1 at a time): {rate:8,.0f} events/s  {wall:5.1f} ms a post, {cpu:5.1f} ms CPU"
+        )
+        connection.close()  # the web process's writes are not this connection's to see mid-transaction
+        env = web_env(connection)
+        env["WEB_CONCURRENCY"] = "1"
+        with web_process(env, args.threads) as base_url:
+            port = int(base_url.rsplit(":", 1)[1])
+            over_http(port, key, 1, 500, args.batch)  # warm-up
+            for clients in (int(n) for n in args.clients.split(",")):
+                rate, wall, cpu = over_http(port, key, clients, args.events, args.batch)
+                print(
+                    f"gunicorn, 1 worker x {args.threads} threads, {clients} client(s): {rate:8,.0f} events/s  "
+                    f"{wall:5.1f} ms a post (each client), {cpu:5.1f} ms web CPU a post"
+                )
+        session_id = str(uuid.uuid4())
+        MotionSession.objects.create(session_id=session_id, motion=motion, agent=agent)
+        events = stream_events(args.baseline_events, session_id)
+        started = time.perf_counter()
+        baseline_messages([(session_id, events)], motion, agent, "api")
+        rate = len(events) / (time.perf_counter() - started)
+        print(f"baseline (one get_or_create per line, no HTTP): {rate:8,.0f} events/s")
+        print(f"load {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
