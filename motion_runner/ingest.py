@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from .display import summarize_input, turn_end_text
 from .harnesses.base import Event, EventKind
+from .lib.rows import NewInstances
 from .message_fit import BadEvent, announce, fit_message
 from .models import Agent, Kind, Message, Motion, Turn
 from .record import binding
@@ -45,6 +46,8 @@ MESSAGE_KINDS = frozenset(
         EventKind.COMPACT,
     }
 )
+# A batch's Messages built without Model.__init__'s setattr per field (lib/rows.py).
+NEW_MESSAGES = NewInstances(Message)
 
 
 def event_message_id(event: Event) -> uuid.UUID | None:
@@ -133,6 +136,11 @@ class EventWriter:
         return None
 
     def message_for(self, event: Event) -> Message | None:
+        fields = self.message_fields(event)
+        return None if fields is None else NEW_MESSAGES.new(fields)
+
+    def message_fields(self, event: Event) -> dict[str, Any] | None:
+        """`Message(**fields)` is the event's Message; None for an event that writes none."""
         ctx = self.ctx
         usage = event.usage or {}
         fields: dict[str, Any] = {
@@ -187,7 +195,7 @@ class EventWriter:
             return None
         if event.uuid:
             fields["id"] = event.uuid
-        return Message(**fields)
+        return fields
 
     def insert(self, message: Message) -> bool:
         """Insert unless a Message with this id exists; True when this call inserted it."""

@@ -9,9 +9,12 @@ turns its slice of the row back into an instance through the same converters a Q
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 from typing import Any, Generic, TypeVar
 
 from django.db import models
+from django.db.models.base import ModelState
+from django.db.models.signals import post_init, pre_init
 
 M = TypeVar("M", bound=models.Model)
 
@@ -72,3 +75,48 @@ class Columns(Generic[M]):
                 value = convert(value, column, connection)
             values[position] = value
         return self.model.from_db(connection.alias, self.attnames, values)
+
+
+class NewInstances(Generic[M]):
+    """New instances as `model(**values)` leaves them, for a batch's hundred rows at a time.
+
+    Model.__init__ pops each of the model's fields from its kwargs and sets it through setattr
+    (27 for a Message: most of building one, bench/stream_web.py). Here a plain field's value
+    (given, or its default, called as __init__ calls it) goes straight into the instance's
+    __dict__, which is all that setattr does for it; a foreign key given as an object still goes
+    through its descriptor (its id, the related-object cache, the router's db and checks).
+    Anything else (a property, an unknown name, a model with pre_init/post_init listeners) takes
+    Django's own way (tests/test_new_instances.py compares the two)."""
+
+    def __init__(self, model: type[M]):
+        self.model = model
+
+    @cached_property
+    def fields(self) -> tuple[list[tuple[str, Any]], list[tuple[str, str, Any]], set[str]]:
+        """(plain fields, foreign keys, every name and attname), read once the models are loaded;
+        no names for a model with a generated field (__init__ leaves those unset)."""
+        fields = self.model._meta.concrete_fields
+        if any(f.generated for f in fields):
+            return [], [], set()
+        plain = [(f.attname, f) for f in fields if not f.is_relation]
+        related = [(f.name, f.attname, f) for f in fields if f.is_relation]
+        return plain, related, {f.attname for f in fields} | {f.name for f in fields}
+
+    def new(self, values: dict[str, Any]) -> M:
+        model = self.model
+        plain, related, names = self.fields
+        if not names.issuperset(values) or pre_init.has_listeners(model) or post_init.has_listeners(model):
+            return model(**values)
+        instance = model.__new__(model)
+        instance._state = ModelState()
+        attrs = instance.__dict__
+        for attname, model_field in plain:
+            attrs[attname] = values[attname] if attname in values else model_field.get_default()
+        for name, attname, model_field in related:
+            if name in values:
+                if attname in values:  # both: __init__ sets the id after the object
+                    return model(**values)
+                setattr(instance, name, values[name])
+            else:
+                attrs[attname] = values[attname] if attname in values else model_field.get_default()
+        return instance
