@@ -141,7 +141,9 @@ class Kind(models.TextChoices):
 
 class Message(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    motion = models.ForeignKey(Motion, on_delete=models.CASCADE, related_name="messages")
+    # No index of its own: (motion, created_at, id) below serves every `motion_id = …` (each
+    # insert paid for both; migration 0014).
+    motion = models.ForeignKey(Motion, on_delete=models.CASCADE, related_name="messages", db_index=False)
     sender = models.CharField(max_length=150, help_text="An agent's name or a person's username.")
     agent = models.ForeignKey(
         Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="messages"
