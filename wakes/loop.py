@@ -100,9 +100,12 @@ def quiet_base(state: ListenState) -> datetime:
 
 
 def ensure_states(motion: Motion, now: datetime) -> None:
-    listening = list(motion.agents.filter(listening=True).values_list("pk", flat=True))
-    have = set(ListenState.objects.filter(motion=motion).values_list("agent_id", flat=True))
-    missing = [pk for pk in listening if pk not in have]
+    # The listening agents without a state, in one query (an anti-join): every post asks it.
+    missing = list(
+        motion.agents.filter(listening=True)
+        .exclude(pk__in=ListenState.objects.filter(motion=motion).values("agent_id"))
+        .values_list("pk", flat=True)
+    )
     if missing:
         ListenState.objects.bulk_create(
             [ListenState(motion=motion, agent_id=pk, created_at=now, last_person_at=None) for pk in missing],
