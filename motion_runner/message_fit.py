@@ -20,9 +20,7 @@ from .signals import message_created  # declared in the catalogue, with its argu
 
 def announce(messages: list[Message]) -> None:
     for index, message in enumerate(messages):
-        message_created.send(
-            sender=Message, message=message, newest_of_batch=index == len(messages) - 1, batch=messages
-        )
+        message_created.send(sender=Message, message=message, newest_of_batch=index == len(messages) - 1)
 
 
 class BadEvent(ValueError):

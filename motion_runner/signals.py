@@ -31,8 +31,7 @@ if TYPE_CHECKING:  # annotations only: this module imports nothing of the runner
 message_created = Signal()
 """
 Arguments: ``message`` (a ``motion_runner.models.Message``), ``newest_of_batch`` (bool; may be
-absent, meaning True), ``batch`` (the Messages inserted together with it, in order, itself
-included; may be absent).
+absent, meaning True).
 
 Sent after commit for every Message that was really inserted (never for a skipped duplicate),
 with ``sender=Message``, by the writer in ``motion_runner/ingest.py``. ``newest_of_batch`` is

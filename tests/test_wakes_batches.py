@@ -55,36 +55,3 @@ def test_a_mention_in_the_middle_of_a_burst_is_still_seen(monkeypatch, django_ca
     with django_capture_on_commit_callbacks(execute=True):
         writer.write_many(events)
     assert seen == [("@beta can you look?", "beta")]
-
-
-def test_a_burst_ending_in_a_tool_call_or_turn_end_moves_the_clocks_for_its_newest_post(
-    monkeypatch, django_capture_on_commit_callbacks
-):
-    """A stream batch usually ends with the turn's result: the agent's reply before it is still a
-    post the loop's clocks follow (other listening agents see it as news)."""
-    from wakes import handlers
-
-    noted = []
-    monkeypatch.setattr(
-        handlers, "note_post", lambda message, consumed_by=frozenset(): noted.append(message.text)
-    )
-    motion = MotionFactory(slug="burst-end")
-    agent = AgentFactory(name="ender")
-    motion.agents.add(agent)
-    writer = EventWriter(IngestContext(motion=motion, agent=agent, harness="claude-code", source="api"))
-    events = [
-        Event(EventKind.TEXT, uuid="00000000-0000-4000-8000-0000000000b1", text="first"),
-        Event(EventKind.TEXT, uuid="00000000-0000-4000-8000-0000000000b2", text="the reply"),
-        Event(EventKind.TOOL_CALL, uuid="00000000-0000-4000-8000-0000000000b3", tool_name="Bash"),
-        Event(EventKind.TURN_END, uuid="00000000-0000-4000-8000-0000000000b4", subtype="success"),
-    ]
-    with django_capture_on_commit_callbacks(execute=True):
-        assert writer.write_many(events).imported == 4
-    assert noted == ["the reply"]
-    noted.clear()
-    only_tools = [Event(EventKind.TOOL_CALL, uuid="00000000-0000-4000-8000-0000000000c1", tool_name="Bash")]
-    with django_capture_on_commit_callbacks(execute=True):
-        writer.write_many(
-            only_tools + [Event(EventKind.TURN_END, uuid="00000000-0000-4000-8000-0000000000c2")]
-        )
-    assert noted == []

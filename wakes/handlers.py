@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
@@ -27,36 +26,23 @@ SILENT = re.compile(r"^\s*<silent(?:\s+by=\"[^\"]*\")?\s*>(.*?)</silent>\s*$", r
 WEB_SOURCES = (Source.WEB, Source.API)
 
 
-def on_message_created(
-    sender, message: Message, newest_of_batch: bool = True, batch: Sequence[Message] = (), **kwargs
-) -> None:
+def on_message_created(sender, message: Message, newest_of_batch: bool = True, **kwargs) -> None:
     """message_created receiver. Never raises: the writer that sent it must not lose its turn."""
     try:
         handle_message(message, note=newest_of_batch)
-        if newest_of_batch and not for_the_loop(message):
-            # A batch's newest line is often a tool call or the turn's end: the clocks then
-            # follow the newest post before it, once (they would have moved for it alone).
-            post = next((m for m in reversed(batch) if for_the_loop(m)), None)
-            if post is not None:
-                note_post(post)
     except Exception:
         log.exception("wakes could not handle message %s", message.pk)
-
-
-def for_the_loop(message: Message) -> bool:
-    """A line the consider loop counts as a post (its mentions and clocks)."""
-    if message.kind not in (Kind.TEXT, Kind.WATCH) or message.source == Source.SYSTEM:
-        return False
-    # `never` is display only; `always` already woke its agents (wake_for_watch): neither is
-    # a post for the consider loop.
-    return not (message.source == Source.WATCH and (message.raw or {}).get("wake") in ("never", "always"))
 
 
 def handle_message(message: Message, *, dispatch: bool = True, note: bool = True) -> list[Turn]:
     """Mentions in the post, then the loop's clocks. `note=False` for all but the newest of a
     batch written together: the clocks only need the newest, once (the runner writes a burst
     of an agent's lines in one go, and this runs on its path)."""
-    if not for_the_loop(message):
+    if message.kind not in (Kind.TEXT, Kind.WATCH) or message.source == Source.SYSTEM:
+        return []
+    if message.source == Source.WATCH and (message.raw or {}).get("wake") in ("never", "always"):
+        # `never` is display only; `always` already woke its agents (wake_for_watch): neither
+        # is a post for the consider loop.
         return []
     woken: list[Turn] = []
     consumed: set[int] = set()
