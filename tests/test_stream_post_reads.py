@@ -1,6 +1,6 @@
-"""A stream post's reads, folded (issue 14, item 2): a re-post of known events is three statements
+"""A stream post's reads, folded (issue 14, item 2): a re-post of known events is two statements
 (the key with its agent, the URL's Motion and the membership; the session's claim with its running
-turn and newest turn end; the known ids), and everything those reads decide still answers as the
+turn, newest turn end and the known ids), and everything those reads decide still answers as the
 separate reads did: revocation and membership at once, 404/403 bodies, claims, turns."""
 
 from __future__ import annotations
@@ -72,23 +72,23 @@ def unfolded(monkeypatch):
 
 
 @postgresql_only
-def test_a_repost_of_known_events_costs_three_statements(client, scribe):
+def test_a_repost_of_known_events_costs_two_statements(client, scribe):
     events = recorded.lines("stream")
     first = stream(client, scribe, body(events)).json()
     assert first["imported"] > 0
     with CaptureQueriesContext(connection) as queries:
         answer = stream(client, scribe, body(events)).json()
     assert answer["imported"] == 0 and answer["skipped"] + len(answer["errors"]) == len(events)
-    key, claim, known = statements(queries)
+    key, claim = statements(queries)
     assert (
         key.startswith("SELECT") and "motion_runner_agentkey" in key and "motion_runner_motion_agents" in key
     )
     assert claim.startswith("WITH claimed AS (UPDATE") and "motion_runner_turn" in claim
-    assert known.startswith("SELECT") and "= ANY(" in known
+    assert "= ANY(" in claim  # the known ids, asked with the claim
 
 
 @postgresql_only
-def test_a_repost_through_memory_lanes_runner_key_costs_three_statements(client, scribe, settings):
+def test_a_repost_through_memory_lanes_runner_key_costs_two_statements(client, scribe, settings):
     settings.MOOD_RUNNER_KEYS = {"scribe": RUNNER_KEY}
     headers = {"HTTP_AUTHORIZATION": f"Bearer {RUNNER_KEY}"}
 
@@ -99,7 +99,7 @@ def test_a_repost_through_memory_lanes_runner_key_costs_three_statements(client,
     with CaptureQueriesContext(connection) as queries:
         answer = post().json()
     assert (answer["imported"], answer["skipped"]) == (0, len(recorded.first_run()))
-    assert len(queries) == 3
+    assert len(queries) == 2
     assert "motion_runner_agent" in queries[0]["sql"] and "motion_runner_agentkey" not in queries[0]["sql"]
 
 
@@ -125,8 +125,8 @@ def test_a_repost_with_a_running_turn_adds_only_its_heartbeat_and_end(client, sc
     with CaptureQueriesContext(connection) as queries:
         answer = stream(client, scribe, body(events)).json()
     assert answer["finished"] is True and answer["imported"] == 0
-    # key, claim, known ids, the heartbeat, the turn end: the turn itself is never read whole.
-    assert len(queries) == 5
+    # key, claim with the known ids, the heartbeat, the turn end: the turn is never read whole.
+    assert len(queries) == 4
     assert not any(sql.startswith('SELECT "motion_runner_turn"') for sql in statements(queries))
     turn.refresh_from_db()
     assert turn.heartbeat_at > long_ago and turn.status == TurnStatus.FINISHED
