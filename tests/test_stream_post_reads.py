@@ -329,3 +329,36 @@ def test_the_turn_ends_reader_starts_from_the_newest_already_read(harbor):
     with CaptureQueriesContext(connection) as queries:
         assert list(recorded_turn_ends(SESSION, newest_read=[])()) == []
     assert len(queries) == 0
+
+
+# --- the claim's commit does not wait for the disk, when the claim is a transaction of its own ---
+
+
+def synchronous_commit() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        return cursor.fetchone()[0]
+
+
+@postgresql_only
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_of_its_own_commits_without_waiting_and_leaves_the_setting_as_it_was(client, scribe):
+    assert stream(client, scribe, body()).json()["imported"] == 5
+    assert synchronous_commit() == "on"
+    with CaptureQueriesContext(connection) as queries:
+        assert stream(client, scribe, body()).json()["imported"] == 0
+    claim = next(sql for sql in statements(queries) if sql.startswith("WITH claimed"))
+    assert "set_config('synchronous_commit', 'off', true)" in claim
+    assert synchronous_commit() == "on"  # for that statement's own transaction alone
+    assert Message.objects.count() == 5
+
+
+@postgresql_only
+def test_a_claim_inside_a_callers_transaction_commits_as_it_does(client, scribe):
+    # The test's transaction stands for ATOMIC_REQUESTS: the setting would cover all it writes.
+    assert connection.in_atomic_block
+    with CaptureQueriesContext(connection) as queries:
+        assert stream(client, scribe, body()).json()["imported"] == 5
+        assert stream(client, scribe, body()).json()["imported"] == 0
+    assert not any("synchronous_commit" in sql for sql in statements(queries))
+    assert synchronous_commit() == "on"
