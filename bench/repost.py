@@ -2,9 +2,16 @@
 """Re-posts of already-stored stream events (all skipped), in more rounds than bench/ingest.py's
 one: the statements one re-post sends, the best and median rate over the rounds, and the CPU this
 process spent a post (what the web process spends; the rest of the wall time is PostgreSQL and
-the machine's other load). `--profile` prints a cProfile of one more round.
+the machine's other load). `--profile` prints a cProfile of one more round; `--freeze` freezes
+what is loaded before the clock starts, as the web process does (motion_runner/wsgi.py).
 
-  DATABASE_URL=postgres://postgres@127.0.0.1:5432/somedb .venv/bin/python bench/repost.py [--events N] [--rounds R]
+Then (`--clients 1,2,4`; `--clients ""` for none) the same over HTTP to ONE web process as
+deployed (gunicorn, one gthread worker with `--threads` threads, motion_runner.settings with
+DEBUG off): N concurrent clients, each re-posting its own session's stored batches over a
+kept-alive connection, with the web process's CPU a post (/proc utime + stime, master included).
+
+  DATABASE_URL=postgres://postgres@127.0.0.1:5432/somedb .venv/bin/python bench/repost.py \
+      [--events N] [--rounds R] [--clients 1,2,4] [--threads 4]
 
 The bodies are encoded before the clock starts, as in bench/ingest.py (whose events it reuses).
 """
@@ -13,10 +20,13 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
+import http.client
 import json
 import os
 import pstats
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -31,6 +41,7 @@ import django  # noqa: E402
 
 django.setup()
 
+from _django import web_env, web_process  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
@@ -43,6 +54,10 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--freeze", action="store_true", help="gc.freeze() before the clock, as wsgi.py.")
+    parser.add_argument("--clients", default="1,2,4", help="Concurrent HTTP clients; empty for none.")
+    parser.add_argument("--threads", type=int, default=4, help="The gunicorn worker's threads.")
+    parser.add_argument("--http-rounds", type=int, default=3)
     args = parser.parse_args()
     setup_test_environment()
     old_name = connection.settings_dict["NAME"]
@@ -53,6 +68,88 @@ def main() -> None:
         connection.creation.destroy_test_db(old_name, verbosity=0)
 
 
+def session_bodies(count: int, batch: int) -> list[str]:
+    session = str(uuid.uuid4())
+    events = stream_events(count, session)
+    return [
+        json.dumps({"harness": "claude-code", "session_id": session, "events": events[at : at + batch]})
+        for at in range(0, len(events), batch)
+    ]
+
+
+def process_cpu(port: int) -> float:
+    """CPU seconds of every process started with `-b 127.0.0.1:<port>` (gunicorn's master and worker)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if f"127.0.0.1:{port}".encode() not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                continue
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+def repost_over_http(port: int, key: str, bodies: list[str], rounds: int, failures: list[str]) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    try:
+        for _ in range(rounds):
+            for body in bodies:
+                conn.request("POST", "/api/motions/bench/stream/", body.encode(), headers)
+                response = conn.getresponse()
+                answer = response.read()
+                if response.status != 200 or json.loads(answer)["imported"] != 0:
+                    failures.append(f"{response.status} {answer[:200]!r}")
+                    return
+    finally:
+        conn.close()
+
+
+def over_http(args, key: str, post_fresh) -> None:
+    """Each client count re-posts `args.events` events in all (each client its own session,
+    stored before the clock starts), `args.http_rounds` times over."""
+    counts = [int(n) for n in args.clients.split(",") if n.strip()]
+    if not counts:
+        return
+    sessions = {n: [session_bodies(args.events // n, args.batch) for _ in range(n)] for n in counts}
+    for per_client in sessions.values():
+        for bodies in per_client:
+            post_fresh(bodies)
+    connection.close()
+    env = web_env(connection)
+    env["WEB_CONCURRENCY"] = "1"
+    with web_process(env, args.threads) as base_url:
+        port = int(base_url.rsplit(":", 1)[1])
+        failures: list[str] = []
+        repost_over_http(port, key, sessions[counts[0]][0][:5], 2, failures)  # warm-up
+        for n in counts:
+            per_client = sessions[n]
+            posts = sum(map(len, per_client)) * args.http_rounds
+            threads = [
+                threading.Thread(
+                    target=repost_over_http, args=(port, key, bodies, args.http_rounds, failures)
+                )
+                for bodies in per_client
+            ]
+            cpu, started = process_cpu(port), time.perf_counter()
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            seconds = time.perf_counter() - started
+            cpu = process_cpu(port) - cpu
+            if failures:
+                raise SystemExit(f"a re-post failed: {failures[0]}")
+            print(
+                f"over HTTP, {n} client(s), one web process ({args.threads} threads): "
+                f"{posts * args.batch / seconds:,.0f} events/s, {seconds * 1000 / posts * n:.2f} ms a post "
+                f"for each client, web CPU {cpu * 1000 / posts:.2f} ms a post; load {os.getloadavg()[0]:.2f}"
+            )
+
+
 def run(args) -> None:
     from motion_runner.api.auth import create_key
     from motion_runner.models import Agent, Motion
@@ -60,14 +157,10 @@ def run(args) -> None:
     motion = Motion.objects.create(slug="bench", title="Bench")
     agent = Agent.objects.create(name="bencher")
     motion.agents.add(agent)
-    headers = {"HTTP_AUTHORIZATION": f"Bearer {create_key(agent)[1]}"}
+    key = create_key(agent)[1]
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {key}"}
     client = Client()
-    session = str(uuid.uuid4())
-    events = stream_events(args.events, session)
-    bodies = [
-        json.dumps({"harness": "claude-code", "session_id": session, "events": events[at : at + args.batch]})
-        for at in range(0, len(events), args.batch)
-    ]
+    bodies = session_bodies(args.events, args.batch)
 
     def post_all(expect_new: bool) -> None:
         for body in bodies:
@@ -78,6 +171,9 @@ def run(args) -> None:
             assert expect_new or response.json()["imported"] == 0, response.content[:300]
 
     post_all(expect_new=True)
+    if args.freeze:
+        gc.collect()
+        gc.freeze()
     with CaptureQueriesContext(connection) as queries:
         client.post("/api/motions/bench/stream/", bodies[0], content_type="application/json", **headers)
     print(f"statements a re-post of {args.batch} events: {len(queries)}")
@@ -92,14 +188,23 @@ def run(args) -> None:
     walls.sort()
     per_post = 1000 / len(bodies)
     print(
-        f"re-post, {args.rounds} rounds of {len(events)} events: best {len(events) / walls[0]:,.0f} events/s "
-        f"({walls[0] * per_post:.2f} ms a post), median {len(events) / walls[len(walls) // 2]:,.0f} events/s; "
+        f"re-post, {args.rounds} rounds of {args.events} events: best {args.events / walls[0]:,.0f} events/s "
+        f"({walls[0] * per_post:.2f} ms a post), median {args.events / walls[len(walls) // 2]:,.0f} events/s; "
         f"this process's CPU {min(cpus) * per_post:.2f} ms a post; load {os.getloadavg()[0]:.2f}"
     )
     if args.profile:
         profile = cProfile.Profile()
         profile.runcall(post_all, False)
         pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
+
+    def post_fresh(fresh: list[str]) -> None:
+        for body in fresh:
+            response = client.post(
+                "/api/motions/bench/stream/", body, content_type="application/json", **headers
+            )
+            assert response.status_code == 200 and response.json()["imported"] > 0, response.content[:300]
+
+    over_http(args, key, post_fresh)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """The body's checks, made cheaper for a re-post (issue 14, item 2), decide and answer exactly as
 before: the parser against DRF's own JSONParser followed by the full walk, and StreamBody's
-events against `ListField(child=JSONField())`, over bodies that hit every check."""
+events against `ListField(child=JSONField())`, over bodies that hit every check. The parser reads
+with orjson where it reads alike (bounds.read_alike): the values are compared with their types,
+over bodies where orjson and the standard library differ and over generated ones."""
 
 from __future__ import annotations
 
@@ -8,11 +10,14 @@ import io
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from motion_runner.api.bounds import BoundedJSONParser, deeper_than, walk_json
+from motion_runner.api import bounds
+from motion_runner.api.bounds import UNREAD, BoundedJSONParser, deeper_than, read_alike, walk_json
 from motion_runner.api.stream_batch import StreamBody
 from motion_runner.conf import app_settings
 from tests import recorded
@@ -53,6 +58,25 @@ BODIES: list[bytes] = [
     ('{"a": ' * 70 + "1" + "}" * 70).encode(),
     ("[" * 5000 + "]" * 5000).encode(),  # past Python's own recursion limit
     b'{"events": [{"a": "\\u0000"}], "deep": ' + nested(70).encode() + b"}",
+    # Where orjson reads otherwise than the standard library, or not at all.
+    b'{"n": [18446744073709551616, -9223372036854775809, 18446744073709551615, -9223372036854775808]}',
+    b'{"n": 123456789012345678901234567890}',  # past 64 bits: orjson gives a float
+    b'{"n": [9223372036854775808.0, 1e20, -1e19, 9.2e18, 1.7976931348623157e308]}',
+    b'{"n": 1.7976931348623159e308}',  # rounds past the largest float: inf
+    b'{"s": "\\ud800", "t": "\\udfff x"}',  # lone surrogates
+    b'{"s": "\\ud83d\\ude00"}',  # a pair
+    "\ufeff{}".encode(),  # a byte order mark
+    b'{"a": 1, "b": 2, "a": 3}',  # a repeated key: the last value, at the first place
+    b'{"a": "\x01"}',  # a raw control character
+    b"[1,]",
+    b"01",
+    b'{"a": "\\x"}',
+    b"[1] x",
+    b" \x0c1",
+    b'{"n": -0, "m": -0.0, "k": 5e-324, "j": 2.4703282292062327e-324}',
+    b'{"n": 1E400}',
+    b'{"e": []}' + b" " * 3,
+    ("[" * 1100 + "]" * 1100).encode(),  # past orjson's own depth limit
 ]
 
 
@@ -88,6 +112,91 @@ def test_the_parser_answers_as_drfs_parse_and_the_full_walk(raw, replace_nul):
         assert got[1] == expected[1]
     else:  # NaN != NaN: compared as JSON text
         assert json.dumps(got[1]) == json.dumps(expected[1])
+
+
+def typed(value) -> str:
+    """A value as JSON text: an int and a float, True and 1, -0.0 and 0.0 all differ."""
+    return json.dumps(value)
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@given(json_values, st.booleans())
+def test_a_generated_body_reads_as_drfs_parse_and_the_walk_read_it(value, ascii_only):
+    raw = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
+    expected, got = outcome(reference_parse, raw, True), outcome(new_parse, raw, True)
+    assert got[0] == expected[0]
+    assert typed(got[1]) == typed(expected[1])
+
+
+NUMBER = r"-?(0|[1-9][0-9]{0,40})(\.[0-9]{1,40})?([eE][-+]?[0-9]{1,4})?"
+
+
+@given(st.from_regex(NUMBER, fullmatch=True))
+def test_every_number_reads_as_the_standard_library_reads_it(number):
+    raw = f'{{"n": [{number}, -{number.lstrip("-")}]}}'.encode()
+    expected, got = outcome(reference_parse, raw, False), outcome(new_parse, raw, False)
+    assert got[0] == expected[0]
+    assert typed(got[1]) == typed(expected[1])
+
+
+def test_a_plain_body_is_read_by_orjson(monkeypatch):
+    raw = BODIES[0]
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("read by the standard library")
+
+    monkeypatch.setattr(bounds.json, "loads", refuse)
+    assert typed(new_parse(raw, True)) == typed(json.loads(raw))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[18446744073709551616]",  # orjson: a float
+        '{"n": 1e20}',  # a float orjson could have made of an integer: the standard library decides
+        '["\\u0000"]',  # a NUL: walked
+        nested(65),  # deeper than the bound: walked
+        "[1e999]",  # orjson refuses
+        '"\\ud800"',  # orjson refuses
+    ],
+)
+def test_what_orjson_cannot_vouch_for_is_left_to_the_standard_library(text):
+    assert read_alike(text, DEPTH) is UNREAD
+
+
+def floats_in(value) -> list[float]:
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        return [x for item in value for x in floats_in(item)]
+    return [value] if isinstance(value, float) else []
+
+
+@given(json_values, st.integers(min_value=0, max_value=6))
+def test_the_look_orjson_needs_is_deeper_thans_with_the_floats_sizes(value, max_depth):
+    small = all(abs(x) < 2**63 for x in floats_in(value))
+    expected = small and not deeper_than(value, max_depth)
+    assert bounds._shallow_with_small_floats(value, max_depth) is expected
+
+
+def test_orjson_vouches_for_a_plain_body():
+    text = BODIES[0].decode()
+    assert typed(read_alike(text, DEPTH)) == typed(json.loads(text))
+    assert read_alike(nested(64), DEPTH) == json.loads(nested(64))
+    assert read_alike("[9.2e18, -9.2e18, 18446744073709551615, -9223372036854775808]", DEPTH) != UNREAD
 
 
 def test_the_parser_notes_whether_every_number_came_out_finite():

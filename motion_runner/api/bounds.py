@@ -9,8 +9,10 @@ from __future__ import annotations
 import codecs
 import math
 from datetime import datetime
+from itertools import chain, compress
 from typing import Any
 
+import orjson
 from django.http import JsonResponse
 from django.utils.dateparse import parse_datetime
 from rest_framework.exceptions import ParseError, ValidationError
@@ -109,6 +111,51 @@ def deeper_than(value: Any, max_depth: int) -> bool:
     return False
 
 
+# Exact types: a parsed body holds plain dicts, lists and floats only.
+_IS_CONTAINER = frozenset({dict, list}).__contains__
+_IS_FLOAT = frozenset({float}).__contains__
+# orjson reads an integer past 64 bits as a float (the standard library keeps the int): such a
+# float is at least 2**63 in size, so a float that size is left to the standard library.
+_BIG = 2.0**63
+UNREAD = object()  # read_alike's answer when the standard library must read the text
+
+
+def _shallow_with_small_floats(value: Any, max_depth: int) -> bool:
+    """No container in `value` deeper than `max_depth` (deeper_than's rule) and every float smaller
+    than 2**63 in size. One level at a time, the per-value work in C (map, compress, chain): the
+    same look as deeper_than's, whose Python loop over every value was ~0.4 ms of a re-post."""
+    items = [value]
+    depth = 1
+    while items:
+        types = list(map(type, items))
+        if float in types and not all(-_BIG < x < _BIG for x in compress(items, map(_IS_FLOAT, types))):
+            return False
+        containers = list(compress(items, map(_IS_CONTAINER, types)))
+        if not containers:
+            return True
+        if depth > max_depth:
+            return False
+        items = list(chain.from_iterable([c.values() if type(c) is dict else c for c in containers]))
+        depth += 1
+    return True
+
+
+def read_alike(text: str, max_depth: int) -> Any:
+    """orjson's value of `text` (~2.5x faster than json.loads) where it is provably the standard
+    library's and needs no walk, else UNREAD. orjson refuses what the standard library reads
+    otherwise (NaN, Infinity, 1e999, lone surrogates, a depth past 1024): left to it, with its own
+    errors. It reads alike but for an integer past 64 bits, which becomes a float at least 2**63
+    in size: a body with such a float is left to the standard library too, as is one holding a
+    NUL or nested deeper than `max_depth` (the walk's cases)."""
+    if NUL_ESCAPE in text:
+        return UNREAD
+    try:
+        data = orjson.loads(text)
+    except ValueError:  # orjson.JSONDecodeError
+        return UNREAD
+    return data if _shallow_with_small_floats(data, max_depth) else UNREAD
+
+
 class BoundedJSONParser(JSONParser):
     """JSON only, nested at most API_MAX_JSON_DEPTH deep, no NUL in any string.
 
@@ -117,7 +164,8 @@ class BoundedJSONParser(JSONParser):
 
     DRF's parse, with the text kept for a look before the walk: a JSON string holds a NUL only
     as the escape `\\u0000` (strict JSON refuses a raw control character in a string), so a
-    text without one needs only the depth looked at, containers alone (a fifth of the walk). It
+    text without one needs only the depth looked at, containers alone (a fifth of the walk).
+    Such a text is read by orjson where it reads alike (read_alike), else as before. It
     also notes on the request (`body_is_plain_json`) whether every number came out finite: then
     each value of the body is one `json.dumps(allow_nan=False)` writes back, which a JSONField
     checks item by item (stream_batch.JSONItems)."""
@@ -136,17 +184,27 @@ class BoundedJSONParser(JSONParser):
 
         try:
             text = codecs.getreader(encoding)(stream).read()
-            parse_constant = json.strict_constant if self.strict else None
-            data = json.loads(text, parse_constant=parse_constant, parse_float=parse_float)
-        except RecursionError as exc:
-            raise ParseError(f"the JSON is nested deeper than {settings.API_MAX_JSON_DEPTH} levels") from exc
         except ValueError as exc:
             raise ParseError(f"JSON parse error - {exc}") from exc  # DRF's own words
-        if NUL_ESCAPE in text or deeper_than(data, settings.API_MAX_JSON_DEPTH):
-            view = parser_context.get("view")
-            data = walk_json(
-                data, max_depth=settings.API_MAX_JSON_DEPTH, replace_nul=getattr(view, "replace_nul", False)
-            )
+        # orjson vouches only for finite numbers, no NUL and no depth past the bound.
+        data = read_alike(text, settings.API_MAX_JSON_DEPTH)
+        if data is UNREAD:
+            try:
+                parse_constant = json.strict_constant if self.strict else None
+                data = json.loads(text, parse_constant=parse_constant, parse_float=parse_float)
+            except RecursionError as exc:
+                raise ParseError(
+                    f"the JSON is nested deeper than {settings.API_MAX_JSON_DEPTH} levels"
+                ) from exc
+            except ValueError as exc:
+                raise ParseError(f"JSON parse error - {exc}") from exc  # DRF's own words
+            if NUL_ESCAPE in text or deeper_than(data, settings.API_MAX_JSON_DEPTH):
+                view = parser_context.get("view")
+                data = walk_json(
+                    data,
+                    max_depth=settings.API_MAX_JSON_DEPTH,
+                    replace_nul=getattr(view, "replace_nul", False),
+                )
         if (request := parser_context.get("request")) is not None:
             request.body_is_plain_json = finite
         return data
