@@ -17,6 +17,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+import orjson
 from django.db import transaction
 from django.utils import timezone
 
@@ -66,6 +67,38 @@ SKIPPED_TYPES = {
 SKIPPED_SYSTEM_SUBTYPES = {"stop_hook_summary", "turn_duration", "local_command", "informational"}
 # What Claude Code itself writes into user lines around a slash command: not a person's words.
 COMMAND_MARKERS = ("<command-name>", "<local-command-", "<command-message>")
+
+
+def skipped_line(raw: bytes) -> tuple[str, str] | None:
+    """A line the importer drops by its type, read with orjson: (promptId, entrypoint), '' when
+    absent. None for every other line, which takes the standard library's path as before.
+
+    Most of a transcript's bytes are such lines (attachments, API requests), parsed only to be
+    checked and dropped. orjson accepts a subset of what json.loads accepts (it refuses invalid
+    UTF-8, lone surrogates, NaN, numbers past a double, BOMs, whitespace JSON does not know), and
+    where both accept, strings and the key order come out the same; the one value that can differ,
+    an integer past 64 bits (orjson: a float), is only ever compared here as a `str`, so anything
+    but a string where one is read sends the line down the old path. A bad line stays a bad line.
+    """
+    try:
+        line = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if type(line) is not dict:
+        return None
+    kind = line.get("type")
+    if type(kind) is not str:
+        return None
+    if kind not in SKIPPED_TYPES:
+        subtype = line.get("subtype")
+        if kind != "system" or type(subtype) is not str or subtype not in SKIPPED_SYSTEM_SUBTYPES:
+            return None
+    prompt_id, entrypoint = line.get("promptId"), line.get("entrypoint")
+    if not (prompt_id is None or type(prompt_id) is str) or not (
+        entrypoint is None or type(entrypoint) is str
+    ):
+        return None
+    return prompt_id or "", entrypoint or ""
 
 
 def prompt_uuid(session_id: str, prompt_id: str) -> str:
@@ -199,6 +232,14 @@ class TranscriptReader:
         record = self.record
         record.lines += 1
         self.result.lines += 1
+        if (skipped := skipped_line(raw)) is not None:
+            # What _line does with a line of a skipped type, without the slower parse.
+            prompt_id, entrypoint = skipped
+            if prompt_id:
+                record.last_prompt_id = prompt_id
+            if entrypoint:
+                record.entrypoint = entrypoint[:32]
+            return
         text = raw.decode("utf-8", "replace").strip()
         if not text:
             return
