@@ -69,23 +69,35 @@ SKIPPED_SYSTEM_SUBTYPES = {"stop_hook_summary", "turn_duration", "local_command"
 COMMAND_MARKERS = ("<command-name>", "<local-command-", "<command-message>")
 
 
-def skipped_line(raw: bytes) -> tuple[str, str] | None:
-    """A line the importer drops by its type, read with orjson: (promptId, entrypoint), '' when
-    absent. None for every other line, which takes the standard library's path as before.
+# Every byte to "." but the digits, which become "0": a run of digits is then one substring search.
+_DIGIT_RUNS = bytes(ord("0") if ord("0") <= i <= ord("9") else ord(".") for i in range(256))
+# orjson turns an integer outside 64 bits into a float; json.loads keeps it an int. Below 19
+# digits every integer fits (|n| < 10**18 < 2**63).
+_LONG_DIGITS = b"0" * 19
 
-    Most of a transcript's bytes are such lines (attachments, API requests), parsed only to be
-    checked and dropped. orjson accepts a subset of what json.loads accepts (it refuses invalid
-    UTF-8, lone surrogates, NaN, numbers past a double, BOMs, whitespace JSON does not know), and
-    where both accept, strings and the key order come out the same; the one value that can differ,
-    an integer past 64 bits (orjson: a float), is only ever compared here as a `str`, so anything
-    but a string where one is read sends the line down the old path. A bad line stays a bad line.
+
+def quick_object(raw: bytes) -> dict[str, Any] | None:
+    """A line parsed by orjson, when it is an object; None when orjson refuses it or it is not
+    one, and the standard library's path decides as before.
+
+    orjson accepts a subset of what json.loads accepts (it refuses invalid UTF-8, lone
+    surrogates, NaN and Infinity, numbers past a double, a BOM, whitespace JSON does not know,
+    nesting past 1,024), and where both accept, strings, floats, key order and a repeated key's
+    value come out the same; only an integer past 64 bits differs (a float here). So a line it
+    accepts is never a bad line, and its value is json.loads's but for such integers: see
+    `dropped_by_type` and `exact_object` for where that matters.
     """
     try:
         line = orjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
-    if type(line) is not dict:
-        return None
+    return line if type(line) is dict else None
+
+
+def dropped_by_type(line: dict[str, Any]) -> tuple[str, str] | None:
+    """For a line the importer drops by its type, what it still reads: (promptId, entrypoint),
+    '' when absent. None for any other line, or when one of those is not a string (a big integer
+    would read differently from orjson's value): such a line is read in full."""
     kind = line.get("type")
     if type(kind) is not str:
         return None
@@ -99,6 +111,19 @@ def skipped_line(raw: bytes) -> tuple[str, str] | None:
     ):
         return None
     return prompt_id or "", entrypoint or ""
+
+
+def skipped_line(raw: bytes) -> tuple[str, str] | None:
+    """`dropped_by_type` of a line orjson reads, else None."""
+    line = quick_object(raw)
+    return dropped_by_type(line) if line is not None else None
+
+
+def exact_object(raw: bytes, line: dict[str, Any]) -> bool:
+    """Whether orjson's `line` is exactly what json.loads makes of `raw`: yes unless the bytes
+    hold a run of 19 digits or more (the only place an integer past 64 bits can be; a long
+    string of digits or float mantissa is refused too, and read by the standard library)."""
+    return _LONG_DIGITS not in raw.translate(_DIGIT_RUNS)
 
 
 def prompt_uuid(session_id: str, prompt_id: str) -> str:
@@ -232,23 +257,25 @@ class TranscriptReader:
         record = self.record
         record.lines += 1
         self.result.lines += 1
-        if (skipped := skipped_line(raw)) is not None:
-            # What _line does with a line of a skipped type, without the slower parse.
-            prompt_id, entrypoint = skipped
+        line = quick_object(raw)
+        if line is not None and (dropped := dropped_by_type(line)) is not None:
+            # What _line does with a line of a skipped type (most of the bytes), without the rest.
+            prompt_id, entrypoint = dropped
             if prompt_id:
                 record.last_prompt_id = prompt_id
             if entrypoint:
                 record.entrypoint = entrypoint[:32]
             return
-        text = raw.decode("utf-8", "replace").strip()
-        if not text:
-            return
-        try:
-            line = json_object(text)
-        except ValueError as exc:
-            record.bad_lines += 1
-            self._note(f"line {record.lines} is not a JSON object ({exc})")
-            return
+        if line is None or not exact_object(raw, line):
+            text = raw.decode("utf-8", "replace").strip()
+            if not text:
+                return
+            try:
+                line = json_object(text)
+            except ValueError as exc:
+                record.bad_lines += 1
+                self._note(f"line {record.lines} is not a JSON object ({exc})")
+                return
         try:
             self._line(line)
         except Exception as exc:  # an unexpected shape must not stop the file

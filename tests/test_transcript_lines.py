@@ -14,7 +14,14 @@ from hypothesis import strategies as st
 from motion_runner.harnesses.base import json_object
 from motion_runner.models import Message, TranscriptFile
 from motion_runner.sessions import claim_session
-from motion_runner.transcripts import SKIPPED_SYSTEM_SUBTYPES, SKIPPED_TYPES, import_file, skipped_line
+from motion_runner.transcripts import (
+    SKIPPED_SYSTEM_SUBTYPES,
+    SKIPPED_TYPES,
+    exact_object,
+    import_file,
+    quick_object,
+    skipped_line,
+)
 from tests import recorded
 
 SESSION = recorded.session_id()
@@ -92,6 +99,39 @@ def test_a_line_read_quickly_reads_as_the_standard_library_reads_it(raw):
     quick = skipped_line(raw)
     if quick is not None:
         assert quick == stdlib_reading(raw)
+
+
+def identical(a: Any, b: Any) -> bool:
+    """Equal, and of the same types all the way down (1.0 == 1 is not enough; NaN is NaN)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(identical(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(identical(x, y) for x, y in zip(a, b, strict=True))
+    return repr(a) == repr(b)
+
+
+@hypothesis_settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lines())
+def test_a_kept_line_read_by_orjson_is_exactly_what_json_loads_gives(raw):
+    line = quick_object(raw)
+    if line is not None and exact_object(raw, line):
+        assert identical(line, json.loads(raw.decode("utf-8", "replace").strip()))
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"a": 18446744073709551616}',
+        b'{"a": -9223372036854775809}',
+        b'{"a": [1, {"b": 99999999999999999999999}]}',
+    ],
+)
+def test_an_integer_past_64_bits_is_left_to_json_loads(raw):
+    line = quick_object(raw)
+    assert line is not None and not identical(line, json.loads(raw))
+    assert not exact_object(raw, line)
 
 
 def test_the_dropped_lines_of_a_real_transcript_are_read_quickly():
