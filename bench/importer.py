@@ -40,13 +40,8 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=100.0, help="Size of the transcript directory.")
     parser.add_argument("--sessions", type=int, default=20, help="Transcript files.")
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--threads", type=int, help="transcripts.IMPORT_THREADS, where it exists.")
     args = parser.parse_args()
 
-    if args.threads is not None:
-        from motion_runner import transcripts
-
-        transcripts.IMPORT_THREADS = args.threads
     setup_test_environment()
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
@@ -62,7 +57,6 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace, tmp: Path) -> None:
-    from motion_runner import transcripts
     from motion_runner.models import Agent, Message, Motion
     from motion_runner.sessions import claim_session
     from motion_runner.transcripts import import_all
@@ -87,7 +81,7 @@ def run(args: argparse.Namespace, tmp: Path) -> None:
         f"importer: {mb:.1f} MB in {len(session_ids)} files, {totals.lines:,} lines: {wall:.2f} s wall, "
         f"{mb / wall:.1f} MB/s; this process's CPU {cpu:.2f} s, {mb / cpu:.1f} MB/s; {added} messages; "
         f"re-run {again.lines} lines, {again.imported} added, {time.perf_counter() - started:.2f} s; "
-        f"threads {getattr(transcripts, 'IMPORT_THREADS', 1)}; load {os.getloadavg()[0]:.2f}",
+        f"load {os.getloadavg()[0]:.2f}",
         flush=True,
     )
 

@@ -12,6 +12,7 @@ cwd, tokens, cost) fills in the blanks of the Messages already there.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -76,7 +77,7 @@ _DIGIT_RUNS = bytes(ord("0") if ord("0") <= i <= ord("9") else ord(".") for i in
 _LONG_DIGITS = b"0" * 19
 
 
-def quick_object(raw: bytes) -> dict[str, Any] | None:
+def quick_object(raw: bytes | memoryview) -> dict[str, Any] | None:
     """A line parsed by orjson, when it is an object; None when orjson refuses it or it is not
     one, and the standard library's path decides as before.
 
@@ -253,7 +254,7 @@ class TranscriptReader:
         self.record.last_error = reason[:500]
         log.info("transcript %s: %s", self.record.path, reason)
 
-    def feed(self, raw: bytes) -> None:
+    def feed(self, raw: bytes | memoryview) -> None:
         record = self.record
         record.lines += 1
         self.result.lines += 1
@@ -266,6 +267,8 @@ class TranscriptReader:
             if entrypoint:
                 record.entrypoint = entrypoint[:32]
             return
+        if type(raw) is memoryview:
+            raw = raw.tobytes()  # a kept line (small) or a bad one: the checks below need bytes
         if line is None or not exact_object(raw, line):
             text = raw.decode("utf-8", "replace").strip()
             if not text:
@@ -413,6 +416,19 @@ def note_unclaimed(
     return inbox
 
 
+def lines_of(chunk: bytes, end: int) -> Iterator[memoryview]:
+    """The lines of `chunk[:end]` as `split(b"\\n")` gives them, as views: a dropped line is never
+    copied out of the chunk (copying every line cost as much as reading most of them)."""
+    view = memoryview(chunk)
+    start = 0
+    while start <= end:
+        stop = chunk.find(b"\n", start, end + 1)
+        if stop < 0:
+            stop = end
+        yield view[start:stop]
+        start = stop + 1
+
+
 def import_file(path: Path | str) -> FileResult:
     """Read one transcript file on from its stored offset. Safe to call any time, twice at once,
     or after the file was rotated, truncated mid-line or deleted."""
@@ -455,7 +471,7 @@ def import_file(path: Path | str) -> FileResult:
                 record.save()
                 return result
             reader = TranscriptReader(record, session)
-            for raw in chunk[:end].split(b"\n"):
+            for raw in lines_of(chunk, end):
                 reader.feed(raw)
             reader.flush()
             record.offset += end + 1

@@ -19,6 +19,7 @@ from motion_runner.transcripts import (
     SKIPPED_TYPES,
     exact_object,
     import_file,
+    lines_of,
     quick_object,
     skipped_line,
 )
@@ -99,6 +100,13 @@ def test_a_line_read_quickly_reads_as_the_standard_library_reads_it(raw):
     quick = skipped_line(raw)
     if quick is not None:
         assert quick == stdlib_reading(raw)
+
+
+@given(st.binary(max_size=60) | st.lists(st.sampled_from([b"", b"a", b"{}", b"\r", b"\xff"])).map(b"\n".join))
+def test_lines_of_a_chunk_are_its_split(chunk):
+    chunk += b"\n"  # a chunk read up to its last full line
+    end = chunk.rfind(b"\n")
+    assert [bytes(view) for view in lines_of(chunk, end)] == chunk[:end].split(b"\n")
 
 
 def identical(a: Any, b: Any) -> bool:
