@@ -202,3 +202,21 @@ def test_dropped_lines_still_carry_the_prompt_and_entrypoint_and_bad_ones_are_co
     assert record.bad_lines == 1
     assert record.lines == len(lines) + len(junk)
     assert Message.objects.count() == 9
+
+
+@pytest.mark.django_db
+def test_a_line_nested_too_deep_for_json_loads_is_a_bad_line_not_the_end_of_the_import(
+    tmp_path, harbor, scribe
+):
+    """It raised RecursionError out of the import, on every run: the file never got past it."""
+    claim_session(SESSION, harbor, scribe.agent, "claude-code")
+    path = tmp_path / "-tmp-work" / f"{SESSION}.jsonl"
+    path.parent.mkdir()
+    deep = b'{"type": "attachment", "x": ' + b"[" * 5000 + b"]" * 5000 + b"}\n"
+    lines = recorded.raw_lines("transcript")
+    path.write_bytes(b"".join(lines[:3] + [deep] + lines[3:]))
+    import_file(path)
+    record = TranscriptFile.objects.get()
+    assert record.bad_lines == 1
+    assert record.offset == path.stat().st_size
+    assert Message.objects.count() == 9
