@@ -34,19 +34,14 @@ from django.db import connection  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 from ingest import write_transcripts  # noqa: E402
 
-from motion_runner import transcripts  # noqa: E402
-
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mb", type=float, default=100.0, help="Size of the transcript directory.")
     parser.add_argument("--sessions", type=int, default=20, help="Transcript files.")
     parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--threads", type=int, help="Set transcripts.IMPORT_THREADS (where it exists).")
     args = parser.parse_args()
 
-    if args.threads is not None:
-        transcripts.IMPORT_THREADS = args.threads
     setup_test_environment()
     old_name = connection.settings_dict["NAME"]
     connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
@@ -86,7 +81,7 @@ def run(args: argparse.Namespace, tmp: Path) -> None:
         f"importer: {mb:.1f} MB in {len(session_ids)} files, {totals.lines:,} lines: {wall:.2f} s wall, "
         f"{mb / wall:.1f} MB/s; this process's CPU {cpu:.2f} s, {mb / cpu:.1f} MB/s; {added} messages; "
         f"re-run {again.lines} lines, {again.imported} added, {time.perf_counter() - started:.2f} s; "
-        f"threads {getattr(transcripts, 'IMPORT_THREADS', 1)}; load {os.getloadavg()[0]:.2f}",
+        f"load {os.getloadavg()[0]:.2f}",
         flush=True,
     )
 

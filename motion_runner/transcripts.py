@@ -12,7 +12,6 @@ cwd, tokens, cost) fills in the blanks of the Messages already there.
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
@@ -50,9 +49,6 @@ HARNESS = "claude-code"
 CHUNK_BYTES = 8 * 1024 * 1024
 WRITE_BATCH = 500
 FIRST_LINES_BYTES = 256 * 1024
-# Files import_all reads at once on PostgreSQL: while one thread waits on the database (the COPY,
-# the commit), another parses. Each file is still read in its own transactions, as alone.
-IMPORT_THREADS = 2
 
 # Transcript bookkeeping lines that carry nothing for the thread.
 SKIPPED_TYPES = {
@@ -504,53 +500,12 @@ def allowed_path(path: str) -> Path | None:
     return None
 
 
-def _import_in_threads(paths: list[Path], threads: int) -> list[FileResult]:
-    """import_file over `paths` in `threads` threads, each with its own connection, closed when
-    it is done; results in the order of `paths`. The first error is raised once all have stopped."""
-    results: list[FileResult | None] = [None] * len(paths)
-    errors: list[BaseException] = []
-    todo = iter(range(len(paths)))
-    lock = threading.Lock()
-
-    def work() -> None:
-        try:
-            while not errors:
-                with lock:
-                    index = next(todo, None)
-                if index is None:
-                    return
-                results[index] = import_file(paths[index])
-        except BaseException as exc:  # handed to the caller's thread
-            errors.append(exc)
-        finally:
-            connection.close()  # this thread's own connection: nobody else would close it
-
-    workers = [threading.Thread(target=work, name=f"transcripts-{n}") for n in range(threads)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join()
-    if errors:
-        raise errors[0]
-    return [result for result in results if result is not None]
-
-
 def import_all(dirs: list[Path] | None = None) -> ImportTotals:
     totals = ImportTotals()
-    paths = [path for directory in dirs or transcript_dirs() for path in sorted(directory.glob("*/*.jsonl"))]
-    seen = {str(path) for path in paths}
-    # A caller's open transaction (a test's) is invisible to other connections, and SQLite takes
-    # one writer at a time: then one file after the other, in this thread.
-    if (
-        IMPORT_THREADS > 1
-        and len(paths) > 1
-        and connection.vendor == "postgresql"
-        and not connection.in_atomic_block
-    ):
-        for result in _import_in_threads(paths, min(IMPORT_THREADS, len(paths))):
-            totals.add(result)
-    else:
-        for path in paths:
+    seen: set[str] = set()
+    for directory in dirs or transcript_dirs():
+        for path in sorted(directory.glob("*/*.jsonl")):
+            seen.add(str(path))
             totals.add(import_file(path))
     # Files that were read before and are gone now: marked, their Messages kept.
     for record in TranscriptFile.objects.filter(missing_since__isnull=True).only("path"):
