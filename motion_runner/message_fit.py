@@ -13,14 +13,25 @@ from functools import cache
 from django.db import models
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from .models import Kind, Message
+from .models import Kind, Message, Source
 from .redaction import Redactor
 from .signals import message_created  # declared in the catalogue, with its arguments
 
+# What the consider loop counts as a post (wakes/loop.py): what people and agents say, and watches.
+POST_KINDS = (Kind.TEXT, Kind.WATCH)
+
+
+def is_post(message: Message) -> bool:
+    return message.kind in POST_KINDS and message.source != Source.SYSTEM
+
 
 def announce(messages: list[Message]) -> None:
+    """`message_created` for each, in order, with `newest_of_batch` on the newest post (else the
+    last message): a batch of an agent's lines usually ends with a tool call or the turn's end,
+    and flagging that one left the reply before it unseen by the loop's clocks."""
+    newest = next((i for i in range(len(messages) - 1, -1, -1) if is_post(messages[i])), len(messages) - 1)
     for index, message in enumerate(messages):
-        message_created.send(sender=Message, message=message, newest_of_batch=index == len(messages) - 1)
+        message_created.send(sender=Message, message=message, newest_of_batch=index == newest)
 
 
 class BadEvent(ValueError):

@@ -25,6 +25,7 @@ from django.db.models import F, Max, Q
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.lib.ids import system_uuid
 from motion_runner.lib.tasks import task_named
+from motion_runner.message_fit import POST_KINDS, is_post
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, TurnStatus
 from motion_runner.record import poller_fenced_agents
 from motion_runner.system_lines import post_system_message
@@ -51,15 +52,9 @@ log = logging.getLogger(__name__)
 # The task that runs one claimed consideration (wakes/tasks.py), by its name: motion_runner/lib/tasks.py.
 CONSIDER = "wakes.consider"
 
+
 # What counts as a post someone might answer: words and watch lines, not tool calls, turn ends,
 # dots or the runner's own lines.
-POST_KINDS = (Kind.TEXT, Kind.WATCH)
-
-
-def is_post(message: Message) -> bool:
-    return message.kind in POST_KINDS and message.source != Source.SYSTEM
-
-
 def is_person(message: Message) -> bool:
     return (
         message.agent_id is None
