@@ -18,9 +18,12 @@ from .redaction import Redactor
 from .signals import message_created  # declared in the catalogue, with its arguments
 
 
-def announce(messages: list[Message]) -> None:
+def announce(messages: list[Message], *, note_newest: bool = True) -> None:
+    """`note_newest=False`: none is the newest of its batch (the runner holds the newest back to
+    pace wakes/' clock note: runner/announcing.py)."""
+    last = len(messages) - 1
     for index, message in enumerate(messages):
-        message_created.send(sender=Message, message=message, newest_of_batch=index == len(messages) - 1)
+        message_created.send(sender=Message, message=message, newest_of_batch=note_newest and index == last)
 
 
 class BadEvent(ValueError):
