@@ -204,8 +204,10 @@ def measure(name: str, base_url: str, dsn: str, events: int, pace: float, templa
     )
     if poller.stdout.readline().strip() != "ready":
         raise SystemExit("the poller did not start")
-    started = time.time()
+    started, cpu = time.time(), time.process_time()
     (run_runner if name == "runner" else run_baseline)(motion, events, pace, template, script)
+    # The writer's CPU (the runner task, or the watcher): less disturbed by load than wall time.
+    cpu = time.process_time() - cpu
     report = json.loads(poller.communicate(timeout=180)[0])
     lat = report["latencies"]
     # The writer's share alone: from the print to the row's created_at (the insert).
@@ -227,6 +229,7 @@ def measure(name: str, base_url: str, dsn: str, events: int, pace: float, templa
         "max_ms": max(lat) if lat else float("nan"),
         "polls": report["polls"],
         "seconds": time.time() - started,
+        "cpu_ms_a_line": cpu * 1000 / events,
         "stages": {
             stage: (percentile(v, 50), percentile(v, 99), max(v, default=0.0)) for stage, v in cut.items()
         },
@@ -263,6 +266,7 @@ def main() -> None:
             f"{r['path']:>8}: {r['events']} events  p50 {r['p50_ms']:8.1f} ms  p99 {r['p99_ms']:8.1f} ms"
             f"  max {r['max_ms']:8.1f} ms  ({r['polls']} polls, {r['seconds']:.1f} s)"
             f"  | written: p50 {r['write_p50_ms']:.1f} ms, p99 {r['write_p99_ms']:.1f} ms"
+            f"  | writer's CPU {r['cpu_ms_a_line']:.2f} ms a line"
         )
     runner, baseline = results
     print(f"runner's latency by stage, {runner['cut']} events the bell announced (p50 / p99 / max ms):")
