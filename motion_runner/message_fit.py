@@ -18,12 +18,9 @@ from .redaction import Redactor
 from .signals import message_created  # declared in the catalogue, with its arguments
 
 
-def announce(messages: list[Message], *, note_newest: bool = True) -> None:
-    """`note_newest=False`: none is the newest of its batch (the runner holds the newest back to
-    pace wakes/' clock note: runner/announcing.py)."""
-    last = len(messages) - 1
+def announce(messages: list[Message]) -> None:
     for index, message in enumerate(messages):
-        message_created.send(sender=Message, message=message, newest_of_batch=note_newest and index == last)
+        message_created.send(sender=Message, message=message, newest_of_batch=index == len(messages) - 1)
 
 
 class BadEvent(ValueError):
