@@ -6,7 +6,10 @@ Two paths over the same harness output, measured in the same run:
              tails it and posts what is new in batches every 2 s.
 A poller reads /api/motions/<slug>/messages/?after=<cursor> over HTTP from a live server
 (a long poll: `wait=5`) and notes when each message first shows; each line carries the wall-clock time
-it was printed. Lines are shaped like the recorded Claude Code assistant lines.
+it was printed. Lines are shaped like the recorded Claude Code assistant lines. The thread holds
+the prompt the turn answers, and the harness starts once the poller has read it and waits: a line
+printed before any reader listened would measure the poller's start-up (it was the whole p99).
+The runner's latency is also cut by stage (written, bell rung, poller busy, answered: `stages`).
 
     .venv/bin/python bench/stream_latency.py [--events 1000] [--pace-ms 20]
 
