@@ -101,8 +101,8 @@ class EventWriter:
         self.flushed_at = 0.0
         # One per writer (a stream post, a transcript chunk): each distinct string redacted once.
         self.redactor = Redactor()
-        # Called on commit with the Messages a write inserted; the runner paces its clock note
-        # (runner/announcing.py).
+        # Called on commit with the Messages a write inserted; the runner's announces what it
+        # commits within 0.25 s together (runner/announcing.py).
         self.announce: Callable[[list[Message]], None] = announce
 
     def flush_activity(self, *, force: bool = False) -> None:
