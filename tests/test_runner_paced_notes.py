@@ -17,7 +17,6 @@ from motion_runner.runner.announcing import PacedAnnouncer
 from motion_runner.runner.turns import TurnRun, enqueue_turn, execute_turn
 from motion_runner.signals import message_created
 from tests.factories import AgentFactory, MotionFactory
-from wakes import handlers
 
 FAKE_HARNESS = Path(__file__).resolve().parent / "fakes" / "fake_harness.py"
 SESSION = "5f0c2b8e-8a44-4c33-9a62-2f1b3c4d5e60"
@@ -167,21 +166,3 @@ def test_the_tick_keeps_what_waits_while_the_database_is_away(monkeypatch):
     run.outage_since = None
     run.on_tick()
     assert said == ["waiting"]
-
-
-def test_a_batch_whose_newest_is_no_post_moves_the_clocks_by_its_newest_post(monkeypatch):
-    """A batch ending in a tool call or the turn's end (as the runner's last one does) still
-    notes the text before it: wakes/ notes only posts, and only the newest of a batch."""
-    noted: list[str] = []
-    monkeypatch.setattr(handlers, "note_post", lambda message, **kw: noted.append(message.text))
-    batch = [
-        Message(kind=Kind.TEXT, source="runner", text="first"),
-        Message(kind=Kind.TEXT, source="runner", text="last said"),
-        Message(kind="tool_call", source="runner", text="Read"),
-        Message(kind="turn_end", source="runner", text="done"),
-    ]
-    for index, message in enumerate(batch):
-        handlers.on_message_created(Message, message=message, newest_of_batch=index == len(batch) - 1)
-    assert noted == ["last said"]
-    handlers.on_message_created(Message, message=Message(kind="turn_end", source="runner", text="x"))
-    assert noted == ["last said"]  # owed once, to its own batch

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
@@ -27,41 +26,23 @@ SILENT = re.compile(r"^\s*<silent(?:\s+by=\"[^\"]*\")?\s*>(.*?)</silent>\s*$", r
 WEB_SOURCES = (Source.WEB, Source.API)
 
 
-# The newest post of the batch being announced, not yet noted (a batch is announced in order, in
-# one thread): a batch whose newest is no post (a tool call, the turn's end) notes it instead.
-_unnoted = threading.local()
-
-
 def on_message_created(sender, message: Message, newest_of_batch: bool = True, **kwargs) -> None:
     """message_created receiver. Never raises: the writer that sent it must not lose its turn."""
     try:
         handle_message(message, note=newest_of_batch)
-        post = is_loop_post(message)
-        if not newest_of_batch:
-            if post:
-                _unnoted.post = message
-            return
-        owed, _unnoted.post = getattr(_unnoted, "post", None), None
-        if owed is not None and not post:
-            note_post(owed)
     except Exception:
         log.exception("wakes could not handle message %s", message.pk)
-
-
-def is_loop_post(message: Message) -> bool:
-    """A post for mentions and the consider loop."""
-    if message.kind not in (Kind.TEXT, Kind.WATCH) or message.source == Source.SYSTEM:
-        return False
-    # A watch's `never` is display only; `always` already woke its agents (wake_for_watch):
-    # neither is a post for the consider loop.
-    return not (message.source == Source.WATCH and (message.raw or {}).get("wake") in ("never", "always"))
 
 
 def handle_message(message: Message, *, dispatch: bool = True, note: bool = True) -> list[Turn]:
     """Mentions in the post, then the loop's clocks. `note=False` for all but the newest of a
     batch written together: the clocks only need the newest, once (the runner writes a burst
     of an agent's lines in one go, and this runs on its path)."""
-    if not is_loop_post(message):
+    if message.kind not in (Kind.TEXT, Kind.WATCH) or message.source == Source.SYSTEM:
+        return []
+    if message.source == Source.WATCH and (message.raw or {}).get("wake") in ("never", "always"):
+        # `never` is display only; `always` already woke its agents (wake_for_watch): neither
+        # is a post for the consider loop.
         return []
     woken: list[Turn] = []
     consumed: set[int] = set()
