@@ -6,7 +6,10 @@ Two paths over the same harness output, measured in the same run:
              tails it and posts what is new in batches every 2 s.
 A poller reads /api/motions/<slug>/messages/?after=<cursor> over HTTP from a live server
 (a long poll: `wait=5`) and notes when each message first shows; each line carries the wall-clock time
-it was printed. Lines are shaped like the recorded Claude Code assistant lines.
+it was printed. Lines are shaped like the recorded Claude Code assistant lines. The thread holds
+the prompt the turn answers, and the harness starts once the poller has read it and waits: a line
+printed before any reader listened would measure the poller's start-up (it was the whole p99).
+The runner's latency is also cut by stage (written, bell rung, poller busy, answered: `stages`).
 
     .venv/bin/python bench/stream_latency.py [--events 1000] [--pace-ms 20]
 
@@ -17,16 +20,18 @@ streams its events; --pace-ms 5 is the stress case.
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 
-from _django import ROOT, bench_database, percentile, web_env, web_process
+from _django import ROOT, bench_database, database_url, percentile, web_env, web_process
 
 RECORDING = ROOT / "tests" / "recordings" / "claude-code" / "text_reply.jsonl"
 
@@ -54,26 +59,82 @@ HARNESS = textwrap.dedent(
 )
 
 
-def poll(url: str, expected: int, deadline: float) -> None:
-    """A client in its own process: polls with a cursor, prints each event's latency in ms."""
+def listen(dsn: str, slug: str, heard: list[float], ready: threading.Event) -> None:
+    """The bell as a process of the web's kind hears it: the arrival time of each NOTIFY for the
+    Motion on the channel the web process listens to (motion_runner/message_bell.py)."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("LISTEN motion_messages")
+        ready.set()
+        for note in conn.notifies():
+            if note.payload == slug:
+                heard.append(time.time())
+
+
+def poll(url: str, expected: int, deadline: float, dsn: str, slug: str) -> None:
+    """A client in its own process: polls with a cursor, prints each event's latency in ms, and
+    for the stage breakdown when each poll was sent and answered and when the bell rang."""
     import httpx
 
-    cursor = None
+    heard: list[float] = []
+    ready = threading.Event()
+    threading.Thread(target=listen, args=(dsn, slug, heard, ready), daemon=True).start()
+    ready.wait(10)
     seen: set[str] = set()
     latencies: list[float] = []
-    polls = 0
+    received: list[tuple[float, float, int]] = []  # (printed, received, poll number) per event
+    sent_at: list[float] = []
     with httpx.Client(timeout=10) as client:
+        # The thread as a reader finds it (the prompt that started the turn): its cursor is where
+        # this reader waits from. Only then does the harness start: a line printed before any
+        # reader was listening measures how long the reader took to start, not the stream.
+        cursor = client.get(url, params={"limit": 500, "kind": "text"}).json()["next"]
+        print("ready", flush=True)
         while len(latencies) < expected and time.time() < deadline:
             params = {"limit": 500, "kind": "text", "wait": 5} | ({"after": cursor} if cursor else {})
+            sent_at.append(time.time())
             body = client.get(url, params=params).json()
-            polls += 1
             now = time.time()
             for message in body["results"]:
                 if message["id"] not in seen:
                     seen.add(message["id"])
-                    latencies.append((now - float(message["text"].rsplit("t=", 1)[1])) * 1000)
+                    printed = float(message["text"].rsplit("t=", 1)[1])
+                    latencies.append((now - printed) * 1000)
+                    received.append((printed, now, len(sent_at) - 1))
             cursor = body["next"] or cursor
-    print(json.dumps({"latencies": latencies, "polls": polls}))
+    time.sleep(0.2)  # the last rings
+    print(
+        json.dumps(
+            {
+                "latencies": latencies,
+                "polls": len(sent_at),
+                "received": received,
+                "sent": sent_at,
+                "heard": list(heard),
+            }
+        )
+    )
+
+
+def stages(report: dict, created: dict[float, float]) -> dict[str, list[float]]:
+    """Each event's latency cut at the moments the bench sees (ms): printed -> inserted (its
+    created_at) -> the bell heard (the first NOTIFY after it) -> a poll waiting for it (the
+    poller may still be busy with the previous answer) -> its answer received."""
+    heard = sorted(report["heard"])
+    out: dict[str, list[float]] = {"written": [], "rung": [], "poller busy": [], "answered": []}
+    for printed, received, number in report["received"]:
+        inserted = created.get(printed)
+        at = bisect.bisect_left(heard, inserted) if inserted is not None else len(heard)
+        if at == len(heard) or heard[at] > received:
+            continue  # no ring seen for it (the poll found it before the note came): not cut
+        rang = heard[at]
+        waiting = max(rang, report["sent"][number])
+        out["written"].append((inserted - printed) * 1000)
+        out["rung"].append((rang - inserted) * 1000)
+        out["poller busy"].append((waiting - rang) * 1000)
+        out["answered"].append((received - waiting) * 1000)
+    return out
 
 
 def assistant_template() -> dict:
@@ -129,28 +190,38 @@ def run_baseline(motion, events: int, pace: float, template: dict, script: Path)
             break
 
 
-def measure(name: str, base_url: str, events: int, pace: float, template: dict) -> dict:
-    from motion_runner.models import Motion
+def measure(name: str, base_url: str, dsn: str, events: int, pace: float, template: dict) -> dict:
+    from motion_runner.models import Message, Motion, Source
 
     script = Path(tempfile.mkdtemp()) / "harness.py"
     script.write_text(HARNESS)
     # Public: the poller reads without signing in (a Motion's default needs a sign-in).
     motion = Motion.objects.create(slug=f"bench-{name}", title=name, visibility="public")
+    # The post a turn answers: the reader starts from it, as a reader of a live thread does.
+    prompt = Message.objects.create(motion=motion, sender="bench", source=Source.WEB, text="go")
     url = f"{base_url}/api/motions/{motion.slug}/messages/"
     poller = subprocess.Popen(
-        [sys.executable, __file__, "--poll", url, str(events), str(time.time() + 120)],
+        [sys.executable, __file__, "--poll", url, str(events), str(time.time() + 120), dsn, motion.slug],
         stdout=subprocess.PIPE,
         text=True,
     )
-    started = time.time()
+    if poller.stdout.readline().strip() != "ready":
+        raise SystemExit("the poller did not start")
+    started, cpu = time.time(), time.process_time()
     (run_runner if name == "runner" else run_baseline)(motion, events, pace, template, script)
+    # The writer's CPU (the runner task, or the watcher): less disturbed by load than wall time.
+    cpu = time.process_time() - cpu
     report = json.loads(poller.communicate(timeout=180)[0])
     lat = report["latencies"]
     # The writer's share alone: from the print to the row's created_at (the insert).
-    written = [
-        (created.timestamp() - float(text.rsplit("t=", 1)[1])) * 1000
-        for created, text in motion.messages.filter(kind="text").values_list("created_at", "text")
-    ]
+    created = {
+        float(text.rsplit("t=", 1)[1]): created.timestamp()
+        for created, text in motion.messages.filter(kind="text")
+        .exclude(pk=prompt.pk)
+        .values_list("created_at", "text")
+    }
+    written = [(inserted - printed) * 1000 for printed, inserted in created.items()]
+    cut = stages(report, created)
     return {
         "write_p50_ms": percentile(written, 50),
         "write_p99_ms": percentile(written, 99),
@@ -161,6 +232,11 @@ def measure(name: str, base_url: str, events: int, pace: float, template: dict) 
         "max_ms": max(lat) if lat else float("nan"),
         "polls": report["polls"],
         "seconds": time.time() - started,
+        "cpu_ms_a_line": cpu * 1000 / events,
+        "stages": {
+            stage: (percentile(v, 50), percentile(v, 99), max(v, default=0.0)) for stage, v in cut.items()
+        },
+        "cut": len(cut["written"]),
     }
 
 
@@ -173,11 +249,11 @@ def main() -> None:
     )
     parser.add_argument("--events", type=int, default=1000)
     parser.add_argument("--pace-ms", type=float, default=20.0)
-    parser.add_argument("--poll", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--poll", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.poll:
-        url, expected, deadline = args.poll
-        poll(url, int(expected), float(deadline))
+        url, expected, deadline, dsn, slug = args.poll
+        poll(url, int(expected), float(deadline), dsn, slug)
         return
     template = assistant_template()
     with bench_database("bench_latency") as connection:
@@ -185,7 +261,7 @@ def main() -> None:
         with web_process(web_env(connection), 4) as base_url:
             print(f"database: {connection.vendor}; {args.events} events, one every {args.pace_ms} ms")
             results = [
-                measure(name, base_url, args.events, args.pace_ms / 1000, template)
+                measure(name, base_url, database_url(connection), args.events, args.pace_ms / 1000, template)
                 for name in ("runner", "baseline")
             ]
     for r in results:
@@ -193,8 +269,12 @@ def main() -> None:
             f"{r['path']:>8}: {r['events']} events  p50 {r['p50_ms']:8.1f} ms  p99 {r['p99_ms']:8.1f} ms"
             f"  max {r['max_ms']:8.1f} ms  ({r['polls']} polls, {r['seconds']:.1f} s)"
             f"  | written: p50 {r['write_p50_ms']:.1f} ms, p99 {r['write_p99_ms']:.1f} ms"
+            f"  | writer's CPU {r['cpu_ms_a_line']:.2f} ms a line"
         )
     runner, baseline = results
+    print(f"runner's latency by stage, {runner['cut']} events the bell announced (p50 / p99 / max ms):")
+    for stage, (p50, p99, worst) in runner["stages"].items():
+        print(f"  {stage:>12}: {p50:6.1f} / {p99:6.1f} / {worst:6.1f}")
     print(
         f"ratio (baseline / runner): p50 {baseline['p50_ms'] / runner['p50_ms']:.0f}x, "
         f"p99 {baseline['p99_ms'] / runner['p99_ms']:.0f}x"

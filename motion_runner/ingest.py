@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,6 @@ from .models import Agent, Kind, Message, Motion, Turn
 from .record import binding
 from .redaction import Redactor
 from .sessions import claim_session
-from .signals import message_created  # declared in the catalogue, with its arguments
 from .twins import fill_in, session_lock, without_twins
 
 log = logging.getLogger(__name__)
@@ -105,6 +104,9 @@ class EventWriter:
         self.flushed_at = 0.0
         # One per writer (a stream post, a transcript chunk): each distinct string redacted once.
         self.redactor = Redactor()
+        # Called on commit with the Messages a write inserted; the runner's announces what it
+        # commits within 0.25 s together (runner/announcing.py).
+        self.announce: Callable[[list[Message]], None] = announce
 
     def flush_activity(self, *, force: bool = False) -> None:
         turn = self.ctx.turn
@@ -202,7 +204,7 @@ class EventWriter:
         fit_message(message, self.redactor)
         if not binding().insert_one(message):
             return False
-        transaction.on_commit(lambda: message_created.send(sender=Message, message=message))
+        transaction.on_commit(lambda: self.announce([message]))
         return True
 
     def insert_many(self, messages: list[Message]) -> list[Message]:
@@ -223,7 +225,7 @@ class EventWriter:
         inserted_ids = {message.id for message in binding().insert_batch(batch)}
         inserted = [message for message in unique.values() if message.id in inserted_ids]
         if inserted:
-            transaction.on_commit(lambda: announce(inserted))
+            transaction.on_commit(lambda: self.announce(inserted))
         return inserted
 
     def write(self, event: Event) -> WriteOutcome:

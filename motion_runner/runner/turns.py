@@ -28,6 +28,7 @@ from ..redaction import redact
 from ..sessions import SessionConflict
 from ..signals import monitor_factories, prompt_finalizers, turn_finished, turn_retried
 from ..system_lines import post_system_message
+from .announcing import PacedAnnouncer
 from .process import TURN_MARKER, Limits, Outcome, ProcessResult, run_streaming
 from .sessions import choose_session
 
@@ -161,6 +162,11 @@ class TurnRun:
     outage_since: float | None = None
     next_try: float = 0.0
     lease_renewed: float = field(default_factory=time.monotonic)
+    # Every Message announced once, after commit; the batches within NOTE_SECONDS together.
+    announcer: PacedAnnouncer = field(default_factory=PacedAnnouncer)
+
+    def __post_init__(self) -> None:
+        self.writer.announce = self.announcer
 
     def on_lines(self, lines: list[bytes]) -> None:
         """run_streaming's callback. Lines that arrived together are parsed, then written in
@@ -181,6 +187,8 @@ class TurnRun:
         failure (the outage outlasted its bound, the lease was taken) stops the harness."""
         if self.backlog and not self.failure:
             self.drain()
+        if self.outage_since is None:  # its receivers query: what waits, waits for the database
+            self.announcer.flush_due()
         self.keep_lease()
         return self.failure
 
@@ -476,7 +484,10 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     if not run.failure:
         for event in run.parser.finish():
             run.emit(event)
-    while_database_away(run, run.store_backlog)  # the harness is done; what it said is kept
+    try:
+        while_database_away(run, run.store_backlog)  # the harness is done; what it said is kept
+    finally:
+        run.announcer.flush()  # the clocks end at its newest post
     while_database_away(run, lambda: run.writer.flush_activity(force=True))
     if run.failure:
         status, error = TurnStatus.FAILED, f"stopped: {run.failure}"
