@@ -6,10 +6,13 @@ database is created for the run with Django's test-database machinery and droppe
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -115,3 +118,59 @@ def web_process(env: dict[str, str], threads: int, *extra: str):
     finally:
         server.terminate()
         server.wait()
+
+
+def process_cpu(port: int) -> float:
+    """CPU seconds of every process started with `-b 127.0.0.1:<port>` (gunicorn's master and worker)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if f"127.0.0.1:{port}".encode() not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                continue
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
+
+
+def post_stream(
+    port: int, key: str, bodies: list[bytes], failures: list[str], accept, rounds: int = 1
+) -> None:
+    """One client posting `bodies` to the stream API over one HTTP connection, `rounds` times;
+    the first answer that is not a 200 `accept` takes is noted in `failures`, and the client stops."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    try:
+        for _ in range(rounds):
+            for body in bodies:
+                conn.request("POST", "/api/motions/bench/stream/", body, headers)
+                response = conn.getresponse()
+                answer = response.read()
+                if response.status != 200 or not accept(json.loads(answer)):
+                    failures.append(f"{response.status} {answer[:200]!r}")
+                    return
+    finally:
+        conn.close()
+
+
+def clients_posting(
+    port: int, key: str, per_client: list[list[bytes]], accept, rounds: int = 1
+) -> tuple[float, float]:
+    """Each list of bodies posted by a client of its own, all at once: (wall seconds, the web
+    process's CPU seconds). A failed post ends the bench."""
+    failures: list[str] = []
+    threads = [
+        threading.Thread(target=post_stream, args=(port, key, bodies, failures, accept, rounds))
+        for bodies in per_client
+    ]
+    cpu, started = process_cpu(port), time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    seconds, cpu = time.perf_counter() - started, process_cpu(port) - cpu
+    if failures:
+        raise SystemExit(f"a post failed: {failures[0]}")
+    return seconds, cpu

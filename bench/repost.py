@@ -21,12 +21,10 @@ from __future__ import annotations
 import argparse
 import cProfile
 import gc
-import http.client
 import json
 import os
 import pstats
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
@@ -41,7 +39,7 @@ import django  # noqa: E402
 
 django.setup()
 
-from _django import web_env, web_process  # noqa: E402
+from _django import clients_posting, web_env, web_process  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
@@ -77,37 +75,6 @@ def session_bodies(count: int, batch: int) -> list[str]:
     ]
 
 
-def process_cpu(port: int) -> float:
-    """CPU seconds of every process started with `-b 127.0.0.1:<port>` (gunicorn's master and worker)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            if f"127.0.0.1:{port}".encode() not in Path(f"/proc/{pid}/cmdline").read_bytes():
-                continue
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / ticks
-
-
-def repost_over_http(port: int, key: str, bodies: list[str], rounds: int, failures: list[str]) -> None:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
-    try:
-        for _ in range(rounds):
-            for body in bodies:
-                conn.request("POST", "/api/motions/bench/stream/", body.encode(), headers)
-                response = conn.getresponse()
-                answer = response.read()
-                if response.status != 200 or json.loads(answer)["imported"] != 0:
-                    failures.append(f"{response.status} {answer[:200]!r}")
-                    return
-    finally:
-        conn.close()
-
-
 def over_http(args, key: str, post_fresh) -> None:
     """Each client count re-posts `args.events` events in all (each client its own session,
     stored before the clock starts), `args.http_rounds` times over."""
@@ -123,26 +90,16 @@ def over_http(args, key: str, post_fresh) -> None:
     env["WEB_CONCURRENCY"] = "1"
     with web_process(env, args.threads) as base_url:
         port = int(base_url.rsplit(":", 1)[1])
-        failures: list[str] = []
-        repost_over_http(port, key, sessions[counts[0]][0][:5], 2, failures)  # warm-up
+
+        def all_skipped(answer: dict) -> bool:
+            return answer["imported"] == 0
+
+        warm_up = [body.encode() for body in sessions[counts[0]][0][:5]]
+        clients_posting(port, key, [warm_up], all_skipped, rounds=2)
         for n in counts:
-            per_client = sessions[n]
+            per_client = [[body.encode() for body in bodies] for bodies in sessions[n]]
             posts = sum(map(len, per_client)) * args.http_rounds
-            threads = [
-                threading.Thread(
-                    target=repost_over_http, args=(port, key, bodies, args.http_rounds, failures)
-                )
-                for bodies in per_client
-            ]
-            cpu, started = process_cpu(port), time.perf_counter()
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join()
-            seconds = time.perf_counter() - started
-            cpu = process_cpu(port) - cpu
-            if failures:
-                raise SystemExit(f"a re-post failed: {failures[0]}")
+            seconds, cpu = clients_posting(port, key, per_client, all_skipped, rounds=args.http_rounds)
             print(
                 f"over HTTP, {n} client(s), one web process ({args.threads} threads): "
                 f"{posts * args.batch / seconds:,.0f} events/s, {seconds * 1000 / posts * n:.2f} ms a post "

@@ -17,36 +17,18 @@ the machine's other load disturbs less than the wall time.
 from __future__ import annotations
 
 import argparse
-import http.client
 import json
 import os
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _django import bench_database, web_env, web_process  # noqa: E402
+from _django import bench_database, clients_posting, web_env, web_process  # noqa: E402
 
 os.environ.setdefault("CELERY_BROKER_URL", "memory://")
-
-
-def process_cpu(port: int) -> float:
-    """CPU seconds of every process started with `-b 127.0.0.1:<port>` (gunicorn's master and worker)."""
-    ticks = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-            if f"127.0.0.1:{port}".encode() not in cmdline:
-                continue
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / ticks
 
 
 def bodies_for(count: int, batch: int) -> list[bytes]:
@@ -62,37 +44,11 @@ def bodies_for(count: int, batch: int) -> list[bytes]:
     ]
 
 
-def post_all(port: int, key: str, bodies: list[bytes], failures: list[str]) -> None:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
-    try:
-        for body in bodies:
-            conn.request("POST", "/api/motions/bench/stream/", body, headers)
-            response = conn.getresponse()
-            answer = response.read()
-            if response.status != 200 or json.loads(answer)["errors"]:
-                failures.append(f"{response.status} {answer[:200]!r}")
-                return
-    finally:
-        conn.close()
-
-
 def over_http(port: int, key: str, clients: int, events: int, batch: int) -> tuple[float, float, float]:
     """(events/s, wall ms a post, web CPU ms a post) for `clients` posting `events` in all."""
     per_client = [bodies_for(events // clients, batch) for _ in range(clients)]
     posts = sum(map(len, per_client))
-    failures: list[str] = []
-    threads = [threading.Thread(target=post_all, args=(port, key, bodies, failures)) for bodies in per_client]
-    cpu = process_cpu(port)
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    seconds = time.perf_counter() - started
-    cpu = process_cpu(port) - cpu
-    if failures:
-        raise SystemExit(f"a post failed: {failures[0]}")
+    seconds, cpu = clients_posting(port, key, per_client, lambda answer: not answer["errors"])
     return posts * batch / seconds, seconds * 1000 / posts * clients, cpu * 1000 / posts
 
 
