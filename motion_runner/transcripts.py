@@ -86,7 +86,7 @@ def quick_object(raw: bytes | memoryview) -> dict[str, Any] | None:
     nesting past 1,024), and where both accept, strings, floats, key order and a repeated key's
     value come out the same; only an integer past 64 bits differs (a float here). So a line it
     accepts is never a bad line, and its value is json.loads's but for such integers: see
-    `dropped_by_type` and `exact_object` for where that matters.
+    `dropped_by_type` and `orjson_reads_exactly` for where that matters.
     """
     try:
         line = orjson.loads(raw)
@@ -120,8 +120,8 @@ def skipped_line(raw: bytes) -> tuple[str, str] | None:
     return dropped_by_type(line) if line is not None else None
 
 
-def exact_object(raw: bytes, line: dict[str, Any]) -> bool:
-    """Whether orjson's `line` is exactly what json.loads makes of `raw`: yes unless the bytes
+def orjson_reads_exactly(raw: bytes) -> bool:
+    """Whether orjson's value of `raw` is exactly what json.loads makes of it: yes unless the bytes
     hold a run of 19 digits or more (the only place an integer past 64 bits can be; a long
     string of digits or float mantissa is refused too, and read by the standard library)."""
     return _LONG_DIGITS not in raw.translate(_DIGIT_RUNS)
@@ -269,7 +269,7 @@ class TranscriptReader:
             return
         if type(raw) is memoryview:
             raw = raw.tobytes()  # a kept line (small) or a bad one: the checks below need bytes
-        if line is None or not exact_object(raw, line):
+        if line is None or not orjson_reads_exactly(raw):
             text = raw.decode("utf-8", "replace").strip()
             if not text:
                 return
