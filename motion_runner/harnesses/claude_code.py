@@ -98,6 +98,12 @@ def _cost(value: Any) -> Decimal | None:
         return None
 
 
+def line_block_uuid(line_uuid: str, index: int) -> str:
+    """The id of a line's content block: the line's own uuid for its first, one derived from it
+    for each further block (a line can hold a text and tool calls)."""
+    return line_uuid if index == 0 else stable_uuid(line_uuid, index)
+
+
 class ClaudeCodeParser(StreamParser):
     def __init__(self, session_id: str = "", baseline_usd: Decimal | None = Decimal(0)):
         """`baseline_usd`: the session's running total before this process (0 for a new
@@ -183,7 +189,7 @@ class ClaudeCodeParser(StreamParser):
         if not line_uuid:
             message_id = (line.get("message") or {}).get("id", "")
             return stable_uuid("claude-code", self.session_id, message_id, index) if message_id else None
-        return str(line_uuid) if index == 0 else stable_uuid(line_uuid, index)
+        return line_block_uuid(str(line_uuid), index)
 
     def _assistant(self, line: dict[str, Any]) -> list[Event]:
         message = line.get("message") or {}
@@ -497,7 +503,7 @@ class ClaudeCodeAdapter(HarnessAdapter):
             message = line.get("message")
             content = message.get("content") if isinstance(message, dict) else None
             if isinstance(content, list) and len(content) > 1:
-                ids.extend(stable_uuid(line_uuid, index) for index in range(1, len(content)))
+                ids.extend(line_block_uuid(line_uuid, index) for index in range(1, len(content)))
         return ids
 
     def new_parser(
