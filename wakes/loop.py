@@ -42,6 +42,7 @@ from .models import (
     Spend,
     TypingPing,
     WakeKind,
+    overrides_for,
     resolve,
 )
 from .screen import screen_posts
@@ -127,7 +128,9 @@ def note_post(message: Message, *, consumed_by: set[int] = frozenset()) -> None:
     stale = at < now - timedelta(minutes=dials.backfill_horizon_minutes)
     with transaction.atomic():
         # Locked in pk order, like every other writer of several states: no deadlocks.
-        for state in ListenState.objects.select_for_update().filter(motion=motion).order_by("pk"):
+        states = list(ListenState.objects.select_for_update().filter(motion=motion).order_by("pk"))
+        overrides = overrides_for(motion.pk, [state.agent_id for state in states]) if states else []
+        for state in states:
             state.last_said_at = max(filter(None, (state.last_said_at, at)))
             if state.agent_id != message.agent_id and not stale:
                 state.last_post_at = max(filter(None, (state.last_post_at, at)))
@@ -137,7 +140,7 @@ def note_post(message: Message, *, consumed_by: set[int] = frozenset()) -> None:
                 state.last_person_at = max(filter(None, (state.last_person_at, at)))
                 state.idle_level = 0
                 state.rested = False
-            state.due_at = schedule(state, resolve(state.motion_id, state.agent_id, dials))
+            state.due_at = schedule(state, resolve(state.motion_id, state.agent_id, dials, overrides))
             state.version += 1
             state.save()
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -422,15 +423,40 @@ class Resolved:
         return self.idle_looks * self.dials.tick_seconds
 
 
-def resolve(motion_id: str, agent_id: int, dials: Dials | None = None) -> Resolved:
+def overrides_for(motion_id: str, agent_ids: Collection[int]) -> list[DialOverride]:
+    """Every override that applies to one of these agents in this Motion, in one query (resolve's
+    `overrides`, for a Motion's listening agents together)."""
+    return list(
+        DialOverride.objects.filter(
+            Q(motion_id=motion_id, agent__isnull=True)
+            | Q(agent_id__in=agent_ids, motion__isnull=True)
+            | Q(motion_id=motion_id, agent_id__in=agent_ids)
+        )
+    )
+
+
+def resolve(
+    motion_id: str,
+    agent_id: int,
+    dials: Dials | None = None,
+    overrides: Iterable[DialOverride] | None = None,
+) -> Resolved:
+    """`overrides`: a superset of the pair's, read already (overrides_for); else they are asked."""
     dials = dials or Dials.load()
     values = {name: getattr(dials, name) for name in OVERRIDABLE}
     caps: list[tuple[str, Decimal]] = [("all", dials.daily_budget_usd)]
-    rows = DialOverride.objects.filter(
-        Q(motion_id=motion_id, agent__isnull=True)
-        | Q(agent_id=agent_id, motion__isnull=True)
-        | Q(motion_id=motion_id, agent_id=agent_id)
-    )
+    if overrides is None:
+        rows: Iterable[DialOverride] = DialOverride.objects.filter(
+            Q(motion_id=motion_id, agent__isnull=True)
+            | Q(agent_id=agent_id, motion__isnull=True)
+            | Q(motion_id=motion_id, agent_id=agent_id)
+        )
+    else:
+        rows = [
+            row
+            for row in overrides
+            if (row.motion_id, row.agent_id) in ((motion_id, None), (None, agent_id), (motion_id, agent_id))
+        ]
 
     def rank(row: DialOverride) -> int:
         return 2 if row.motion_id and row.agent_id else (1 if row.agent_id else 0)
