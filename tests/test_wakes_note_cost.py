@@ -1,20 +1,29 @@
 """Every post an agent or a person makes moves the consider loop's clocks (wakes.loop.note_post).
-Its statements do not grow with the Motion's listening agents, and each agent's own dials, its
-Motion's and its pair's overrides included, still decide its due time."""
+On PostgreSQL that is two statements whatever the Motion's listening agents (wakes/noting.py),
+nothing locked between them; a state someone wrote in between is noted under its lock, and
+nobody's write is lost. Each agent's own dials, its Motion's and its pair's overrides included,
+still decide its due time."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 from django.db import connection
+from django.db.models import F
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from tests.factories import AgentFactory, MessageFactory, MotionFactory
+from wakes import loop, noting
 from wakes.loop import note_post
 from wakes.models import DialOverride, ListenState, overrides_for, resolve
 
 pytestmark = pytest.mark.django_db
+
+# Posts an hour ahead: the states' own created_at (now) never decides a twin's due time.
+AT = timezone.now() + timedelta(hours=1)
 
 
 def motion_with_listeners(slug: str, count: int):
@@ -32,11 +41,73 @@ def statements_of_a_note(motion) -> int:
     return len(queries)
 
 
-def test_a_notes_statements_do_not_grow_with_the_listening_agents():
+def test_a_note_is_two_statements_whatever_the_listening_agents():
     one, _ = motion_with_listeners("one-listener", 1)
     five, _ = motion_with_listeners("five-listeners", 5)
-    # Each state is written (one UPDATE each); nothing else is asked per agent.
-    assert statements_of_a_note(five) - statements_of_a_note(one) == 4
+    # One read (states, dials, missing states, overrides at all), one conditional write of every state.
+    assert statements_of_a_note(one) == statements_of_a_note(five) == 2
+
+
+def test_a_listening_agent_without_a_state_gets_one_and_is_noted():
+    motion, (codey,) = motion_with_listeners("joined-late", 1)
+    note_post(MessageFactory(motion=motion, sender="justin"))
+    magent = AgentFactory(name="magent", listening=True)
+    motion.agents.add(magent)
+    post = MessageFactory(motion=motion, sender="justin")
+    note_post(post)
+    noted = {state.agent_id: state.last_post_at for state in ListenState.objects.filter(motion=motion)}
+    assert noted == {codey.pk: post.created_at, magent.pk: post.created_at}
+
+
+def test_a_state_written_between_the_read_and_the_write_keeps_that_write_and_still_gets_the_note(
+    monkeypatch,
+):
+    motion, (codey, magent) = motion_with_listeners("raced", 2)
+    note_post(MessageFactory(motion=motion, sender="justin"))
+    considered_at = timezone.now() - timedelta(minutes=5)
+    real_read = noting.read_for_note
+
+    def read_then_a_tick_claims_codey(motion_id):
+        read = real_read(motion_id)
+        ListenState.objects.filter(motion=motion, agent=codey).update(
+            considered_at=considered_at, version=F("version") + 1
+        )
+        return read
+
+    monkeypatch.setattr(loop, "read_for_note", read_then_a_tick_claims_codey)
+    before = dict(ListenState.objects.filter(motion=motion).values_list("agent_id", "version"))
+    post = MessageFactory(motion=motion, sender="justin")
+    note_post(post)
+    states = {state.agent_id: state for state in ListenState.objects.filter(motion=motion)}
+    assert states[codey.pk].considered_at == considered_at  # the tick's write is kept
+    assert states[codey.pk].last_post_at == states[magent.pk].last_post_at == post.created_at
+    assert states[codey.pk].version == before[codey.pk] + 2  # the tick's bump, then the locked note's
+    assert states[magent.pk].version == before[magent.pk] + 1
+
+
+def test_the_unlocked_note_leaves_every_state_as_the_locked_note_does():
+    results: dict[str, dict] = {"unlocked": {}, "locked": {}}
+    for label in results:
+        motion, (codey, magent, quieter) = motion_with_listeners(f"{label}-twin", 3)
+        DialOverride.objects.create(agent=quieter, quiet_seconds=600)
+        DialOverride.objects.create(motion=motion, agent=magent, quiet_seconds=45)
+        note_post(MessageFactory(motion=motion, sender="justin", created_at=AT - timedelta(minutes=10)))
+        posts = (
+            MessageFactory(motion=motion, sender="justin", created_at=AT),
+            MessageFactory(motion=motion, sender="codey", agent=codey, created_at=AT + timedelta(seconds=9)),
+        )
+        for post in posts:
+            if label == "unlocked":
+                note_post(post, consumed_by={magent.pk})
+            else:
+                loop.note_locked(post, {magent.pk}, loop.clock.now())
+        names = {codey.pk: "codey", magent.pk: "magent", quieter.pk: "quieter"}
+        for state in ListenState.objects.filter(motion=motion):
+            results[label][names[state.agent_id]] = {
+                name: getattr(state, name) for name in (*noting.NOTED_FIELDS, "version")
+            }
+    assert results["unlocked"] == results["locked"]
+    assert results["unlocked"]["quieter"]["due_at"] > results["unlocked"]["codey"]["due_at"]
 
 
 def test_the_overrides_read_together_resolve_each_listener_as_its_own_read_does():

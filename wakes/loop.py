@@ -19,7 +19,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import router, transaction
 from django.db.models import F, Max, Q
 
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
@@ -35,6 +35,7 @@ from .budget import Refusal, release, reserve, turn_cap
 from .conf import app_settings as wakes_settings  # the app's settings, with defaults (conf.py)
 from .models import (
     Consideration,
+    DialOverride,
     Dials,
     ListenState,
     MentionWake,
@@ -45,6 +46,7 @@ from .models import (
     overrides_for,
     resolve,
 )
+from .noting import read_for_note, unlocked_notes, write_noted
 from .screen import screen_posts
 from .wake import human_duration, new_posts_prompt, quiet_prompt, wake
 
@@ -114,33 +116,94 @@ def note_post(message: Message, *, consumed_by: set[int] = frozenset()) -> None:
 
     `consumed_by`: agents already woken for this very post (a mention): it is theirs, so
     their loop does not consider it a second time.
+
+    On PostgreSQL the states are read and written back in two statements, each only if no one
+    wrote it since (wakes/noting.py); any other, and any state written in between, is noted
+    under its row lock as before.
     """
     if not is_post(message):
         return
-    motion = message.motion
-    at = message.created_at
     now = clock.now()
+    locked_only = None
+    if unlocked_notes(router.db_for_write(ListenState)):
+        locked_only = note_unlocked(message, consumed_by, now)
+        if not locked_only:
+            return
+    note_locked(message, consumed_by, now, only=locked_only)
+
+
+@dataclass
+class PostFacts:
+    """What a note needs to know of the post it notes."""
+
+    at: datetime
+    agent_id: int | None
+    person: bool
+    stale: bool  # written long ago (a transcript imported late, a backfill): moves clocks, not news
+    consumed_by: set[int]
+
+
+def post_facts(message: Message, consumed_by: set[int], now: datetime, dials: Dials) -> PostFacts:
+    at = message.created_at
+    return PostFacts(
+        at=at,
+        agent_id=message.agent_id,
+        person=is_person(message),
+        stale=at < now - timedelta(minutes=dials.backfill_horizon_minutes),
+        consumed_by=consumed_by,
+    )
+
+
+def advance_clocks(state: ListenState, post: PostFacts, dials: Dials, overrides: list[DialOverride]) -> None:
+    """One state's clocks moved by a post, and its due time again (what `version` guards)."""
+    at = post.at
+    state.last_said_at = max(filter(None, (state.last_said_at, at)))
+    if state.agent_id != post.agent_id and not post.stale:
+        state.last_post_at = max(filter(None, (state.last_post_at, at)))
+    if state.agent_id in post.consumed_by:
+        state.considered_through = max(filter(None, (state.considered_through, at)))
+    if post.person and not post.stale:
+        state.last_person_at = max(filter(None, (state.last_person_at, at)))
+        state.idle_level = 0
+        state.rested = False
+    state.due_at = schedule(state, resolve(state.motion_id, state.agent_id, dials, overrides))
+
+
+def note_unlocked(message: Message, consumed_by: set[int], now: datetime) -> set[int] | None:
+    """The note in two statements (wakes/noting.py). Returns the states left to note under lock:
+    an empty set when every state was written, the ids of those written in between, or None
+    (all of them) when the Motion's states could not be made whole first."""
+    motion = message.motion
+    read = read_for_note(motion.pk)
+    if read.missing:
+        ensure_states(motion, now)
+        read = read_for_note(motion.pk)
+        if read.missing:  # an agent joined again in between: the locked note ensures and covers it
+            return None
+    dials = read.dials or Dials.load()
+    overrides = overrides_for(motion.pk, [state.agent_id for state in read.states]) if read.overridden else []
+    post = post_facts(message, consumed_by, now, dials)
+    for state in read.states:
+        advance_clocks(state, post, dials, overrides)
+    written = write_noted(read.states)
+    return {state.pk for state in read.states} - written
+
+
+def note_locked(
+    message: Message, consumed_by: set[int], now: datetime, *, only: set[int] | None = None
+) -> None:
+    """The note under the states' row locks (`only`: just these states)."""
+    motion = message.motion
     ensure_states(motion, now)
-    person = is_person(message)
     dials = Dials.load()
-    # A post written long ago (a transcript imported late, a backfill) moves the clocks but is
-    # not news: it is never considered on its own.
-    stale = at < now - timedelta(minutes=dials.backfill_horizon_minutes)
+    post = post_facts(message, consumed_by, now, dials)
     with transaction.atomic():
         # Locked in pk order, like every other writer of several states: no deadlocks.
-        states = list(ListenState.objects.select_for_update().filter(motion=motion).order_by("pk"))
+        states_of = ListenState.objects.select_for_update().filter(motion=motion).order_by("pk")
+        states = list(states_of if only is None else states_of.filter(pk__in=only))
         overrides = overrides_for(motion.pk, [state.agent_id for state in states]) if states else []
         for state in states:
-            state.last_said_at = max(filter(None, (state.last_said_at, at)))
-            if state.agent_id != message.agent_id and not stale:
-                state.last_post_at = max(filter(None, (state.last_post_at, at)))
-            if state.agent_id in consumed_by:
-                state.considered_through = max(filter(None, (state.considered_through, at)))
-            if person and not stale:
-                state.last_person_at = max(filter(None, (state.last_person_at, at)))
-                state.idle_level = 0
-                state.rested = False
-            state.due_at = schedule(state, resolve(state.motion_id, state.agent_id, dials, overrides))
+            advance_clocks(state, post, dials, overrides)
             state.version += 1
             state.save()
 
