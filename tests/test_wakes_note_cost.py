@@ -59,30 +59,52 @@ def test_a_listening_agent_without_a_state_gets_one_and_is_noted():
     assert noted == {codey.pk: post.created_at, magent.pk: post.created_at}
 
 
-def test_a_state_written_between_the_read_and_the_write_keeps_that_write_and_still_gets_the_note(
-    monkeypatch,
-):
-    motion, (codey, magent) = motion_with_listeners("raced", 2)
-    note_post(MessageFactory(motion=motion, sender="justin"))
-    considered_at = timezone.now() - timedelta(minutes=5)
-    real_read = noting.read_for_note
+def claims_codey_after_each_read(monkeypatch, motion, codey, times: int) -> None:
+    """A tick that writes codey's state (a claim bumps its version) right after each of the first
+    `times` reads of a note, before the note's write."""
+    real_read, claims = noting.read_for_note, iter(range(times))
 
     def read_then_a_tick_claims_codey(motion_id):
         read = real_read(motion_id)
-        ListenState.objects.filter(motion=motion, agent=codey).update(
-            considered_at=considered_at, version=F("version") + 1
-        )
+        if next(claims, None) is not None:
+            ListenState.objects.filter(motion=motion, agent=codey).update(
+                considered_at=CONSIDERED_AT, version=F("version") + 1
+            )
         return read
 
     monkeypatch.setattr(loop, "read_for_note", read_then_a_tick_claims_codey)
+
+
+CONSIDERED_AT = timezone.now() - timedelta(minutes=5)
+
+
+@pytest.mark.parametrize("claims", [1, loop.UNLOCKED_NOTE_TRIES])  # read again; then under lock
+def test_a_state_written_between_the_read_and_the_write_keeps_that_write_and_still_gets_the_note(
+    monkeypatch, claims
+):
+    motion, (codey, magent) = motion_with_listeners("raced", 2)
+    note_post(MessageFactory(motion=motion, sender="justin"))
+    claims_codey_after_each_read(monkeypatch, motion, codey, claims)
     before = dict(ListenState.objects.filter(motion=motion).values_list("agent_id", "version"))
     post = MessageFactory(motion=motion, sender="justin")
     note_post(post)
     states = {state.agent_id: state for state in ListenState.objects.filter(motion=motion)}
-    assert states[codey.pk].considered_at == considered_at  # the tick's write is kept
+    assert states[codey.pk].considered_at == CONSIDERED_AT  # the tick's write is kept
     assert states[codey.pk].last_post_at == states[magent.pk].last_post_at == post.created_at
-    assert states[codey.pk].version == before[codey.pk] + 2  # the tick's bump, then the locked note's
+    # Each of the tick's claims bumped codey's version, then the note did, once; magent's, once.
+    assert states[codey.pk].version == before[codey.pk] + claims + 1
     assert states[magent.pk].version == before[magent.pk] + 1
+
+
+def test_a_note_read_again_after_a_claim_writes_only_the_state_it_missed(monkeypatch):
+    motion, (codey, magent) = motion_with_listeners("read-again", 2)
+    note_post(MessageFactory(motion=motion, sender="justin"))
+    claims_codey_after_each_read(monkeypatch, motion, codey, 1)
+    with CaptureQueriesContext(connection) as queries:
+        note_post(MessageFactory(motion=motion, sender="justin"))
+    updates = [query["sql"] for query in queries if query["sql"].startswith("UPDATE")]
+    # The tick's claim, the note's write of both, its write of codey's alone: no lock taken.
+    assert len(updates) == 3 and not any("FOR UPDATE" in query["sql"] for query in queries)
 
 
 def test_the_unlocked_note_leaves_every_state_as_the_locked_note_does():

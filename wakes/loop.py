@@ -124,12 +124,18 @@ def note_post(message: Message, *, consumed_by: set[int] = frozenset()) -> None:
     if not is_post(message):
         return
     now = clock.now()
-    locked_only = None
+    left: set[int] | None = None
     if unlocked_notes(router.db_for_write(ListenState)):
-        locked_only = note_unlocked(message, consumed_by, now)
-        if not locked_only:
-            return
-    note_locked(message, consumed_by, now, only=locked_only)
+        # Posts to one Motion at once each write every state: read again rather than lock at once.
+        for _ in range(UNLOCKED_NOTE_TRIES):
+            left = note_unlocked(message, consumed_by, now, only=left)
+            if not left:
+                return
+    note_locked(message, consumed_by, now, only=left)
+
+
+# Unlocked notes of one post before its states left over are noted under their locks.
+UNLOCKED_NOTE_TRIES = 3
 
 
 @dataclass
@@ -169,10 +175,12 @@ def advance_clocks(state: ListenState, post: PostFacts, dials: Dials, overrides:
     state.due_at = schedule(state, resolve(state.motion_id, state.agent_id, dials, overrides))
 
 
-def note_unlocked(message: Message, consumed_by: set[int], now: datetime) -> set[int] | None:
-    """The note in two statements (wakes/noting.py). Returns the states left to note under lock:
-    an empty set when every state was written, the ids of those written in between, or None
-    (all of them) when the Motion's states could not be made whole first."""
+def note_unlocked(
+    message: Message, consumed_by: set[int], now: datetime, *, only: set[int] | None = None
+) -> set[int] | None:
+    """The note in two statements (wakes/noting.py), of every state or `only` these. Returns the
+    states still to note: an empty set when every state was written, the ids of those written in
+    between, or None (all of them) when the Motion's states could not be made whole first."""
     motion = message.motion
     read = read_for_note(motion.pk)
     if read.missing:
@@ -180,6 +188,8 @@ def note_unlocked(message: Message, consumed_by: set[int], now: datetime) -> set
         read = read_for_note(motion.pk)
         if read.missing:  # an agent joined again in between: the locked note ensures and covers it
             return None
+    if only is not None:
+        read.states = [state for state in read.states if state.pk in only]
     dials = read.dials or Dials.load()
     overrides = overrides_for(motion.pk, [state.agent_id for state in read.states]) if read.overridden else []
     post = post_facts(message, consumed_by, now, dials)
