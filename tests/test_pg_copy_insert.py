@@ -3,6 +3,7 @@ column for column, and keeps its exactly-once answer (the ids this call inserted
 
 from __future__ import annotations
 
+import json
 import uuid
 import warnings
 from datetime import UTC, datetime, timedelta, timezone
@@ -13,7 +14,7 @@ from django.db import IntegrityError, connection, transaction
 
 from motion_runner.models import Kind, Message, Source
 from motion_runner.record.own import OwnRecord
-from motion_runner.record.pg_copy import can_copy, copy_insert
+from motion_runner.record.pg_copy import can_copy, copy_insert, jsonb_text
 from tests.factories import AgentFactory, MotionFactory, TurnFactory, UserFactory
 
 postgres_only = pytest.mark.skipif(
@@ -180,3 +181,45 @@ def test_the_stage_is_empty_after_each_insert_and_after_a_failure():
         record.insert_batch(sorted([broken, fine], key=lambda m: m.id))
     assert not Message.objects.filter(pk__in=[broken.id, fine.id]).exists()
     assert [m.id for m in record.insert_batch([fine])] == [fine.id]
+
+
+def test_a_line_holding_a_non_finite_number_is_stored_with_its_batch_not_lost():
+    """JSON has no NaN and jsonb refuses the standard library's `NaN`, which failed the whole
+    batch's insert; a harness line read by json.loads can hold one (the runner reads its lines
+    so). The line is kept, its non-finite numbers as null, and the batch with it."""
+    motion = MotionFactory()
+    odd = Message(
+        motion=motion, sender="x", source=Source.RUNNER, raw={"n": float("nan"), "m": [float("inf")]}
+    )
+    plain = Message(motion=motion, sender="y", source=Source.RUNNER, raw={"n": 1.5})
+    inserted = OwnRecord().insert_batch(sorted([odd, plain], key=lambda m: m.id))
+    assert {m.id for m in inserted} == {odd.id, plain.id}
+    assert Message.objects.get(pk=odd.id).raw == {"n": None, "m": [None]}
+    assert Message.objects.get(pk=plain.id).raw == {"n": 1.5}
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"big": 2**70},  # past 64 bits: orjson refuses, the standard library writes it
+        {"lone": "\ud800"},
+        {1: "an integer key"},
+        {"when": datetime(2026, 12, 1, tzinfo=UTC)},
+        {"kind": Kind.TEXT},  # a str subclass
+        *AWKWARD_RAW,
+    ],
+)
+def test_jsonb_text_is_read_by_postgresql_as_the_standard_librarys_text(value):
+    try:
+        expected = json.dumps(value)
+    except TypeError:
+        with pytest.raises(TypeError):
+            jsonb_text(value)
+        return
+    text = jsonb_text(value)
+    if isinstance(text, str):  # left to the standard library: its very text
+        assert text == expected
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT %s::jsonb = %s::jsonb", [text.decode(), expected])
+        assert cursor.fetchone()[0] is True
