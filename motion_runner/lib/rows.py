@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from django.db import models
 from django.db.models.base import ModelState
+from django.db.models.fields import NOT_PROVIDED
 from django.db.models.signals import post_init, pre_init
 
 M = TypeVar("M", bound=models.Model)
@@ -92,31 +93,39 @@ class NewInstances(Generic[M]):
         self.model = model
 
     @cached_property
-    def fields(self) -> tuple[list[tuple[str, Any]], list[tuple[str, str, Any]], set[str]]:
-        """(plain fields, foreign keys, every name and attname), read once the models are loaded;
-        no names for a model with a generated field (__init__ leaves those unset)."""
+    def fields(self) -> tuple[dict[str, Any], list[tuple[str, Any]], list[tuple[str, str]], set[str]]:
+        """(the defaults that are the same value every time, by attname; the fields whose default
+        is called each time; the foreign keys' names; every name and attname), read once the
+        models are loaded; no names for a model with a generated field (__init__ leaves those
+        unset)."""
         fields = self.model._meta.concrete_fields
         if any(f.generated for f in fields):
-            return [], [], set()
-        plain = [(f.attname, f) for f in fields if not f.is_relation]
-        related = [(f.name, f.attname, f) for f in fields if f.is_relation]
-        return plain, related, {f.attname for f in fields} | {f.name for f in fields}
+            return {}, [], [], set()
+        constant, called = {}, []
+        for f in fields:
+            if (f.has_default() and callable(f.default)) or f.db_default is not NOT_PROVIDED:
+                called.append((f.attname, f._get_default))
+            else:  # Field._get_default hands back this same value (or None, or "") each time
+                constant[f.attname] = f.get_default()
+        related = [(f.name, f.attname) for f in fields if f.is_relation]
+        return constant, called, related, {f.attname for f in fields} | {f.name for f in fields}
 
     def new(self, values: dict[str, Any]) -> M:
         model = self.model
-        plain, related, names = self.fields
+        constant, called, related, names = self.fields
         if not names.issuperset(values) or pre_init.has_listeners(model) or post_init.has_listeners(model):
             return model(**values)
         instance = model.__new__(model)
         instance._state = ModelState()
         attrs = instance.__dict__
-        for attname, model_field in plain:
-            attrs[attname] = values[attname] if attname in values else model_field.get_default()
-        for name, attname, model_field in related:
-            if name in values:
+        attrs.update(constant)
+        for attname, default in called:
+            if attname not in values:
+                attrs[attname] = default()
+        attrs.update(values)
+        for name, attname in related:
+            if name in values:  # an object: through its descriptor, as __init__ sets it
                 if attname in values:  # both: __init__ sets the id after the object
                     return model(**values)
-                setattr(instance, name, values[name])
-            else:
-                attrs[attname] = values[attname] if attname in values else model_field.get_default()
+                setattr(instance, name, attrs.pop(name))
         return instance
