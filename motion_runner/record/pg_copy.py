@@ -28,6 +28,7 @@ import json
 import operator
 import uuid
 from collections.abc import Callable, Sequence
+from types import NoneType
 from typing import Any
 
 import orjson
@@ -138,6 +139,16 @@ def jsonb_text(value: Any) -> bytes | str:
         return json.dumps(value)
 
 
+def column_identity_types(field: models.Field) -> frozenset[type]:
+    """The types a whole column of `field` is written as it is (CopyInsert.rows): identity_types,
+    but no datetime (converter() checks each is aware) and a NULL cost (DecimalField's None)."""
+    if isinstance(field, models.DateTimeField):
+        return frozenset()
+    if isinstance(field, models.DecimalField):
+        return frozenset({NoneType})  # get_db_prep_save(None) is None
+    return identity_types(field)
+
+
 def plain_pre_save(field: models.Field) -> bool:
     """Whether `field.pre_save(obj, add=True)` only reads the attribute: Field's own, or a date's
     without auto_now or auto_now_add (DateField.pre_save then calls Field's)."""
@@ -164,10 +175,12 @@ class CopyInsert:
             (index, field) for index, field in enumerate(self.fields) if not plain_pre_save(field)
         ]
         # A datetime is kept as it is only once converter() has seen it is aware: never whole.
-        self.same_types = [
-            frozenset() if isinstance(field, models.DateTimeField) else identity_types(field)
-            for field in self.fields
-        ]
+        self.same_types = [column_identity_types(field) for field in self.fields]
+        # Text columns also keep a str subclass whole (Kind.TEXT, a TextChoices member):
+        # CharField.to_python hands back any str as it is.
+        self.text_columns = {
+            index for index, field in enumerate(self.fields) if str in IDENTITY_TYPES.get(type(field), ())
+        }
         table = quote(meta.db_table)
         self.stage = quote(f"{meta.db_table}_stage")
         columns = ", ".join(quote(field.column) for field in self.fields)
@@ -189,13 +202,22 @@ class CopyInsert:
         Column by column: a column whose values are all of types its field writes as they are
         (most of them: text, ids, integers) is kept whole, found by one `set(map(type, …))`,
         instead of a converter called for each of its values (27 × 100 calls a stream post)."""
-        read, converters, same_types = self.read, self.converters, self.same_types
+        read, converters, same_types, text_columns = (
+            self.read,
+            self.converters,
+            self.same_types,
+            self.text_columns,
+        )
         columns: list[Sequence[Any]] = list(zip(*map(read, objs), strict=True)) or [()] * len(self.fields)
         for index, field in self.own_pre_save:
             columns[index] = [field.pre_save(obj, True) for obj in objs]
         for index, column in enumerate(columns):
-            if not set(map(type, column)) <= same_types[index]:
-                columns[index] = list(map(converters[index], column))
+            types = set(map(type, column))
+            if types <= same_types[index]:
+                continue
+            if index in text_columns and all(issubclass(kind, str) or kind is NoneType for kind in types):
+                continue
+            columns[index] = list(map(converters[index], column))
         return list(zip(*columns, strict=True))
 
     def insert(self, connection: BaseDatabaseWrapper, objs: Sequence[models.Model]) -> set[Any]:
