@@ -100,11 +100,13 @@ def test_a_note_read_again_after_a_claim_writes_only_the_state_it_missed(monkeyp
     motion, (codey, magent) = motion_with_listeners("read-again", 2)
     note_post(MessageFactory(motion=motion, sender="justin"))
     claims_codey_after_each_read(monkeypatch, motion, codey, 1)
+    post = MessageFactory(motion=motion, sender="justin")
     with CaptureQueriesContext(connection) as queries:
-        note_post(MessageFactory(motion=motion, sender="justin"))
-    updates = [query["sql"] for query in queries if query["sql"].startswith("UPDATE")]
-    # The tick's claim, the note's write of both, its write of codey's alone: no lock taken.
-    assert len(updates) == 3 and not any("FOR UPDATE" in query["sql"] for query in queries)
+        note_post(post)
+    # The note's read, the tick's claim, the note's write (of magent's: codey's moved on), its
+    # read again and its write of codey's: never the locked note's SELECT … FOR UPDATE.
+    kinds = [query["sql"].split(None, 1)[0] for query in queries]
+    assert kinds == ["SELECT", "UPDATE", "WITH", "SELECT", "WITH"]
 
 
 def test_the_unlocked_note_leaves_every_state_as_the_locked_note_does():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -147,3 +148,27 @@ def test_a_post_landing_during_a_claim_is_never_lost(room, clock):
     # Either the claim covered "second", or "second" is still owed to a later consideration.
     covered = Consideration.objects.filter(through__gte=second.created_at).exists()
     assert covered or state.pending
+
+
+def test_notes_of_one_motion_at_once_lose_no_post_and_never_deadlock():
+    """Eight posts noted at once in a Motion of five listening agents (wakes/noting.py: read, then
+    a conditional write of every state): each state ends with the newest post's time and one
+    version bump per note, whichever notes were read again or taken under lock."""
+    from tests.factories import AgentFactory, MessageFactory
+    from wakes.loop import note_post
+
+    motion = MotionFactory(slug="busy")
+    agents = [AgentFactory(name=f"listener-{n}", listening=True) for n in range(5)]
+    motion.agents.add(*agents)
+    note_post(MessageFactory(motion=motion, sender="justin"))
+    before = dict(ListenState.objects.filter(motion=motion).values_list("agent_id", "version"))
+    started = timezone.now()
+    posts = [
+        MessageFactory(motion=motion, sender="justin", created_at=started + timedelta(seconds=n))
+        for n in range(8)
+    ]
+    for _ in range(3):
+        race(len(posts), lambda i: note_post(posts[i]))
+    for state in ListenState.objects.filter(motion=motion):
+        assert state.last_post_at == state.last_said_at == posts[-1].created_at
+        assert state.version == before[state.agent_id] + 3 * len(posts)

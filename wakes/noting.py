@@ -109,12 +109,15 @@ def write_sql(alias: str, count: int) -> str:
     casts = ", ".join(f"%s::{meta.get_field(name).db_type(connection)}" for name in columns)
     values = ", ".join(f"({casts})" for _ in range(count))
     sets = ", ".join(f"{quote(name)} = v.{quote(name)}" for name in NOTED_FIELDS)
-    version = quote("version")
+    version, pk, table = quote("version"), quote("id"), quote(meta.db_table)
+    # The rows locked first, in pk order, as every writer of several states locks them: two
+    # notes of one Motion at once never take each other's rows in opposite orders (a deadlock).
     return (
-        f"UPDATE {quote(meta.db_table)} AS s SET {sets}, {version} = v.{version} + 1"
-        f" FROM (VALUES {values}) AS v({', '.join(quote(name) for name in columns)})"
-        f" WHERE s.{quote('id')} = v.{quote('id')} AND s.{version} = v.{version}"
-        f" RETURNING s.{quote('id')}"
+        f"WITH locked AS (SELECT {pk} FROM {table} WHERE {pk} = ANY(%s::bigint[]) ORDER BY {pk} FOR UPDATE)"
+        f" UPDATE {table} AS s SET {sets}, {version} = v.{version} + 1"
+        f" FROM (VALUES {values}) AS v({', '.join(quote(name) for name in columns)}), locked"
+        f" WHERE s.{pk} = v.{pk} AND locked.{pk} = s.{pk} AND s.{version} = v.{version}"
+        f" RETURNING s.{pk}"
     )
 
 
@@ -124,7 +127,7 @@ def write_noted(states: list[ListenState]) -> set[int]:
     if not states:
         return set()
     alias = router.db_for_write(ListenState)
-    params: list[Any] = []
+    params: list[Any] = [[state.pk for state in states]]
     for state in states:
         params += [state.pk, state.version, *(getattr(state, name) for name in NOTED_FIELDS)]
     with connections[alias].cursor() as cursor:
