@@ -12,7 +12,7 @@ from django.db.models.signals import pre_init
 from motion_runner.harnesses import Event, EventKind
 from motion_runner.ingest import EventWriter, IngestContext
 from motion_runner.lib.rows import NewInstances
-from motion_runner.models import Message
+from motion_runner.models import Message, Motion
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
 
 pytestmark = pytest.mark.django_db
@@ -110,3 +110,26 @@ def test_message_for_builds_what_the_orm_builds_for_every_kind():
         assert_same(writer.message_for(event), Message(**fields), fresh=FRESH_DEFAULTS | {"id"} - set(fields))
     assert writer.message_fields(Event(EventKind.ACTIVITY, text="x")) is None
     assert writer.message_for(Event(EventKind.ACTIVITY, text="x")) is None
+
+
+def test_a_foreign_key_is_set_as_its_descriptor_sets_it_whatever_the_databases():
+    new = NewInstances(Message)
+    # An unsaved Motion (no db yet): both instances take the default db.
+    for values in ({"motion": Motion(slug="unsaved-a")}, {"motion": Motion(slug="unsaved-b"), "turn": None}):
+        expected_motion = Motion(slug=values["motion"].slug)
+        built = new.new(values)
+        expected = Message(**dict(values, motion=expected_motion))
+        assert (built._state.db, values["motion"]._state.db) == (
+            expected._state.db,
+            expected_motion._state.db,
+        )
+        assert built.motion_id == expected.motion_id and built._state.fields_cache.keys() == (
+            expected._state.fields_cache.keys()
+        )
+    # An object of another database: the relation is refused, as the descriptor refuses it.
+    elsewhere = MotionFactory(slug="elsewhere")
+    elsewhere._state.db = "other"
+    with pytest.raises(ValueError, match="router prevents"):
+        new.new({"motion": elsewhere, "agent": AgentFactory(name="here")})
+    with pytest.raises(ValueError, match="router prevents"):
+        Message(motion=elsewhere, agent=AgentFactory(name="here-too"))

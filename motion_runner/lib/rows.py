@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from functools import cached_property
 from typing import Any, Generic, TypeVar
 
-from django.db import models
+from django.db import DEFAULT_DB_ALIAS, models, router
 from django.db.models.base import ModelState
 from django.db.models.fields import NOT_PROVIDED
 from django.db.models.signals import post_init, pre_init
@@ -93,7 +93,7 @@ class NewInstances(Generic[M]):
         self.model = model
 
     @cached_property
-    def fields(self) -> tuple[dict[str, Any], list[tuple[str, Any]], list[tuple[str, str]], set[str]]:
+    def fields(self) -> tuple[dict[str, Any], list[tuple[str, Any]], list[tuple[str, str, Any]], set[str]]:
         """(the defaults that are the same value every time, by attname; the fields whose default
         is called each time; the foreign keys' names; every name and attname), read once the
         models are loaded; no names for a model with a generated field (__init__ leaves those
@@ -107,7 +107,7 @@ class NewInstances(Generic[M]):
                 called.append((f.attname, f._get_default))
             else:  # Field._get_default hands back this same value (or None, or "") each time
                 constant[f.attname] = f.get_default()
-        related = [(f.name, f.attname) for f in fields if f.is_relation]
+        related = [(f.name, f.attname, plain_foreign_key(f)) for f in fields if f.is_relation]
         return constant, called, related, {f.attname for f in fields} | {f.name for f in fields}
 
     def new(self, values: dict[str, Any]) -> M:
@@ -123,9 +123,43 @@ class NewInstances(Generic[M]):
             if attname not in values:
                 attrs[attname] = default()
         attrs.update(values)
-        for name, attname in related:
-            if name in values:  # an object: through its descriptor, as __init__ sets it
+        for name, attname, plain in related:
+            if name in values:  # an object: as its descriptor sets it, as __init__ does
                 if attname in values:  # both: __init__ sets the id after the object
                     return model(**values)
-                setattr(instance, name, attrs.pop(name))
+                value = attrs.pop(name)
+                if plain is None or router.routers or not set_plainly(instance, plain, value):
+                    setattr(instance, name, value)
         return instance
+
+
+def plain_foreign_key(field: Any) -> tuple[str, str, str, type] | None:
+    """(attname, the target's attname, the cache's name, the target model) of a ForeignKey on
+    one column, which set_plainly may set; None for any other relation."""
+    if type(field) is not models.ForeignKey or len(field.related_fields) != 1:
+        return None
+    ((_, target),) = field.related_fields
+    return field.attname, target.attname, field.cache_name, field.remote_field.model._meta.concrete_model
+
+
+def set_plainly(instance: models.Model, key: tuple[str, str, str, type], value: Any) -> bool:
+    """`instance.<fk> = value` on a new instance as ForwardManyToOneDescriptor.__set__ does it when
+    no database router is configured (the caller checks): the instance's db from the object's,
+    the object's from the instance's, the id, the cache. False (nothing done) for anything it
+    would refuse or where the two dbs differ: the descriptor then decides, errors and all."""
+    attname, target_attname, cache_name, target = key
+    state = instance._state
+    if value is None:
+        instance.__dict__[attname] = None
+        state.fields_cache[cache_name] = None
+        return True
+    if not isinstance(value, target):
+        return False
+    db = state.db or value._state.db or DEFAULT_DB_ALIAS  # router.db_for_write without routers
+    if (value._state.db or db) != db:
+        return False  # router.allow_relation without routers: the same db, else refused
+    state.db = db
+    value._state.db = db
+    instance.__dict__[attname] = getattr(value, target_attname)
+    state.fields_cache[cache_name] = value
+    return True
