@@ -4,6 +4,7 @@ related-object caches and the instance's state must be what `Message(**values)` 
 from __future__ import annotations
 
 import uuid
+from datetime import UTC
 from decimal import Decimal
 
 import pytest
@@ -133,3 +134,13 @@ def test_a_foreign_key_is_set_as_its_descriptor_sets_it_whatever_the_databases()
         new.new({"motion": elsewhere, "agent": AgentFactory(name="here")})
     with pytest.raises(ValueError, match="router prevents"):
         Message(motion=elsewhere, agent=AgentFactory(name="here-too"))
+
+
+def test_the_time_default_follows_use_tz_as_timezone_now_does(settings):
+    new = NewInstances(Message)
+    assert new.new({}).created_at.tzinfo is UTC
+    settings.USE_TZ = False
+    built, expected = new.new({}), Message()
+    assert built.created_at.tzinfo is expected.created_at.tzinfo is None
+    settings.USE_TZ = True
+    assert new.new({}).created_at.tzinfo is UTC
