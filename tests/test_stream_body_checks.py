@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from contextlib import nullcontext
 from unittest import mock
 
@@ -188,6 +189,32 @@ def test_a_plain_body_is_read_by_orjson(monkeypatch):
 def test_what_orjson_cannot_vouch_for_is_left_to_the_standard_library(text, walked):
     with mock.patch.object(bounds.json_bytes, "structure", return_value=None) if walked else nullcontext():
         assert read_alike(text.encode(), DEPTH) is UNREAD
+
+
+def test_a_float_with_a_long_fraction_is_read_by_orjson():
+    """A result line's cost (0.00016800000000000002: a run of 20 digits) is no big integer."""
+    for raw in (
+        b'{"total_cost_usd": 0.00016800000000000002}',
+        b"[12345678901234567890.5, 1234567890123456789012e-3]",
+    ):
+        assert typed(read_alike(raw, DEPTH)) == typed(json.loads(raw))
+    assert read_alike(b"[-12345678901234567890]", DEPTH) is UNREAD
+    assert read_alike(b"[1e-12345678901234567890]", DEPTH) is UNREAD  # an exponent's run counts
+
+
+# A run of 19 digits or more that begins a number or follows a sign, and neither a "." nor an
+# exponent follows: what an integer past 64 bits must look like.
+INTEGER_RUN = re.compile(rb"(?<![.0-9])[0-9]{19,}(?![.eE0-9])")
+
+
+@given(
+    st.lists(
+        st.sampled_from(["1" * 19, "2" * 20, "0", ".", "e", "E", "-", "+", ",", '"', " ", "x"]), max_size=8
+    )
+)
+def test_the_bytes_see_an_integer_of_19_digits_where_one_may_be(pieces):
+    raw = "".join(pieces).encode()
+    assert bounds.json_bytes.holds_long_integer(raw) is (INTEGER_RUN.search(raw) is not None)
 
 
 def test_each_look_leaves_to_the_standard_library_what_it_cannot_tell_apart():

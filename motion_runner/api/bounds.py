@@ -146,9 +146,12 @@ def _shallow_with_small_floats(value: Any, max_depth: int) -> bool:
 
 # The bytes answer for a text with at most one escape in this many bytes: a body of many short
 # values (ids, names, times), where the walk is dearest (~60 ns a value: 0.22 ms for a stream post
-# of 100 recorded events, 105 KB, against 0.1 ms for the bytes). Past it (code, tool output: an
-# escape every ~30 bytes) each escape costs the scan a match, and the values are few and long.
+# of 100 recorded events, 105 KB, against 0.1 ms for the bytes). Past it (code, tool output, a
+# transcript's lines: an escape every ~100 bytes) each escape costs the scan a match, and the
+# values are fewer and longer. The body's start is counted first (a C count, ~4 us): a body
+# dense with escapes goes to the walk without scanning up to its allowance first.
 BYTES_PER_ESCAPE = 400
+ESCAPES_COUNTED_IN = 16 * 1024
 
 
 def read_alike(raw: bytes, max_depth: int) -> Any:
@@ -158,7 +161,7 @@ def read_alike(raw: bytes, max_depth: int) -> Any:
     that are not UTF-8): left to it, with its own errors. It reads alike but for an integer past
     64 bits, which becomes a float at least 2**63 in size: a body that may hold one is left to the
     standard library too, as is one holding a NUL or nested deeper than `max_depth` (the walk's
-    cases). Asked of the bytes where their escapes are few (json_bytes: no run of 19 digits, no
+    cases). Asked of the bytes where their escapes are few (json_bytes: no integer of 19 digits, no
     `\\u0000`, the brackets outside strings no deeper), else of the value."""
     try:
         data = orjson.loads(raw)
@@ -168,9 +171,11 @@ def read_alike(raw: bytes, max_depth: int) -> Any:
 
 
 def _vouched(raw: bytes, data: Any, max_depth: int) -> bool:
-    brackets = json_bytes.structure(raw, max_escapes=len(raw) // BYTES_PER_ESCAPE)
+    brackets = None
+    if raw.count(b"\\", 0, ESCAPES_COUNTED_IN) <= min(len(raw), ESCAPES_COUNTED_IN) // BYTES_PER_ESCAPE:
+        brackets = json_bytes.structure(raw, max_escapes=len(raw) // BYTES_PER_ESCAPE)
     if brackets is not None:
-        return not json_bytes.holds_long_digit_run(raw) and not json_bytes.nested_deeper_than(
+        return not json_bytes.holds_long_integer(raw) and not json_bytes.nested_deeper_than(
             brackets, max_depth
         )
     # Many escapes, or a NUL: the value's own look (a float that size is where a big integer went).
