@@ -1,7 +1,7 @@
 """Facts about a JSON text read from its bytes alone, for a text orjson has already read: whether
 orjson's value is the standard library's, how deep it nests, whether it holds a NUL. Each is a
 few passes of C over the bytes (translate, replace, a substring search), where a walk of the
-parsed value visits every item in Python: ~0.3 ms for a stream post of 100 events (105 KB).
+parsed value visits every item in Python: ~0.2 ms for a stream post of 100 events (105 KB).
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def holds_long_integer(raw: bytes) -> bool:
     marks = raw.translate(_NUMBER_MARKS)
     at = marks.find(_LONG_DIGITS)
     while at != -1:  # `at` starts a run: a longer run starting earlier would have been found first
-        end = _ZEROS.match(marks, at).end()  # type: ignore[union-attr]  # "0*" always matches
+        end = _ZEROS.match(marks, at).end()  # "0*" always matches
         if marks[at - 1 : at] != b"." and marks[end : end + 1] not in (b".", b"e"):
             return True
         at = marks.find(_LONG_DIGITS, end)
