@@ -61,6 +61,8 @@ BODIES: list[bytes] = [
     ('{"a": ' * 70 + "1" + "}" * 70).encode(),
     ("[" * 5000 + "]" * 5000).encode(),  # past Python's own recursion limit
     b'{"events": [{"a": "\\u0000"}], "deep": ' + nested(70).encode() + b"}",
+    # A string ending in an escaped backslash, then too deep: its closing quote is a real one.
+    b'{"a": "x\\\\", "deep": ' + nested(70).encode() + b', "b": "\\"["}',
     # Where orjson reads otherwise than the standard library, or not at all.
     b'{"n": [18446744073709551616, -9223372036854775809, 18446744073709551615, -9223372036854775808]}',
     b'{"n": 123456789012345678901234567890}',  # past 64 bits: orjson gives a float
@@ -99,22 +101,33 @@ def outcome(parse, raw: bytes, replace_nul: bool):
         return "error", str(exc.detail)
 
 
-def new_parse(raw: bytes, replace_nul: bool, walked: bool = False):
-    """BoundedJSONParser's parse; `walked`: orjson's value vouched for by the walk of the value
-    alone, as for a body of many escapes (else by the bytes, where they are few)."""
-    with mock.patch.object(bounds.json_bytes, "structure", return_value=None) if walked else nullcontext():
+# Which look vouches for orjson's value: the one read_alike picks by the escapes' density, the
+# bytes' (whatever the density), or the walk of the value (as for a body of many escapes).
+LOOKS = ["chosen", "bytes", "walk"]
+
+
+def looking(look: str):
+    if look == "bytes":
+        return mock.patch.object(bounds, "BYTES_PER_ESCAPE", 1)
+    if look == "walk":
+        return mock.patch.object(bounds.json_bytes, "structure", return_value=None)
+    return nullcontext()
+
+
+def new_parse(raw: bytes, replace_nul: bool, look: str = "chosen"):
+    with looking(look):
         return BoundedJSONParser().parse(
             io.BytesIO(raw), None, {"encoding": "utf-8", "view": View(replace_nul), "request": Request()}
         )
 
 
-@pytest.mark.parametrize("walked", [False, True], ids=["bytes", "walk"])
+@pytest.mark.parametrize("look", LOOKS)
 @pytest.mark.parametrize("replace_nul", [True, False])
 @pytest.mark.parametrize("raw", BODIES, ids=range(len(BODIES)))
-def test_the_parser_answers_as_drfs_parse_and_the_full_walk(raw, replace_nul, walked):
+def test_the_parser_answers_as_drfs_parse_and_the_full_walk(raw, replace_nul, look):
     assert app_settings.API_MAX_JSON_DEPTH == DEPTH
     expected = outcome(reference_parse, raw, replace_nul)
-    got = outcome(lambda raw, replace_nul: new_parse(raw, replace_nul, walked), raw, replace_nul)
+    got = outcome(lambda raw, replace_nul: new_parse(raw, replace_nul, look), raw, replace_nul)
     assert got[0] == expected[0]
     if got[0] == "error":
         assert got[1] == expected[1]
@@ -141,11 +154,11 @@ json_values = st.recursive(
 )
 
 
-@given(json_values, st.booleans(), st.booleans())
-def test_a_generated_body_reads_as_drfs_parse_and_the_walk_read_it(value, ascii_only, walked):
+@given(json_values, st.booleans(), st.sampled_from(LOOKS))
+def test_a_generated_body_reads_as_drfs_parse_and_the_walk_read_it(value, ascii_only, look):
     raw = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
     expected = outcome(reference_parse, raw, True)
-    got = outcome(lambda raw, replace_nul: new_parse(raw, replace_nul, walked), raw, True)
+    got = outcome(lambda raw, replace_nul: new_parse(raw, replace_nul, look), raw, True)
     assert got[0] == expected[0]
     assert typed(got[1]) == typed(expected[1])
 
@@ -153,11 +166,11 @@ def test_a_generated_body_reads_as_drfs_parse_and_the_walk_read_it(value, ascii_
 NUMBER = r"-?(0|[1-9][0-9]{0,40})(\.[0-9]{1,40})?([eE][-+]?[0-9]{1,4})?"
 
 
-@given(st.from_regex(NUMBER, fullmatch=True), st.booleans())
-def test_every_number_reads_as_the_standard_library_reads_it(number, walked):
+@given(st.from_regex(NUMBER, fullmatch=True), st.sampled_from(LOOKS))
+def test_every_number_reads_as_the_standard_library_reads_it(number, look):
     raw = f'{{"n": [{number}, -{number.lstrip("-")}]}}'.encode()
     expected = outcome(reference_parse, raw, False)
-    got = outcome(lambda raw, replace_nul: new_parse(raw, replace_nul, walked), raw, False)
+    got = outcome(lambda raw, replace_nul: new_parse(raw, replace_nul, look), raw, False)
     assert got[0] == expected[0]
     assert typed(got[1]) == typed(expected[1])
 
@@ -172,7 +185,7 @@ def test_a_plain_body_is_read_by_orjson(monkeypatch):
     assert typed(new_parse(raw, True)) == typed(json.loads(raw))
 
 
-@pytest.mark.parametrize("walked", [False, True], ids=["bytes", "walk"])
+@pytest.mark.parametrize("look", LOOKS)
 @pytest.mark.parametrize(
     "text",
     [
@@ -186,8 +199,8 @@ def test_a_plain_body_is_read_by_orjson(monkeypatch):
         "\ufeff[]",  # orjson refuses a byte order mark, as json.loads does
     ],
 )
-def test_what_orjson_cannot_vouch_for_is_left_to_the_standard_library(text, walked):
-    with mock.patch.object(bounds.json_bytes, "structure", return_value=None) if walked else nullcontext():
+def test_what_orjson_cannot_vouch_for_is_left_to_the_standard_library(text, look):
+    with looking(look):
         assert read_alike(text.encode(), DEPTH) is UNREAD
 
 
@@ -202,8 +215,8 @@ def test_a_float_with_a_long_fraction_is_read_by_orjson():
     assert read_alike(b"[1e-12345678901234567890]", DEPTH) is UNREAD  # an exponent's run counts
 
 
-# A run of 19 digits or more that begins a number or follows a sign, and neither a "." nor an
-# exponent follows: what an integer past 64 bits must look like.
+# A run of 19 digits or more, not after a "." and followed by neither a "." nor an exponent: where
+# an integer past 64 bits may be (an exponent's digits, after an "e", count too).
 INTEGER_RUN = re.compile(rb"(?<![.0-9])[0-9]{19,}(?![.eE0-9])")
 
 
@@ -223,7 +236,7 @@ def test_each_look_leaves_to_the_standard_library_what_it_cannot_tell_apart():
     round (orjson's integer is exact, its float at least 2**63 in size may have been one)."""
     assert read_alike(b'{"n": 1e20}', DEPTH) == {"n": 1e20}
     assert read_alike(b"[1000000000000000000]", DEPTH) is UNREAD
-    with mock.patch.object(bounds.json_bytes, "structure", return_value=None):
+    with looking("walk"):
         assert read_alike(b'{"n": 1e20}', DEPTH) is UNREAD
         assert read_alike(b"[1000000000000000000]", DEPTH) == [10**18]
 
