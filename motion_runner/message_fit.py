@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import uuid
 from functools import cache
+from typing import Any
 
+from django.core.signals import setting_changed
 from django.db import models
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
@@ -84,6 +86,20 @@ def fit_message(message: Message, redactor: Redactor | None = None) -> Message:
 
 
 def text_limit(kind: str) -> int:
-    if kind == Kind.TOOL_RESULT:
-        return settings.MESSAGE_TOOL_RESULT_MAX_CHARS
-    return settings.MESSAGE_TEXT_MAX_CHARS
+    text_max, tool_result_max = _text_limits()
+    return tool_result_max if kind == Kind.TOOL_RESULT else text_max
+
+
+@cache
+def _text_limits() -> tuple[int, int]:
+    """(MESSAGE_TEXT_MAX_CHARS, MESSAGE_TOOL_RESULT_MAX_CHARS), read once: a settings read is
+    ~0.9 us (django.conf's lookup, then the default), once for every Message fitted. Forgotten
+    whenever a setting changes (override_settings, pytest-django's `settings`), as redaction's."""
+    return settings.MESSAGE_TEXT_MAX_CHARS, settings.MESSAGE_TOOL_RESULT_MAX_CHARS
+
+
+def _forget_text_limits(**kwargs: Any) -> None:
+    _text_limits.cache_clear()
+
+
+setting_changed.connect(_forget_text_limits)

@@ -28,6 +28,7 @@ from .harnesses.base import json_object
 from .harnesses.env import harness_environment
 from .ingest import EventWriter, IngestContext
 from .lib.ids import stable_uuid
+from .lib.json_bytes import holds_long_digit_run
 from .message_fit import fit_message
 from .models import (
     Agent,
@@ -68,13 +69,6 @@ SKIPPED_TYPES = {
 SKIPPED_SYSTEM_SUBTYPES = {"stop_hook_summary", "turn_duration", "local_command", "informational"}
 # What Claude Code itself writes into user lines around a slash command: not a person's words.
 COMMAND_MARKERS = ("<command-name>", "<local-command-", "<command-message>")
-
-
-# Every byte to "." but the digits, which become "0": a run of digits is then one substring search.
-_DIGIT_RUNS = bytes(ord("0") if ord("0") <= i <= ord("9") else ord(".") for i in range(256))
-# orjson turns an integer outside 64 bits into a float; json.loads keeps it an int. Below 19
-# digits every integer fits (|n| < 10**18 < 2**63).
-_LONG_DIGITS = b"0" * 19
 
 
 def quick_object(raw: bytes | memoryview) -> dict[str, Any] | None:
@@ -124,7 +118,7 @@ def orjson_reads_exactly(raw: bytes) -> bool:
     """Whether orjson's value of `raw` is exactly what json.loads makes of it: yes unless the bytes
     hold a run of 19 digits or more (the only place an integer past 64 bits can be; a long
     string of digits or float mantissa is refused too, and read by the standard library)."""
-    return _LONG_DIGITS not in raw.translate(_DIGIT_RUNS)
+    return not holds_long_digit_run(raw)
 
 
 def prompt_uuid(session_id: str, prompt_id: str) -> str:

@@ -4,10 +4,14 @@ values configured in settings wherever they appear, and the shapes of keys and t
 from __future__ import annotations
 
 import copy
+import json
 import logging
 from re import _parser  # the regex parser Python compiles with: its minimum match widths
 
 import pytest
+from django.test import override_settings
+from hypothesis import given
+from hypothesis import strategies as st
 
 from motion_runner import redaction
 from motion_runner.message_fit import fit_message
@@ -237,3 +241,61 @@ def test_every_string_of_a_json_value_is_redacted_whatever_its_type():
 
     assert redact_json(value) == {"a": MARK, "b": [1, 2.5, True, None, {"c": MARK, "d": ["user"]}]}
     assert Redactor().redact_json([GITHUB_TOKEN, Label(GITHUB_TOKEN)]) == [MARK, MARK]
+
+
+def secret_words_by_finds(text: str) -> list[tuple[int, int]]:
+    """_secret_words as it was before its one search for any keyword: every find, each matched."""
+    lower = text.lower()
+    found = {}
+    for start in redaction.SECRET_WORD_STARTS:
+        at = lower.find(start)
+        while at != -1:
+            if (word := redaction.SECRET_WORD.match(text, at)) is not None:
+                found[at] = word.span()
+            at = lower.find(start, at + 1)
+    return [found[at] for at in sorted(found)]
+
+
+# Keywords, their pieces and case, and the letters whose lower case changes the text's length or
+# is an ASCII letter (İ, K the Kelvin sign): what a search of the lowered text must not miss.
+PIECES = [*redaction.SECRET_WORD_STARTS, "TOKEN", "Pass", "word", "api_key", "İ", "K", "ſ", "s", "=", " "]
+WORDY = st.lists(st.sampled_from(PIECES) | st.text(max_size=3), max_size=8).map("".join)
+
+
+@given(WORDY)
+def test_the_one_search_for_a_keyword_finds_what_the_finds_found(text):
+    assert [word.span() for word in redaction._secret_words(text)] == secret_words_by_finds(text)
+
+
+SECRETS_AND_NOT = st.sampled_from(
+    [GITHUB_TOKEN, PRIVATE_KEY, DOTENV, "plain-screen-key-of-no-known-shape", "user", "", "a" * 6, "://a:b@"]
+) | st.text(max_size=12)
+JSON_WITH_SECRETS = st.recursive(
+    st.none() | st.booleans() | st.integers() | SECRETS_AND_NOT,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(SECRETS_AND_NOT, children, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(st.lists(JSON_WITH_SECRETS, max_size=6), st.integers(min_value=1, max_value=4))
+def test_a_batchs_redactor_walks_to_what_redact_json_gives(values, remembered):
+    """Redactor.redact_json's own walk (its look-ups inline), also when it forgets mid-batch."""
+    with override_settings(WAKES_SCREEN_API_KEY="plain-screen-key-of-no-known-shape"):
+        redactor = Redactor()
+        redactor.MAX_REMEMBERED = remembered
+        got = [redactor.redact_json(copy.deepcopy(value)) for value in values]
+        assert json.dumps(got) == json.dumps([redact_json(copy.deepcopy(value)) for value in values])
+
+
+def test_a_fitted_message_is_cut_at_the_limits_the_settings_give_now(settings):
+    """fit_message reads the text limits once, and again whenever a setting changes."""
+
+    def fitted(kind: str) -> str:
+        message = Message(motion_id="harbor", sender="x", source="api", kind=kind, text="y" * 50, raw={})
+        return fit_message(message).text
+
+    assert fitted("text") == "y" * 50
+    settings.MESSAGE_TEXT_MAX_CHARS = 20
+    settings.MESSAGE_TOOL_RESULT_MAX_CHARS = 30
+    assert fitted("text") == "y" * 20 + "\n… (30 more characters not kept)"
+    assert fitted("tool_result") == "y" * 30 + "\n… (20 more characters not kept)"

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import io
 import json
+import re
+from contextlib import nullcontext
+from unittest import mock
 
 import pytest
 from hypothesis import given
@@ -58,6 +61,8 @@ BODIES: list[bytes] = [
     ('{"a": ' * 70 + "1" + "}" * 70).encode(),
     ("[" * 5000 + "]" * 5000).encode(),  # past Python's own recursion limit
     b'{"events": [{"a": "\\u0000"}], "deep": ' + nested(70).encode() + b"}",
+    # A string ending in an escaped backslash, then too deep: its closing quote is a real one.
+    b'{"a": "x\\\\", "deep": ' + nested(70).encode() + b', "b": "\\"["}',
     # Where orjson reads otherwise than the standard library, or not at all.
     b'{"n": [18446744073709551616, -9223372036854775809, 18446744073709551615, -9223372036854775808]}',
     b'{"n": 123456789012345678901234567890}',  # past 64 bits: orjson gives a float
@@ -96,17 +101,33 @@ def outcome(parse, raw: bytes, replace_nul: bool):
         return "error", str(exc.detail)
 
 
-def new_parse(raw: bytes, replace_nul: bool):
-    return BoundedJSONParser().parse(
-        io.BytesIO(raw), None, {"encoding": "utf-8", "view": View(replace_nul), "request": Request()}
-    )
+# Which look vouches for orjson's value: the one read_alike picks by the escapes' density, the
+# bytes' (whatever the density), or the walk of the value (as for a body of many escapes).
+LOOKS = ["chosen", "bytes", "walk"]
 
 
+def looking(look: str):
+    if look == "bytes":
+        return mock.patch.object(bounds, "BYTES_PER_ESCAPE", 1)
+    if look == "walk":
+        return mock.patch.object(bounds.json_bytes, "structure", return_value=None)
+    return nullcontext()
+
+
+def new_parse(raw: bytes, replace_nul: bool, look: str = "chosen"):
+    with looking(look):
+        return BoundedJSONParser().parse(
+            io.BytesIO(raw), None, {"encoding": "utf-8", "view": View(replace_nul), "request": Request()}
+        )
+
+
+@pytest.mark.parametrize("look", LOOKS)
 @pytest.mark.parametrize("replace_nul", [True, False])
 @pytest.mark.parametrize("raw", BODIES, ids=range(len(BODIES)))
-def test_the_parser_answers_as_drfs_parse_and_the_full_walk(raw, replace_nul):
+def test_the_parser_answers_as_drfs_parse_and_the_full_walk(raw, replace_nul, look):
     assert app_settings.API_MAX_JSON_DEPTH == DEPTH
-    expected, got = outcome(reference_parse, raw, replace_nul), outcome(new_parse, raw, replace_nul)
+    expected = outcome(reference_parse, raw, replace_nul)
+    got = outcome(lambda raw, replace_nul: new_parse(raw, replace_nul, look), raw, replace_nul)
     assert got[0] == expected[0]
     if got[0] == "error":
         assert got[1] == expected[1]
@@ -133,10 +154,11 @@ json_values = st.recursive(
 )
 
 
-@given(json_values, st.booleans())
-def test_a_generated_body_reads_as_drfs_parse_and_the_walk_read_it(value, ascii_only):
+@given(json_values, st.booleans(), st.sampled_from(LOOKS))
+def test_a_generated_body_reads_as_drfs_parse_and_the_walk_read_it(value, ascii_only, look):
     raw = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
-    expected, got = outcome(reference_parse, raw, True), outcome(new_parse, raw, True)
+    expected = outcome(reference_parse, raw, True)
+    got = outcome(lambda raw, replace_nul: new_parse(raw, replace_nul, look), raw, True)
     assert got[0] == expected[0]
     assert typed(got[1]) == typed(expected[1])
 
@@ -144,10 +166,11 @@ def test_a_generated_body_reads_as_drfs_parse_and_the_walk_read_it(value, ascii_
 NUMBER = r"-?(0|[1-9][0-9]{0,40})(\.[0-9]{1,40})?([eE][-+]?[0-9]{1,4})?"
 
 
-@given(st.from_regex(NUMBER, fullmatch=True))
-def test_every_number_reads_as_the_standard_library_reads_it(number):
+@given(st.from_regex(NUMBER, fullmatch=True), st.sampled_from(LOOKS))
+def test_every_number_reads_as_the_standard_library_reads_it(number, look):
     raw = f'{{"n": [{number}, -{number.lstrip("-")}]}}'.encode()
-    expected, got = outcome(reference_parse, raw, False), outcome(new_parse, raw, False)
+    expected = outcome(reference_parse, raw, False)
+    got = outcome(lambda raw, replace_nul: new_parse(raw, replace_nul, look), raw, False)
     assert got[0] == expected[0]
     assert typed(got[1]) == typed(expected[1])
 
@@ -162,19 +185,60 @@ def test_a_plain_body_is_read_by_orjson(monkeypatch):
     assert typed(new_parse(raw, True)) == typed(json.loads(raw))
 
 
+@pytest.mark.parametrize("look", LOOKS)
 @pytest.mark.parametrize(
     "text",
     [
         "[18446744073709551616]",  # orjson: a float
-        '{"n": 1e20}',  # a float orjson could have made of an integer: the standard library decides
         '["\\u0000"]',  # a NUL: walked
+        '["a\\n", "\\u0000"]',  # a NUL after another escape
         nested(65),  # deeper than the bound: walked
+        '{"a": ' + nested(64) + "}",
         "[1e999]",  # orjson refuses
         '"\\ud800"',  # orjson refuses
+        "\ufeff[]",  # orjson refuses a byte order mark, as json.loads does
     ],
 )
-def test_what_orjson_cannot_vouch_for_is_left_to_the_standard_library(text):
-    assert read_alike(text, DEPTH) is UNREAD
+def test_what_orjson_cannot_vouch_for_is_left_to_the_standard_library(text, look):
+    with looking(look):
+        assert read_alike(text.encode(), DEPTH) is UNREAD
+
+
+def test_a_float_with_a_long_fraction_is_read_by_orjson():
+    """A result line's cost (0.00016800000000000002: a run of 20 digits) is no big integer."""
+    for raw in (
+        b'{"total_cost_usd": 0.00016800000000000002}',
+        b"[12345678901234567890.5, 1234567890123456789012e-3]",
+    ):
+        assert typed(read_alike(raw, DEPTH)) == typed(json.loads(raw))
+    assert read_alike(b"[-12345678901234567890]", DEPTH) is UNREAD
+    assert read_alike(b"[1e-12345678901234567890]", DEPTH) is UNREAD  # an exponent's run counts
+
+
+# A run of 19 digits or more, not after a "." and followed by neither a "." nor an exponent: where
+# an integer past 64 bits may be (an exponent's digits, after an "e", count too).
+INTEGER_RUN = re.compile(rb"(?<![.0-9])[0-9]{19,}(?![.eE0-9])")
+
+
+@given(
+    st.lists(
+        st.sampled_from(["1" * 19, "2" * 20, "0", ".", "e", "E", "-", "+", ",", '"', " ", "x"]), max_size=8
+    )
+)
+def test_the_bytes_see_an_integer_of_19_digits_where_one_may_be(pieces):
+    raw = "".join(pieces).encode()
+    assert bounds.json_bytes.holds_long_integer(raw) is (INTEGER_RUN.search(raw) is not None)
+
+
+def test_each_look_leaves_to_the_standard_library_what_it_cannot_tell_apart():
+    """The bytes know a float from an integer past 64 bits (only the integer takes a run of 19
+    digits), but not a 19-digit integer within 64 bits from one past; the value the other way
+    round (orjson's integer is exact, its float at least 2**63 in size may have been one)."""
+    assert read_alike(b'{"n": 1e20}', DEPTH) == {"n": 1e20}
+    assert read_alike(b"[1000000000000000000]", DEPTH) is UNREAD
+    with looking("walk"):
+        assert read_alike(b'{"n": 1e20}', DEPTH) is UNREAD
+        assert read_alike(b"[1000000000000000000]", DEPTH) == [10**18]
 
 
 def floats_in(value) -> list[float]:
@@ -193,10 +257,51 @@ def test_the_look_orjson_needs_is_deeper_thans_with_the_floats_sizes(value, max_
 
 
 def test_orjson_vouches_for_a_plain_body():
-    text = BODIES[0].decode()
-    assert typed(read_alike(text, DEPTH)) == typed(json.loads(text))
-    assert read_alike(nested(64), DEPTH) == json.loads(nested(64))
-    assert read_alike("[9.2e18, -9.2e18, 18446744073709551615, -9223372036854775808]", DEPTH) != UNREAD
+    raw = BODIES[0]
+    assert typed(read_alike(raw, DEPTH)) == typed(json.loads(raw))
+    assert read_alike(nested(64).encode(), DEPTH) == json.loads(nested(64))
+    assert read_alike(b'{"a": "]]]]]]]]]]", "b": "\\"[[[[[[[[[[\\\\"}', 2) != UNREAD  # brackets in strings
+    assert read_alike(b"[9.2e18, -9.2e18, 184467440737095516, -922337203685477580]", DEPTH) != UNREAD
+
+
+def test_the_bytes_vouch_for_a_stream_post_and_the_value_for_one_of_many_escapes():
+    """Which look answers (BYTES_PER_ESCAPE): the bytes for a body of short values, whose walk
+    is dearest; the value's walk for one with an escape every few bytes (code, tool output)."""
+    plain = BODIES[0]
+    escaped = json.dumps({"events": [{"text": 'print("a")\n' * 300}]}).encode()
+    assert bounds.json_bytes.structure(plain, len(plain) // bounds.BYTES_PER_ESCAPE) is not None
+    assert bounds.json_bytes.structure(escaped, len(escaped) // bounds.BYTES_PER_ESCAPE) is None
+    assert read_alike(escaped, DEPTH) == json.loads(escaped)
+
+
+# Strings full of what the bytes' look must see through: quotes, backslashes, brackets, NULs.
+tricky_text = st.text(alphabet='"\\[]{}\x00u0 a\n\u00e9', max_size=6) | st.text(max_size=4)
+tricky_values = st.recursive(
+    st.none() | st.integers() | tricky_text,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(tricky_text, children, max_size=3),
+    max_leaves=25,
+)
+
+
+def strings_in(value) -> list[str]:
+    if isinstance(value, dict):
+        return [s for key, item in value.items() for s in [key, *strings_in(item)]]
+    if isinstance(value, list):
+        return [s for item in value for s in strings_in(item)]
+    return [value] if isinstance(value, str) else []
+
+
+@given(tricky_values, st.integers(min_value=0, max_value=6), st.booleans(), st.booleans())
+def test_the_bytes_look_finds_the_depth_and_the_nul_the_value_holds(value, max_depth, ascii_only, compact):
+    raw = json.dumps(
+        value, ensure_ascii=ascii_only, separators=(",", ":") if compact else None, indent=None
+    ).encode()
+    brackets = bounds.json_bytes.structure(raw, max_escapes=len(raw))
+    if any("\x00" in s for s in strings_in(value)):
+        assert brackets is None
+    else:
+        assert brackets is not None
+        assert bounds.json_bytes.nested_deeper_than(brackets, max_depth) is deeper_than(value, max_depth)
 
 
 def test_the_parser_notes_whether_every_number_came_out_finite():
