@@ -137,8 +137,12 @@ class EventWriter:
             return f"{name}: thinking…"
         return None
 
-    def message_for(self, event: Event) -> Message | None:
+    def message_for(self, event: Event, message_id: uuid.UUID | None = None) -> Message | None:
+        """`message_id`: `event_message_id(event)`, when the caller made it already (fit_message
+        then keeps it rather than parse the text again)."""
         fields = self.message_fields(event)
+        if fields is not None and message_id is not None:
+            fields["id"] = message_id
         return None if fields is None else NEW_MESSAGES.new(fields)
 
     def message_fields(self, event: Event) -> dict[str, Any] | None:
@@ -231,7 +235,7 @@ class EventWriter:
     def write(self, event: Event) -> WriteOutcome:
         return self.write_many([event])
 
-    def prepare(self, event: Event) -> Message | None:
+    def prepare(self, event: Event, message_id: uuid.UUID | None = None) -> Message | None:
         """Everything a write does short of inserting: session claims, raw log, the Message."""
         ctx = self.ctx
         if event.session_id and not ctx.session_id:
@@ -242,7 +246,7 @@ class EventWriter:
         if event.kind == EventKind.UNKNOWN:
             self._keep_raw(event.raw)
             return None
-        message = self.message_for(event)
+        message = self.message_for(event, message_id)
         return fit_message(message, self.redactor) if message is not None else None
 
     def write_many(self, events: Iterable[Event], *, prepared: list[Message] | None = None) -> WriteOutcome:

@@ -60,7 +60,8 @@ def fit_message(message: Message, redactor: Redactor | None = None) -> Message:
 
     A batch's writer passes its Redactor, so each distinct string of the batch is redacted once."""
     try:
-        message.id = uuid.UUID(str(message.id))
+        if type(message.id) is not uuid.UUID:  # a UUID made already (take_stream's) is kept
+            message.id = uuid.UUID(str(message.id))
     except ValueError as exc:
         raise BadEvent(f"uuid {str(message.id)[:60]!r} is not a UUID") from exc
     char_limits, positive_ints = bounded_columns()

@@ -328,13 +328,13 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
     )
     turn_read = False
 
-    def prepare(event) -> Message | None:
+    def prepare(event, message_id: uuid.UUID | None) -> Message | None:
         nonlocal turn_read
         if not turn_read:
             turn_read = True
             if turn_id is not None:
                 writer.ctx.turn = Turn.objects.filter(pk=turn_id).first()
-        return writer.prepare(event)
+        return writer.prepare(event, message_id)
 
     parser = adapter.new_parser(
         session_id, recorded_ends=recorded_turn_ends(session_id, newest_read=read.newest_end)
@@ -400,7 +400,7 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
                     continue
                 if event.kind == EventKind.INIT and event.session_id == session_id and turn_id is None:
                     continue  # the writer would only claim again the session claimed above
-                message = prepare(event)
+                message = prepare(event, message_id)
                 if message is not None:
                     wrote_any = True
                     prepared.append(message)
