@@ -12,7 +12,8 @@ cwd, tokens, cost) fills in the blanks of the Messages already there.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
@@ -28,6 +29,7 @@ from .harnesses.base import json_object
 from .harnesses.env import harness_environment
 from .ingest import EventWriter, IngestContext
 from .lib.ids import stable_uuid
+from .message_fit import announce as announce_messages
 from .message_fit import fit_message
 from .models import (
     Agent,
@@ -49,6 +51,8 @@ HARNESS = "claude-code"
 CHUNK_BYTES = 8 * 1024 * 1024
 WRITE_BATCH = 500
 FIRST_LINES_BYTES = 256 * 1024
+# What one import_all commits within this long of its last announcement is announced together.
+NOTE_SECONDS = 0.25
 
 # Transcript bookkeeping lines that carry nothing for the thread.
 SKIPPED_TYPES = {
@@ -416,6 +420,52 @@ def note_unclaimed(
     return inbox
 
 
+class ImportAnnouncer:
+    """The Messages one import_all writes, announced at most every NOTE_SECONDS, a batch per Motion.
+
+    `message_created` goes out for every Message once, in order, after its commit, with
+    `newest_of_batch` on the newest post of each Motion's batch (`message_fit.announce`): wakes/
+    moves that Motion's consider-loop clocks once a batch (`wakes.loop.note_post`, a handful of
+    statements). Each file's commit was a batch of its own, so a directory of transcripts in one
+    Motion paid the note for every file (about a tenth of bench/importer.py's wall time). Here the
+    first commit is announced at once, those within NOTE_SECONDS of the last announcement wait for
+    the next commit past it, and `flush` takes the rest when the import ends: mentions and the
+    clocks learn of a post at most that much later, as with the runner's own pacing
+    (runner/announcing.py, which groups one turn's, always one Motion's).
+    """
+
+    def __init__(
+        self,
+        interval: float | None = None,
+        *,
+        announce: Callable[[list[Message]], None] = announce_messages,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.interval = NOTE_SECONDS if interval is None else interval
+        self._announce = announce
+        self._clock = clock
+        self.pending: list[Message] = []  # committed, not yet announced
+        self._announced_at: float | None = None
+
+    def __call__(self, messages: list[Message]) -> None:
+        """A writer's on-commit announcement of the Messages one write inserted."""
+        self.pending.extend(messages)
+        if self._announced_at is None or self._clock() - self._announced_at >= self.interval:
+            self.flush()
+
+    def flush(self) -> None:
+        """What waits, now: one batch per Motion, each in the order it was committed."""
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        by_motion: dict[Any, list[Message]] = {}
+        for message in pending:
+            by_motion.setdefault(message.motion_id, []).append(message)
+        for batch in by_motion.values():
+            self._announce(batch)
+        self._announced_at = self._clock()
+
+
 def lines_of(chunk: bytes, end: int) -> Iterator[memoryview]:
     """The lines of `chunk[:end]` as `split(b"\\n")` gives them, as views: a dropped line is never
     copied out of the chunk (the copies cost ~30 ms per 100 MB, a seventh of parsing it)."""
@@ -429,9 +479,10 @@ def lines_of(chunk: bytes, end: int) -> Iterator[memoryview]:
         start = stop + 1
 
 
-def import_file(path: Path | str) -> FileResult:
+def import_file(path: Path | str, *, announce: Callable[[list[Message]], None] | None = None) -> FileResult:
     """Read one transcript file on from its stored offset. Safe to call any time, twice at once,
-    or after the file was rotated, truncated mid-line or deleted."""
+    or after the file was rotated, truncated mid-line or deleted. `announce`: what is called on
+    commit with the Messages written (default: announced at once, `message_fit.announce`)."""
     path = Path(path)
     record, _ = TranscriptFile.objects.get_or_create(path=str(path), defaults={"session_id": path.stem})
     result = FileResult(path=str(path))
@@ -471,6 +522,8 @@ def import_file(path: Path | str) -> FileResult:
                 record.save()
                 return result
             reader = TranscriptReader(record, session)
+            if announce is not None:
+                reader.writer.announce = announce
             for raw in lines_of(chunk, end):
                 reader.feed(raw)
             reader.flush()
@@ -503,10 +556,16 @@ def allowed_path(path: str) -> Path | None:
 def import_all(dirs: list[Path] | None = None) -> ImportTotals:
     totals = ImportTotals()
     seen: set[str] = set()
-    for directory in dirs or transcript_dirs():
-        for path in sorted(directory.glob("*/*.jsonl")):
-            seen.add(str(path))
-            totals.add(import_file(path))
+    announcer = ImportAnnouncer()
+    try:
+        for directory in dirs or transcript_dirs():
+            for path in sorted(directory.glob("*/*.jsonl")):
+                seen.add(str(path))
+                totals.add(import_file(path, announce=announcer))
+    finally:
+        # After the files' own announcements: at once, or at the commit of a caller's transaction
+        # (whose on-commit callbacks run in the order they were registered).
+        transaction.on_commit(announcer.flush)
     # Files that were read before and are gone now: marked, their Messages kept.
     for record in TranscriptFile.objects.filter(missing_since__isnull=True).only("path"):
         if record.path not in seen and any(record.path.startswith(str(d)) for d in dirs or transcript_dirs()):
