@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 from django.db import transaction
+from django.db.models import Exists, OuterRef, Subquery
+from django.db.models.constants import OnConflict
 from django.utils import timezone
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
@@ -160,13 +162,80 @@ def prompt_message(motion: Motion, session_id: str, prompt_id: str, text: str, c
     )
 
 
+RUNNER_SOURCES = (Source.RUNNER, Source.API)
+
+
 def runner_owned(session_id: str) -> bool:
     """A session the runner or the stream API fed: its prompts came from the thread and its turn
     ends from result lines, so the transcript adds neither."""
     return (
         Turn.objects.filter(session_id=session_id).exists()
-        or Message.objects.filter(session_id=session_id, source__in=[Source.RUNNER, Source.API]).exists()
+        or Message.objects.filter(session_id=session_id, source__in=RUNNER_SOURCES).exists()
     )
+
+
+@dataclass
+class ClaimedSession:
+    """What the importer needs of a file's session before reading it, read in one query."""
+
+    session: MotionSession  # with its motion and agent
+    fed_by_runner: bool  # runner_owned(session_id)
+    newest_end: list[Any]  # [the raw line of its newest recorded turn end], or []
+
+
+def claimed_session(session_id: str) -> ClaimedSession | None:
+    """The session's claim (None: unclaimed), `runner_owned` and the newest recorded turn end
+    (what `recorded_turn_ends` reads first) in one round trip instead of four."""
+    session_ref = OuterRef("pk")
+    newest_end = (
+        Message.objects.filter(session_id=session_ref, kind=Kind.TURN_END)
+        .order_by("-created_at")
+        .values("raw")[:1]
+    )
+    session = (
+        MotionSession.objects.select_related("motion", "agent")
+        .annotate(
+            fed_by_runner=Exists(Turn.objects.filter(session_id=session_ref))
+            | Exists(Message.objects.filter(session_id=session_ref, source__in=RUNNER_SOURCES)),
+            newest_end=Subquery(newest_end, output_field=Message._meta.get_field("raw")),
+            has_ends=Exists(Message.objects.filter(session_id=session_ref, kind=Kind.TURN_END)),
+        )
+        .filter(pk=session_id)
+        .first()
+    )
+    if session is None:
+        return None
+    # A turn end's raw line of JSON null reads as None too; `has_ends` tells it from no turn end.
+    newest = [session.newest_end] if session.has_ends else []
+    return ClaimedSession(session=session, fed_by_runner=session.fed_by_runner, newest_end=newest)
+
+
+def locked_record(path: Path) -> TranscriptFile:
+    """The file's TranscriptFile, its row locked until this transaction ends; created when new.
+
+    One statement for a file read before, two for a new one, in the transaction that reads it
+    (a `get_or_create` outside it took a transaction and a commit of its own). Two imports of one
+    new file at once: the second's insert waits on the first's and does nothing; its lock then
+    waits for the first's commit and finds the row as the first left it.
+    """
+    files = TranscriptFile.objects.select_for_update()
+    record = files.filter(path=str(path)).first()
+    if record is not None:
+        return record
+    record = TranscriptFile(path=str(path), session_id=path.stem)
+    meta = TranscriptFile._meta
+    created = TranscriptFile.objects._insert(
+        [record],
+        fields=[field for field in meta.concrete_fields if field is not meta.pk],
+        returning_fields=[meta.pk],
+        on_conflict=OnConflict.IGNORE,
+    )
+    if not created:
+        return files.get(path=str(path))
+    record.pk = created[0][0]
+    record._state.adding = False
+    record._state.db = files.db
+    return record
 
 
 def _text_of_user(content: Any) -> str:
@@ -225,12 +294,21 @@ class ImportTotals:
 class TranscriptReader:
     """Turns one transcript file's lines into Messages for one claimed session."""
 
-    def __init__(self, record: TranscriptFile, session: MotionSession):
+    def __init__(
+        self,
+        record: TranscriptFile,
+        session: MotionSession,
+        *,
+        fed_by_runner: bool | None = None,
+        newest_end: list[Any] | None = None,
+    ):
+        """`fed_by_runner` and `newest_end`: what `claimed_session` read with the session; asked
+        here when not given."""
         self.record = record
         self.session = session
-        self.owned_by_runner = runner_owned(session.session_id)
+        self.owned_by_runner = runner_owned(session.session_id) if fed_by_runner is None else fed_by_runner
         self.parser = get_adapter(HARNESS).new_parser(
-            session.session_id, recorded_ends=recorded_turn_ends(session.session_id)
+            session.session_id, recorded_ends=recorded_turn_ends(session.session_id, newest_read=newest_end)
         )
         self.writer = EventWriter(
             IngestContext(
@@ -484,11 +562,10 @@ def import_file(path: Path | str, *, announce: Callable[[list[Message]], None] |
     or after the file was rotated, truncated mid-line or deleted. `announce`: what is called on
     commit with the Messages written (default: announced at once, `message_fit.announce`)."""
     path = Path(path)
-    record, _ = TranscriptFile.objects.get_or_create(path=str(path), defaults={"session_id": path.stem})
     result = FileResult(path=str(path))
     while True:
         with transaction.atomic():
-            record = TranscriptFile.objects.select_for_update().get(pk=record.pk)
+            record = locked_record(path)
             try:
                 stat = path.stat()
             except FileNotFoundError:
@@ -505,10 +582,8 @@ def import_file(path: Path | str, *, announce: Callable[[list[Message]], None] |
                 record.updated_at = timezone.now()
                 record.save()
                 return result
-            session = (
-                MotionSession.objects.select_related("motion", "agent").filter(pk=record.session_id).first()
-            )
-            if session is None:
+            claimed = claimed_session(record.session_id)
+            if claimed is None:
                 record.save()
                 note_unclaimed(record.session_id, path)
                 result.unclaimed = True
@@ -521,7 +596,9 @@ def import_file(path: Path | str, *, announce: Callable[[list[Message]], None] |
                 # Only a line still being written: leave it for the next read.
                 record.save()
                 return result
-            reader = TranscriptReader(record, session)
+            reader = TranscriptReader(
+                record, claimed.session, fed_by_runner=claimed.fed_by_runner, newest_end=claimed.newest_end
+            )
             if announce is not None:
                 reader.writer.announce = announce
             for raw in lines_of(chunk, end):
