@@ -12,6 +12,7 @@ cwd, tokens, cost) fills in the blanks of the Messages already there.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from django.db import transaction
+from django.db import connection, connections, transaction
 from django.db.models import Exists, OuterRef, Subquery
 from django.db.models.constants import OnConflict
 from django.utils import timezone
@@ -55,6 +56,9 @@ WRITE_BATCH = 500
 FIRST_LINES_BYTES = 256 * 1024
 # What one import_all commits within this long of its last announcement is announced together.
 NOTE_SECONDS = 0.25
+# Threads (each with its own connection) reading one import_all's files: one parses while the
+# other waits on PostgreSQL (import_files).
+IMPORT_THREADS = 2
 
 # Transcript bookkeeping lines that carry nothing for the thread.
 SKIPPED_TYPES = {
@@ -524,24 +528,29 @@ class ImportAnnouncer:
         self._clock = clock
         self.pending: list[Message] = []  # committed, not yet announced
         self._announced_at: float | None = None
+        # import_files' threads commit and announce; each batch goes out whole and once. Held
+        # while announcing, after the caller's commit: no database lock is held meanwhile.
+        self._lock = threading.RLock()
 
     def __call__(self, messages: list[Message]) -> None:
         """A writer's on-commit announcement of the Messages one write inserted."""
-        self.pending.extend(messages)
-        if self._announced_at is None or self._clock() - self._announced_at >= self.interval:
-            self.flush()
+        with self._lock:
+            self.pending.extend(messages)
+            if self._announced_at is None or self._clock() - self._announced_at >= self.interval:
+                self.flush()
 
     def flush(self) -> None:
         """What waits, now: one batch per Motion, each in the order it was committed."""
-        pending, self.pending = self.pending, []
-        if not pending:
-            return
-        by_motion: dict[Any, list[Message]] = {}
-        for message in pending:
-            by_motion.setdefault(message.motion_id, []).append(message)
-        for batch in by_motion.values():
-            self._announce(batch)
-        self._announced_at = self._clock()
+        with self._lock:
+            pending, self.pending = self.pending, []
+            if not pending:
+                return
+            by_motion: dict[Any, list[Message]] = {}
+            for message in pending:
+                by_motion.setdefault(message.motion_id, []).append(message)
+            for batch in by_motion.values():
+                self._announce(batch)
+            self._announced_at = self._clock()
 
 
 def lines_of(chunk: bytes, end: int) -> Iterator[memoryview]:
@@ -632,23 +641,71 @@ def allowed_path(path: str) -> Path | None:
 
 def import_all(dirs: list[Path] | None = None) -> ImportTotals:
     totals = ImportTotals()
-    seen: set[str] = set()
+    paths = [path for directory in dirs or transcript_dirs() for path in sorted(directory.glob("*/*.jsonl"))]
     announcer = ImportAnnouncer()
     try:
-        for directory in dirs or transcript_dirs():
-            for path in sorted(directory.glob("*/*.jsonl")):
-                seen.add(str(path))
-                totals.add(import_file(path, announce=announcer))
+        for result in import_files(paths, announce=announcer):
+            totals.add(result)
     finally:
         # After the files' own announcements: at once, or at the commit of a caller's transaction
         # (whose on-commit callbacks run in the order they were registered).
         transaction.on_commit(announcer.flush)
     # Files that were read before and are gone now: marked, their Messages kept.
+    seen = {str(path) for path in paths}
     for record in TranscriptFile.objects.filter(missing_since__isnull=True).only("path"):
         if record.path not in seen and any(record.path.startswith(str(d)) for d in dirs or transcript_dirs()):
             if not Path(record.path).exists():
                 TranscriptFile.objects.filter(pk=record.pk).update(missing_since=timezone.now())
     return totals
+
+
+def import_files(paths: list[Path], *, announce: Callable[[list[Message]], None]) -> list[FileResult]:
+    """`import_file` of each path, the results in the paths' order; read by IMPORT_THREADS threads.
+
+    A file's import waits on PostgreSQL for about a quarter of its time (its statements, the
+    insert, the commit's flush), and the rest is Python holding the GIL: two threads, each with its
+    own connection and transactions, parse one file while the other's waits (bench/importer.py).
+    Each file is one transaction as before, and two imports of one file at once were always safe
+    (its row lock, the ids): the threads only take the files from one list. Inside a caller's
+    transaction every file is read in it, by the caller's thread, as before; SQLite serializes
+    its writers anyway.
+    """
+    threads = min(IMPORT_THREADS, len(paths))
+    if threads < 2 or connection.in_atomic_block or connection.vendor != "postgresql":
+        return [import_file(path, announce=announce) for path in paths]
+    results: dict[int, FileResult] = {}
+    failures: list[BaseException] = []
+    todo = iter(enumerate(paths))
+    taking = threading.Lock()
+
+    def read_files() -> None:
+        while not failures:
+            with taking:
+                index, path = next(todo, (-1, None))
+            if path is None:
+                return
+            try:
+                results[index] = import_file(path, announce=announce)
+            except BaseException as exc:  # the caller's thread raises it, once the others stop
+                failures.append(exc)
+
+    def helper() -> None:
+        try:
+            read_files()
+        finally:
+            connections.close_all()  # this thread's own connection(s): Django's are per thread
+
+    helpers = [threading.Thread(target=helper, name=f"import-transcripts-{n}") for n in range(threads - 1)]
+    for thread in helpers:
+        thread.start()
+    try:
+        read_files()
+    finally:
+        for thread in helpers:
+            thread.join()
+    if failures:
+        raise failures[0]
+    return [results[index] for index in range(len(paths))]
 
 
 def assign_session(inbox: UnclaimedSession, motion: Motion, agent: Agent | None) -> FileResult | None:

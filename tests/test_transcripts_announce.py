@@ -5,22 +5,21 @@ directory of transcripts in one Motion paid it for every file (bench/importer.py
 
 from __future__ import annotations
 
-import re
+import threading
 import uuid
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from django.db import connection
 
 from motion_runner import transcripts
-from motion_runner.models import Message
+from motion_runner.models import Message, TranscriptFile
 from motion_runner.sessions import claim_session
 from motion_runner.signals import message_created
 from motion_runner.transcripts import ImportAnnouncer, import_all
 from tests import recorded
 from tests.factories import AgentFactory, MotionFactory
-
-_IDS = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|toolu_\w+|msg_\w+")
 
 
 class Clock:
@@ -68,22 +67,6 @@ def test_what_waits_goes_out_a_batch_per_motion_each_once_in_order():
     assert batches == [["a:1"], ["b:1", "b:2"], ["a:2", "a:3"], ["c:1"]]
 
 
-def fresh_transcript(projects: Path, session_id: str) -> Path:
-    """The recorded session as a terminal one wrote it, said anew: every id replaced."""
-    path = recorded.terminal_transcript(projects / "-tmp-work" / f"{session_id}.jsonl")
-    renewed: dict[str, str] = {recorded.session_id(): session_id}
-
-    def renew(match: re.Match[str]) -> str:
-        old = match.group(0)
-        if old not in renewed:
-            new = uuid.uuid4()
-            renewed[old] = str(new) if "-" in old else f"{old.split('_')[0]}_{new.hex[:24]}"
-        return renewed[old]
-
-    path.write_text(_IDS.sub(renew, path.read_text()))
-    return path
-
-
 @pytest.fixture
 def heard():
     notes: list[tuple[uuid.UUID, str, bool]] = []
@@ -107,7 +90,7 @@ def six_files(tmp_path, settings) -> dict[str, str]:
     sessions: dict[str, str] = {}
     for n in range(6):
         session_id = str(uuid.uuid4())
-        fresh_transcript(projects, session_id)
+        recorded.fresh_terminal_transcript(projects / "-tmp-work" / f"{session_id}.jsonl", session_id)
         motion = motions[n % 2]
         claim_session(session_id, motion, agent, "claude-code")
         sessions[session_id] = motion.pk
@@ -122,9 +105,10 @@ def assert_each_message_once_and_each_motions_newest_noted(heard) -> list[tuple[
         announced = [
             (stored[message_id], noted) for message_id, motion_id, noted in heard if motion_id == motion
         ]
-        # Each Motion's announcements in the order its Messages were written.
-        written = [message.created_at for message, _ in announced]
-        assert written == sorted(written)
+        # Each file's Messages announced in the order they were written (files commit in any order).
+        for session in {message.session_id for message, _ in announced}:
+            written = [message.created_at for message, _ in announced if message.session_id == session]
+            assert written == sorted(written)
         last_post = [message for message, _ in announced if message.kind == "text"][-1]
         assert (last_post, True) in announced  # the clocks hear of the newest post
     return [note for note in heard if note[2]]
@@ -147,3 +131,46 @@ def test_inside_a_callers_transaction_nothing_is_announced_before_its_commit_nor
         import_all()
         assert heard == []
     assert_each_message_once_and_each_motions_newest_noted(heard)
+
+
+@pytest.fixture
+def reading_threads(monkeypatch) -> dict[str, int]:
+    """{path: the thread that read it}, import_file as it was."""
+    read_by: dict[str, int] = {}
+    import_file = transcripts.import_file
+
+    def recording(path, **kwargs):
+        read_by[str(path)] = threading.get_ident()
+        return import_file(path, **kwargs)
+
+    monkeypatch.setattr(transcripts, "import_file", recording)
+    return read_by
+
+
+def database_sessions() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_files_are_read_by_two_threads_each_with_its_own_connection(heard, six_files, reading_threads):
+    sessions_before = database_sessions()
+    totals = import_all()
+    assert len(set(reading_threads.values())) == 2
+    assert database_sessions() == sessions_before  # the second thread's connection is closed
+    assert [result.path for result in totals.results] == sorted(reading_threads)  # in path order
+    assert totals.files == 6 and totals.imported == Message.objects.count()
+    for record in TranscriptFile.objects.all():
+        assert record.offset == Path(record.path).stat().st_size
+    assert_each_message_once_and_each_motions_newest_noted(heard)
+    again = import_all()
+    assert again.imported == 0 and again.lines == 0
+
+
+@pytest.mark.django_db
+def test_inside_a_callers_transaction_every_file_is_read_in_it(six_files, reading_threads):
+    assert connection.in_atomic_block
+    totals = import_all()
+    assert set(reading_threads.values()) == {threading.get_ident()}
+    assert totals.imported == Message.objects.count() > 0
