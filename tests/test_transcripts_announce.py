@@ -5,6 +5,7 @@ directory of transcripts in one Motion paid it for every file (bench/importer.py
 
 from __future__ import annotations
 
+import gc
 import threading
 import uuid
 from pathlib import Path
@@ -174,3 +175,40 @@ def test_inside_a_callers_transaction_every_file_is_read_in_it(six_files, readin
     totals = import_all()
     assert set(reading_threads.values()) == {threading.get_ident()}
     assert totals.imported == Message.objects.count() > 0
+
+
+@pytest.fixture
+def unfrozen():
+    assert gc.get_freeze_count() == 0
+    yield
+    gc.unfreeze()  # whatever a failing test left
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_collector_leaves_what_was_alive_before_the_import_alone_until_it_ends(
+    six_files, monkeypatch, unfrozen
+):
+    frozen_while_reading: list[int] = []
+    import_file = transcripts.import_file
+
+    def reading(path, **kwargs):
+        frozen_while_reading.append(gc.get_freeze_count())
+        return import_file(path, **kwargs)
+
+    monkeypatch.setattr(transcripts, "import_file", reading)
+    import_all()
+    assert len(frozen_while_reading) == 6 and min(frozen_while_reading) > 0
+    assert gc.get_freeze_count() == 0  # all of it back in the collector's sight
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_process_that_froze_what_it_loaded_keeps_it_frozen(six_files, unfrozen):
+    loaded = [{"loaded": True}]
+    gc.freeze()  # as wsgi.py does
+    assert not in_the_collectors_sight(loaded)
+    import_all()
+    assert not in_the_collectors_sight(loaded)
+
+
+def in_the_collectors_sight(obj: object) -> bool:
+    return any(tracked is obj for tracked in gc.get_objects())  # the frozen are not listed
