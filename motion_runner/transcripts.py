@@ -19,12 +19,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import orjson
-from django.db import connection, connections, transaction
-from django.db.models import Exists, OuterRef, Subquery
+from django.db import connection, connections, models, router, transaction
 from django.db.models.constants import OnConflict
 from django.utils import timezone
 
@@ -34,6 +34,7 @@ from .harnesses.base import json_object
 from .harnesses.env import harness_environment
 from .ingest import EventWriter, IngestContext
 from .lib.ids import stable_uuid
+from .lib.rows import Columns, db_value
 from .message_fit import announce as announce_messages
 from .message_fit import fit_message
 from .models import (
@@ -189,31 +190,97 @@ class ClaimedSession:
     newest_end: list[Any]  # [the raw line of its newest recorded turn end], or []
 
 
-def claimed_session(session_id: str) -> ClaimedSession | None:
-    """The session's claim (None: unclaimed), `runner_owned` and the newest recorded turn end
-    (what `recorded_turn_ends` reads first) in one round trip instead of four."""
-    session_ref = OuterRef("pk")
+SESSION_COLUMNS = Columns(MotionSession, "s")
+MOTION_COLUMNS = Columns(Motion, "m")
+AGENT_COLUMNS = Columns(Agent, "a")
+
+
+@cache
+def claimed_session_sql(alias: str) -> str:
+    """The session `s` with its Motion `m` and agent `a` (outer joined), whether the runner or
+    the stream API fed it (runner_owned's two EXISTS), and its newest recorded turn end's id and
+    raw line (`e`, outer joined)."""
+    connection = connections[alias]
+    quote = connection.ops.quote_name
+
+    def column(model: type[models.Model], name: str) -> str:
+        return quote(model._meta.get_field(name).column)
+
+    sessions, messages = quote(MotionSession._meta.db_table), quote(Message._meta.db_table)
+    session_id = f"s.{column(MotionSession, 'session_id')}"
+    fed_by_runner = (
+        f"EXISTS (SELECT 1 FROM {quote(Turn._meta.db_table)} t WHERE t.{column(Turn, 'session_id')} = {session_id})"
+        f" OR EXISTS (SELECT 1 FROM {messages} x WHERE x.{column(Message, 'session_id')} = {session_id}"
+        f" AND x.{column(Message, 'source')} = ANY(%s))"
+    )
     newest_end = (
-        Message.objects.filter(session_id=session_ref, kind=Kind.TURN_END)
-        .order_by("-created_at")
-        .values("raw")[:1]
+        f"SELECT n.{column(Message, 'id')}, n.{column(Message, 'raw')} FROM {messages} n"
+        f" WHERE n.{column(Message, 'session_id')} = {session_id} AND n.{column(Message, 'kind')} = %s"
+        f" ORDER BY n.{column(Message, 'created_at')} DESC LIMIT 1"
     )
-    session = (
-        MotionSession.objects.select_related("motion", "agent")
-        .annotate(
-            fed_by_runner=Exists(Turn.objects.filter(session_id=session_ref))
-            | Exists(Message.objects.filter(session_id=session_ref, source__in=RUNNER_SOURCES)),
-            newest_end=Subquery(newest_end, output_field=Message._meta.get_field("raw")),
-            has_ends=Exists(Message.objects.filter(session_id=session_ref, kind=Kind.TURN_END)),
+    return (
+        f"SELECT {SESSION_COLUMNS.sql(connection)}, {MOTION_COLUMNS.sql(connection)},"
+        f" {AGENT_COLUMNS.sql(connection)}, {fed_by_runner}, e.{column(Message, 'id')}, e.{column(Message, 'raw')}"
+        f" FROM {sessions} s"
+        f" INNER JOIN {quote(Motion._meta.db_table)} m"
+        f" ON m.{quote(Motion._meta.pk.column)} = s.{column(MotionSession, 'motion')}"
+        f" LEFT OUTER JOIN {quote(Agent._meta.db_table)} a"
+        f" ON a.{quote(Agent._meta.pk.column)} = s.{column(MotionSession, 'agent')}"
+        f" LEFT OUTER JOIN LATERAL ({newest_end}) e ON TRUE"
+        f" WHERE {session_id} = %s"
+    )
+
+
+def claimed_session(session_id: str) -> ClaimedSession | None:
+    """The session's claim (None: unclaimed) with its Motion and agent, `runner_owned` and the
+    newest recorded turn end (what `recorded_turn_ends` reads first): one statement where the ORM
+    took four reads, and written by hand, as the ORM compiled its subqueries for ~2 ms of CPU a
+    file (bench/importer.py)."""
+    connection = connections[router.db_for_read(MotionSession)]
+    if connection.vendor != "postgresql":
+        session = MotionSession.objects.select_related("motion", "agent").filter(pk=session_id).first()
+        if session is None:
+            return None
+        ends = Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
+        newest = list(ends.values_list("raw", flat=True)[:1])
+        return ClaimedSession(session=session, fed_by_runner=runner_owned(session_id), newest_end=newest)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            claimed_session_sql(connection.alias), [list(RUNNER_SOURCES), Kind.TURN_END, session_id]
         )
-        .filter(pk=session_id)
-        .first()
-    )
-    if session is None:
+        row = cursor.fetchone()
+    if row is None:
         return None
-    # A turn end's raw line of JSON null reads as None too; `has_ends` tells it from no turn end.
-    newest = [session.newest_end] if session.has_ends else []
-    return ClaimedSession(session=session, fed_by_runner=session.fed_by_runner, newest_end=newest)
+    at = len(SESSION_COLUMNS)
+    session = SESSION_COLUMNS.build(connection, row[:at])
+    motion = MOTION_COLUMNS.build(connection, row[at : at + len(MOTION_COLUMNS)])
+    at += len(MOTION_COLUMNS)
+    agent = AGENT_COLUMNS.build(connection, row[at : at + len(AGENT_COLUMNS)])
+    assert session is not None and motion is not None  # the FROM and an inner join found them
+    session.motion, session.agent = motion, agent
+    fed_by_runner, end_id, end_raw = row[-3:]
+    newest = [] if end_id is None else [db_value(connection, Message._meta.get_field("raw"), end_raw)]
+    return ClaimedSession(session=session, fed_by_runner=bool(fed_by_runner), newest_end=newest)
+
+
+FILE_COLUMNS = Columns(TranscriptFile, "f")
+
+
+def locked_known_record(path: str) -> TranscriptFile | None:
+    """`TranscriptFile.objects.select_for_update().filter(path=path).first()`, without the ORM's
+    ~1 ms of CPU to compile it, once a file and a read."""
+    connection = connections[router.db_for_write(TranscriptFile)]
+    if connection.vendor != "postgresql":
+        return TranscriptFile.objects.select_for_update().filter(path=path).first()
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {FILE_COLUMNS.sql(connection)} FROM {quote(TranscriptFile._meta.db_table)} f"
+            f" WHERE f.{quote(TranscriptFile._meta.get_field('path').column)} = %s FOR UPDATE",
+            [path],
+        )
+        row = cursor.fetchone()
+    return None if row is None else FILE_COLUMNS.build(connection, row)
 
 
 def locked_record(path: Path) -> TranscriptFile:
@@ -225,7 +292,7 @@ def locked_record(path: Path) -> TranscriptFile:
     waits for the first's commit and finds the row as the first left it.
     """
     files = TranscriptFile.objects.select_for_update()
-    record = files.filter(path=str(path)).first()
+    record = locked_known_record(str(path))
     if record is not None:
         return record
     record = TranscriptFile(path=str(path), session_id=path.stem)

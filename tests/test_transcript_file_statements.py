@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import re
 import shutil
+from decimal import Decimal
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from motion_runner.models import Kind, Message, MotionSession, Source, TranscriptFile
 from motion_runner.sessions import claim_session
@@ -74,7 +76,10 @@ def test_the_row_is_created_once_and_found_again(transcript, harbor):
     assert first.pk == again.pk and first.session_id == SESSION
     assert TranscriptFile.objects.filter(path=str(transcript)).count() == 1
     # A file seen before keeps what it had.
-    TranscriptFile.objects.filter(pk=first.pk).update(offset=7, lines=3)
+    TranscriptFile.objects.filter(pk=first.pk).update(
+        offset=7, lines=3, inode=2**40, cost_usd=Decimal("1.234567"), missing_since=timezone.now()
+    )
+    assert values(locked_record(transcript)) == values(TranscriptFile.objects.get(pk=first.pk))
     assert (locked_record(transcript).offset, locked_record(transcript).lines) == (7, 3)
 
 
@@ -113,3 +118,18 @@ def test_the_session_read_in_one_query_brings_the_newest_recorded_turn_end(harbo
 
 def test_an_unclaimed_session_reads_as_none(harbor):
     assert claimed_session("never-claimed") is None
+
+
+def values(instance) -> dict:
+    return {f.attname: getattr(instance, f.attname) for f in type(instance)._meta.concrete_fields}
+
+
+@pytest.mark.parametrize("with_agent", [True, False])
+def test_the_session_its_motion_and_agent_read_as_the_orm_reads_them(harbor, scribe, with_agent):
+    claim_session(SESSION, harbor, scribe.agent if with_agent else None, "claude-code")
+    orm = MotionSession.objects.select_related("motion", "agent").get(pk=SESSION)
+    read = claimed_session(SESSION).session
+    assert values(read) == values(orm)
+    assert values(read.motion) == values(orm.motion)
+    assert (read.agent and values(read.agent)) == (orm.agent and values(orm.agent))
+    assert read.agent is None if not with_agent else read.agent.name == "scribe"
