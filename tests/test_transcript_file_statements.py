@@ -19,7 +19,13 @@ from django.utils import timezone
 
 from motion_runner.models import Kind, Message, MotionSession, Source, TranscriptFile
 from motion_runner.sessions import claim_session
-from motion_runner.transcripts import TranscriptReader, claimed_session, import_file, locked_record
+from motion_runner.transcripts import (
+    TranscriptReader,
+    claimed_session,
+    import_file,
+    locked_record,
+    save_record,
+)
 from tests import recorded
 from tests.factories import MessageFactory, TurnFactory
 
@@ -133,3 +139,31 @@ def test_the_session_its_motion_and_agent_read_as_the_orm_reads_them(harbor, scr
     assert values(read.motion) == values(orm.motion)
     assert (read.agent and values(read.agent)) == (orm.agent and values(orm.agent))
     assert read.agent is None if not with_agent else read.agent.name == "scribe"
+
+
+def test_a_records_save_writes_every_column_as_the_orms_save(transcript):
+    ours, theirs = (locked_record(transcript.with_name(name)) for name in ("a.jsonl", "b.jsonl"))
+    now = timezone.now()
+    for record in (ours, theirs):
+        record.inode, record.offset, record.size, record.lines = 2**40, 12345, 67890, 7
+        record.unknown_lines, record.bad_lines, record.last_error = 2, 1, 'line 3: it\'s "odd" ✓'
+        record.last_prompt_id, record.entrypoint, record.cost_usd = "p-1", "cli", Decimal("0.1234567")
+        record.missing_since, record.updated_at = now, now
+    save_record(ours)
+    theirs.save()
+    stored = {r.path: values(r) for r in TranscriptFile.objects.all()}
+    ours_now, theirs_now = stored[ours.path], stored[theirs.path]
+    for name in ("id", "path", "session_id"):
+        ours_now.pop(name), theirs_now.pop(name)
+    assert ours_now == theirs_now
+    assert ours_now["cost_usd"] == Decimal("0.123457")  # rounded to the column's places, as Django binds it
+    ours.cost_usd = ours.missing_since = ours.inode = None
+    save_record(ours)
+    assert values(TranscriptFile.objects.get(pk=ours.pk))["cost_usd"] is None
+
+
+def test_saving_a_record_is_one_statement(transcript):
+    record = locked_record(transcript)
+    with CaptureQueriesContext(connection) as queries:
+        save_record(record)
+    assert len(statements(queries)) == 1
