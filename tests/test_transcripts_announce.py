@@ -212,3 +212,16 @@ def test_a_process_that_froze_what_it_loaded_keeps_it_frozen(six_files, unfrozen
 
 def in_the_collectors_sight(obj: object) -> bool:
     return any(tracked is obj for tracked in gc.get_objects())  # the frozen are not listed
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_tick_with_news_in_one_file_reads_in_the_callers_thread_alone(six_files, reading_threads, settings):
+    import_all()
+    reading_threads.clear()
+    grown = Path(sorted(TranscriptFile.objects.values_list("path", flat=True))[2])
+    lines = grown.read_bytes().splitlines(keepends=True)
+    grown.write_bytes(b"".join(lines) + lines[0])  # one more line (a known one)
+    totals = import_all()
+    assert totals.lines == 1
+    assert set(reading_threads.values()) == {threading.get_ident()}  # no second thread, no connection
+    assert len(reading_threads) == 6
