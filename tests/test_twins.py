@@ -6,10 +6,12 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from motion_runner.display import HOOK_STOP_TEXT
 from motion_runner.models import Kind, Message
-from motion_runner.twins import hook_replies_stored, stored_like, without_twins
+from motion_runner.twins import hook_replies_stored, session_lock, stored_like, without_twins
 from tests.factories import MessageFactory
 
 pytestmark = pytest.mark.django_db
@@ -113,3 +115,12 @@ def test_a_stored_hook_reply_is_found_in_any_of_the_sessions(harbor):
 
 def values(message: Message) -> dict:
     return {f.attname: getattr(message, f.attname) for f in Message._meta.concrete_fields}
+
+
+def test_the_session_lock_inside_a_callers_transaction_takes_no_savepoint(harbor):
+    assert connection.in_atomic_block  # the test's own transaction, as import_file's
+    with CaptureQueriesContext(connection) as queries:
+        with session_lock(SESSION):
+            pass
+    sqls = [q["sql"] for q in queries.captured_queries]
+    assert len(sqls) == 1 and "pg_advisory_xact_lock" in sqls[0]
