@@ -11,15 +11,21 @@ cwd, tokens, cost) fills in the blanks of the Messages already there.
 
 from __future__ import annotations
 
+import gc
 import logging
-from collections.abc import Iterator
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import orjson
-from django.db import transaction
+from django.db import connection, connections, models, router, transaction
+from django.db.models.constants import OnConflict
 from django.utils import timezone
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
@@ -29,6 +35,8 @@ from .harnesses.env import harness_environment
 from .ingest import EventWriter, IngestContext
 from .lib.ids import stable_uuid
 from .lib.json_bytes import holds_long_digit_run
+from .lib.rows import Columns, db_value
+from .message_fit import announce as announce_messages
 from .message_fit import fit_message
 from .models import (
     Agent,
@@ -50,6 +58,11 @@ HARNESS = "claude-code"
 CHUNK_BYTES = 8 * 1024 * 1024
 WRITE_BATCH = 500
 FIRST_LINES_BYTES = 256 * 1024
+# What one import_all commits within this long of its last announcement is announced together.
+NOTE_SECONDS = 0.25
+# Threads (each with its own connection) reading one import_all's files: one parses while the
+# other waits on PostgreSQL (import_files).
+IMPORT_THREADS = 2
 
 # Transcript bookkeeping lines that carry nothing for the thread.
 SKIPPED_TYPES = {
@@ -150,13 +163,174 @@ def prompt_message(motion: Motion, session_id: str, prompt_id: str, text: str, c
     )
 
 
+RUNNER_SOURCES = (Source.RUNNER, Source.API)
+
+
 def runner_owned(session_id: str) -> bool:
     """A session the runner or the stream API fed: its prompts came from the thread and its turn
     ends from result lines, so the transcript adds neither."""
     return (
         Turn.objects.filter(session_id=session_id).exists()
-        or Message.objects.filter(session_id=session_id, source__in=[Source.RUNNER, Source.API]).exists()
+        or Message.objects.filter(session_id=session_id, source__in=RUNNER_SOURCES).exists()
     )
+
+
+@dataclass
+class ClaimedSession:
+    """What the importer needs of a file's session before reading it, read in one query."""
+
+    session: MotionSession  # with its motion and agent
+    fed_by_runner: bool  # runner_owned(session_id)
+    newest_end: list[Any]  # [the raw line of its newest recorded turn end], or []
+
+
+SESSION_COLUMNS = Columns(MotionSession, "s")
+MOTION_COLUMNS = Columns(Motion, "m")
+AGENT_COLUMNS = Columns(Agent, "a")
+
+
+@cache
+def claimed_session_sql(alias: str) -> str:
+    """The session `s` with its Motion `m` and agent `a` (outer joined), whether the runner or
+    the stream API fed it (runner_owned's two EXISTS), and its newest recorded turn end's id and
+    raw line (`e`, outer joined)."""
+    connection = connections[alias]
+    quote = connection.ops.quote_name
+
+    def column(model: type[models.Model], name: str) -> str:
+        return quote(model._meta.get_field(name).column)
+
+    sessions, messages = quote(MotionSession._meta.db_table), quote(Message._meta.db_table)
+    session_id = f"s.{column(MotionSession, 'session_id')}"
+    fed_by_runner = (
+        f"EXISTS (SELECT 1 FROM {quote(Turn._meta.db_table)} t WHERE t.{column(Turn, 'session_id')} = {session_id})"
+        f" OR EXISTS (SELECT 1 FROM {messages} x WHERE x.{column(Message, 'session_id')} = {session_id}"
+        f" AND x.{column(Message, 'source')} = ANY(%s))"
+    )
+    newest_end = (
+        f"SELECT n.{column(Message, 'id')}, n.{column(Message, 'raw')} FROM {messages} n"
+        f" WHERE n.{column(Message, 'session_id')} = {session_id} AND n.{column(Message, 'kind')} = %s"
+        f" ORDER BY n.{column(Message, 'created_at')} DESC LIMIT 1"
+    )
+    return (
+        f"SELECT {SESSION_COLUMNS.sql(connection)}, {MOTION_COLUMNS.sql(connection)},"
+        f" {AGENT_COLUMNS.sql(connection)}, {fed_by_runner}, e.{column(Message, 'id')}, e.{column(Message, 'raw')}"
+        f" FROM {sessions} s"
+        f" INNER JOIN {quote(Motion._meta.db_table)} m"
+        f" ON m.{quote(Motion._meta.pk.column)} = s.{column(MotionSession, 'motion')}"
+        f" LEFT OUTER JOIN {quote(Agent._meta.db_table)} a"
+        f" ON a.{quote(Agent._meta.pk.column)} = s.{column(MotionSession, 'agent')}"
+        f" LEFT OUTER JOIN LATERAL ({newest_end}) e ON TRUE"
+        f" WHERE {session_id} = %s"
+    )
+
+
+def claimed_session(session_id: str) -> ClaimedSession | None:
+    """The session's claim (None: unclaimed) with its Motion and agent, `runner_owned` and the
+    newest recorded turn end (what `recorded_turn_ends` reads first): one statement where the ORM
+    took four reads, and written by hand, as the ORM compiled its subqueries for ~2 ms of CPU a
+    file (bench/importer.py)."""
+    connection = connections[router.db_for_read(MotionSession)]
+    if connection.vendor != "postgresql":
+        session = MotionSession.objects.select_related("motion", "agent").filter(pk=session_id).first()
+        if session is None:
+            return None
+        ends = Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
+        newest = list(ends.values_list("raw", flat=True)[:1])
+        return ClaimedSession(session=session, fed_by_runner=runner_owned(session_id), newest_end=newest)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            claimed_session_sql(connection.alias), [list(RUNNER_SOURCES), Kind.TURN_END, session_id]
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    at = len(SESSION_COLUMNS)
+    session = SESSION_COLUMNS.build(connection, row[:at])
+    motion = MOTION_COLUMNS.build(connection, row[at : at + len(MOTION_COLUMNS)])
+    at += len(MOTION_COLUMNS)
+    agent = AGENT_COLUMNS.build(connection, row[at : at + len(AGENT_COLUMNS)])
+    assert session is not None and motion is not None  # the FROM and an inner join found them
+    session.motion, session.agent = motion, agent
+    fed_by_runner, end_id, end_raw = row[-3:]
+    newest = [] if end_id is None else [db_value(connection, Message._meta.get_field("raw"), end_raw)]
+    return ClaimedSession(session=session, fed_by_runner=bool(fed_by_runner), newest_end=newest)
+
+
+FILE_COLUMNS = Columns(TranscriptFile, "f")
+
+
+def locked_known_record(path: str) -> TranscriptFile | None:
+    """`TranscriptFile.objects.select_for_update().filter(path=path).first()`, without the ORM's
+    ~1 ms of CPU to compile it, once a file and a read."""
+    connection = connections[router.db_for_write(TranscriptFile)]
+    if connection.vendor != "postgresql":
+        return TranscriptFile.objects.select_for_update().filter(path=path).first()
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {FILE_COLUMNS.sql(connection)} FROM {quote(TranscriptFile._meta.db_table)} f"
+            f" WHERE f.{quote(TranscriptFile._meta.get_field('path').column)} = %s FOR UPDATE",
+            [path],
+        )
+        row = cursor.fetchone()
+    return None if row is None else FILE_COLUMNS.build(connection, row)
+
+
+@cache
+def save_record_sql(alias: str) -> str:
+    quote = connections[alias].ops.quote_name
+    meta = TranscriptFile._meta
+    columns = ", ".join(
+        f"{quote(field.column)} = %s" for field in meta.concrete_fields if field is not meta.pk
+    )
+    return f"UPDATE {quote(meta.db_table)} SET {columns} WHERE {quote(meta.pk.column)} = %s"
+
+
+def save_record(record: TranscriptFile) -> None:
+    """`record.save()` of a row that exists (locked_record's): every column, bound as Django binds
+    it (`get_db_prep_save`), in one hand-written UPDATE, where the ORM's save cost ~0.8 ms of CPU
+    a file (bench/importer.py). TranscriptFile has no save() of its own nor save signals."""
+    connection = connections[router.db_for_write(TranscriptFile)]
+    if connection.vendor != "postgresql":
+        record.save()
+        return
+    meta = TranscriptFile._meta
+    params = [
+        field.get_db_prep_save(getattr(record, field.attname), connection)
+        for field in meta.concrete_fields
+        if field is not meta.pk
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(save_record_sql(connection.alias), [*params, record.pk])
+
+
+def locked_record(path: Path) -> TranscriptFile:
+    """The file's TranscriptFile, its row locked until this transaction ends; created when new.
+
+    One statement for a file read before, two for a new one, in the transaction that reads it
+    (a `get_or_create` outside it took a transaction and a commit of its own). Two imports of one
+    new file at once: the second's insert waits on the first's and does nothing; its lock then
+    waits for the first's commit and finds the row as the first left it.
+    """
+    files = TranscriptFile.objects.select_for_update()
+    record = locked_known_record(str(path))
+    if record is not None:
+        return record
+    record = TranscriptFile(path=str(path), session_id=path.stem)
+    meta = TranscriptFile._meta
+    created = TranscriptFile.objects._insert(
+        [record],
+        fields=[field for field in meta.concrete_fields if field is not meta.pk],
+        returning_fields=[meta.pk],
+        on_conflict=OnConflict.IGNORE,
+    )
+    if not created:
+        return files.get(path=str(path))
+    record.pk = created[0][0]
+    record._state.adding = False
+    record._state.db = files.db
+    return record
 
 
 def _text_of_user(content: Any) -> str:
@@ -215,12 +389,21 @@ class ImportTotals:
 class TranscriptReader:
     """Turns one transcript file's lines into Messages for one claimed session."""
 
-    def __init__(self, record: TranscriptFile, session: MotionSession):
+    def __init__(
+        self,
+        record: TranscriptFile,
+        session: MotionSession,
+        *,
+        fed_by_runner: bool | None = None,
+        newest_end: list[Any] | None = None,
+    ):
+        """`fed_by_runner` and `newest_end`: what `claimed_session` read with the session; asked
+        here when not given."""
         self.record = record
         self.session = session
-        self.owned_by_runner = runner_owned(session.session_id)
+        self.owned_by_runner = runner_owned(session.session_id) if fed_by_runner is None else fed_by_runner
         self.parser = get_adapter(HARNESS).new_parser(
-            session.session_id, recorded_ends=recorded_turn_ends(session.session_id)
+            session.session_id, recorded_ends=recorded_turn_ends(session.session_id, newest_read=newest_end)
         )
         self.writer = EventWriter(
             IngestContext(
@@ -410,7 +593,81 @@ def note_unclaimed(
     return inbox
 
 
-def lines_of(chunk: bytes, end: int) -> Iterator[memoryview]:
+class ImportAnnouncer:
+    """The Messages one import_all writes, announced at most every NOTE_SECONDS, a batch per Motion.
+
+    `message_created` goes out for every Message once, in order, after its commit, with
+    `newest_of_batch` on the newest post of each Motion's batch (`message_fit.announce`): wakes/
+    moves that Motion's consider-loop clocks once a batch (`wakes.loop.note_post`, a handful of
+    statements). Each file's commit was a batch of its own, so a directory of transcripts in one
+    Motion paid the note for every file (about a tenth of bench/importer.py's wall time). Here the
+    first commit is announced at once, those within NOTE_SECONDS of the last announcement wait for
+    the next commit past it, and `flush` takes the rest when the import ends: mentions and the
+    clocks learn of a post at most that much later, as with the runner's own pacing
+    (runner/announcing.py, which groups one turn's, always one Motion's).
+    """
+
+    def __init__(
+        self,
+        interval: float | None = None,
+        *,
+        announce: Callable[[list[Message]], None] = announce_messages,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.interval = NOTE_SECONDS if interval is None else interval
+        self._announce = announce
+        self._clock = clock
+        self.pending: list[Message] = []  # committed, not yet announced
+        self._announced_at: float | None = None
+        # import_files' threads commit and announce; each batch goes out whole and once. Held
+        # while announcing, after the caller's commit: no database lock is held meanwhile.
+        self._lock = threading.RLock()
+
+    def __call__(self, messages: list[Message]) -> None:
+        """A writer's on-commit announcement of the Messages one write inserted."""
+        with self._lock:
+            self.pending.extend(messages)
+            if self._announced_at is None or self._clock() - self._announced_at >= self.interval:
+                self.flush()
+
+    def flush(self) -> None:
+        """What waits, now: one batch per Motion, each in the order it was committed."""
+        with self._lock:
+            pending, self.pending = self.pending, []
+            if not pending:
+                return
+            by_motion: dict[Any, list[Message]] = {}
+            for message in pending:
+                by_motion.setdefault(message.motion_id, []).append(message)
+            for batch in by_motion.values():
+                self._announce(batch)
+            self._announced_at = self._clock()
+
+
+class ChunkReader:
+    """Reads a file's chunks into one buffer, reused for every file one thread reads.
+
+    A fresh `bytes` of each chunk (5 MB a file in bench/importer.py) was faulted into memory page
+    by page every time, ~45 ms of system time over 102 MB; the buffer is faulted in once, and grows
+    only for a longer chunk. A chunk is used (its lines fed) before the next read overwrites it."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+
+    def read(self, path: Path, offset: int, size: int) -> int:
+        """Up to `size` bytes of `path` from `offset` into `buffer`; how many were read."""
+        if len(self.buffer) < size:
+            self.buffer = bytearray(size)  # a new one: views of the old may still be alive
+        view = memoryview(self.buffer)
+        read = 0
+        with path.open("rb", buffering=0) as handle:
+            handle.seek(offset)
+            while read < size and (got := handle.readinto(view[read:size])):
+                read += got
+        return read
+
+
+def lines_of(chunk: bytes | bytearray, end: int) -> Iterator[memoryview]:
     """The lines of `chunk[:end]` as `split(b"\\n")` gives them, as views: a dropped line is never
     copied out of the chunk (the copies cost ~30 ms per 100 MB, a seventh of parsing it)."""
     view = memoryview(chunk)
@@ -423,15 +680,22 @@ def lines_of(chunk: bytes, end: int) -> Iterator[memoryview]:
         start = stop + 1
 
 
-def import_file(path: Path | str) -> FileResult:
+def import_file(
+    path: Path | str,
+    *,
+    announce: Callable[[list[Message]], None] | None = None,
+    chunks: ChunkReader | None = None,
+) -> FileResult:
     """Read one transcript file on from its stored offset. Safe to call any time, twice at once,
-    or after the file was rotated, truncated mid-line or deleted."""
+    or after the file was rotated, truncated mid-line or deleted. `announce`: what is called on
+    commit with the Messages written (default: announced at once, `message_fit.announce`);
+    `chunks`: the calling thread's ChunkReader, when it reads several files."""
     path = Path(path)
-    record, _ = TranscriptFile.objects.get_or_create(path=str(path), defaults={"session_id": path.stem})
     result = FileResult(path=str(path))
+    chunks = chunks or ChunkReader()
     while True:
         with transaction.atomic():
-            record = TranscriptFile.objects.select_for_update().get(pk=record.pk)
+            record = locked_record(path)
             try:
                 stat = path.stat()
             except FileNotFoundError:
@@ -446,35 +710,37 @@ def import_file(path: Path | str) -> FileResult:
             record.size, record.missing_since = stat.st_size, None
             if stat.st_size == record.offset:
                 record.updated_at = timezone.now()
-                record.save()
+                save_record(record)
                 return result
-            session = (
-                MotionSession.objects.select_related("motion", "agent").filter(pk=record.session_id).first()
-            )
-            if session is None:
-                record.save()
+            claimed = claimed_session(record.session_id)
+            if claimed is None:
+                save_record(record)
                 note_unclaimed(record.session_id, path)
                 result.unclaimed = True
                 return result
-            with path.open("rb") as handle:
-                handle.seek(record.offset)
-                chunk = handle.read(CHUNK_BYTES)
-            end = chunk.rfind(b"\n")
+            # What the stat saw, up to a chunk: lines written since wait for the next read.
+            size = chunks.read(path, record.offset, min(CHUNK_BYTES, stat.st_size - record.offset))
+            chunk = chunks.buffer
+            end = chunk.rfind(b"\n", 0, size)
             if end < 0:
                 # Only a line still being written: leave it for the next read.
-                record.save()
+                save_record(record)
                 return result
-            reader = TranscriptReader(record, session)
+            reader = TranscriptReader(
+                record, claimed.session, fed_by_runner=claimed.fed_by_runner, newest_end=claimed.newest_end
+            )
+            if announce is not None:
+                reader.writer.announce = announce
             for raw in lines_of(chunk, end):
                 reader.feed(raw)
             reader.flush()
             record.offset += end + 1
             record.updated_at = timezone.now()
-            record.save()
+            save_record(record)
             result.imported += reader.result.imported
             result.skipped += reader.result.skipped
             result.lines += reader.result.lines
-            if len(chunk) < CHUNK_BYTES:
+            if size < CHUNK_BYTES:
                 return result
 
 
@@ -496,17 +762,125 @@ def allowed_path(path: str) -> Path | None:
 
 def import_all(dirs: list[Path] | None = None) -> ImportTotals:
     totals = ImportTotals()
-    seen: set[str] = set()
-    for directory in dirs or transcript_dirs():
-        for path in sorted(directory.glob("*/*.jsonl")):
-            seen.add(str(path))
-            totals.add(import_file(path))
+    paths = [path for directory in dirs or transcript_dirs() for path in sorted(directory.glob("*/*.jsonl"))]
+    announcer = ImportAnnouncer()
+    try:
+        with collector_spares_what_is_alive():
+            results = import_files(paths, announce=announcer)
+        for result in results:
+            totals.add(result)
+    finally:
+        # After the files' own announcements: at once, or at the commit of a caller's transaction
+        # (whose on-commit callbacks run in the order they were registered).
+        transaction.on_commit(announcer.flush)
     # Files that were read before and are gone now: marked, their Messages kept.
+    seen = {str(path) for path in paths}
     for record in TranscriptFile.objects.filter(missing_since__isnull=True).only("path"):
         if record.path not in seen and any(record.path.startswith(str(d)) for d in dirs or transcript_dirs()):
             if not Path(record.path).exists():
                 TranscriptFile.objects.filter(pk=record.pk).update(missing_since=timezone.now())
     return totals
+
+
+def files_with_news(paths: list[Path]) -> int:
+    """How many of `paths` hold bytes their TranscriptFile has not read (new, grown, rotated or
+    rewritten), by their stat and one query. Only a guess for import_files' threads: every file
+    is read as before whatever this says."""
+    read = {
+        path: (inode, offset)
+        for path, inode, offset in TranscriptFile.objects.filter(
+            path__in=[str(p) for p in paths]
+        ).values_list("path", "inode", "offset")
+    }
+    news = 0
+    for path in paths:
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        if read.get(str(path)) != (stat.st_ino, stat.st_size):
+            news += 1
+    return news
+
+
+@contextmanager
+def collector_spares_what_is_alive() -> Iterator[None]:
+    """What is alive now (Django, the apps, the worker's own) out of the cyclic collector's sight
+    until the block ends (`gc.freeze`, then `gc.unfreeze`).
+
+    An import allocates a container for every object and array of every line it parses
+    (orjson's, over 102 MB), so the collector runs often, and each full collection walked the
+    ~120,000 objects the process had loaded: ~90 ms, about one per 100 MB imported, a tenth of
+    bench/importer.py's CPU (~18 ms with them frozen). The import's own objects are collected as
+    before; what was alive is in sight again afterwards, in the oldest generation. A process
+    that froze what it loaded (wsgi.py) keeps it frozen: then this does nothing.
+    """
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def import_files(
+    paths: list[Path], *, announce: Callable[[list[Message]], None], chunks: ChunkReader | None = None
+) -> list[FileResult]:
+    """`import_file` of each path, the results in the paths' order; read by IMPORT_THREADS threads,
+    each with a ChunkReader of its own (`chunks`: the calling thread's).
+
+    A file's import waits on PostgreSQL for about a quarter of its time (its statements, the
+    insert, the commit's flush), and the rest is Python holding the GIL: two threads, each with its
+    own connection and transactions, parse one file while the other's waits (bench/importer.py).
+    Each file is one transaction as before, and two imports of one file at once were always safe
+    (its row lock, the ids): the threads only take the files from one list. Inside a caller's
+    transaction every file is read in it, by the caller's thread, as before; SQLite serializes
+    its writers anyway.
+    """
+    threads = min(IMPORT_THREADS, len(paths))
+    if (
+        threads < 2
+        or connection.in_atomic_block
+        or connection.vendor != "postgresql"
+        or files_with_news(paths) < 2  # a periodic tick: no second connection for nothing
+    ):
+        chunks = chunks or ChunkReader()
+        return [import_file(path, announce=announce, chunks=chunks) for path in paths]
+    results: dict[int, FileResult] = {}
+    failures: list[BaseException] = []
+    todo = iter(enumerate(paths))
+    taking = threading.Lock()
+
+    def read_files(chunks: ChunkReader) -> None:
+        while not failures:
+            with taking:
+                index, path = next(todo, (-1, None))
+            if path is None:
+                return
+            try:
+                results[index] = import_file(path, announce=announce, chunks=chunks)
+            except BaseException as exc:  # the caller's thread raises it, once the others stop
+                failures.append(exc)
+
+    def helper() -> None:
+        try:
+            read_files(ChunkReader())
+        finally:
+            connections.close_all()  # this thread's own connection(s): Django's are per thread
+
+    helpers = [threading.Thread(target=helper, name=f"import-transcripts-{n}") for n in range(threads - 1)]
+    for thread in helpers:
+        thread.start()
+    try:
+        read_files(chunks or ChunkReader())
+    finally:
+        for thread in helpers:
+            thread.join()
+    if failures:
+        raise failures[0]
+    return [results[index] for index in range(len(paths))]
 
 
 def assign_session(inbox: UnclaimedSession, motion: Motion, agent: Agent | None) -> FileResult | None:

@@ -9,9 +9,10 @@ import hashlib
 import uuid
 from contextlib import contextmanager
 
-from django.db import connection, transaction
+from django.db import connection, connections, router, transaction
 
 from .display import HOOK_STOP_TEXT, turn_end_text
+from .lib.rows import Columns
 from .models import Kind, Message
 
 # Columns the transcript knows better than a live stream or a hook: filled in when blank.
@@ -34,9 +35,12 @@ def session_lock(session_id: str):
     """Serialize the writers that match twins (hooks, importer) on one session.
 
     Their check-then-insert is safe only one at a time; on PostgreSQL a transaction-scoped
-    advisory lock does it, SQLite serializes writers by itself.
+    advisory lock does it, SQLite serializes writers by itself. Inside a caller's transaction (the
+    importer's, a file's) no savepoint: the lock is held to the caller's end whatever happens, and
+    an error here fails the caller's transaction as it would anyway (no writer catches one and
+    goes on in the same transaction); two round trips less a file (bench/importer.py).
     """
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         if session_id and connection.vendor == "postgresql":
             key = int.from_bytes(hashlib.sha256(session_id.encode()).digest()[:8], "big", signed=True)
             with connection.cursor() as cursor:
@@ -61,23 +65,19 @@ def without_twins(messages: list[Message], motion_id: str, *, fill_in_blanks: bo
     tool_ids = {m.tool_id for m in messages if m.tool_id and m.kind in (Kind.TOOL_CALL, Kind.TOOL_RESULT)}
     by_tool: dict[tuple[str, str, str], Message] = {}
     if tool_ids:
-        for stored in Message.objects.filter(
-            motion_id=motion_id,
-            session_id__in=sessions,
-            kind__in=[Kind.TOOL_CALL, Kind.TOOL_RESULT],
-            tool_id__in=tool_ids,
+        # Message's own ordering (created_at, id): the first stored copy is the twin.
+        for stored in stored_like(
+            motion_id, sessions, [Kind.TOOL_CALL, Kind.TOOL_RESULT], "tool_id", tool_ids, ("created_at", "id")
         ):
             if stored.pk not in own:
                 by_tool.setdefault((stored.session_id, stored.kind, stored.tool_id), stored)
     texts = {m.text for m in messages if m.kind == Kind.TEXT}
     by_words: dict[tuple[str, str, bool], list[Message]] = {}
     hook_words = any(m.source_file == HOOK_STOP_TEXT for m in messages) or (
-        texts and Message.objects.filter(session_id__in=sessions, source_file=HOOK_STOP_TEXT).exists()
+        texts and hook_replies_stored(sessions)
     )
     if texts and hook_words:
-        for stored in Message.objects.filter(
-            motion_id=motion_id, session_id__in=sessions, kind=Kind.TEXT, text__in=texts
-        ).order_by("created_at"):
+        for stored in stored_like(motion_id, sessions, [Kind.TEXT], "text", texts, ("created_at",)):
             if stored.pk in own:
                 continue
             key = (stored.session_id, stored.text, stored.source_file == HOOK_STOP_TEXT)
@@ -97,6 +97,64 @@ def without_twins(messages: list[Message], motion_id: str, *, fill_in_blanks: bo
         elif fill_in_blanks:
             fill_in(message, existing=twin)
     return fresh
+
+
+MESSAGE_COLUMNS = Columns(Message, "m")
+
+
+def stored_like(
+    motion_id: str,
+    sessions: set[str],
+    kinds: list[str],
+    column: str,
+    values: set[str],
+    order: tuple[str, ...],
+) -> list[Message]:
+    """`Message.objects.filter(motion_id=…, session_id__in=sessions, kind__in=kinds,
+    <column>__in=values).order_by(*order)`. On PostgreSQL one statement of arrays written by
+    hand: the ORM compiled and bound a placeholder per value, ~2 ms of CPU for a transcript file's
+    tool ids (bench/importer.py)."""
+    connection = connections[router.db_for_read(Message)]
+    if connection.vendor != "postgresql":
+        lookups = {
+            "motion_id": motion_id,
+            "session_id__in": sessions,
+            "kind__in": kinds,
+            f"{column}__in": values,
+        }
+        return list(Message.objects.filter(**lookups).order_by(*order))
+    quote = connection.ops.quote_name
+
+    def col(name: str) -> str:
+        return f"m.{quote(Message._meta.get_field(name).column)}"
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {MESSAGE_COLUMNS.sql(connection)} FROM {quote(Message._meta.db_table)} m"
+            f" WHERE {col('motion')} = %s AND {col('session_id')} = ANY(%s) AND {col('kind')} = ANY(%s)"
+            f" AND {col(column)} = ANY(%s) ORDER BY {', '.join(col(name) for name in order)}",
+            [motion_id, list(sessions), kinds, list(values)],
+        )
+        rows = cursor.fetchall()
+    return [message for row in rows if (message := MESSAGE_COLUMNS.build(connection, row)) is not None]
+
+
+def hook_replies_stored(sessions: set[str]) -> bool:
+    """Whether the Stop hook posted a reply in one of `sessions` (its copy has no ids)."""
+    connection = connections[router.db_for_read(Message)]
+    if connection.vendor != "postgresql":
+        return Message.objects.filter(session_id__in=sessions, source_file=HOOK_STOP_TEXT).exists()
+    quote = connection.ops.quote_name
+    session_id, source_file = (
+        quote(Message._meta.get_field(name).column) for name in ("session_id", "source_file")
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT EXISTS (SELECT 1 FROM {quote(Message._meta.db_table)}"
+            f" WHERE {session_id} = ANY(%s) AND {source_file} = %s)",
+            [list(sessions), HOOK_STOP_TEXT],
+        )
+        return bool(cursor.fetchone()[0])
 
 
 def fill_in(message: Message, existing: Message | None = None) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,25 @@ def terminal_transcript(path: Path, name: str = SESSION) -> Path:
             line["promptSource"] = "typed"
         out.append(json.dumps(line))
     path.write_text("\n".join(out) + "\n")
+    return path
+
+
+_IDS = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|toolu_\w+|msg_\w+")
+
+
+def fresh_terminal_transcript(path: Path, new_session: str, name: str = SESSION) -> Path:
+    """`terminal_transcript` said anew as session `new_session`: every other id replaced too."""
+    terminal_transcript(path, name)
+    renewed: dict[str, str] = {session_id(name): new_session}
+
+    def renew(match: re.Match[str]) -> str:
+        old = match.group(0)
+        if old not in renewed:
+            new = uuid.uuid4()
+            renewed[old] = str(new) if "-" in old else f"{old.split('_')[0]}_{new.hex[:24]}"
+        return renewed[old]
+
+    path.write_text(_IDS.sub(renew, path.read_text()))
     return path
 
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from motion_runner.display import HOOK_STOP_TEXT
 from motion_runner.models import Kind, Message
-from motion_runner.twins import without_twins
+from motion_runner.twins import hook_replies_stored, session_lock, stored_like, without_twins
 from tests.factories import MessageFactory
 
 pytestmark = pytest.mark.django_db
@@ -63,3 +65,62 @@ def test_a_hooks_reply_and_the_transcripts_are_twins_in_order(harbor):
     first.refresh_from_db()
     second.refresh_from_db()
     assert (first.model_backend, second.model_backend) == ("m1", "m2")
+
+
+def test_the_stored_copies_are_those_the_orm_finds_in_its_order(harbor):
+    elsewhere = MessageFactory(session_id=SESSION, text="hello")  # another Motion's
+    awkward = ['say "hi", {ok}', "back\\slash", "naïve ✓", "NULL", ""]
+    made = []
+    for n, text in enumerate(awkward * 2):
+        for session in (SESSION, "another-session"):
+            made.append(
+                MessageFactory(
+                    motion=harbor, session_id=session, kind=Kind.TEXT, text=text, source_file=HOOK_STOP_TEXT
+                )
+            )
+            made.append(
+                MessageFactory(
+                    motion=harbor, session_id=session, kind=Kind.TOOL_CALL, tool_id=f"toolu_{n % 3}"
+                )
+            )
+            made.append(
+                MessageFactory(
+                    motion=harbor, session_id=session, kind=Kind.TOOL_RESULT, tool_id=f"toolu_{n % 3}"
+                )
+            )
+    tied = made[0].created_at
+    Message.objects.filter(pk__in=[m.pk for m in made[:6]]).update(created_at=tied)  # ties: ordered by id
+    sessions, tool_ids = {SESSION, "never"}, {"toolu_0", "toolu_2", 'toolu_"x"'}
+    calls = [Kind.TOOL_CALL, Kind.TOOL_RESULT]
+    orm = Message.objects.filter(
+        motion_id=harbor.pk, session_id__in=sessions, kind__in=calls, tool_id__in=tool_ids
+    )
+    found = stored_like(harbor.pk, sessions, calls, "tool_id", tool_ids, ("created_at", "id"))
+    assert [m.pk for m in found] == [m.pk for m in orm] and len(found) == 14
+    assert [values(m) for m in found] == [values(m) for m in orm]
+    texts = set(awkward[:3]) | {""}
+    orm = Message.objects.filter(motion_id=harbor.pk, session_id__in=sessions, kind=Kind.TEXT, text__in=texts)
+    found = stored_like(harbor.pk, sessions, [Kind.TEXT], "text", texts, ("created_at", "id"))
+    assert [m.pk for m in found] == [m.pk for m in orm.order_by("created_at", "id")] and len(found) == 8
+    found = stored_like(elsewhere.motion_id, sessions, [Kind.TEXT], "text", {"hello"}, ("created_at",))
+    assert [m.pk for m in found] == [elsewhere.pk]
+
+
+def test_a_stored_hook_reply_is_found_in_any_of_the_sessions(harbor):
+    MessageFactory(motion=harbor, session_id="another-session", kind=Kind.TEXT, source_file=HOOK_STOP_TEXT)
+    MessageFactory(motion=harbor, session_id=SESSION, kind=Kind.TEXT, source_file="hook:PostToolUse")
+    assert hook_replies_stored({"another-session", "never"})
+    assert not hook_replies_stored({SESSION, "never"})
+
+
+def values(message: Message) -> dict:
+    return {f.attname: getattr(message, f.attname) for f in Message._meta.concrete_fields}
+
+
+def test_the_session_lock_inside_a_callers_transaction_takes_no_savepoint(harbor):
+    assert connection.in_atomic_block  # the test's own transaction, as import_file's
+    with CaptureQueriesContext(connection) as queries:
+        with session_lock(SESSION):
+            pass
+    sqls = [q["sql"] for q in queries.captured_queries]
+    assert len(sqls) == 1 and "pg_advisory_xact_lock" in sqls[0]
