@@ -34,7 +34,7 @@ from .harnesses.base import json_object
 from .harnesses.env import harness_environment
 from .ingest import EventWriter, IngestContext
 from .lib.ids import stable_uuid
-from .lib.json_bytes import holds_long_digit_run
+from .lib.json_bytes import holds_long_integer
 from .lib.rows import Columns, db_value
 from .message_fit import announce as announce_messages
 from .message_fit import fit_message
@@ -129,9 +129,10 @@ def skipped_line(raw: bytes) -> tuple[str, str] | None:
 
 def orjson_reads_exactly(raw: bytes) -> bool:
     """Whether orjson's value of `raw` is exactly what json.loads makes of it: yes unless the bytes
-    hold a run of 19 digits or more (the only place an integer past 64 bits can be; a long
-    string of digits or float mantissa is refused too, and read by the standard library)."""
-    return not holds_long_digit_run(raw)
+    may hold an integer of 19 digits or more (the only place an integer past 64 bits can be; a
+    long string of digits is refused too, and read by the standard library). A float's long
+    fraction (a cost-state's or result's 0.00016800000000000002) is the same float to both."""
+    return not holds_long_integer(raw)
 
 
 def prompt_uuid(session_id: str, prompt_id: str) -> str:

@@ -142,6 +142,18 @@ def test_an_integer_past_64_bits_is_left_to_json_loads(raw):
     assert not orjson_reads_exactly(raw)
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b'{"type": "cost-state", "totalCostUSD": 0.00016800000000000002}',
+        b'{"type": "result", "total_cost_usd": 12.345678901234567891, "n": 1e20}',
+    ],
+)
+def test_a_float_with_a_long_fraction_is_read_by_orjson_as_json_loads_reads_it(raw):
+    assert orjson_reads_exactly(raw)
+    assert identical(quick_object(raw), json.loads(raw))
+
+
 def test_the_dropped_lines_of_a_real_transcript_are_read_quickly():
     """Not vacuous: every line the recording drops by its type takes the quick read."""
     dropped = [raw for raw in recorded.raw_lines("transcript") if isinstance(stdlib_reading(raw), tuple)]

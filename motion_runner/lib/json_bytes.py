@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import re
 
-# Every byte to "." but the digits, which become "0": a run of digits is then one substring search.
-_DIGIT_RUNS = bytes(ord("0") if ord("0") <= i <= ord("9") else ord(".") for i in range(256))
 # orjson turns an integer outside 64 bits into a float; json.loads keeps it an int. Below 19
 # digits every integer fits (|n| < 10**18 < 2**63).
 _LONG_DIGITS = b"0" * 19
@@ -52,13 +50,6 @@ def holds_long_integer(raw: bytes) -> bool:
             return True
         at = marks.find(_LONG_DIGITS, end)
     return False
-
-
-def holds_long_digit_run(raw: bytes) -> bool:
-    """Whether `raw` holds a run of 19 digits or more: the only place an integer past 64 bits can
-    be, so without one orjson's value is exactly json.loads's (a long string of digits or float
-    mantissa counts too: a false alarm costs only the slower reading)."""
-    return _LONG_DIGITS in raw.translate(_DIGIT_RUNS)
 
 
 def structure(raw: bytes, max_escapes: int) -> bytes | None:
