@@ -446,17 +446,12 @@ def resolve(
     values = {name: getattr(dials, name) for name in OVERRIDABLE}
     caps: list[tuple[str, Decimal]] = [("all", dials.daily_budget_usd)]
     if overrides is None:
-        rows: Iterable[DialOverride] = DialOverride.objects.filter(
-            Q(motion_id=motion_id, agent__isnull=True)
-            | Q(agent_id=agent_id, motion__isnull=True)
-            | Q(motion_id=motion_id, agent_id=agent_id)
-        )
-    else:
-        rows = [
-            row
-            for row in overrides
-            if (row.motion_id, row.agent_id) in ((motion_id, None), (None, agent_id), (motion_id, agent_id))
-        ]
+        overrides = overrides_for(motion_id, [agent_id])
+    rows = [
+        row
+        for row in overrides
+        if (row.motion_id, row.agent_id) in ((motion_id, None), (None, agent_id), (motion_id, agent_id))
+    ]
 
     def rank(row: DialOverride) -> int:
         return 2 if row.motion_id and row.agent_id else (1 if row.agent_id else 0)
