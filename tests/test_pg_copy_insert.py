@@ -223,3 +223,10 @@ def test_jsonb_text_is_read_by_postgresql_as_the_standard_librarys_text(value):
     with connection.cursor() as cursor:
         cursor.execute("SELECT %s::jsonb = %s::jsonb", [text.decode(), expected])
         assert cursor.fetchone()[0] is True
+
+
+def test_a_uuid_the_standard_library_refuses_is_written_as_its_text():
+    value = {"id": uuid.UUID("12345678-1234-5678-1234-567812345678")}
+    with pytest.raises(TypeError):
+        json.dumps(value)
+    assert jsonb_text(value) == b'{"id":"12345678-1234-5678-1234-567812345678"}'

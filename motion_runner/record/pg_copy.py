@@ -127,12 +127,11 @@ def jsonb_text(value: Any) -> bytes | str:
 
     orjson writes what json.dumps writes but for the spacing, escapes and exponent spelling (jsonb
     keeps none of them), ~8x faster; it refuses what it would write differently (an integer past
-    64 bits, a lone surrogate, a key that is not a string, a subclass, a date, a UUID…), which the
-    standard library then writes. The one value it writes without refusing is a non-finite float:
-    null, where json.dumps writes NaN or Infinity, which jsonb refuses, failing the whole insert.
-    A harness line holding one is so stored, its NaN as null, instead of losing its batch."""
-    if type(value) is uuid.UUID:  # orjson writes a UUID natively; json.dumps refuses it
-        return json.dumps(value)
+    64 bits, a lone surrogate, a key that is not a string, a subclass, a date), which the standard
+    library then writes. Where the insert failed before, it may not now: a non-finite float is
+    written as null, where json.dumps writes NaN or Infinity, which jsonb refuses, failing the
+    whole insert (a harness line holding one is so stored, its NaN as null, instead of losing its
+    batch); a UUID is written as its text, where json.dumps refuses it. Parsed JSON holds neither."""
     try:
         return orjson.dumps(value, default=_refuse, option=ORJSON_AS_STDLIB)
     except TypeError:  # orjson.JSONEncodeError
