@@ -11,21 +11,16 @@ cwd, tokens, cost) fills in the blanks of the Messages already there.
 
 from __future__ import annotations
 
-import gc
 import logging
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
-from functools import cache
 from pathlib import Path
 from typing import Any
 
-import orjson
-from django.db import connection, connections, models, router, transaction
-from django.db.models.constants import OnConflict
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
@@ -34,8 +29,6 @@ from .harnesses.base import json_object
 from .harnesses.env import harness_environment
 from .ingest import EventWriter, IngestContext
 from .lib.ids import stable_uuid
-from .lib.json_bytes import holds_long_integer
-from .lib.rows import Columns, db_value
 from .message_fit import announce as announce_messages
 from .message_fit import fit_message
 from .models import (
@@ -60,9 +53,6 @@ WRITE_BATCH = 500
 FIRST_LINES_BYTES = 256 * 1024
 # What one import_all commits within this long of its last announcement is announced together.
 NOTE_SECONDS = 0.25
-# Threads (each with its own connection) reading one import_all's files: one parses while the
-# other waits on PostgreSQL (import_files).
-IMPORT_THREADS = 2
 
 # Transcript bookkeeping lines that carry nothing for the thread.
 SKIPPED_TYPES = {
@@ -82,57 +72,6 @@ SKIPPED_TYPES = {
 SKIPPED_SYSTEM_SUBTYPES = {"stop_hook_summary", "turn_duration", "local_command", "informational"}
 # What Claude Code itself writes into user lines around a slash command: not a person's words.
 COMMAND_MARKERS = ("<command-name>", "<local-command-", "<command-message>")
-
-
-def quick_object(raw: bytes | memoryview) -> dict[str, Any] | None:
-    """A line parsed by orjson, when it is an object; None when orjson refuses it or it is not
-    one, and the standard library's path decides as before.
-
-    orjson accepts a subset of what json.loads accepts (it refuses invalid UTF-8, lone
-    surrogates, NaN and Infinity, numbers past a double, a BOM, whitespace JSON does not know,
-    nesting past 1,024), and where both accept, strings, floats, key order and a repeated key's
-    value come out the same; only an integer past 64 bits differs (a float here). So a line it
-    accepts is never a bad line, and its value is json.loads's but for such integers: see
-    `dropped_by_type` and `orjson_reads_exactly` for where that matters.
-    """
-    try:
-        line = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        return None
-    return line if type(line) is dict else None
-
-
-def dropped_by_type(line: dict[str, Any]) -> tuple[str, str] | None:
-    """For a line the importer drops by its type, what it still reads: (promptId, entrypoint),
-    '' when absent. None for any other line, or when one of those is not a string (a big integer
-    would read differently from orjson's value): such a line is read in full."""
-    kind = line.get("type")
-    if type(kind) is not str:
-        return None
-    if kind not in SKIPPED_TYPES:
-        subtype = line.get("subtype")
-        if kind != "system" or type(subtype) is not str or subtype not in SKIPPED_SYSTEM_SUBTYPES:
-            return None
-    prompt_id, entrypoint = line.get("promptId"), line.get("entrypoint")
-    if not (prompt_id is None or type(prompt_id) is str) or not (
-        entrypoint is None or type(entrypoint) is str
-    ):
-        return None
-    return prompt_id or "", entrypoint or ""
-
-
-def skipped_line(raw: bytes) -> tuple[str, str] | None:
-    """`dropped_by_type` of a line orjson reads, else None."""
-    line = quick_object(raw)
-    return dropped_by_type(line) if line is not None else None
-
-
-def orjson_reads_exactly(raw: bytes) -> bool:
-    """Whether orjson's value of `raw` is exactly what json.loads makes of it: yes unless the bytes
-    may hold an integer of 19 digits or more (the only place an integer past 64 bits can be; a
-    long string of digits is refused too, and read by the standard library). A float's long
-    fraction (a cost-state's or result's 0.00016800000000000002) is the same float to both."""
-    return not holds_long_integer(raw)
 
 
 def prompt_uuid(session_id: str, prompt_id: str) -> str:
@@ -185,152 +124,46 @@ class ClaimedSession:
     newest_end: list[Any]  # [the raw line of its newest recorded turn end], or []
 
 
-SESSION_COLUMNS = Columns(MotionSession, "s")
-MOTION_COLUMNS = Columns(Motion, "m")
-AGENT_COLUMNS = Columns(Agent, "a")
-
-
-@cache
-def claimed_session_sql(alias: str) -> str:
-    """The session `s` with its Motion `m` and agent `a` (outer joined), whether the runner or
-    the stream API fed it (runner_owned's two EXISTS), and its newest recorded turn end's id and
-    raw line (`e`, outer joined)."""
-    connection = connections[alias]
-    quote = connection.ops.quote_name
-
-    def column(model: type[models.Model], name: str) -> str:
-        return quote(model._meta.get_field(name).column)
-
-    sessions, messages = quote(MotionSession._meta.db_table), quote(Message._meta.db_table)
-    session_id = f"s.{column(MotionSession, 'session_id')}"
-    fed_by_runner = (
-        f"EXISTS (SELECT 1 FROM {quote(Turn._meta.db_table)} t WHERE t.{column(Turn, 'session_id')} = {session_id})"
-        f" OR EXISTS (SELECT 1 FROM {messages} x WHERE x.{column(Message, 'session_id')} = {session_id}"
-        f" AND x.{column(Message, 'source')} = ANY(%s))"
-    )
-    newest_end = (
-        f"SELECT n.{column(Message, 'id')}, n.{column(Message, 'raw')} FROM {messages} n"
-        f" WHERE n.{column(Message, 'session_id')} = {session_id} AND n.{column(Message, 'kind')} = %s"
-        f" ORDER BY n.{column(Message, 'created_at')} DESC LIMIT 1"
-    )
-    return (
-        f"SELECT {SESSION_COLUMNS.sql(connection)}, {MOTION_COLUMNS.sql(connection)},"
-        f" {AGENT_COLUMNS.sql(connection)}, {fed_by_runner}, e.{column(Message, 'id')}, e.{column(Message, 'raw')}"
-        f" FROM {sessions} s"
-        f" INNER JOIN {quote(Motion._meta.db_table)} m"
-        f" ON m.{quote(Motion._meta.pk.column)} = s.{column(MotionSession, 'motion')}"
-        f" LEFT OUTER JOIN {quote(Agent._meta.db_table)} a"
-        f" ON a.{quote(Agent._meta.pk.column)} = s.{column(MotionSession, 'agent')}"
-        f" LEFT OUTER JOIN LATERAL ({newest_end}) e ON TRUE"
-        f" WHERE {session_id} = %s"
-    )
-
-
 def claimed_session(session_id: str) -> ClaimedSession | None:
     """The session's claim (None: unclaimed) with its Motion and agent, `runner_owned` and the
-    newest recorded turn end (what `recorded_turn_ends` reads first): one statement where the ORM
-    took four reads, and written by hand, as the ORM compiled its subqueries for ~2 ms of CPU a
-    file (bench/importer.py)."""
-    connection = connections[router.db_for_read(MotionSession)]
-    if connection.vendor != "postgresql":
-        session = MotionSession.objects.select_related("motion", "agent").filter(pk=session_id).first()
-        if session is None:
-            return None
-        ends = Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
-        newest = list(ends.values_list("raw", flat=True)[:1])
-        return ClaimedSession(session=session, fed_by_runner=runner_owned(session_id), newest_end=newest)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            claimed_session_sql(connection.alias), [list(RUNNER_SOURCES), Kind.TURN_END, session_id]
+    newest recorded turn end (what `recorded_turn_ends` reads first), in one query."""
+    ends = Message.objects.filter(session_id=OuterRef("pk"), kind=Kind.TURN_END).order_by("-created_at")
+    session = (
+        MotionSession.objects.select_related("motion", "agent")
+        .annotate(
+            has_turn=Exists(Turn.objects.filter(session_id=OuterRef("pk"))),
+            has_runner_message=Exists(
+                Message.objects.filter(session_id=OuterRef("pk"), source__in=RUNNER_SOURCES)
+            ),
+            newest_end_id=Subquery(ends.values("pk")[:1]),
+            newest_end=Subquery(ends.values("raw")[:1], output_field=Message._meta.get_field("raw")),
         )
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    at = len(SESSION_COLUMNS)
-    session = SESSION_COLUMNS.build(connection, row[:at])
-    motion = MOTION_COLUMNS.build(connection, row[at : at + len(MOTION_COLUMNS)])
-    at += len(MOTION_COLUMNS)
-    agent = AGENT_COLUMNS.build(connection, row[at : at + len(AGENT_COLUMNS)])
-    assert session is not None and motion is not None  # the FROM and an inner join found them
-    session.motion, session.agent = motion, agent
-    fed_by_runner, end_id, end_raw = row[-3:]
-    newest = [] if end_id is None else [db_value(connection, Message._meta.get_field("raw"), end_raw)]
-    return ClaimedSession(session=session, fed_by_runner=bool(fed_by_runner), newest_end=newest)
-
-
-FILE_COLUMNS = Columns(TranscriptFile, "f")
-
-
-def locked_known_record(path: str) -> TranscriptFile | None:
-    """`TranscriptFile.objects.select_for_update().filter(path=path).first()`, without the ORM's
-    ~1 ms of CPU to compile it, once a file and a read."""
-    connection = connections[router.db_for_write(TranscriptFile)]
-    if connection.vendor != "postgresql":
-        return TranscriptFile.objects.select_for_update().filter(path=path).first()
-    quote = connection.ops.quote_name
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {FILE_COLUMNS.sql(connection)} FROM {quote(TranscriptFile._meta.db_table)} f"
-            f" WHERE f.{quote(TranscriptFile._meta.get_field('path').column)} = %s FOR UPDATE",
-            [path],
-        )
-        row = cursor.fetchone()
-    return None if row is None else FILE_COLUMNS.build(connection, row)
-
-
-@cache
-def save_record_sql(alias: str) -> str:
-    quote = connections[alias].ops.quote_name
-    meta = TranscriptFile._meta
-    columns = ", ".join(
-        f"{quote(field.column)} = %s" for field in meta.concrete_fields if field is not meta.pk
+        .filter(pk=session_id)
+        .first()
     )
-    return f"UPDATE {quote(meta.db_table)} SET {columns} WHERE {quote(meta.pk.column)} = %s"
-
-
-def save_record(record: TranscriptFile) -> None:
-    """`record.save()` of a row that exists (locked_record's): every column, bound as Django binds
-    it (`get_db_prep_save`), in one hand-written UPDATE, where the ORM's save cost ~0.8 ms of CPU
-    a file (bench/importer.py). TranscriptFile has no save() of its own nor save signals."""
-    connection = connections[router.db_for_write(TranscriptFile)]
-    if connection.vendor != "postgresql":
-        record.save()
-        return
-    meta = TranscriptFile._meta
-    params = [
-        field.get_db_prep_save(getattr(record, field.attname), connection)
-        for field in meta.concrete_fields
-        if field is not meta.pk
-    ]
-    with connection.cursor() as cursor:
-        cursor.execute(save_record_sql(connection.alias), [*params, record.pk])
+    if session is None:
+        return None
+    return ClaimedSession(
+        session=session,
+        fed_by_runner=session.has_turn or session.has_runner_message,
+        newest_end=[] if session.newest_end_id is None else [session.newest_end],
+    )
 
 
 def locked_record(path: Path) -> TranscriptFile:
     """The file's TranscriptFile, its row locked until this transaction ends; created when new.
 
-    One statement for a file read before, two for a new one, in the transaction that reads it
-    (a `get_or_create` outside it took a transaction and a commit of its own). Two imports of one
-    new file at once: the second's insert waits on the first's and does nothing; its lock then
-    waits for the first's commit and finds the row as the first left it.
+    One statement for a file read before, three for a new one, in the transaction that reads it.
+    Two imports of one new file at once: the second's insert does nothing; its lock then waits
+    for the first's commit and finds the row as the first left it.
     """
     files = TranscriptFile.objects.select_for_update()
-    record = locked_known_record(str(path))
-    if record is not None:
-        return record
-    record = TranscriptFile(path=str(path), session_id=path.stem)
-    meta = TranscriptFile._meta
-    created = TranscriptFile.objects._insert(
-        [record],
-        fields=[field for field in meta.concrete_fields if field is not meta.pk],
-        returning_fields=[meta.pk],
-        on_conflict=OnConflict.IGNORE,
-    )
-    if not created:
-        return files.get(path=str(path))
-    record.pk = created[0][0]
-    record._state.adding = False
-    record._state.db = files.db
+    record = files.filter(path=str(path)).first()
+    if record is None:
+        TranscriptFile.objects.bulk_create(
+            [TranscriptFile(path=str(path), session_id=path.stem)], ignore_conflicts=True
+        )
+        record = files.get(path=str(path))
     return record
 
 
@@ -432,31 +265,18 @@ class TranscriptReader:
         self.record.last_error = reason[:500]
         log.info("transcript %s: %s", self.record.path, reason)
 
-    def feed(self, raw: bytes | memoryview) -> None:
+    def feed(self, raw: bytes) -> None:
         record = self.record
         record.lines += 1
         self.result.lines += 1
-        line = quick_object(raw)
-        if line is not None and (dropped := dropped_by_type(line)) is not None:
-            # What _line does with a line of a skipped type (most of the bytes), without the rest.
-            prompt_id, entrypoint = dropped
-            if prompt_id:
-                record.last_prompt_id = prompt_id
-            if entrypoint:
-                record.entrypoint = entrypoint[:32]
+        if not raw.strip():
             return
-        if type(raw) is memoryview:
-            raw = raw.tobytes()  # a kept line (small) or a bad one: the checks below need bytes
-        if line is None or not orjson_reads_exactly(raw):
-            text = raw.decode("utf-8", "replace").strip()
-            if not text:
-                return
-            try:
-                line = json_object(text)
-            except (ValueError, RecursionError) as exc:  # nested too deep for json.loads: bad too
-                record.bad_lines += 1
-                self._note(f"line {record.lines} is not a JSON object ({exc})")
-                return
+        try:
+            line = json_object(raw)
+        except (ValueError, RecursionError) as exc:  # nested too deep for json.loads: bad too
+            record.bad_lines += 1
+            self._note(f"line {record.lines} is not a JSON object ({exc})")
+            return
         try:
             self._line(line)
         except Exception as exc:  # an unexpected shape must not stop the file
@@ -620,80 +440,43 @@ class ImportAnnouncer:
         self._clock = clock
         self.pending: list[Message] = []  # committed, not yet announced
         self._announced_at: float | None = None
-        # import_files' threads commit and announce; each batch goes out whole and once. Held
-        # while announcing, after the caller's commit: no database lock is held meanwhile.
-        self._lock = threading.RLock()
 
     def __call__(self, messages: list[Message]) -> None:
         """A writer's on-commit announcement of the Messages one write inserted."""
-        with self._lock:
-            self.pending.extend(messages)
-            if self._announced_at is None or self._clock() - self._announced_at >= self.interval:
-                self.flush()
+        self.pending.extend(messages)
+        if self._announced_at is None or self._clock() - self._announced_at >= self.interval:
+            self.flush()
 
     def flush(self) -> None:
         """What waits, now: one batch per Motion, each in the order it was committed."""
-        with self._lock:
-            pending, self.pending = self.pending, []
-            if not pending:
-                return
-            by_motion: dict[Any, list[Message]] = {}
-            for message in pending:
-                by_motion.setdefault(message.motion_id, []).append(message)
-            for batch in by_motion.values():
-                self._announce(batch)
-            self._announced_at = self._clock()
+        pending, self.pending = self.pending, []
+        if not pending:
+            return
+        by_motion: dict[Any, list[Message]] = {}
+        for message in pending:
+            by_motion.setdefault(message.motion_id, []).append(message)
+        for batch in by_motion.values():
+            self._announce(batch)
+        self._announced_at = self._clock()
 
 
-class ChunkReader:
-    """Reads a file's chunks into one buffer, reused for every file one thread reads.
-
-    A fresh `bytes` of each chunk (5 MB a file in bench/importer.py) was faulted into memory page
-    by page every time, ~45 ms of system time over 102 MB; the buffer is faulted in once, and grows
-    only for a longer chunk. A chunk is used (its lines fed) before the next read overwrites it."""
-
-    def __init__(self) -> None:
-        self.buffer = bytearray()
-
-    def read(self, path: Path, offset: int, size: int) -> int:
-        """Up to `size` bytes of `path` from `offset` into `buffer`; how many were read."""
-        if len(self.buffer) < size:
-            self.buffer = bytearray(size)  # a new one: views of the old may still be alive
-        view = memoryview(self.buffer)
-        read = 0
-        with path.open("rb", buffering=0) as handle:
-            handle.seek(offset)
-            while read < size and (got := handle.readinto(view[read:size])):
-                read += got
-        return read
-
-
-def lines_of(chunk: bytes | bytearray, end: int) -> Iterator[memoryview]:
-    """The lines of `chunk[:end]` as `split(b"\\n")` gives them, as views: a dropped line is never
-    copied out of the chunk (the copies cost ~30 ms per 100 MB, a seventh of parsing it)."""
-    view = memoryview(chunk)
-    start = 0
-    while start <= end:
-        stop = chunk.find(b"\n", start, end + 1)
-        if stop < 0:
-            stop = end
-        yield view[start:stop]
-        start = stop + 1
+def read_chunk(path: Path, offset: int, size: int) -> bytes:
+    """Up to `size` bytes of `path` from `offset`."""
+    with path.open("rb") as handle:
+        handle.seek(offset)
+        return handle.read(size)
 
 
 def import_file(
     path: Path | str,
     *,
     announce: Callable[[list[Message]], None] | None = None,
-    chunks: ChunkReader | None = None,
 ) -> FileResult:
     """Read one transcript file on from its stored offset. Safe to call any time, twice at once,
     or after the file was rotated, truncated mid-line or deleted. `announce`: what is called on
-    commit with the Messages written (default: announced at once, `message_fit.announce`);
-    `chunks`: the calling thread's ChunkReader, when it reads several files."""
+    commit with the Messages written (default: announced at once, `message_fit.announce`)."""
     path = Path(path)
     result = FileResult(path=str(path))
-    chunks = chunks or ChunkReader()
     while True:
         with transaction.atomic():
             record = locked_record(path)
@@ -711,33 +494,33 @@ def import_file(
             record.size, record.missing_since = stat.st_size, None
             if stat.st_size == record.offset:
                 record.updated_at = timezone.now()
-                save_record(record)
+                record.save()
                 return result
             claimed = claimed_session(record.session_id)
             if claimed is None:
-                save_record(record)
+                record.save()
                 note_unclaimed(record.session_id, path)
                 result.unclaimed = True
                 return result
             # What the stat saw, up to a chunk: lines written since wait for the next read.
-            size = chunks.read(path, record.offset, min(CHUNK_BYTES, stat.st_size - record.offset))
-            chunk = chunks.buffer
-            end = chunk.rfind(b"\n", 0, size)
+            chunk = read_chunk(path, record.offset, min(CHUNK_BYTES, stat.st_size - record.offset))
+            size = len(chunk)
+            end = chunk.rfind(b"\n")
             if end < 0:
                 # Only a line still being written: leave it for the next read.
-                save_record(record)
+                record.save()
                 return result
             reader = TranscriptReader(
                 record, claimed.session, fed_by_runner=claimed.fed_by_runner, newest_end=claimed.newest_end
             )
             if announce is not None:
                 reader.writer.announce = announce
-            for raw in lines_of(chunk, end):
+            for raw in chunk[:end].split(b"\n"):
                 reader.feed(raw)
             reader.flush()
             record.offset += end + 1
             record.updated_at = timezone.now()
-            save_record(record)
+            record.save()
             result.imported += reader.result.imported
             result.skipped += reader.result.skipped
             result.lines += reader.result.lines
@@ -766,10 +549,8 @@ def import_all(dirs: list[Path] | None = None) -> ImportTotals:
     paths = [path for directory in dirs or transcript_dirs() for path in sorted(directory.glob("*/*.jsonl"))]
     announcer = ImportAnnouncer()
     try:
-        with collector_spares_what_is_alive():
-            results = import_files(paths, announce=announcer)
-        for result in results:
-            totals.add(result)
+        for path in paths:
+            totals.add(import_file(path, announce=announcer))
     finally:
         # After the files' own announcements: at once, or at the commit of a caller's transaction
         # (whose on-commit callbacks run in the order they were registered).
@@ -781,107 +562,6 @@ def import_all(dirs: list[Path] | None = None) -> ImportTotals:
             if not Path(record.path).exists():
                 TranscriptFile.objects.filter(pk=record.pk).update(missing_since=timezone.now())
     return totals
-
-
-def files_with_news(paths: list[Path]) -> int:
-    """How many of `paths` hold bytes their TranscriptFile has not read (new, grown, rotated or
-    rewritten), by their stat and one query. Only a guess for import_files' threads: every file
-    is read as before whatever this says."""
-    read = {
-        path: (inode, offset)
-        for path, inode, offset in TranscriptFile.objects.filter(
-            path__in=[str(p) for p in paths]
-        ).values_list("path", "inode", "offset")
-    }
-    news = 0
-    for path in paths:
-        try:
-            stat = path.stat()
-        except OSError:
-            continue
-        if read.get(str(path)) != (stat.st_ino, stat.st_size):
-            news += 1
-    return news
-
-
-@contextmanager
-def collector_spares_what_is_alive() -> Iterator[None]:
-    """What is alive now (Django, the apps, the worker's own) out of the cyclic collector's sight
-    until the block ends (`gc.freeze`, then `gc.unfreeze`).
-
-    An import allocates a container for every object and array of every line it parses
-    (orjson's, over 102 MB), so the collector runs often, and each full collection walked the
-    ~120,000 objects the process had loaded: ~90 ms, about one per 100 MB imported, a tenth of
-    bench/importer.py's CPU (~18 ms with them frozen). The import's own objects are collected as
-    before; what was alive is in sight again afterwards, in the oldest generation. A process
-    that froze what it loaded (wsgi.py) keeps it frozen: then this does nothing.
-    """
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
-def import_files(
-    paths: list[Path], *, announce: Callable[[list[Message]], None], chunks: ChunkReader | None = None
-) -> list[FileResult]:
-    """`import_file` of each path, the results in the paths' order; read by IMPORT_THREADS threads,
-    each with a ChunkReader of its own (`chunks`: the calling thread's).
-
-    A file's import waits on PostgreSQL for about a quarter of its time (its statements, the
-    insert, the commit's flush), and the rest is Python holding the GIL: two threads, each with its
-    own connection and transactions, parse one file while the other's waits (bench/importer.py).
-    Each file is one transaction as before, and two imports of one file at once were always safe
-    (its row lock, the ids): the threads only take the files from one list. Inside a caller's
-    transaction every file is read in it, by the caller's thread, as before; SQLite serializes
-    its writers anyway.
-    """
-    threads = min(IMPORT_THREADS, len(paths))
-    if (
-        threads < 2
-        or connection.in_atomic_block
-        or connection.vendor != "postgresql"
-        or files_with_news(paths) < 2  # a periodic tick: no second connection for nothing
-    ):
-        chunks = chunks or ChunkReader()
-        return [import_file(path, announce=announce, chunks=chunks) for path in paths]
-    results: dict[int, FileResult] = {}
-    failures: list[BaseException] = []
-    todo = iter(enumerate(paths))
-    taking = threading.Lock()
-
-    def read_files(chunks: ChunkReader) -> None:
-        while not failures:
-            with taking:
-                index, path = next(todo, (-1, None))
-            if path is None:
-                return
-            try:
-                results[index] = import_file(path, announce=announce, chunks=chunks)
-            except BaseException as exc:  # the caller's thread raises it, once the others stop
-                failures.append(exc)
-
-    def helper() -> None:
-        try:
-            read_files(ChunkReader())
-        finally:
-            connections.close_all()  # this thread's own connection(s): Django's are per thread
-
-    helpers = [threading.Thread(target=helper, name=f"import-transcripts-{n}") for n in range(threads - 1)]
-    for thread in helpers:
-        thread.start()
-    try:
-        read_files(chunks or ChunkReader())
-    finally:
-        for thread in helpers:
-            thread.join()
-    if failures:
-        raise failures[0]
-    return [results[index] for index in range(len(paths))]
 
 
 def assign_session(inbox: UnclaimedSession, motion: Motion, agent: Agent | None) -> FileResult | None:

@@ -151,18 +151,15 @@ def test_a_watch_list_with_a_nul_motion_filter_is_a_400(client, scribe, harbor):
         [[[[[[]]]]]],
     ],
 )
-def test_the_quick_look_sends_every_nul_and_every_deep_body_to_the_full_walk(body):
-    """walk_json's quick look must never pass a body the full walk would refuse or change."""
-    from motion_runner.api.bounds import needs_walk, walk_json
+def test_the_walk_refuses_every_nul_and_every_body_too_deep(body):
+    from motion_runner.api.bounds import walk_json
 
-    assert needs_walk(body, 5)
     with pytest.raises(ParseError):
         walk_json(copy.deepcopy(body), max_depth=5, replace_nul=False)
 
 
 @pytest.mark.parametrize("body", [{"a": [{"b": "x"}], "c": None, "d": 1.5}, [[[{"e": []}]]], "plain", 3])
 def test_a_body_within_bounds_is_left_as_it_is(body):
-    from motion_runner.api.bounds import needs_walk, walk_json
+    from motion_runner.api.bounds import walk_json
 
-    assert not needs_walk(body, 5)
     assert walk_json(copy.deepcopy(body), max_depth=5, replace_nul=False) == body

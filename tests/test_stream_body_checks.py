@@ -1,16 +1,13 @@
-"""The body's checks, made cheaper for a re-post (issue 14, item 2), decide and answer exactly as
-before: the parser against DRF's own JSONParser followed by the full walk, and StreamBody's
-events against `ListField(child=JSONField())`, over bodies that hit every check. The parser reads
-with orjson where it reads alike (bounds.read_alike): the values are compared with their types,
-over bodies where orjson and the standard library differ and over generated ones."""
+"""The body's checks decide and answer as DRF's own JSONParser followed by the full walk, and
+StreamBody's events as `ListField(child=JSONField())`, over bodies that hit every check. The
+parser reads with `read_json` (orjson, the standard library for what orjson refuses): the values
+are compared with their types, but for an integer past 64 bits, which read_json's contract reads
+as the float nearest it (tests/test_json_text.py)."""
 
 from __future__ import annotations
 
 import io
 import json
-import re
-from contextlib import nullcontext
-from unittest import mock
 
 import pytest
 from hypothesis import given
@@ -19,8 +16,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
-from motion_runner.api import bounds
-from motion_runner.api.bounds import UNREAD, BoundedJSONParser, deeper_than, read_alike, walk_json
+from motion_runner.api.bounds import BoundedJSONParser, deeper_than, walk_json
 from motion_runner.api.stream_batch import StreamBody
 from motion_runner.conf import app_settings
 from tests import recorded
@@ -101,43 +97,39 @@ def outcome(parse, raw: bytes, replace_nul: bool):
         return "error", str(exc.detail)
 
 
-# Which look vouches for orjson's value: the one read_alike picks by the escapes' density, the
-# bytes' (whatever the density), or the walk of the value (as for a body of many escapes).
-LOOKS = ["chosen", "bytes", "walk"]
+def as_read_json_reads(value):
+    """`value` with every integer past 64 bits as the float nearest it (read_json's contract)."""
+    if isinstance(value, dict):
+        return {key: as_read_json_reads(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [as_read_json_reads(item) for item in value]
+    if type(value) is int and not -(2**63) <= value < 2**64:
+        return float(value)
+    return value
 
 
-def looking(look: str):
-    if look == "bytes":
-        return mock.patch.object(bounds, "BYTES_PER_ESCAPE", 1)
-    if look == "walk":
-        return mock.patch.object(bounds.json_bytes, "structure", return_value=None)
-    return nullcontext()
-
-
-def new_parse(raw: bytes, replace_nul: bool, look: str = "chosen"):
-    with looking(look):
-        return BoundedJSONParser().parse(
-            io.BytesIO(raw), None, {"encoding": "utf-8", "view": View(replace_nul), "request": Request()}
-        )
-
-
-@pytest.mark.parametrize("look", LOOKS)
-@pytest.mark.parametrize("replace_nul", [True, False])
-@pytest.mark.parametrize("raw", BODIES, ids=range(len(BODIES)))
-def test_the_parser_answers_as_drfs_parse_and_the_full_walk(raw, replace_nul, look):
-    assert app_settings.API_MAX_JSON_DEPTH == DEPTH
-    expected = outcome(reference_parse, raw, replace_nul)
-    got = outcome(lambda raw, replace_nul: new_parse(raw, replace_nul, look), raw, replace_nul)
-    assert got[0] == expected[0]
-    if got[0] == "error":
-        assert got[1] == expected[1]
-    else:  # NaN != NaN: compared as JSON text
-        assert json.dumps(got[1]) == json.dumps(expected[1])
+def new_parse(raw: bytes, replace_nul: bool):
+    return BoundedJSONParser().parse(
+        io.BytesIO(raw), None, {"encoding": "utf-8", "view": View(replace_nul), "request": Request()}
+    )
 
 
 def typed(value) -> str:
-    """A value as JSON text: an int and a float, True and 1, -0.0 and 0.0 all differ."""
+    """A value as JSON text: an int and a float, True and 1, -0.0 and 0.0 all differ (NaN is NaN)."""
     return json.dumps(value)
+
+
+@pytest.mark.parametrize("replace_nul", [True, False])
+@pytest.mark.parametrize("raw", BODIES, ids=range(len(BODIES)))
+def test_the_parser_answers_as_drfs_parse_and_the_full_walk(raw, replace_nul):
+    assert app_settings.API_MAX_JSON_DEPTH == DEPTH
+    expected = outcome(reference_parse, raw, replace_nul)
+    got = outcome(new_parse, raw, replace_nul)
+    assert got[0] == expected[0]
+    if got[0] == "error":
+        assert got[1] == expected[1]
+    else:
+        assert typed(got[1]) == typed(as_read_json_reads(expected[1]))
 
 
 json_values = st.recursive(
@@ -154,154 +146,36 @@ json_values = st.recursive(
 )
 
 
-@given(json_values, st.booleans(), st.sampled_from(LOOKS))
-def test_a_generated_body_reads_as_drfs_parse_and_the_walk_read_it(value, ascii_only, look):
+@given(json_values, st.booleans())
+def test_a_generated_body_reads_as_drfs_parse_and_the_walk_read_it(value, ascii_only):
     raw = json.dumps(value, ensure_ascii=ascii_only).encode("utf-8", "surrogatepass")
     expected = outcome(reference_parse, raw, True)
-    got = outcome(lambda raw, replace_nul: new_parse(raw, replace_nul, look), raw, True)
+    got = outcome(new_parse, raw, True)
     assert got[0] == expected[0]
-    assert typed(got[1]) == typed(expected[1])
+    assert typed(got[1]) == typed(as_read_json_reads(expected[1]))
 
 
 NUMBER = r"-?(0|[1-9][0-9]{0,40})(\.[0-9]{1,40})?([eE][-+]?[0-9]{1,4})?"
 
 
-@given(st.from_regex(NUMBER, fullmatch=True), st.sampled_from(LOOKS))
-def test_every_number_reads_as_the_standard_library_reads_it(number, look):
+@given(st.from_regex(NUMBER, fullmatch=True))
+def test_every_number_reads_as_the_standard_library_reads_it(number):
     raw = f'{{"n": [{number}, -{number.lstrip("-")}]}}'.encode()
     expected = outcome(reference_parse, raw, False)
-    got = outcome(lambda raw, replace_nul: new_parse(raw, replace_nul, look), raw, False)
+    got = outcome(new_parse, raw, False)
     assert got[0] == expected[0]
-    assert typed(got[1]) == typed(expected[1])
+    assert typed(got[1]) == typed(as_read_json_reads(expected[1]))
 
 
 def test_a_plain_body_is_read_by_orjson(monkeypatch):
     raw = BODIES[0]
+    expected = typed(json.loads(raw))
 
     def refuse(*args, **kwargs):
         raise AssertionError("read by the standard library")
 
-    monkeypatch.setattr(bounds.json, "loads", refuse)
-    assert typed(new_parse(raw, True)) == typed(json.loads(raw))
-
-
-@pytest.mark.parametrize("look", LOOKS)
-@pytest.mark.parametrize(
-    "text",
-    [
-        "[18446744073709551616]",  # orjson: a float
-        '["\\u0000"]',  # a NUL: walked
-        '["a\\n", "\\u0000"]',  # a NUL after another escape
-        nested(65),  # deeper than the bound: walked
-        '{"a": ' + nested(64) + "}",
-        "[1e999]",  # orjson refuses
-        '"\\ud800"',  # orjson refuses
-        "\ufeff[]",  # orjson refuses a byte order mark, as json.loads does
-    ],
-)
-def test_what_orjson_cannot_vouch_for_is_left_to_the_standard_library(text, look):
-    with looking(look):
-        assert read_alike(text.encode(), DEPTH) is UNREAD
-
-
-def test_a_float_with_a_long_fraction_is_read_by_orjson():
-    """A result line's cost (0.00016800000000000002: a run of 20 digits) is no big integer."""
-    for raw in (
-        b'{"total_cost_usd": 0.00016800000000000002}',
-        b"[12345678901234567890.5, 1234567890123456789012e-3]",
-    ):
-        assert typed(read_alike(raw, DEPTH)) == typed(json.loads(raw))
-    assert read_alike(b"[-12345678901234567890]", DEPTH) is UNREAD
-    assert read_alike(b"[1e-12345678901234567890]", DEPTH) is UNREAD  # an exponent's run counts
-
-
-# A run of 19 digits or more, not after a "." and followed by neither a "." nor an exponent: where
-# an integer past 64 bits may be (an exponent's digits, after an "e", count too).
-INTEGER_RUN = re.compile(rb"(?<![.0-9])[0-9]{19,}(?![.eE0-9])")
-
-
-@given(
-    st.lists(
-        st.sampled_from(["1" * 19, "2" * 20, "0", ".", "e", "E", "-", "+", ",", '"', " ", "x"]), max_size=8
-    )
-)
-def test_the_bytes_see_an_integer_of_19_digits_where_one_may_be(pieces):
-    raw = "".join(pieces).encode()
-    assert bounds.json_bytes.holds_long_integer(raw) is (INTEGER_RUN.search(raw) is not None)
-
-
-def test_each_look_leaves_to_the_standard_library_what_it_cannot_tell_apart():
-    """The bytes know a float from an integer past 64 bits (only the integer takes a run of 19
-    digits), but not a 19-digit integer within 64 bits from one past; the value the other way
-    round (orjson's integer is exact, its float at least 2**63 in size may have been one)."""
-    assert read_alike(b'{"n": 1e20}', DEPTH) == {"n": 1e20}
-    assert read_alike(b"[1000000000000000000]", DEPTH) is UNREAD
-    with looking("walk"):
-        assert read_alike(b'{"n": 1e20}', DEPTH) is UNREAD
-        assert read_alike(b"[1000000000000000000]", DEPTH) == [10**18]
-
-
-def floats_in(value) -> list[float]:
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, list):
-        return [x for item in value for x in floats_in(item)]
-    return [value] if isinstance(value, float) else []
-
-
-@given(json_values, st.integers(min_value=0, max_value=6))
-def test_the_look_orjson_needs_is_deeper_thans_with_the_floats_sizes(value, max_depth):
-    small = all(abs(x) < 2**63 for x in floats_in(value))
-    expected = small and not deeper_than(value, max_depth)
-    assert bounds._shallow_with_small_floats(value, max_depth) is expected
-
-
-def test_orjson_vouches_for_a_plain_body():
-    raw = BODIES[0]
-    assert typed(read_alike(raw, DEPTH)) == typed(json.loads(raw))
-    assert read_alike(nested(64).encode(), DEPTH) == json.loads(nested(64))
-    assert read_alike(b'{"a": "]]]]]]]]]]", "b": "\\"[[[[[[[[[[\\\\"}', 2) != UNREAD  # brackets in strings
-    assert read_alike(b"[9.2e18, -9.2e18, 184467440737095516, -922337203685477580]", DEPTH) != UNREAD
-
-
-def test_the_bytes_vouch_for_a_stream_post_and_the_value_for_one_of_many_escapes():
-    """Which look answers (BYTES_PER_ESCAPE): the bytes for a body of short values, whose walk
-    is dearest; the value's walk for one with an escape every few bytes (code, tool output)."""
-    plain = BODIES[0]
-    escaped = json.dumps({"events": [{"text": 'print("a")\n' * 300}]}).encode()
-    assert bounds.json_bytes.structure(plain, len(plain) // bounds.BYTES_PER_ESCAPE) is not None
-    assert bounds.json_bytes.structure(escaped, len(escaped) // bounds.BYTES_PER_ESCAPE) is None
-    assert read_alike(escaped, DEPTH) == json.loads(escaped)
-
-
-# Strings full of what the bytes' look must see through: quotes, backslashes, brackets, NULs.
-tricky_text = st.text(alphabet='"\\[]{}\x00u0 a\n\u00e9', max_size=6) | st.text(max_size=4)
-tricky_values = st.recursive(
-    st.none() | st.integers() | tricky_text,
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(tricky_text, children, max_size=3),
-    max_leaves=25,
-)
-
-
-def strings_in(value) -> list[str]:
-    if isinstance(value, dict):
-        return [s for key, item in value.items() for s in [key, *strings_in(item)]]
-    if isinstance(value, list):
-        return [s for item in value for s in strings_in(item)]
-    return [value] if isinstance(value, str) else []
-
-
-@given(tricky_values, st.integers(min_value=0, max_value=6), st.booleans(), st.booleans())
-def test_the_bytes_look_finds_the_depth_and_the_nul_the_value_holds(value, max_depth, ascii_only, compact):
-    raw = json.dumps(
-        value, ensure_ascii=ascii_only, separators=(",", ":") if compact else None, indent=None
-    ).encode()
-    brackets = bounds.json_bytes.structure(raw, max_escapes=len(raw))
-    if any("\x00" in s for s in strings_in(value)):
-        assert brackets is None
-    else:
-        assert brackets is not None
-        assert bounds.json_bytes.nested_deeper_than(brackets, max_depth) is deeper_than(value, max_depth)
+    monkeypatch.setattr("motion_runner.lib.json_text.json.loads", refuse)
+    assert typed(new_parse(raw, True)) == expected
 
 
 def test_the_parser_notes_whether_every_number_came_out_finite():

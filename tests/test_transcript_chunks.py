@@ -1,7 +1,5 @@
-"""A file is read in chunks of at most CHUNK_BYTES, into a buffer one thread reuses for the files it
-reads (a fresh 5 MB `bytes` a file was ~45 ms of page faults over bench/importer.py's 102 MB): a
-line across two chunks, a file read after a longer one and a last line still being written all
-read as whole lines, once."""
+"""A file is read in chunks of at most CHUNK_BYTES: a line across two chunks and a last line still
+being written both read as whole lines, once."""
 
 from __future__ import annotations
 
@@ -13,7 +11,7 @@ import pytest
 from motion_runner import transcripts
 from motion_runner.models import Message, TranscriptFile
 from motion_runner.sessions import claim_session
-from motion_runner.transcripts import ChunkReader, import_file, import_files
+from motion_runner.transcripts import import_file
 from tests import recorded
 
 pytestmark = pytest.mark.django_db
@@ -57,18 +55,15 @@ def test_a_file_of_many_chunks_reads_as_one_chunk_does(folder, harbor, scribe, m
     assert set(Message.objects.values_list("id", flat=True)) == in_chunks
 
 
-def test_a_shorter_file_after_a_longer_one_reads_none_of_its_bytes(folder, harbor, scribe):
-    longer = transcript(folder, harbor, scribe, copies=3)
-    shorter = transcript(folder, harbor, scribe)
-    whole = shorter.read_bytes()
+def test_a_last_line_still_being_written_waits_for_its_end(folder, harbor, scribe):
+    path = transcript(folder, harbor, scribe)
+    whole = path.read_bytes()
     being_written = b'{"type":"user","uuid":"' + str(uuid.uuid4()).encode()
-    shorter.write_bytes(whole + being_written)  # no newline yet
-    chunks = ChunkReader()
-    results = import_files([longer, shorter], announce=lambda messages: None, chunks=chunks)
-    assert [result.lines for result in results] == [longer.read_bytes().count(b"\n"), whole.count(b"\n")]
-    record = TranscriptFile.objects.get(path=str(shorter))
+    path.write_bytes(whole + being_written)  # no newline yet
+    result = import_file(path)
+    assert result.lines == whole.count(b"\n")
+    record = TranscriptFile.objects.get(path=str(path))
     assert record.offset == len(whole) and record.bad_lines == 0
-    assert len(chunks.buffer) >= longer.stat().st_size  # the one buffer read both
-    shorter.write_bytes(whole + being_written + b'"}\n')
-    again = import_file(shorter)
-    assert again.lines == 1 and TranscriptFile.objects.get(path=str(shorter)).bad_lines == 0
+    path.write_bytes(whole + being_written + b'"}\n')
+    again = import_file(path)
+    assert again.lines == 1 and TranscriptFile.objects.get(path=str(path)).bad_lines == 0

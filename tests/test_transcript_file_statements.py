@@ -1,20 +1,16 @@
 """What the importer asks per file before it writes a file's Messages, and what it then knows.
 
-Each file cost a `get_or_create` of its TranscriptFile (with a transaction and commit of its own
-when new), the row's lock, the session, `runner_owned`'s two EXISTS and the newest recorded turn
-end: about a fifth of bench/importer.py's wall time went to the per-file statements. The row is
-now locked (and created, when new) in the transaction that reads the file, and the session comes
-with the rest in one query; what the reader learns from them must not change."""
+The file's row is locked (and created, when new) in the transaction that reads the file, and the
+session comes with its Motion, agent, `runner_owned`'s two EXISTS and the newest recorded turn
+end in one ORM query: the statement counts are pinned, and what the reader learns from the one
+query is what the separate reads tell. The same on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import re
 import shutil
 from decimal import Decimal
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from motion_runner.models import Kind, Message, MotionSession, Source, TranscriptFile
@@ -24,7 +20,6 @@ from motion_runner.transcripts import (
     claimed_session,
     import_file,
     locked_record,
-    save_record,
 )
 from tests import recorded
 from tests.factories import MessageFactory, TurnFactory
@@ -32,7 +27,6 @@ from tests.factories import MessageFactory, TurnFactory
 pytestmark = pytest.mark.django_db
 
 SESSION = recorded.session_id()
-_TRANSACTION_CONTROL = re.compile(r"^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE SAVEPOINT)\b")
 
 
 @pytest.fixture
@@ -45,35 +39,41 @@ def transcript(tmp_path, settings):
     return path
 
 
-def statements(queries: CaptureQueriesContext) -> list[str]:
-    return [q["sql"] for q in queries.captured_queries if not _TRANSACTION_CONTROL.match(q["sql"])]
+def test_a_new_files_row_is_locked_created_and_read_back_in_three_statements(
+    transcript, django_assert_num_queries
+):
+    # The lock finds no row, the insert (ON CONFLICT DO NOTHING), the locked read of it.
+    with django_assert_num_queries(3):
+        record = locked_record(transcript)
+    assert record.pk is not None and record.session_id == SESSION
 
 
-def before_the_write(sqls: list[str]) -> list[str]:
-    """The statements up to the session's advisory lock (the write of the file's Messages)."""
-    return sqls[: next(i for i, sql in enumerate(sqls) if "pg_advisory_xact_lock" in sql)]
+def test_a_known_files_row_is_one_locked_read(transcript, django_assert_num_queries):
+    locked_record(transcript)
+    with django_assert_num_queries(1) as queries:
+        locked_record(transcript)
+    assert (
+        "FOR UPDATE" in queries.captured_queries[0]["sql"]
+    ) is queries.connection.features.has_select_for_update
 
 
-def test_a_new_files_row_is_created_and_its_session_read_in_three_statements(transcript, harbor, scribe):
+def test_the_session_and_all_the_reader_needs_of_it_are_one_query(harbor, scribe, django_assert_num_queries):
     claim_session(SESSION, harbor, scribe.agent, "claude-code")
-    with CaptureQueriesContext(connection) as queries:
-        result = import_file(transcript)
-    assert result.imported > 0
-    asked = before_the_write(statements(queries))
-    # The row's lock (none yet), its insert (locked by this transaction), the session with the rest.
-    assert len(asked) == 3, asked
-    assert TranscriptFile.objects.get(path=str(transcript)).offset == transcript.stat().st_size
+    with django_assert_num_queries(1):
+        read = claimed_session(SESSION)
+        assert read.session.motion.slug == harbor.slug and read.session.agent.name == "scribe"
 
 
-def test_an_unchanged_known_file_costs_its_lock_and_its_save(transcript, harbor, scribe):
+def test_an_unchanged_known_file_costs_its_lock_and_its_save(
+    transcript, harbor, scribe, django_assert_num_queries
+):
     claim_session(SESSION, harbor, scribe.agent, "claude-code")
     import_file(transcript)
-    with CaptureQueriesContext(connection) as queries:
+    # The transaction's savepoint and its release (inside the test's transaction), the lock, the save.
+    with django_assert_num_queries(4) as queries:
         result = import_file(transcript)
     assert result.lines == 0
-    sqls = statements(queries)
-    assert len(sqls) == 2, sqls
-    assert "FOR UPDATE" in sqls[0] and sqls[1].startswith("UPDATE")
+    assert queries.captured_queries[2]["sql"].startswith("UPDATE")
 
 
 def test_the_row_is_created_once_and_found_again(transcript, harbor):
@@ -139,31 +139,3 @@ def test_the_session_its_motion_and_agent_read_as_the_orm_reads_them(harbor, scr
     assert values(read.motion) == values(orm.motion)
     assert (read.agent and values(read.agent)) == (orm.agent and values(orm.agent))
     assert read.agent is None if not with_agent else read.agent.name == "scribe"
-
-
-def test_a_records_save_writes_every_column_as_the_orms_save(transcript):
-    ours, theirs = (locked_record(transcript.with_name(name)) for name in ("a.jsonl", "b.jsonl"))
-    now = timezone.now()
-    for record in (ours, theirs):
-        record.inode, record.offset, record.size, record.lines = 2**40, 12345, 67890, 7
-        record.unknown_lines, record.bad_lines, record.last_error = 2, 1, 'line 3: it\'s "odd" ✓'
-        record.last_prompt_id, record.entrypoint, record.cost_usd = "p-1", "cli", Decimal("0.1234567")
-        record.missing_since, record.updated_at = now, now
-    save_record(ours)
-    theirs.save()
-    stored = {r.path: values(r) for r in TranscriptFile.objects.all()}
-    ours_now, theirs_now = stored[ours.path], stored[theirs.path]
-    for name in ("id", "path", "session_id"):
-        ours_now.pop(name), theirs_now.pop(name)
-    assert ours_now == theirs_now
-    assert ours_now["cost_usd"] == Decimal("0.123457")  # rounded to the column's places, as Django binds it
-    ours.cost_usd = ours.missing_since = ours.inode = None
-    save_record(ours)
-    assert values(TranscriptFile.objects.get(pk=ours.pk))["cost_usd"] is None
-
-
-def test_saving_a_record_is_one_statement(transcript):
-    record = locked_record(transcript)
-    with CaptureQueriesContext(connection) as queries:
-        save_record(record)
-    assert len(statements(queries)) == 1

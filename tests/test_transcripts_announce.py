@@ -5,17 +5,13 @@ directory of transcripts in one Motion paid it for every file (bench/importer.py
 
 from __future__ import annotations
 
-import gc
-import threading
 import uuid
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from django.db import connection
 
 from motion_runner import transcripts
-from motion_runner.models import Message, TranscriptFile
+from motion_runner.models import Message
 from motion_runner.sessions import claim_session
 from motion_runner.signals import message_created
 from motion_runner.transcripts import ImportAnnouncer, import_all
@@ -132,96 +128,3 @@ def test_inside_a_callers_transaction_nothing_is_announced_before_its_commit_nor
         import_all()
         assert heard == []
     assert_each_message_once_and_each_motions_newest_noted(heard)
-
-
-@pytest.fixture
-def reading_threads(monkeypatch) -> dict[str, int]:
-    """{path: the thread that read it}, import_file as it was."""
-    read_by: dict[str, int] = {}
-    import_file = transcripts.import_file
-
-    def recording(path, **kwargs):
-        read_by[str(path)] = threading.get_ident()
-        return import_file(path, **kwargs)
-
-    monkeypatch.setattr(transcripts, "import_file", recording)
-    return read_by
-
-
-def database_sessions() -> int:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")
-        return cursor.fetchone()[0]
-
-
-@pytest.mark.django_db(transaction=True)
-def test_files_are_read_by_two_threads_each_with_its_own_connection(heard, six_files, reading_threads):
-    sessions_before = database_sessions()
-    totals = import_all()
-    assert len(set(reading_threads.values())) == 2
-    assert database_sessions() == sessions_before  # the second thread's connection is closed
-    assert [result.path for result in totals.results] == sorted(reading_threads)  # in path order
-    assert totals.files == 6 and totals.imported == Message.objects.count()
-    for record in TranscriptFile.objects.all():
-        assert record.offset == Path(record.path).stat().st_size
-    assert_each_message_once_and_each_motions_newest_noted(heard)
-    again = import_all()
-    assert again.imported == 0 and again.lines == 0
-
-
-@pytest.mark.django_db
-def test_inside_a_callers_transaction_every_file_is_read_in_it(six_files, reading_threads):
-    assert connection.in_atomic_block
-    totals = import_all()
-    assert set(reading_threads.values()) == {threading.get_ident()}
-    assert totals.imported == Message.objects.count() > 0
-
-
-@pytest.fixture
-def unfrozen():
-    assert gc.get_freeze_count() == 0
-    yield
-    gc.unfreeze()  # whatever a failing test left
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_collector_leaves_what_was_alive_before_the_import_alone_until_it_ends(
-    six_files, monkeypatch, unfrozen
-):
-    frozen_while_reading: list[int] = []
-    import_file = transcripts.import_file
-
-    def reading(path, **kwargs):
-        frozen_while_reading.append(gc.get_freeze_count())
-        return import_file(path, **kwargs)
-
-    monkeypatch.setattr(transcripts, "import_file", reading)
-    import_all()
-    assert len(frozen_while_reading) == 6 and min(frozen_while_reading) > 0
-    assert gc.get_freeze_count() == 0  # all of it back in the collector's sight
-
-
-@pytest.mark.django_db(transaction=True)
-def test_a_process_that_froze_what_it_loaded_keeps_it_frozen(six_files, unfrozen):
-    loaded = [{"loaded": True}]
-    gc.freeze()  # as wsgi.py does
-    assert not in_the_collectors_sight(loaded)
-    import_all()
-    assert not in_the_collectors_sight(loaded)
-
-
-def in_the_collectors_sight(obj: object) -> bool:
-    return any(tracked is obj for tracked in gc.get_objects())  # the frozen are not listed
-
-
-@pytest.mark.django_db(transaction=True)
-def test_a_tick_with_news_in_one_file_reads_in_the_callers_thread_alone(six_files, reading_threads, settings):
-    import_all()
-    reading_threads.clear()
-    grown = Path(sorted(TranscriptFile.objects.values_list("path", flat=True))[2])
-    lines = grown.read_bytes().splitlines(keepends=True)
-    grown.write_bytes(b"".join(lines) + lines[0])  # one more line (a known one)
-    totals = import_all()
-    assert totals.lines == 1
-    assert set(reading_threads.values()) == {threading.get_ident()}  # no second thread, no connection
-    assert len(reading_threads) == 6

@@ -7,13 +7,10 @@ and float() accepts nan and inf: each would otherwise be a 500 (or a request hel
 from __future__ import annotations
 
 import codecs
-import io
 import math
 from datetime import datetime
-from itertools import chain, compress
 from typing import Any
 
-import orjson
 from django.http import JsonResponse
 from django.utils.dateparse import parse_datetime
 from rest_framework.exceptions import ParseError, ValidationError
@@ -21,50 +18,17 @@ from rest_framework.parsers import JSONParser, get_encoding
 from rest_framework.utils import json
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from ..lib import json_bytes
+from ..lib.json_text import read_json
 
 NUL = "\x00"
 NUL_ESCAPE = "\\u0000"  # how a NUL is written inside a JSON string
-NUL_ESCAPE_BYTES = NUL_ESCAPE.encode()
 # What a NUL becomes where a body may carry one (a harness's tool output): the replacement
 # character, so the rest of the line is kept.
 NUL_STANDIN = "\ufffd"
 
 
-def needs_walk(value: Any, max_depth: int) -> bool:
-    """Whether walk_json has anything to say about `value`: a NUL somewhere, or a container
-    deeper than `max_depth`. The common body has neither, and this look (no paths built, no
-    tuples) costs a fifth of the walk: a stream post of 100 events spent ~8 % of its time in the
-    walk's path strings (bench/ingest.py)."""
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, str):
-            if NUL in item:
-                return True
-            continue
-        if not isinstance(item, dict | list):
-            continue
-        if depth > max_depth:
-            return True
-        children = item
-        if isinstance(item, dict):
-            if any(NUL in name for name in item if isinstance(name, str)):
-                return True
-            children = item.values()
-        for child in children:
-            if isinstance(child, str):
-                if NUL in child:
-                    return True
-            elif isinstance(child, dict | list):
-                stack.append((child, depth + 1))
-    return False
-
-
 def walk_json(value: Any, *, max_depth: int, replace_nul: bool) -> Any:
     """`value` checked for depth, with NUL refused (or replaced). Iterative: no recursion limit."""
-    if not needs_walk(value, max_depth):
-        return value
 
     def clean(text: str, where: str) -> str:
         if NUL not in text:
@@ -114,85 +78,16 @@ def deeper_than(value: Any, max_depth: int) -> bool:
     return False
 
 
-# Exact types: a parsed body holds plain dicts, lists and floats only.
-_IS_CONTAINER = frozenset({dict, list}).__contains__
-_IS_FLOAT = frozenset({float}).__contains__
-# orjson reads an integer past 64 bits as a float (the standard library keeps the int): such a
-# float is at least 2**63 in size, so a float that size is left to the standard library.
-_BIG = 2.0**63
-UNREAD = object()  # read_alike's answer when the standard library must read the text
-UTF_8 = frozenset({"utf-8", "utf8"})  # the encodings orjson reads (DRF's is settings.DEFAULT_CHARSET)
-
-
-def _shallow_with_small_floats(value: Any, max_depth: int) -> bool:
-    """No container in `value` deeper than `max_depth` (deeper_than's rule) and every float smaller
-    than 2**63 in size. One level at a time, the per-value work in C (map, compress, chain): the
-    same look as deeper_than's, whose Python loop over every value was ~0.4 ms of a re-post."""
-    items = [value]
-    depth = 1
-    while items:
-        types = list(map(type, items))
-        if float in types and not all(-_BIG < x < _BIG for x in compress(items, map(_IS_FLOAT, types))):
-            return False
-        containers = list(compress(items, map(_IS_CONTAINER, types)))
-        if not containers:
-            return True
-        if depth > max_depth:
-            return False
-        items = list(chain.from_iterable([c.values() if type(c) is dict else c for c in containers]))
-        depth += 1
-    return True
-
-
-# The bytes answer for a text with at most one escape in this many bytes: a body of many short
-# values (ids, names, times), where the walk is dearest (~60 ns a value: 0.22 ms for a stream post
-# of 100 recorded events, 105 KB, against 0.1 ms for the bytes). Past it (code, tool output, a
-# transcript's lines: an escape every ~100 bytes) each escape costs the scan a match, and the
-# values are fewer and longer. The body's start is counted first (a C count, ~4 us): a body
-# dense with escapes goes to the walk without scanning up to its allowance first.
-BYTES_PER_ESCAPE = 400
-ESCAPES_COUNTED_IN = 16 * 1024
-
-
-def read_alike(raw: bytes, max_depth: int) -> Any:
-    """orjson's value of `raw` (~2.5x faster than json.loads) where it is provably the standard
-    library's and needs no walk, else UNREAD. orjson refuses what the standard library reads
-    otherwise (NaN, Infinity, 1e999, lone surrogates, a depth past 1024, a byte order mark, bytes
-    that are not UTF-8): left to it, with its own errors. It reads alike but for an integer past
-    64 bits, which becomes a float at least 2**63 in size: a body that may hold one is left to the
-    standard library too, as is one holding a NUL or nested deeper than `max_depth` (the walk's
-    cases). Asked of the bytes where their escapes are few (json_bytes: no integer of 19 digits, no
-    `\\u0000`, the brackets outside strings no deeper), else of the value."""
-    try:
-        data = orjson.loads(raw)
-    except ValueError:  # orjson.JSONDecodeError
-        return UNREAD
-    return data if _vouched(raw, data, max_depth) else UNREAD
-
-
-def _vouched(raw: bytes, data: Any, max_depth: int) -> bool:
-    brackets = None
-    if raw.count(b"\\", 0, ESCAPES_COUNTED_IN) <= min(len(raw), ESCAPES_COUNTED_IN) // BYTES_PER_ESCAPE:
-        brackets = json_bytes.structure(raw, max_escapes=len(raw) // BYTES_PER_ESCAPE)
-    if brackets is not None:
-        return not json_bytes.holds_long_integer(raw) and not json_bytes.nested_deeper_than(
-            brackets, max_depth
-        )
-    # Many escapes, or a NUL: the value's own look (a float that size is where a big integer went).
-    return NUL_ESCAPE_BYTES not in raw and _shallow_with_small_floats(data, max_depth)
-
-
 class BoundedJSONParser(JSONParser):
     """JSON only, nested at most API_MAX_JSON_DEPTH deep, no NUL in any string.
 
     A view that takes a harness's own lines sets `replace_nul = True`: a NUL there becomes
     U+FFFD instead of losing the whole batch.
 
-    DRF's parse, with the text kept for a look before the walk: a JSON string holds a NUL only
-    as the escape `\\u0000` (strict JSON refuses a raw control character in a string), so a
-    text without one needs only the depth looked at, containers alone (a fifth of the walk).
-    A UTF-8 body is first read from its bytes by orjson where it reads alike (read_alike), else
-    decoded and read as before. It
+    DRF's parse (its decoding of the body, its strict constants and its error words), read by
+    `lib.json_text.read_json` (orjson; the standard library for what orjson refuses). A JSON
+    string holds a NUL only as the escape `\\u0000` (strict JSON refuses a raw control character
+    in a string), so a text without one needs only its depth looked at, containers alone. It
     also notes on the request (`body_is_plain_json`) whether every number came out finite: then
     each value of the body is one `json.dumps(allow_nan=False)` writes back, which a JSONField
     checks item by item (stream_batch.JSONItems)."""
@@ -209,32 +104,25 @@ class BoundedJSONParser(JSONParser):
                 finite = False
             return value
 
-        raw = stream.read()
-        # orjson reads UTF-8 bytes as they are, and vouches only for finite numbers, no NUL and no
-        # depth past the bound.
-        data = read_alike(raw, settings.API_MAX_JSON_DEPTH) if encoding.lower() in UTF_8 else UNREAD
-        if data is UNREAD:
-            try:
-                # DRF's reading of the body: a truncated sequence at its very end is dropped.
-                text = codecs.getreader(encoding)(io.BytesIO(raw)).read()
-            except ValueError as exc:
-                raise ParseError(f"JSON parse error - {exc}") from exc  # DRF's own words
-            try:
-                parse_constant = json.strict_constant if self.strict else None
-                data = json.loads(text, parse_constant=parse_constant, parse_float=parse_float)
-            except RecursionError as exc:
-                raise ParseError(
-                    f"the JSON is nested deeper than {settings.API_MAX_JSON_DEPTH} levels"
-                ) from exc
-            except ValueError as exc:
-                raise ParseError(f"JSON parse error - {exc}") from exc  # DRF's own words
-            if NUL_ESCAPE in text or deeper_than(data, settings.API_MAX_JSON_DEPTH):
-                view = parser_context.get("view")
-                data = walk_json(
-                    data,
-                    max_depth=settings.API_MAX_JSON_DEPTH,
-                    replace_nul=getattr(view, "replace_nul", False),
-                )
+        try:
+            # DRF's reading of the body: a truncated sequence at its very end is dropped.
+            text = codecs.getreader(encoding)(stream).read()
+        except ValueError as exc:
+            raise ParseError(f"JSON parse error - {exc}") from exc  # DRF's own words
+        try:
+            parse_constant = json.strict_constant if self.strict else None
+            data = read_json(text, parse_constant=parse_constant, parse_float=parse_float)
+        except RecursionError as exc:
+            raise ParseError(f"the JSON is nested deeper than {settings.API_MAX_JSON_DEPTH} levels") from exc
+        except ValueError as exc:
+            raise ParseError(f"JSON parse error - {exc}") from exc  # DRF's own words
+        if NUL_ESCAPE in text or deeper_than(data, settings.API_MAX_JSON_DEPTH):
+            view = parser_context.get("view")
+            data = walk_json(
+                data,
+                max_depth=settings.API_MAX_JSON_DEPTH,
+                replace_nul=getattr(view, "replace_nul", False),
+            )
         if (request := parser_context.get("request")) is not None:
             request.body_is_plain_json = finite
         return data

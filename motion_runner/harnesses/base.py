@@ -3,7 +3,6 @@ to the common events the runner writes as Messages."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -15,12 +14,14 @@ if TYPE_CHECKING:
     from .policy import ToolPolicy
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from ..lib.json_text import read_json
 
 
 def json_object(line: str | bytes) -> dict[str, Any]:
     """One JSON Lines line as an object. ValueError, saying what it was instead, for anything
-    else: every harness and transcript line is an object, so a bare value is a bad line."""
-    obj = json.loads(line)
+    else: every harness and transcript line is an object, so a bare value is a bad line.
+    Read by `read_json`, whose contract says where it differs from `json.loads`."""
+    obj = read_json(line)
     if not isinstance(obj, dict):
         raise ValueError(f"a JSON {type(obj).__name__}, not an object")
     return obj

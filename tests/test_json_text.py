@@ -1,0 +1,80 @@
+"""`read_json`'s contract: orjson's reading, the standard library's for what orjson refuses, and an
+integer past 64 bits read as the float nearest it. Every reader of a body or a line goes through it
+(the API's parser, harness and transcript lines)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from motion_runner.lib.json_text import read_json
+
+
+def typed(value) -> str:
+    """A value as JSON text: an int and a float, True and 1, -0.0 and 0.0 all differ."""
+    return json.dumps(value)
+
+
+within_64_bits = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**64 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=4), children, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@given(within_64_bits, st.booleans())
+def test_a_value_within_64_bits_reads_as_the_standard_library_reads_it(value, ascii_only):
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert typed(read_json(text)) == typed(json.loads(text))
+    assert typed(read_json(text.encode())) == typed(json.loads(text))
+
+
+@pytest.mark.parametrize("number", [2**64, -(2**63) - 1, 123456789012345678901234567890])
+def test_an_integer_past_64_bits_is_read_as_the_float_nearest_it(number):
+    assert typed(read_json(f'{{"n": {number}}}')) == typed({"n": float(number)})
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("[NaN, Infinity, -Infinity]", "[NaN, Infinity, -Infinity]"),
+        ("[1e999]", "[Infinity]"),
+        ('"\\ud800"', '"\\ud800"'),  # a lone surrogate
+    ],
+)
+def test_what_orjson_refuses_the_standard_library_reads(text, expected):
+    assert typed(read_json(text)) == expected
+
+
+def test_the_standard_librarys_hooks_decide_what_orjson_refused():
+    def refuse(name: str):
+        raise ValueError(f"{name} is not JSON")
+
+    with pytest.raises(ValueError, match="NaN is not JSON"):
+        read_json("[NaN]", parse_constant=refuse)
+    assert read_json("[1.5]", parse_constant=refuse) == [1.5]  # orjson's: the hook is not asked
+
+
+@pytest.mark.parametrize("text", ["{not json", "", "[1,]", "01", "[1] x", "\ufeff{}"])
+def test_a_bad_text_is_a_value_error(text):
+    with pytest.raises(ValueError):
+        read_json(text)
+
+
+def test_a_text_nested_past_pythons_own_limit_is_a_recursion_error():
+    with pytest.raises(RecursionError):
+        read_json("[" * 100_000 + "]" * 100_000)
+
+
+def test_a_line_of_bytes_keeps_what_a_damaged_byte_leaves():
+    assert read_json(b'{"x": "a\xffb"}') == {"x": "a\ufffdb"}
+    assert read_json(b'\x0c{"x": 1} ') == {"x": 1}  # whitespace JSON does not know, around a line
