@@ -24,7 +24,7 @@ URL = setup()
 
 from django.db import connection  # noqa: E402
 from django.db.backends.postgresql.psycopg_any import register_tzloader  # noqa: E402
-from django.db.models import F, Model  # noqa: E402
+from django.db.models import F  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
@@ -80,18 +80,6 @@ def naive_look(now):
 
 
 @contextmanager
-def djangos_own_from_db():
-    """ListenState rows built through Model.__init__ (Django's from_db) while inside, instead of
-    ListenState's own from_db that sets a whole row into __dict__."""
-    ours = ListenState.__dict__["from_db"]
-    ListenState.from_db = classmethod(Model.from_db.__func__)
-    try:
-        yield
-    finally:
-        ListenState.from_db = ours
-
-
-@contextmanager
 def djangos_own_loader():
     """This connection reads timestamps through Django's stock loader while inside."""
     connection.ensure_connection()
@@ -127,7 +115,7 @@ def main() -> None:
     print(f"database: {URL} ({connection.vendor})")
     print(
         f"{'motions':>9} {'active':>7} | {'look ms':>8} {'queries':>7} {'rows':>5} {'batch ms':>8} | "
-        f"{'__init__ ms':>11} | {'stock ms':>8} {'stock/look':>10} | {'naive ms':>9} {'rows':>5} | {'naive/look':>10}"
+        f"{'stock ms':>8} {'stock/look':>10} | {'naive ms':>9} {'rows':>5} | {'naive/look':>10}"
     )
     cases = [(1_000, 10), (10_000, 100), (100_000, 1_000), (1_000, 10), (100_000, 10)]
     first_plan = ""
@@ -136,26 +124,18 @@ def main() -> None:
         now = timezone.now()
         look_ms, look_queries, look_rows = measure(lambda now=now: look(now, 10**6))
         batch_ms, _, _ = measure(lambda now=now: look(now, 200))
-        with djangos_own_from_db():
-            init_ms, _, _ = measure(lambda now=now: look(now, 10**6))
-        look_ms = min(look_ms, measure(lambda now=now: look(now, 10**6))[0])  # both arms twice, interleaved
-        with djangos_own_from_db():
-            init_ms = min(init_ms, measure(lambda now=now: look(now, 10**6))[0])
+        look_ms = min(look_ms, measure(lambda now=now: look(now, 10**6))[0])
         with djangos_own_loader():
             stock_ms, _, _ = measure(lambda now=now: look(now, 10**6))
         naive_ms, _, naive_rows = measure(lambda now=now: naive_look(now))
         print(
             f"{total:>9,} {active:>7,} | {look_ms:>8.3f} {look_queries:>7} {look_rows:>5} {batch_ms:>8.3f} | "
-            f"{init_ms:>11.3f} | "
             f"{stock_ms:>8.3f} {stock_ms / look_ms:>9.1f}× | {naive_ms:>9.3f} {naive_rows:>5} | {naive_ms / look_ms:>9.1f}×"
         )
         if total == 100_000:
             first_plan = first_plan or plan(now)
     print(f"plan at 100,000: {first_plan}")
     print("(look: every due pair; batch: the tick's real look, at most Dials.look_batch = 200 pairs;")
-    print(
-        " __init__: the look's rows built through Model.__init__ (Django's from_db), as before ListenState.from_db;"
-    )
     print(" stock: the look read through Django's own timestamptz loader, before motion_runner/pg_backend;")
     print(" naive: every pair's last post compared with its cursor, as a poller of all Motions asks)")
 

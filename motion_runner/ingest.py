@@ -21,7 +21,6 @@ from django.utils import timezone
 
 from .display import summarize_input, turn_end_text
 from .harnesses.base import Event, EventKind
-from .lib.rows import NewInstances
 from .message_fit import BadEvent, announce, fit_message
 from .models import Agent, Kind, Message, Motion, Turn
 from .record import binding
@@ -45,8 +44,6 @@ MESSAGE_KINDS = frozenset(
         EventKind.COMPACT,
     }
 )
-# A batch's Messages built without Model.__init__'s setattr per field (lib/rows.py).
-NEW_MESSAGES = NewInstances(Message)
 
 
 def event_message_id(event: Event) -> uuid.UUID | None:
@@ -143,7 +140,7 @@ class EventWriter:
         fields = self.message_fields(event)
         if fields is not None and message_id is not None:
             fields["id"] = message_id
-        return None if fields is None else NEW_MESSAGES.new(fields)
+        return None if fields is None else Message(**fields)
 
     def message_fields(self, event: Event) -> dict[str, Any] | None:
         """`Message(**fields)` is the event's Message; None for an event that writes none."""

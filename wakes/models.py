@@ -8,8 +8,6 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
-from django.db.models.base import ModelState
-from django.db.models.signals import post_init, pre_init
 from django.utils import timezone
 
 from motion_runner.models import Agent, Message, Motion, Turn
@@ -500,24 +498,6 @@ class ListenState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent} in {self.motion_id}"
-
-    @classmethod
-    def from_db(cls, db: str | None, field_names: list[str], values: tuple[Any, ...]) -> ListenState:
-        """A whole row straight into the instance's __dict__, as Model.__init__ would leave it.
-
-        The consider loop's look loads every due pair (1,000 at 100,000 Motions) and __init__'s
-        setattr per field was half its time (bench/consider_look.py). A row with deferred fields,
-        or a model someone listens to pre_init/post_init on, takes Django's own way."""
-        fields = cls._meta.concrete_fields
-        if len(values) != len(fields) or pre_init.has_listeners(cls) or post_init.has_listeners(cls):
-            return super().from_db(db, field_names, values)
-        instance = cls.__new__(cls)
-        instance.__dict__.update(zip([field.attname for field in fields], values, strict=True))
-        state = ModelState()
-        state.adding = False
-        state.db = db
-        instance._state = state
-        return instance
 
     @property
     def pending(self) -> bool:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import functools
 import logging
 import uuid
-from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +31,7 @@ from rest_framework.exceptions import APIException, PermissionDenied
 
 from ..db_retry import retry_conflicts
 from ..harnesses import HARNESSES, EventKind, HarnessError, get_adapter
-from ..ingest import MESSAGE_KINDS, EventWriter, IngestContext, WriteOutcome, event_message_id
+from ..ingest import EventWriter, IngestContext, WriteOutcome, event_message_id
 from ..lib.rows import db_value
 from ..message_fit import BadEvent
 from ..models import (
@@ -48,7 +47,6 @@ from ..models import (
     recorded_turn_ends,
 )
 from ..record import binding
-from ..record.own import OwnRecord
 from ..sessions import SessionConflict, claim_session
 from ..system_lines import post_system_message
 
@@ -155,13 +153,6 @@ class SessionRead:
 
     turn_id: int | None  # the agent's running turn of this session in this Motion, if any
     newest_end: list[Any]  # [the raw line of the session's newest recorded turn end], or []
-    known: set[uuid.UUID] | None = None  # those of the ids asked that the record holds; None: not asked
-
-
-def known_ids_ride_with_claim(alias: str) -> bool:
-    """Whether the record's known ids are the apps' own Message table's on the claim's database,
-    so that they can be asked in the claim's statement (OwnRecord.known_ids, unchanged)."""
-    return type(binding()).known_ids is OwnRecord.known_ids and router.db_for_read(Message) == alias
 
 
 # Backends whose UPDATE … RETURNING may sit in a WITH (SQLite's may not): the claim is one statement.
@@ -169,66 +160,39 @@ ONE_STATEMENT_VENDORS = {"postgresql"}
 
 
 @functools.cache
-def claim_and_read_sql(alias: str, with_known: bool = False, own_transaction: bool = False) -> str:
+def claim_and_read_sql(alias: str) -> str:
     """PostgreSQL: the claim of a session already this Motion's (the agent's own, or no one's yet)
-    as a data-modifying CTE, with the running turn and the newest turn end read beside it, and
-    (`with_known`) which of a uuid[] of Message ids are stored, as OwnRecord.known_ids asks.
-
-    `own_transaction` (the statement is a transaction of its own, autocommit): it commits without
-    waiting for the WAL's flush to disk (synchronous_commit off for this transaction alone). All
-    it writes is the session's last_used_at; a crash in the next fraction of a second could lose
-    that touch and nothing else (the next synchronous commit, a post's Messages, flushes it too),
-    and a re-post no longer waits for an fsync (~0.3 ms of one here)."""
+    as a data-modifying CTE, with the running turn and the newest turn end read beside it."""
     quote = connections[alias].ops.quote_name
     sessions, turns, messages = (quote(m._meta.db_table) for m in (MotionSession, Turn, Message))
     return (
-        (
-            f"WITH claimed AS (UPDATE {sessions} SET {quote('last_used_at')} = %s"
-            f" WHERE {quote('session_id')} = %s AND {quote('motion_id')} = %s"
-            f" AND ({quote('agent_id')} = %s OR {quote('agent_id')} IS NULL) RETURNING 1)"
-            f" SELECT EXISTS (SELECT 1 FROM claimed),"
-            f" (SELECT {quote('id')} FROM {turns} WHERE {quote('motion_id')} = %s AND {quote('agent_id')} = %s"
-            f" AND {quote('session_id')} = %s AND {quote('status')} = %s"
-            f" ORDER BY {quote('queued_at')} DESC LIMIT 1),"
-            f" (SELECT {quote('raw')} FROM {messages} WHERE {quote('session_id')} = %s AND {quote('kind')} = %s"
-            f" ORDER BY {quote('created_at')} DESC LIMIT 1)"
-        )
-        + (
-            f", (SELECT array_agg({quote('id')}) FROM {messages} WHERE {quote('id')} = ANY(%s::uuid[]))"
-            if with_known
-            else ""
-        )
-        + (", set_config('synchronous_commit', 'off', true)" if own_transaction else "")
+        f"WITH claimed AS (UPDATE {sessions} SET {quote('last_used_at')} = %s"
+        f" WHERE {quote('session_id')} = %s AND {quote('motion_id')} = %s"
+        f" AND ({quote('agent_id')} = %s OR {quote('agent_id')} IS NULL) RETURNING 1)"
+        f" SELECT EXISTS (SELECT 1 FROM claimed),"
+        f" (SELECT {quote('id')} FROM {turns} WHERE {quote('motion_id')} = %s AND {quote('agent_id')} = %s"
+        f" AND {quote('session_id')} = %s AND {quote('status')} = %s"
+        f" ORDER BY {quote('queued_at')} DESC LIMIT 1),"
+        f" (SELECT {quote('raw')} FROM {messages} WHERE {quote('session_id')} = %s AND {quote('kind')} = %s"
+        f" ORDER BY {quote('created_at')} DESC LIMIT 1)"
     )
 
 
-def claim_and_read(
-    session_id: str, motion: Motion, agent: Agent, harness: str, asked: Collection[uuid.UUID] = ()
-) -> SessionRead:
+def claim_and_read(session_id: str, motion: Motion, agent: Agent, harness: str) -> SessionRead:
     """`claim_for`, and what the post reads of the session next (its running turn, the newest
     turn end for the adapter's running total). A session already this Motion's, the agent's own
     or no one's, is claimed by a conditional UPDATE as claim_session does with a fresh read; on
-    PostgreSQL that UPDATE and both reads are one statement (a re-post's common case), which
-    also asks which of the Message ids `asked` are stored when the record is the own table.
+    PostgreSQL that UPDATE and both reads are one statement (a re-post's common case).
     Anything else (a new session, a move, another agent's) goes through claim_for as before."""
     connection = connections[router.db_for_write(MotionSession)]
     now = timezone.now()
-    known = None
     if connection.vendor in ONE_STATEMENT_VENDORS:
-        with_known = bool(asked) and known_ids_ride_with_claim(connection.alias)
         params: list[Any] = [now, session_id, motion.pk, agent.pk]
         params += [motion.pk, agent.pk, session_id, TurnStatus.RUNNING, session_id, Kind.TURN_END]
-        if with_known:
-            params.append("{" + ",".join(map(str, asked)) + "}")  # one uuid[] literal (OwnRecord.known_ids)
-        # Inside a caller's transaction (ATOMIC_REQUESTS, a test) the setting would last to its
-        # end and cover whatever else it writes: only a statement that is its own transaction.
-        own_transaction = connection.get_autocommit() and not connection.in_atomic_block
         with connection.cursor() as cursor:
-            cursor.execute(claim_and_read_sql(connection.alias, with_known, own_transaction), params)
-            claimed, turn_id, newest, *found = cursor.fetchone()
+            cursor.execute(claim_and_read_sql(connection.alias), params)
+            claimed, turn_id, newest = cursor.fetchone()
         newest_end = [] if newest is None else [db_value(connection, Message._meta.get_field("raw"), newest)]
-        if with_known:
-            known = set(found[0] or ())
     else:
         claimed = (
             MotionSession.objects.filter(pk=session_id, motion_id=motion.pk)
@@ -246,7 +210,7 @@ def claim_and_read(
         binding().claim(session_id, motion)
     else:
         claim_for(session_id, motion, agent, harness)
-    return SessionRead(turn_id=turn_id, newest_end=newest_end, known=known)
+    return SessionRead(turn_id=turn_id, newest_end=newest_end)
 
 
 def move_session(session: MotionSession, motion: Motion, agent: Agent) -> bool:
@@ -311,15 +275,7 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
     except HarnessError as exc:
         raise serializers.ValidationError({"harness": [str(exc)]}) from exc
     events = data["events"]
-    # The ids the adapter expects the lines to give, asked with the claim (one round trip less);
-    # the parse below still decides each event's id, and asks for any the guess missed.
-    guessed: dict[str, uuid.UUID] = {}
-    for text in adapter.probable_message_ids(events, session_id):
-        try:
-            guessed[text] = uuid.UUID(text)
-        except ValueError:
-            continue
-    read = claim_and_read(session_id, motion, agent, harness, asked=set(guessed.values()))
+    read = claim_and_read(session_id, motion, agent, harness)
     turn_id = read.turn_id
     # The writer gets the running turn whole before it prepares its first event (a Message points
     # at it, an init or unknown line writes to it); a re-post of known events needs only its id.
@@ -346,12 +302,6 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
     failed: set[int] = set()
     turn_end = None
 
-    def message_id(event) -> uuid.UUID | None:
-        # event_message_id's answer, from the UUID made for the guess when it is the same text.
-        if event.kind in MESSAGE_KINDS and isinstance(event.uuid, str) and event.uuid in guessed:
-            return guessed[event.uuid]
-        return event_message_id(event)
-
     def fail(index: int, line: dict[str, Any], exc: Exception) -> None:
         if isinstance(exc, (Conflict, PermissionDenied)):
             raise exc
@@ -377,16 +327,12 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
             continue
         try:
             line_events = parser.feed(line)
-            parsed.append((index, line, [(event, message_id(event)) for event in line_events]))
+            parsed.append((index, line, [(event, event_message_id(event)) for event in line_events]))
         except Exception as exc:
             fail(index, line, exc)
     # Each event's Message id made once (a UUID each), and what the record holds asked in one query.
     ids = {message_id for _, _, pairs in parsed for _, message_id in pairs if message_id is not None}
-    if read.known is None:
-        known = binding().known_ids(list(ids)) if ids else set()
-    else:
-        missed = ids.difference(guessed.values())
-        known = read.known | (binding().known_ids(list(missed)) if missed else set())
+    known = binding().known_ids(list(ids)) if ids else set()
     wrote_any = False  # a known Message counts as one written for the turn's heartbeat, as before
     for index, line, pairs in parsed:
         try:

@@ -176,12 +176,6 @@ class HarnessAdapter:
         that never printed its result line."""
         return None
 
-    def probable_message_ids(self, lines: list[Any], session_id: str) -> list[str]:
-        """The Message ids these lines' events are expected to carry, read without parsing them,
-        so that a stream post can ask the record for them before its parse. Only a guess: the
-        post checks every parsed id against it and asks for those it missed. None here."""
-        return []
-
     def new_parser(
         self, session_id: str = "", *, turn=None, recorded_ends: RecordedEnds = no_recorded_ends
     ) -> StreamParser:

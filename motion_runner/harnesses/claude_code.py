@@ -487,25 +487,6 @@ class ClaudeCodeAdapter(HarnessAdapter):
             return None
         return pricing.anthropic_cost(message.model_backend, usage)
 
-    def probable_message_ids(self, lines: list[Any], session_id: str) -> list[str]:
-        """A line's own uuid, and for its further content blocks the ids `_block_uuid` derives
-        from it (a superset of what its events carry). A line without a uuid of its own is left
-        out: its ids hang on the parser's session (the stream asks for them after the parse)."""
-        ids: list[str] = []
-        for line in lines:
-            if (
-                not isinstance(line, dict)
-                or not isinstance(line_uuid := line.get("uuid"), str)
-                or not line_uuid
-            ):
-                continue
-            ids.append(line_uuid)
-            message = line.get("message")
-            content = message.get("content") if isinstance(message, dict) else None
-            if isinstance(content, list) and len(content) > 1:
-                ids.extend(line_block_uuid(line_uuid, index) for index in range(1, len(content)))
-        return ids
-
     def new_parser(
         self, session_id: str = "", *, turn=None, recorded_ends: RecordedEnds = no_recorded_ends
     ) -> ClaudeCodeParser:
