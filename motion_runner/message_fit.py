@@ -93,8 +93,8 @@ def text_limit(kind: str) -> int:
 
 @cache
 def _text_limits() -> tuple[int, int]:
-    """(MESSAGE_TEXT_MAX_CHARS, MESSAGE_TOOL_RESULT_MAX_CHARS), read once: a settings read is
-    ~0.9 us (django.conf's lookup, then the default), once for every Message fitted. Forgotten
+    """(MESSAGE_TEXT_MAX_CHARS, MESSAGE_TOOL_RESULT_MAX_CHARS), read once rather than through
+    django.conf's lookup and the default for every Message fitted. Forgotten
     whenever a setting changes (override_settings, pytest-django's `settings`), as redaction's."""
     return settings.MESSAGE_TEXT_MAX_CHARS, settings.MESSAGE_TOOL_RESULT_MAX_CHARS
 

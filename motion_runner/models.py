@@ -411,15 +411,14 @@ def recorded_turn_ends(
 ) -> Callable[[], Iterator[Any]]:
     """A reader of the raw lines of a session's recorded turn ends, newest first, for an
     adapter's `new_parser` (a resumed session's running total). Read only as the adapter reads:
-    the newest line alone first (it usually holds the total, and every stream post asks; twenty
-    raw result lines decoded each time were a tenth of a re-post), the rest up to `newest` only if
+    the newest line alone first (it usually holds the total, and every stream post asks), the rest up to `newest` only if
     the adapter reads on; each read at most once. `newest_read`: the newest alone ([raw], or []
     for none) as the caller already read it (the stream reads it with the session's claim)."""
     # [the newest alone], then [all up to `newest`]
     read: list[list[Any]] = [] if newest_read is None else [newest_read]
 
     def lines() -> Iterator[Any]:
-        # Made only when a read is needed: building the QuerySet was ~4 % of a re-post.
+        # Made only when a read is needed.
         def ends() -> models.QuerySet[Message]:
             return Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
 

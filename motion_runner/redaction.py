@@ -58,7 +58,7 @@ SECRET_WORD = re.compile(
 # Where a keyword may start: found with str.find (fast), then matched there (anchored).
 SECRET_WORD_STARTS = ("secret", "token", "passw", "api", "private", "access", "credential", "mnemonic")
 # Any of them in the lowered text, in one search: most strings hold none (ids, names, times), and
-# for those this one look (~0.25 us) is all _secret_words does, not eight finds (~1.1 us).
+# for those this one look is all _secret_words does, not eight finds.
 ANY_SECRET_WORD_START = re.compile("|".join(map(re.escape, SECRET_WORD_STARTS)))
 # After the keyword: the rest of the name (bounded), then `=` or `:`, then the value.
 ASSIGNED_VALUE = re.compile(r"[A-Za-z0-9_.-]{0,40}?[\"']?\s*[:=]\s*[\"']?([^\s\"'\\,;(){}\[\]<>]{6,})")
@@ -84,8 +84,8 @@ def _configured(values: tuple[str, ...]) -> re.Pattern | None:
 def _redaction_settings() -> tuple[bool, tuple[str, ...], tuple[str, ...]]:
     """(REDACT_SECRETS, the configured secrets, those long enough to look for), read once.
 
-    Every string of every stored line is redacted: reading the six settings for each one cost
-    ~35 µs a string, a third of the stream API's time (bench/ingest.py). Cleared whenever a
+    Every string of every stored line is redacted: the six settings are not read again for each
+    one. Cleared whenever a
     setting changes (override_settings, pytest-django's `settings`)."""
     values = configured_secrets()
     return bool(settings.REDACT_SECRETS), values, tuple(v for v in values if len(v) >= 8)
@@ -198,7 +198,7 @@ def _redact_json(value: Any, redact_one: Callable[[str], str]) -> Any:
         node = stack.pop()
         # Replacing the value of a key while iterating a dict's items is allowed (its size stays).
         for key, item in node.items() if isinstance(node, dict) else enumerate(node):
-            # Parsed JSON holds exactly these types: asked by `type` first (a line has ~30 values),
+            # Parsed JSON holds exactly these types: asked by `type` first (a line has many values),
             # then by isinstance for a subclass (a TextChoices value is a str).
             kind = type(item)
             if kind is str:
@@ -220,7 +220,7 @@ _JSON_SCALARS = frozenset({int, float, bool, type(None)})
 class Redactor:
     """`redact` and `redact_json` that redact each distinct string once. A batch's lines repeat
     most of their strings (the model, the session id, "assistant"; a text block is both in the raw
-    line and the Message's text), ~10 copies of each in a stream post (bench/ingest.py). One per
+    line and the Message's text), many copies of each in a stream post. One per
     batch (EventWriter.write_many forgets them): the strings, secrets among them, are not kept
     past it, at most MAX_REMEMBERED strings or MAX_CHARACTERS at once, and forgotten when the
     redaction settings change."""
@@ -243,8 +243,8 @@ class Redactor:
 
     def redact_json(self, value: Any) -> Any:
         """_redact_json's walk with `_redact`'s look-up written into it: a stream post's raw lines
-        hold ~1,200 strings for ~170 distinct ones, and a call for each string that is already
-        known was a fifth of the redaction's time (bench/stream_web.py). Same strings, same
+        hold many strings and few distinct ones, and a call for each string that is already
+        known is spared. Same strings, same
         answers, same order of first sightings (what `forget` counts)."""
         self._check_settings()
         if not isinstance(value, dict | list):

@@ -110,8 +110,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = "motion_runner.pg_backend"
     # A process's threads share DATABASE_POOL_SIZE connections (Django's "pool", psycopg-pool)
     # instead of each opening its own per request: a long poll gives its connection back while
-    # it waits, and opening a new one was more than half of each poll's cost (27.5 -> 11.5 ms;
-    # bench/waiting_readers.py, bench/stream_latency.py). 0: no pool.
+    # it waits, and opening a new one was most of a poll's cost (bench/waiting_readers.py,
+    # bench/stream_latency.py). 0: no pool.
     pool_size = env_int("DATABASE_POOL_SIZE", 10)
     if pool_size > 0:
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # a pool and persistent connections exclude each other
@@ -293,7 +293,7 @@ LOGGING = {
     "formatters": {"redacted": {"()": "motion_runner.redaction.RedactingFormatter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "redacted"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    # httpx logs every request at INFO: a watch cycle is ~500 of them every 90 s.
+    # httpx logs every request at INFO: a watch cycle makes hundreds of them.
     "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }
 

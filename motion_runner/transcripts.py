@@ -421,7 +421,7 @@ class ImportAnnouncer:
     `newest_of_batch` on the newest post of each Motion's batch (`message_fit.announce`): wakes/
     moves that Motion's consider-loop clocks once a batch (`wakes.loop.note_post`, a handful of
     statements). Each file's commit was a batch of its own, so a directory of transcripts in one
-    Motion paid the note for every file (about a tenth of bench/importer.py's wall time). Here the
+    Motion paid the note for every file. Here the
     first commit is announced at once, those within NOTE_SECONDS of the last announcement wait for
     the next commit past it, and `flush` takes the rest when the import ends: mentions and the
     clocks learn of a post at most that much later, as with the runner's own pacing

@@ -38,7 +38,7 @@ def session_lock(session_id: str):
     advisory lock does it, SQLite serializes writers by itself. Inside a caller's transaction (the
     importer's, a file's) no savepoint: the lock is held to the caller's end whatever happens, and
     an error here fails the caller's transaction as it would anyway (no writer catches one and
-    goes on in the same transaction); two round trips less a file (bench/importer.py).
+    goes on in the same transaction): two round trips less a file.
     """
     with transaction.atomic(savepoint=False):
         if session_id and connection.vendor == "postgresql":
@@ -112,8 +112,7 @@ def stored_like(
 ) -> list[Message]:
     """`Message.objects.filter(motion_id=…, session_id__in=sessions, kind__in=kinds,
     <column>__in=values).order_by(*order)`. On PostgreSQL one statement of arrays written by
-    hand: the ORM compiled and bound a placeholder per value, ~2 ms of CPU for a transcript file's
-    tool ids (bench/importer.py)."""
+    hand, where the ORM compiles and binds a placeholder per value (bench/importer.py)."""
     connection = connections[router.db_for_read(Message)]
     if connection.vendor != "postgresql":
         lookups = {

@@ -11,8 +11,8 @@ application = get_wsgi_application()
 def freeze_what_is_loaded() -> None:
     """The URLconf (and with it every view) loaded, then everything alive moved out of the cyclic
     collector's sight (gc.freeze): a request's own objects still are collected, but a full
-    collection no longer walks the ~150,000 objects of Django and the apps, which cost a re-post
-    of 100 events ~1 ms on average (bench/repost.py)."""
+    collection no longer walks the objects of Django and the apps on a request's time
+    (bench/repost.py `--freeze`)."""
     get_resolver().url_patterns  # noqa: B018 - loaded for its side effect
     gc.collect()
     gc.freeze()

@@ -3,7 +3,7 @@
 Every batch holding a post is noted (the loop's clocks of each listening pair move), so a fresh
 stream post paid for the note as much as for its own insert: the states' ensure, the dials'
 get_or_create, BEGIN, the states' `SELECT … FOR UPDATE`, the overrides, an UPDATE per state and
-COMMIT, each compiled by the ORM (15 % of the web process's CPU a fresh post, bench/stream_web.py).
+COMMIT, each compiled by the ORM (bench/stream_web.py).
 
 Here, on PostgreSQL, one statement reads the Motion's states with everything the note needs beside
 them (the dials row, the listening agents still without a state, whether any override could

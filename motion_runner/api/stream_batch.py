@@ -69,8 +69,8 @@ class TooManyEvents(APIException):
 
 class JSONItems(serializers.ListField):
     """`ListField(child=JSONField())` for a list straight out of the request's JSON body. A
-    JSONField's one check of an item is `json.dumps(item, allow_nan=False)` (a tenth of a
-    re-post, for a hundred events), and a parsed body's value fails it only by a non-finite
+    JSONField's one check of an item is `json.dumps(item, allow_nan=False)`, a walk of every
+    value again, and a parsed body's value fails it only by a non-finite
     number, which the parser looks for (bounds.BoundedJSONParser, `body_is_plain_json`); so with
     the request in the context and no such number, only a null item is refused, as the JSONField
     refuses it. Otherwise, and for any null, each item is validated as before, errors and all."""

@@ -1,11 +1,11 @@
 """Django's PostgreSQL DatabaseWrapper, with faster loading of timestamps and dumping of arrays.
 
-Profiling bench/consider_look.py and bench/ingest.py (cProfile) showed two of psycopg's adapters,
-both in pure Python even with psycopg-binary installed, as the largest costs after the queries:
+Two of psycopg's adapters are pure Python even with psycopg-binary installed, and were the largest
+costs after the queries in profiles of the consider loop's look and the stream API (the figures
+are in bench/README.md):
 
 - Django loads every `timestamptz` through its own subclass of psycopg's Python loader (the C one
-  cannot be subclassed), ~5 µs a value: 1,000 ListenState rows of seven timestamps cost 24 ms
-  to read where PostgreSQL took 1 ms. `FastTzLoader` hands a UTC session's values to psycopg's
+  cannot be subclassed), value by value in Python. `FastTzLoader` hands a UTC session's values to psycopg's
   C loader, which gives the same datetimes (tzinfo `datetime.UTC`); any other session keeps
   Django's loader.
 - Django 5.2 bulk-inserts through `UNNEST(%s::type[])`: each column is one text array, quoted by

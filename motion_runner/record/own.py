@@ -32,8 +32,8 @@ class OwnRecord(RecordBinding):
         connection = connections[router.db_for_read(Message)]
         if connection.vendor != "postgresql":
             return set(Message.objects.filter(id__in=ids).values_list("id", flat=True))
-        # The ids as one uuid[] literal: the ORM's `IN (%s, …)` prepared and quoted each of a
-        # batch's hundred ids (1.5 ms of a re-post's 13; this, 0.4 ms with the round trip).
+        # The ids as one uuid[] literal, where the ORM's `IN (%s, …)` prepares and quotes each of
+        # a batch's hundred ids (measured in bench/README.md).
         table, column = (connection.ops.quote_name(name) for name in (Message._meta.db_table, "id"))
         with connection.cursor() as cursor:
             cursor.execute(
@@ -45,8 +45,8 @@ class OwnRecord(RecordBinding):
     def insert_batch(self, batch: list[Message]) -> list[Message]:
         """`INSERT … ON CONFLICT DO NOTHING RETURNING id` tells exactly which rows were new, so two
         writers racing with the same batch each learn their own share. On PostgreSQL the rows go
-        through COPY (record/pg_copy.py: the same rows, conflicts and returned ids, for about
-        40 % of the ORM's CPU in this process; bench/ingest.py)."""
+        through COPY (record/pg_copy.py: the same rows, conflicts and returned ids, for less CPU
+        than the ORM's; bench/ingest.py)."""
         using = router.db_for_write(Message)
         connection = connections[using]
         with transaction.atomic(using=using):

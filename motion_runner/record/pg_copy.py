@@ -126,7 +126,7 @@ def jsonb_text(value: Any) -> bytes | str:
     """A JSON document of `value` that PostgreSQL reads as the same jsonb as `json.dumps(value)`'s.
 
     orjson writes what json.dumps writes but for the spacing, escapes and exponent spelling (jsonb
-    keeps none of them), ~8x faster; it refuses what it would write differently (an integer past
+    keeps none of them), faster; it refuses what it would write differently (an integer past
     64 bits, a lone surrogate, a key that is not a string, a subclass, a date), which the standard
     library then writes. Where the insert failed before, it may not now: a non-finite float is
     written as null, where json.dumps writes NaN or Infinity, which jsonb refuses, failing the
