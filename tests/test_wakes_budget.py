@@ -229,3 +229,23 @@ def test_an_always_watch_wake_under_the_cap_still_wakes(room, clock):
     line = say(room.motion, room.justin, "✎ Talk:Merch edited by skyler: prices", clock, kind="watch")
 
     assert wake_for_watch(line, room.magent, dispatch=False) is not None
+
+
+def test_what_a_reservation_reads_of_the_days_spend_is_read_under_the_days_row_lock(room, clock, loop):
+    """The day's row is written (and so row-locked to the transaction's end) before the spend is
+    summed and the envelope written, in one transaction: racing reservations queue on it
+    (docs/concurrency.md). Pinned by the statements, so it holds on SQLite and PostgreSQL alike;
+    tests/test_wakes_races.py races real workers on PostgreSQL."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        [c] = burst(room, loop, clock)
+    sqls = [q["sql"] for q in queries.captured_queries]
+    lock = next(i for i, sql in enumerate(sqls) if sql.startswith('UPDATE "wakes_budgetday"'))
+    summed = next(i for i, sql in enumerate(sqls) if "SUM(" in sql and '"wakes_spend"' in sql)
+    reserved = next(i for i, sql in enumerate(sqls) if sql.startswith('INSERT INTO "wakes_spend"'))
+    assert lock < summed < reserved
+    between = sqls[lock:reserved]
+    assert not any(sql.startswith(("COMMIT", "RELEASE SAVEPOINT", "ROLLBACK")) for sql in between), between
+    assert Spend.objects.get(consideration=c).amount > 0
