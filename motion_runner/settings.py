@@ -178,6 +178,10 @@ CELERY_TIMEZONE = TIME_ZONE
 # A turn is launched once; a lost worker is found by the sweeper, never by redelivery
 # of a task that may already have spent money.
 CELERY_TASK_ACKS_LATE = False
+# A worker whose broker went away waits for it however long it takes (kombu's default gives up
+# after 100 tries and the worker exits); docker-compose restarts one that exits anyway.
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Queues by kind: a turn holds its worker for up to the turn timeout, so turns have a queue (and
 # workers) of their own, and the loop's tick, considerations, sweeps and settles are never stuck
