@@ -74,6 +74,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "motion_runner.api.bounds.RefuseNulInQuery",
+    # The database away: 503 + Retry-After in the API's error body, never an HTML 500.
+    "motion_runner.api.outage.DatabaseAwayMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
