@@ -18,9 +18,8 @@ import httpx
 import psycopg
 import pytest
 
-from tests.faults.private_services import PrivatePostgres, free_port
+from tests.faults.private_services import _env, free_port, fresh_database
 from tests.faults.support import wait_for
-from tests.faults.test_database_restart import _env, fresh_database, private_postgres  # noqa: F401
 from tests.recorded import fresh_stream_events
 
 SEED = Path(__file__).with_name("seed_in_a_process.py")
@@ -29,7 +28,7 @@ ROUTES = {"motion": "/api/motions/harbor/stream/", "memory-lane": "/api/moods/ha
 
 
 @pytest.fixture
-def served(private_postgres, tmp_path):  # noqa: F811
+def served(private_postgres, tmp_path):
     url = fresh_database(private_postgres)
     seeded = subprocess.run(
         [sys.executable, str(SEED)], env=_env(url), capture_output=True, text=True, check=True, timeout=120
@@ -43,7 +42,9 @@ def served(private_postgres, tmp_path):  # noqa: F811
         stdout=(tmp_path / "web.log").open("ab"),
         stderr=subprocess.STDOUT,
     )
-    client = httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=90, headers={"Authorization": f"Bearer {key}"})
+    client = httpx.Client(
+        base_url=f"http://127.0.0.1:{port}", timeout=90, headers={"Authorization": f"Bearer {key}"}
+    )
 
     def up() -> bool:
         try:
@@ -62,7 +63,9 @@ def served(private_postgres, tmp_path):  # noqa: F811
 
 
 def post(client: httpx.Client, route: str, batch: list[dict], session_id: str) -> httpx.Response:
-    return client.post(ROUTES[route], json={"harness": "claude-code", "session_id": session_id, "events": batch})
+    return client.post(
+        ROUTES[route], json={"harness": "claude-code", "session_id": session_id, "events": batch}
+    )
 
 
 @pytest.mark.parametrize("route", sorted(ROUTES))
