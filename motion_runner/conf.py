@@ -48,6 +48,9 @@ DEFAULTS: dict[str, Any] = {
     "RUNNER_RESEND_AFTER_SECONDS": 60.0,
     # How long a turn waits out a database outage (its lines kept in memory) before it gives up.
     "RUNNER_DB_OUTAGE_SECONDS": 60.0,
+    # How long a turn's end (turn_finished: the ledger's settle) is tried again while the database
+    # is away, before it is left to the settle job.
+    "RUNNER_END_RETRY_SECONDS": 600.0,
     "TRANSCRIPT_DIRS": lambda: [str(Path.home() / ".claude" / "projects")],
     # memory-lane's client contract (docs/memory-lane.md).
     "MOOD_RUNNER_KEYS": dict,  # {"agent name": "key"}, as memory-lane's vault gives them

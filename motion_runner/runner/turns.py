@@ -17,7 +17,7 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.utils import timezone
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from ..db_retry import is_outage
+from ..db_retry import is_outage, retry_outages
 from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
 from ..harnesses.base import json_object
 from ..ingest import EventWriter, IngestContext
@@ -41,7 +41,20 @@ RUN_TURN = "motion_runner.run_turn"
 
 
 def _announce_end(turn: Turn) -> None:
-    for _receiver, error in turn_finished.send_robust(sender=Turn, turn=turn):
+    """turn_finished, each receiver once; one that failed because the database was away is run
+    again until it lands (RUNNER_END_RETRY_SECONDS): the ledger's settle must not wait for the
+    settle job. Receivers are idempotent (conditional updates, rows with fixed keys)."""
+    for receiver, error in turn_finished.send_robust(sender=Turn, turn=turn):
+        if isinstance(error, DatabaseError) and is_outage(error):
+            try:
+                retry_outages(
+                    lambda receiver=receiver: receiver(signal=turn_finished, sender=Turn, turn=turn),
+                    seconds=settings.RUNNER_END_RETRY_SECONDS,
+                    what=f"turn {turn.pk}'s end ({getattr(receiver, '__name__', receiver)})",
+                )
+                continue
+            except Exception as again:
+                error = again
         if isinstance(error, Exception):
             log.error("a turn_finished receiver failed for turn %s: %r", turn.pk, error)
 

@@ -5,6 +5,10 @@ one JSON line. The database fault tests run it against their private cluster and
 cluster while the turn prints. `migrate` as the first argument only migrates.
 
   FAKE_HARNESS_PLAN='{"pace": 0.5}' DATABASE_URL=postgres://… turn_in_a_process.py [migrate]
+
+RESERVE=3: the turn holds a $3 reservation in the ledger, as a consideration's wake does.
+PAUSE_BEFORE_END_ANNOUNCED=<path>: once the turn's end is saved, print {"ended": true} and wait for
+<path> to exist before its end is announced (settled), so a test can take the database away there.
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ import json
 import os
 import sys
 import tempfile
+import time
+from datetime import date
+from decimal import Decimal
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,10 +36,14 @@ if sys.argv[1:] == ["migrate"]:
     call_command("migrate", verbosity=0)
     sys.exit(0)
 
+from django.utils import timezone  # noqa: E402
+
 from motion_runner.models import Kind, Message, Turn  # noqa: E402
+from motion_runner.runner import turns  # noqa: E402
 from motion_runner.runner.turns import enqueue_turn, execute_turn  # noqa: E402
 from tests.factories import AgentFactory, MotionFactory  # noqa: E402
 from tests.recorded import recording_path  # noqa: E402
+from wakes.models import Spend  # noqa: E402
 
 FAKE_HARNESS = ROOT / "tests" / "fakes" / "fake_harness.py"
 
@@ -46,6 +57,28 @@ magent = AgentFactory(
     },
 )
 turn = enqueue_turn(motion, magent, "What does the README say?", dispatch=False)
+if os.environ.get("RESERVE"):
+    reserved = Decimal(os.environ["RESERVE"])
+    Spend.objects.create(
+        kind=Spend.Kind.CONSIDERATION,
+        motion=motion,
+        agent=magent,
+        turn=turn,
+        day=date.today(),
+        at=timezone.now(),
+        amount=reserved,
+        reserved=reserved,
+    )
+if pause := os.environ.get("PAUSE_BEFORE_END_ANNOUNCED"):
+    announce_end = turns._announce_end
+
+    def paused_announce_end(ended: Turn) -> None:
+        print(json.dumps({"ended": True}), flush=True)
+        while not os.path.exists(pause):
+            time.sleep(0.05)
+        announce_end(ended)
+
+    turns._announce_end = paused_announce_end
 print(json.dumps({"turn": turn.pk}), flush=True)
 execute_turn(turn.pk)
 turn = Turn.objects.get(pk=turn.pk)
@@ -60,6 +93,11 @@ print(
             "tool_results": thread.filter(kind=Kind.TOOL_RESULT).count(),
             "turn_ends": thread.filter(kind=Kind.TURN_END).count(),
             "errors": [m.text for m in thread.filter(kind=Kind.ERROR)],
+            "cost_usd": str(turn.cost_usd),
+            "spends": [
+                {"amount": str(spend.amount), "settled": spend.settled}
+                for spend in Spend.objects.filter(turn=turn).order_by("pk")
+            ],
         }
     ),
     flush=True,
