@@ -282,6 +282,9 @@ RUNNER_RESEND_AFTER_SECONDS = env_float("RUNNER_RESEND_AFTER_SECONDS", 60.0)
 # While the database does not answer, a running turn keeps its harness going and its lines in
 # memory for up to this long, retrying with back-off; then it stops the harness and says so.
 RUNNER_DB_OUTAGE_SECONDS = env_float("RUNNER_DB_OUTAGE_SECONDS", 60.0)
+# What the harness printed before it was stopped (or before it ended) waits this long for the
+# database to come back, and a turn's end (turn_finished: the ledger's settle) is tried again as long.
+RUNNER_END_RETRY_SECONDS = env_float("RUNNER_END_RETRY_SECONDS", 600.0)
 # Extra environment for every harness process (tests point the CLIs at a fake model).
 RUNNER_EXTRA_ENV: dict[str, str] = {}
 

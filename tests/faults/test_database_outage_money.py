@@ -7,22 +7,28 @@ Code tool_call turn (priced at $0.01104 by its result line).
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import threading
 from decimal import Decimal
 
 from tests.faults.private_services import DRIVER, PrivatePostgres, _env, fresh_database
+from tests.faults.support import wait_for
+from tests.faults.test_database_restart import SPOKEN, stored_texts
 
 
 def start_turn(cluster: PrivatePostgres, plan: dict, **env: str) -> subprocess.Popen:
-    return subprocess.Popen(
+    url = fresh_database(cluster)
+    driver = subprocess.Popen(
         [sys.executable, str(DRIVER)],
-        env=_env(fresh_database(cluster), FAKE_HARNESS_PLAN=json.dumps(plan), **env),
+        env=_env(url, FAKE_HARNESS_PLAN=json.dumps(plan), **env),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+    driver.database_url = url
+    return driver
 
 
 def said_next(driver: subprocess.Popen) -> dict:
@@ -54,3 +60,40 @@ def test_a_database_restart_right_after_a_turn_ends_still_settles_its_reservatio
     assert spend["settled"], "the $3 reservation is still held"
     assert Decimal(spend["amount"]) == Decimal(outcome["cost_usd"])
     assert "receiver failed" not in logged  # every receiver of its end ran, once it was back
+
+
+def test_an_outage_past_the_bound_stops_the_harness_on_time_and_keeps_what_it_printed(private_postgres):
+    """The issue's 25 s outage with a 10 s bound, scaled: 12 s away, a 3 s bound and a 3 s lease.
+    The bound acts on the runner's own clock (it acted at 29 s, behind the pool's 30 s getconn,
+    after the database was back); every line printed before it, the result line among them, is
+    written once the database is back, and the turn is charged what that result line says."""
+    driver = start_turn(
+        private_postgres,
+        {"pace": 0.5, "hang": True},
+        RESERVE="3",
+        RUNNER_DB_OUTAGE_SECONDS="3",
+        RUNNER_LEASE_SECONDS="3",
+    )
+    back = threading.Timer(12.0, private_postgres.start)
+    try:
+        assert "turn" in said_next(driver)
+        wait_for("the first words stored", lambda: stored_texts(driver.database_url), seconds=60)
+        private_postgres.stop()
+        back.start()
+        out, _ = driver.communicate(timeout=180)
+    finally:
+        back.join()
+        if driver.poll() is None:
+            driver.kill()
+    outcome = json.loads(out.strip().splitlines()[-1])
+
+    assert outcome["status"] == "failed", outcome
+    (line,) = outcome["errors"]
+    away = int(re.search(r"did not answer for (\d+) s", line).group(1))
+    assert away <= 3 + 2  # the bound, and a tick or two
+    assert outcome["texts"] == SPOKEN
+    assert outcome["tool_calls"] == ["Read"]
+    assert outcome["turn_ends"] == 1  # its result line, printed before the bound
+    assert Decimal(outcome["cost_usd"]) == Decimal("0.01104")
+    (spend,) = outcome["spends"]
+    assert spend["settled"] and Decimal(spend["amount"]) == Decimal("0.01104")
