@@ -43,7 +43,7 @@ DEFAULTS: dict[str, Any] = {
     "RUNNER_AFTER_RESULT_GRACE_SECONDS": 10.0,
     "RUNNER_EXTRA_ENV": dict,
     # A running turn renews its lease every third of this; a lapsed lease is reclaimed by the sweep.
-    "RUNNER_LEASE_SECONDS": 20.0,
+    "RUNNER_LEASE_SECONDS": 6.0,
     # A queued turn whose task the broker may have lost is sent again after this, once a period.
     "RUNNER_RESEND_AFTER_SECONDS": 60.0,
     # How long a turn waits out a database outage (its lines kept in memory) before it gives up.

@@ -275,7 +275,7 @@ RUNNER_KILL_GRACE_SECONDS = env_float("RUNNER_KILL_GRACE_SECONDS", 3.0)
 RUNNER_AFTER_RESULT_GRACE_SECONDS = env_float("RUNNER_AFTER_RESULT_GRACE_SECONDS", 10.0)
 # A running turn renews its lease this often ÷ 3; a turn whose lease lapsed has lost its runner
 # and is reclaimed by the sweep (its processes killed, its printed lines recovered, its pair freed).
-RUNNER_LEASE_SECONDS = env_float("RUNNER_LEASE_SECONDS", 20.0)
+RUNNER_LEASE_SECONDS = env_float("RUNNER_LEASE_SECONDS", 6.0)
 # A queued turn whose pair is free but that no worker started this long after it was queued (or
 # last sent) is sent again: the broker lost its task.
 RUNNER_RESEND_AFTER_SECONDS = env_float("RUNNER_RESEND_AFTER_SECONDS", 60.0)

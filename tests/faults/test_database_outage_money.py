@@ -97,3 +97,38 @@ def test_an_outage_past_the_bound_stops_the_harness_on_time_and_keeps_what_it_pr
     assert Decimal(outcome["cost_usd"]) == Decimal("0.01104")
     (spend,) = outcome["spends"]
     assert spend["settled"] and Decimal(spend["amount"]) == Decimal("0.01104")
+
+
+def test_a_database_restart_longer_than_the_lease_does_not_end_a_live_turn_as_lost(private_postgres):
+    """Every lease lapses while the database is away; once it is back the reclaim (a housekeeping
+    process of its own, without a pool, so it is the first to be back) waits for the runners to
+    renew theirs instead of ending each live turn as lost and stopping its harness."""
+    driver = start_turn(
+        private_postgres, {"pace": 0.5}, RUNNER_LEASE_SECONDS="3", RUNNER_DB_OUTAGE_SECONDS="60"
+    )
+    sweeper = subprocess.Popen(
+        [sys.executable, str(DRIVER), "sweep", "0.2"],
+        env=_env(driver.database_url, DATABASE_POOL_SIZE="0", RUNNER_LEASE_SECONDS="3"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    back = threading.Timer(8.0, private_postgres.start)
+    try:
+        assert "turn" in said_next(driver)
+        wait_for("the first words stored", lambda: stored_texts(driver.database_url), seconds=60)
+        private_postgres.stop()
+        back.start()
+        out, _ = driver.communicate(timeout=180)
+    finally:
+        back.join()
+        sweeper.kill()
+        sweeper.wait(10)
+        if driver.poll() is None:
+            driver.kill()
+    outcome = json.loads(out.strip().splitlines()[-1])
+
+    assert outcome["status"] == "finished", outcome
+    assert outcome["errors"] == []
+    assert outcome["texts"] == SPOKEN
+    assert sweeper.stdout.read() == ""  # it reclaimed nothing

@@ -6,6 +6,9 @@ cluster while the turn prints. `migrate` as the first argument only migrates.
 
   FAKE_HARNESS_PLAN='{"pace": 0.5}' DATABASE_URL=postgres://… turn_in_a_process.py [migrate]
 
+`sweep 0.3` instead reclaims lapsed leases every 0.3 s until killed, as beat's reclaim task would
+in a housekeeping worker, retrying while the database is away.
+
 RESERVE=3: the turn holds a $3 reservation in the ledger, as a consideration's wake does.
 PAUSE_BEFORE_END_ANNOUNCED=<path>: once the turn's end is saved, print {"ended": true} and wait for
 <path> to exist before its end is announced (settled), so a test can take the database away there.
@@ -35,6 +38,18 @@ from django.core.management import call_command  # noqa: E402
 if sys.argv[1:] == ["migrate"]:
     call_command("migrate", verbosity=0)
     sys.exit(0)
+if sys.argv[1:2] == ["sweep"]:
+    from django.db import DatabaseError, connection
+
+    from motion_runner.runner.reclaim import reclaim_lapsed_turns
+
+    while True:
+        try:
+            if ended := reclaim_lapsed_turns():
+                print(json.dumps({"reclaimed": ended}), flush=True)
+        except DatabaseError:
+            connection.close()  # the database is away: the next round tries again
+        time.sleep(float(sys.argv[2]))
 
 from django.utils import timezone  # noqa: E402
 
