@@ -43,11 +43,14 @@ DEFAULTS: dict[str, Any] = {
     "RUNNER_AFTER_RESULT_GRACE_SECONDS": 10.0,
     "RUNNER_EXTRA_ENV": dict,
     # A running turn renews its lease every third of this; a lapsed lease is reclaimed by the sweep.
-    "RUNNER_LEASE_SECONDS": 20.0,
+    "RUNNER_LEASE_SECONDS": 6.0,
     # A queued turn whose task the broker may have lost is sent again after this, once a period.
     "RUNNER_RESEND_AFTER_SECONDS": 60.0,
     # How long a turn waits out a database outage (its lines kept in memory) before it gives up.
     "RUNNER_DB_OUTAGE_SECONDS": 60.0,
+    # How long a turn's end (turn_finished: the ledger's settle) is tried again while the database
+    # is away, before it is left to the settle job.
+    "RUNNER_END_RETRY_SECONDS": 600.0,
     "TRANSCRIPT_DIRS": lambda: [str(Path.home() / ".claude" / "projects")],
     # memory-lane's client contract (docs/memory-lane.md).
     "MOOD_RUNNER_KEYS": dict,  # {"agent name": "key"}, as memory-lane's vault gives them

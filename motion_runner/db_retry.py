@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from django.db import InterfaceError, OperationalError, connection
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
 log = logging.getLogger(__name__)
 
@@ -53,3 +53,48 @@ def retry_conflicts(work: Callable[[], T], *, attempts: int = 6, base_seconds: f
             log.info("retrying after %s (attempt %d)", exc.__cause__.__class__.__name__, attempt + 1)
             time.sleep(base_seconds * 2**attempt * random.uniform(0.5, 1.5))
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def retry_outages(work: Callable[[], T], *, seconds: float, what: str) -> T:
+    """Run `work` (idempotent: conditional updates, rows with fixed keys) and run it again, after a
+    back-off of 0.2 s doubling to 5 s, while the database is away, for up to `seconds`; then the
+    error is raised. For what must land once the database is back (a turn's settle), rather than
+    wait for a periodic sweep."""
+    give_up = time.monotonic() + seconds
+    delay = 0.2
+    while True:
+        try:
+            return work()
+        except (OperationalError, InterfaceError) as exc:
+            if not is_outage(exc) or connection.in_atomic_block or time.monotonic() + delay > give_up:
+                raise
+            log.warning("%s: the database is away (%s); trying again in %.1f s", what, exc, delay)
+            try:
+                connection.close()  # the next try opens a fresh connection
+            except DatabaseError:
+                pass
+            time.sleep(delay)
+            delay = min(5.0, delay * 2)
+
+
+# How long the probe waits for the database to accept a connection.
+PROBE_SECONDS = 1.0
+
+
+def database_answers(timeout: float = PROBE_SECONDS) -> bool:
+    """Whether the database accepts a connection and a query now, asked on a connection of its
+    own with a short connect timeout, never through the connection pool: the pool's getconn waits
+    up to its own timeout (30 s) for a database that is away, which would hold a runner past the
+    outage bound it measures. Not PostgreSQL (SQLite): True."""
+    if connection.vendor != "postgresql":
+        return True
+    import psycopg  # the postgresql backend's driver; only imported where it is the backend
+
+    params = connection.get_connection_params()
+    params["connect_timeout"] = max(1, round(timeout))
+    try:
+        with psycopg.connect(**params) as probe:
+            probe.execute("SELECT 1")
+        return True
+    except psycopg.Error:
+        return False

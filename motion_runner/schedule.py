@@ -13,8 +13,14 @@ def beat_schedule(
     tick_seconds: float = 3.0, watch_every_seconds: float = 90.0, transcript_import_seconds: float = 60.0
 ) -> dict[str, dict[str, Any]]:
     return {
-        # Reclaims turns whose lease lapsed (RUNNER_LEASE_SECONDS): a lost worker's turn is ended
-        # within lease + this period, well inside a minute.
+        # Ends turns whose lease lapsed (RUNNER_LEASE_SECONDS): a lost worker's turn is ended within
+        # lease + this period (one indexed query when nothing lapsed).
+        "reclaim-turns": {
+            "task": "motion_runner.reclaim_turns",
+            "schedule": 2.0,
+            "options": {"expires": 2.0},
+        },
+        # The rest of the runner's safety net (and the reclaim again): orphans, waiting turns.
         "sweep-turns": {"task": "motion_runner.sweep_turns", "schedule": 15.0},
         # The consider loop's look; its other numbers are dials in the admin (wakes.Dials).
         "wakes-tick": {"task": "wakes.tick", "schedule": tick_seconds, "options": {"expires": tick_seconds}},

@@ -74,6 +74,8 @@ MIDDLEWARE = [
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "motion_runner.api.bounds.RefuseNulInQuery",
+    # The database away: 503 + Retry-After in the API's error body, never an HTML 500.
+    "motion_runner.api.outage.DatabaseAwayMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -178,6 +180,10 @@ CELERY_TIMEZONE = TIME_ZONE
 # A turn is launched once; a lost worker is found by the sweeper, never by redelivery
 # of a task that may already have spent money.
 CELERY_TASK_ACKS_LATE = False
+# A worker whose broker went away waits for it however long it takes (kombu's default gives up
+# after 100 tries and the worker exits); docker-compose restarts one that exits anyway.
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Queues by kind: a turn holds its worker for up to the turn timeout, so turns have a queue (and
 # workers) of their own, and the loop's tick, considerations, sweeps and settles are never stuck
@@ -269,13 +275,16 @@ RUNNER_KILL_GRACE_SECONDS = env_float("RUNNER_KILL_GRACE_SECONDS", 3.0)
 RUNNER_AFTER_RESULT_GRACE_SECONDS = env_float("RUNNER_AFTER_RESULT_GRACE_SECONDS", 10.0)
 # A running turn renews its lease this often ÷ 3; a turn whose lease lapsed has lost its runner
 # and is reclaimed by the sweep (its processes killed, its printed lines recovered, its pair freed).
-RUNNER_LEASE_SECONDS = env_float("RUNNER_LEASE_SECONDS", 20.0)
+RUNNER_LEASE_SECONDS = env_float("RUNNER_LEASE_SECONDS", 6.0)
 # A queued turn whose pair is free but that no worker started this long after it was queued (or
 # last sent) is sent again: the broker lost its task.
 RUNNER_RESEND_AFTER_SECONDS = env_float("RUNNER_RESEND_AFTER_SECONDS", 60.0)
 # While the database does not answer, a running turn keeps its harness going and its lines in
 # memory for up to this long, retrying with back-off; then it stops the harness and says so.
 RUNNER_DB_OUTAGE_SECONDS = env_float("RUNNER_DB_OUTAGE_SECONDS", 60.0)
+# What the harness printed before it was stopped (or before it ended) waits this long for the
+# database to come back, and a turn's end (turn_finished: the ledger's settle) is tried again as long.
+RUNNER_END_RETRY_SECONDS = env_float("RUNNER_END_RETRY_SECONDS", 600.0)
 # Extra environment for every harness process (tests point the CLIs at a fake model).
 RUNNER_EXTRA_ENV: dict[str, str] = {}
 

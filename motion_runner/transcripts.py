@@ -15,12 +15,13 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Subquery
+from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
@@ -590,11 +591,36 @@ def transcript_of(turn: Turn) -> Path | None:
     return None
 
 
+# How far before a turn's start a line of its session may be stamped and still be its own (the
+# harness's clock against this host's).
+RECOVERY_CLOCK_SLACK = timedelta(seconds=5)
+
+
 def recover_turn_lines(turn: Turn) -> int:
     """A turn whose runner was lost: what its harness said but nobody stored is in its transcript.
     Read through the importer, so a line already stored from stdout (same id) is not stored again.
-    Returns how many Messages were added. Other harnesses keep no transcript we read yet: 0."""
+    What it adds belongs to the turn (its cost is summed from the turn's lines), as do the
+    session's lines the periodic import took before the sweep came (no turn, stamped since the
+    turn started). Returns how many Messages were added. Other harnesses keep no transcript we
+    read yet: 0."""
     path = transcript_of(turn)
     if path is None:
         return 0
-    return import_file(path).imported
+    written: list[Message] = []
+    result = import_file(path, announce=written.extend)
+    ids = [message.pk for message in written]
+    strays = Message.objects.filter(
+        motion_id=turn.motion_id,
+        session_id=turn.session_id,
+        turn__isnull=True,
+        source=Source.TERMINAL,
+        created_at__gte=(turn.started_at or turn.queued_at) - RECOVERY_CLOCK_SLACK,
+    ).exclude(sender=TERMINAL_SENDER)  # a prompt typed at a terminal is no turn's output
+    Message.objects.filter(Q(pk__in=ids, turn__isnull=True) | Q(pk__in=strays.values("pk"))).update(
+        turn=turn, source=Source.RUNNER
+    )
+    for message in written:
+        if message.turn_id is None:
+            message.turn, message.source = turn, Source.RUNNER
+    announce_messages(written)
+    return result.imported

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from django.db import IntegrityError, transaction
 
+from motion_runner.db_retry import retry_outages
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
 from motion_runner.record import poller_fenced_agents
@@ -15,6 +16,7 @@ from motion_runner.system_lines import post_system_message
 
 from . import clock
 from .budget import day_of, reserve_for_retry, settle_turn, watch_wake_refusal
+from .conf import app_settings as wakes_settings
 from .loop import answered_since, due_mention_wakes, free_pair, is_person, mark_busy, note_post, post_dot
 from .mentions import mentioned_names
 from .models import Consideration, Dials, MentionWake, Spend, resolve
@@ -210,8 +212,14 @@ def check_mentions(*, dispatch: bool = True) -> dict[str, int]:
 
 
 def on_turn_finished(sender, turn: Turn, **kwargs) -> None:
+    """The turn's settle (and what else its end does) is tried again while the database is away,
+    so a reservation is never left held until the settle job; every step is idempotent."""
     try:
-        handle_turn_finished(turn)
+        retry_outages(
+            lambda: handle_turn_finished(turn),
+            seconds=wakes_settings.WAKES_SETTLE_RETRY_SECONDS,
+            what=f"turn {turn.pk}'s settle",
+        )
     except Exception:
         log.exception("wakes could not finish turn %s", turn.pk)
 

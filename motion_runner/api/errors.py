@@ -6,8 +6,12 @@ from django.http import JsonResponse
 from django.views.defaults import page_not_found
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from .outage import answer_if_away
+
 
 def exception_handler(exc, context):
+    if (away := answer_if_away(exc, context["request"].path)) is not None:
+        return away
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

@@ -41,6 +41,7 @@ from ..models import Agent, Motion
 from ..remote_transcripts import ingest_lines
 from .agent_views import AgentAPIView, BodyTooLarge, QuietView, check_speaks_for, member_motion
 from .auth import AgentKeyAuthentication, request_agent
+from .outage import answer_if_away
 from .runner_keys import RunnerKeyAuthentication
 from .stream_batch import MAX_EVENTS, StreamBody, check_batch_size, take_stream
 
@@ -58,6 +59,8 @@ def error_text(data: Any) -> str:
 
 def flat_exception_handler(exc, context):
     """memory-lane's error body, `{"error": "<text>"}`, with DRF's status codes and headers."""
+    if (away := answer_if_away(exc, context["request"].path, flat=True)) is not None:
+        return away
     response = drf_exception_handler(exc, context)
     if response is None:
         return None

@@ -128,6 +128,54 @@ def kill_marked(markers: set[str], pgids: set[int] = frozenset()) -> list[int]:
     return killed
 
 
+# Outcomes after which the pipe is read to its end once the harness is stopped. Not a flood:
+# its pipe holds only more of what flooded.
+DRAINED_OUTCOMES = (Outcome.STOPPED, Outcome.TIMED_OUT, Outcome.LINGERED)
+# How long a stopped harness's pipe may stay silent before the drain gives up (a process outside
+# its group may hold it open).
+DRAIN_QUIET_SECONDS = 1.0
+
+
+@dataclass
+class Drained:
+    lines: int = 0
+    bytes: int = 0
+
+
+def drain_after_stop(
+    stdout, pending: bytearray, on_lines: Callable[[list[bytes]], None], limits: Limits, total: int
+) -> Drained:
+    """Hand on every complete line left in `pending` and in the stopped harness's pipe, up to the
+    output limit. The group is dead by now, so the pipe ends (EOF) once read; a line cut off by
+    the kill is dropped, as it was never printed whole."""
+    drained = Drained()
+    fd = stdout.fileno()
+    os.set_blocking(fd, False)
+    with selectors.DefaultSelector() as selector:
+        selector.register(fd, selectors.EVENT_READ)
+        while total + drained.bytes <= limits.max_output_bytes:
+            batch: list[bytes] = []
+            while (newline := pending.find(b"\n")) >= 0:
+                line = bytes(pending[:newline])
+                del pending[: newline + 1]
+                if len(line) <= limits.max_line_bytes:
+                    batch.append(line)
+            if batch:
+                drained.lines += len(batch)
+                on_lines(batch)
+            if not selector.select(timeout=DRAIN_QUIET_SECONDS):
+                break
+            try:
+                chunk = os.read(fd, READ_CHUNK)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                break
+            drained.bytes += len(chunk)
+            pending += chunk
+    return drained
+
+
 def run_streaming(
     argv: list[str],
     *,
@@ -239,6 +287,12 @@ def run_streaming(
         # Always: a harness that ended well may still have left children in its group.
         kill_group(proc, limits.kill_grace)
         selector.close()
+        if outcome in DRAINED_OUTCOMES:
+            # Stopped (a guard, a timeout): what it printed before the stop is still in the pipe,
+            # and was spent. Read it to the end before closing, so it is stored and priced.
+            drained = drain_after_stop(proc.stdout, pending, on_lines, limits, total)
+            lines += drained.lines
+            total += drained.bytes
         proc.stdout.close()
         proc.stderr.close()
     return ProcessResult(

@@ -16,7 +16,7 @@ import logging
 import socket
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -32,6 +32,9 @@ from .turns import RUN_TURN, _announce_end, cost_note, dead_turn_cost, start_nex
 log = logging.getLogger(__name__)
 
 LOST = "the worker running it was lost"
+# After the database's own restart no lease is judged for this long (at least a lease): a runner
+# retries the database every 2 s at most while it is away (runner/turns.py), then renews.
+RESTART_GRACE_SECONDS = 10.0
 
 
 def lapsed_turns(now: datetime):
@@ -43,9 +46,25 @@ def lapsed_turns(now: datetime):
     )
 
 
+def database_up_for() -> float | None:
+    """Seconds since the database server started, PostgreSQL only. Raw SQL: the ORM has no
+    expression for pg_postmaster_start_time(), and this is one row a reclaim."""
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT extract(epoch FROM now() - pg_postmaster_start_time())")
+        return float(cursor.fetchone()[0])
+
+
 def reclaim_lapsed_turns(now: datetime | None = None) -> int:
-    """End every running turn whose lease lapsed; returns how many this call ended."""
+    """End every running turn whose lease lapsed; returns how many this call ended. Not within a
+    lease of the database's own restart: every runner lost its lease while it was away, and each
+    renews it within seconds of its return (runner/turns.py), so a lease that lapsed then says
+    nothing of its worker."""
     now = now or timezone.now()
+    up_for = database_up_for()
+    if up_for is not None and up_for < max(settings.RUNNER_LEASE_SECONDS, RESTART_GRACE_SECONDS):
+        return 0
     ended = 0
     for turn in lapsed_turns(now).select_related("motion", "agent"):
         if end_lost_turn(turn, now):

@@ -5,7 +5,7 @@ import logging
 from celery import shared_task
 from celery.signals import worker_ready
 
-from .reclaim import reap_orphans, sweep_turns
+from .reclaim import reap_orphans, reclaim_lapsed_turns, sweep_turns
 from .turns import execute_turn
 
 log = logging.getLogger(__name__)
@@ -29,6 +29,13 @@ def sweep_turns_task() -> dict[str, int]:
     """Periodic (beat, every 15 s): lapsed leases, orphans, waiting turns. Idempotent (every end
     is a conditional UPDATE), so no retries: the next tick is the retry."""
     return sweep_turns()
+
+
+@shared_task(name="motion_runner.reclaim_turns", ignore_result=True)
+def reclaim_turns_task() -> int:
+    """Periodic (beat, every 2 s): end the turns whose lease lapsed, so a lost worker is noticed
+    within its lease and this period. Idempotent; no retries: the next beat is the retry."""
+    return reclaim_lapsed_turns()
 
 
 @worker_ready.connect(dispatch_uid="motion_runner.reap_orphans")

@@ -13,11 +13,11 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import TypeVar
 
-from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db import DatabaseError, IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from ..db_retry import is_outage
+from ..db_retry import database_answers, is_outage, retry_outages
 from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
 from ..harnesses.base import json_object
 from ..ingest import EventWriter, IngestContext
@@ -41,7 +41,20 @@ RUN_TURN = "motion_runner.run_turn"
 
 
 def _announce_end(turn: Turn) -> None:
-    for _receiver, error in turn_finished.send_robust(sender=Turn, turn=turn):
+    """turn_finished, each receiver once; one that failed because the database was away is run
+    again until it lands (RUNNER_END_RETRY_SECONDS): the ledger's settle must not wait for the
+    settle job. Receivers are idempotent (conditional updates, rows with fixed keys)."""
+    for receiver, error in turn_finished.send_robust(sender=Turn, turn=turn):
+        if isinstance(error, DatabaseError) and is_outage(error):
+            try:
+                retry_outages(
+                    lambda receiver=receiver: receiver(signal=turn_finished, sender=Turn, turn=turn),
+                    seconds=settings.RUNNER_END_RETRY_SECONDS,
+                    what=f"turn {turn.pk}'s end ({getattr(receiver, '__name__', receiver)})",
+                )
+                continue
+            except Exception as again:
+                error = again
         if isinstance(error, Exception):
             log.error("a turn_finished receiver failed for turn %s: %r", turn.pk, error)
 
@@ -160,6 +173,9 @@ class TurnRun:
     # written first once it does (a blip of a few seconds loses nothing and stops nothing).
     backlog: list[Event] = field(default_factory=list)
     outage_since: float | None = None
+    # The failure is the outage bound: what the harness printed before its stop is still kept
+    # (and written once the database is back), only nothing more is asked of it.
+    outage_failure: bool = False
     next_try: float = 0.0
     lease_renewed: float = field(default_factory=time.monotonic)
     # Every Message announced once, after commit; the batches within NOTE_SECONDS together.
@@ -174,7 +190,7 @@ class TurnRun:
         (`drain`). If a write fails otherwise, each event is written on its own, so what can
         be kept is kept; an event that cannot be written ends the turn, and the error never
         escapes the runner."""
-        if self.failure:
+        if self.failure and not self.outage_failure:
             return
         events = [event for line in lines for event in self.events_for_line(line)]
         for event in events:
@@ -187,12 +203,14 @@ class TurnRun:
         failure (the outage outlasted its bound, the lease was taken) stops the harness."""
         if self.backlog and not self.failure:
             self.drain()
+        if self.outage_since is not None:
+            self.check_outage_bound(time.monotonic())
         if self.outage_since is None:  # its receivers query: what waits, waits for the database
             self.announcer.flush_due()
         self.keep_lease()
         return self.failure
 
-    def database_away(self, exc: BaseException) -> None:
+    def database_away(self, exc: BaseException | str) -> None:
         """The database dropped us: reconnect on the next try, after a back-off (0.1 s doubling
         to 2 s), and give up once it has been away longer than RUNNER_DB_OUTAGE_SECONDS."""
         now = time.monotonic()
@@ -205,12 +223,31 @@ class TurnRun:
             log.warning("turn %s: the database is away (%s); keeping lines in memory", self.turn.pk, exc)
         away = now - self.outage_since
         self.next_try = now + min(2.0, 0.1 * 2 ** min(5, int(away)))
+        self.check_outage_bound(now)
+
+    def check_outage_bound(self, now: float) -> None:
+        """The bound, on this runner's own clock (every tick), not only when a query fails: a try
+        may wait in the pool's getconn far longer than the bound."""
+        away = now - self.outage_since if self.outage_since is not None else 0.0
         if away > settings.RUNNER_DB_OUTAGE_SECONDS and not self.failure:
             self.failure = f"the database did not answer for {away:.0f} s, so the harness was stopped"
+            self.outage_failure = True
+
+    def may_try(self) -> bool:
+        """Whether to ask the database now: not while backing off, and during an outage only
+        once a probe on a connection of its own answers (the pool would hold the try)."""
+        if self.outage_since is None:
+            return True
+        if time.monotonic() < self.next_try:
+            return False
+        if not database_answers():
+            self.database_away("no answer yet")
+            return False
+        return True
 
     def drain(self) -> None:
         """Write the backlog, oldest first, unless we are backing off from an outage."""
-        if not self.backlog or time.monotonic() < self.next_try:
+        if not self.backlog or not self.may_try():
             return
         try:
             self.store_backlog()
@@ -220,6 +257,9 @@ class TurnRun:
                 self.database_away(exc)
                 return
             raise
+        self.database_back()
+
+    def database_back(self) -> None:
         if self.outage_since is not None:
             log.warning(
                 "turn %s: the database is back after %.1f s",
@@ -240,7 +280,7 @@ class TurnRun:
         turn was reclaimed as lost while we could not renew: stop, someone else ended it."""
         if time.monotonic() - self.lease_renewed < settings.RUNNER_LEASE_SECONDS / 3:
             return
-        if self.outage_since is not None and time.monotonic() < self.next_try:
+        if not self.may_try():
             return
         now = timezone.now()
         try:
@@ -253,6 +293,8 @@ class TurnRun:
                 return
             raise
         self.lease_renewed = time.monotonic()
+        if not self.backlog:  # with a backlog, the database is back once it is written
+            self.database_back()
         if not held and not self.failure:
             self.failure = "its lease lapsed and the turn was ended as lost"
 
@@ -481,7 +523,7 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
             path.unlink(missing_ok=True)
     if result.unterminated_tail.strip():
         run.on_lines([result.unterminated_tail])
-    if not run.failure:
+    if not run.failure or run.outage_failure:
         for event in run.parser.finish():
             run.emit(event)
     try:
@@ -505,18 +547,24 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
 
 def while_database_away(run: TurnRun, work: Callable[[], T]) -> T:
     """Run `work` (idempotent: conditional updates, messages with fixed ids), again after a
-    back-off while the database is away. The harness is done by now, so this waits as long as the
-    turn's lease would hold it (RUNNER_LEASE_SECONDS, at least the outage bound); past that the
-    error is raised, the lease lapses and the sweep ends the turn: it never stays `running`."""
-    give_up = time.monotonic() + max(settings.RUNNER_LEASE_SECONDS, settings.RUNNER_DB_OUTAGE_SECONDS)
+    back-off while the database is away. The harness is done by now and what it printed is held
+    here, so this waits for the database as long as RUNNER_END_RETRY_SECONDS, renewing the lease
+    first each time it answers; past that the error is raised, the lease lapses and the sweep
+    ends the turn (recovering what it can from a transcript): it never stays `running`."""
+    give_up = time.monotonic() + max(settings.RUNNER_END_RETRY_SECONDS, settings.RUNNER_DB_OUTAGE_SECONDS)
     while True:
+        if not run.may_try():
+            if time.monotonic() > give_up:
+                raise OperationalError(f"turn {run.turn.pk}: the database did not come back")
+            time.sleep(max(0.05, run.next_try - time.monotonic()))
+            continue
         try:
+            run.keep_lease()
             return work()
         except DatabaseError as exc:
             if not is_outage(exc) or time.monotonic() > give_up:
                 raise
             run.database_away(exc)
-            time.sleep(max(0.0, run.next_try - time.monotonic()))
 
 
 def wake_line_id(turn_id: int) -> str:

@@ -15,6 +15,8 @@ what FAKE_HARNESS_PLAN says: a JSON object with any of
     Claude Code keeps its transcript beside its stdout
   survive_lost_stdout: go on when nobody reads stdout any more (its runner died), as the real
     CLI did, instead of dying of the broken pipe
+  printed: a file kept holding how many of the lines were written whole to stdout (so a test
+    knows what a harness stopped mid-way had printed)
 """
 
 import json
@@ -58,6 +60,10 @@ def say(text: str) -> None:
 
 for index, line in enumerate(lines):
     say(line + "\n")
+    if plan.get("printed"):
+        with open(plan["printed"] + ".new", "w") as handle:
+            handle.write(str(index + 1))
+        os.replace(plan["printed"] + ".new", plan["printed"])
     if index == 0 and garbage:
         for junk in garbage:
             say(junk + "\n")

@@ -10,11 +10,16 @@ import socket
 import subprocess
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from tests.conftest import _in_ci
+
+# Runs one turn in a process of its own against a database (and migrates the template).
+DRIVER = Path(__file__).with_name("turn_in_a_process.py")
 
 
 def free_port() -> int:
@@ -142,3 +147,14 @@ class PrivateRedis:
 
     def url(self, db: int = 0) -> str:
         return f"redis://127.0.0.1:{self.port}/{db}"
+
+
+def _env(database_url: str, **extra: str) -> dict[str, str]:
+    return {**os.environ, "DATABASE_URL": database_url, "CELERY_BROKER_URL": "memory://", **extra}
+
+
+def fresh_database(cluster: PrivatePostgres) -> str:
+    name = f"turn_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(cluster.url(), autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name} TEMPLATE migrated")
+    return cluster.url(name)

@@ -14,47 +14,13 @@ import subprocess
 import sys
 import threading
 import time
-import uuid
-from pathlib import Path
 
 import psycopg
-import pytest
 
-from tests.faults.private_services import PrivatePostgres
+from tests.faults.private_services import DRIVER, PrivatePostgres, _env, fresh_database
 from tests.faults.support import wait_for
 
-DRIVER = Path(__file__).with_name("turn_in_a_process.py")
 SPOKEN = ["Let me read the README first.", "The README says the answer is 42."]
-
-
-@pytest.fixture(scope="module")
-def private_postgres():
-    cluster = PrivatePostgres().init()
-    try:
-        with psycopg.connect(cluster.url(), autocommit=True) as admin:
-            admin.execute("CREATE DATABASE migrated")
-        subprocess.run(
-            [sys.executable, str(DRIVER), "migrate"],
-            env={**_env(cluster.url("migrated"))},
-            check=True,
-            timeout=300,
-        )
-        yield cluster
-    finally:
-        cluster.destroy()
-
-
-def _env(database_url: str, **extra: str) -> dict[str, str]:
-    import os
-
-    return {**os.environ, "DATABASE_URL": database_url, "CELERY_BROKER_URL": "memory://", **extra}
-
-
-def fresh_database(cluster: PrivatePostgres) -> str:
-    name = f"turn_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(cluster.url(), autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name} TEMPLATE migrated")
-    return cluster.url(name)
 
 
 def stored_texts(url: str) -> int:

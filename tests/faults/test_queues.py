@@ -19,6 +19,7 @@ HOUSEKEEPING = [
     "wakes.sweep_abilities",
     "watchlist.check_watches",
     "motion_runner.sweep_turns",
+    "motion_runner.reclaim_turns",
     "motion_runner.import_transcripts",
 ]
 
