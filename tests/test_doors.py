@@ -1,0 +1,138 @@
+"""Issue 20's doors (items 9–15): each red-team finding, as the attacker or the careless client
+met it, kept as a regression test."""
+
+from __future__ import annotations
+
+import copy
+import uuid
+
+import pytest
+
+from motion_runner.models import Message, MotionSession, Turn, TurnStatus, Visibility
+from motion_runner.runner.turns import dead_turn_cost
+from tests import recorded
+from tests.factories import MotionFactory, TurnFactory
+
+pytestmark = pytest.mark.django_db
+
+SESSION = recorded.session_id()
+HOOKS = "/api/hooks/claude-code/"
+
+
+def stream(client, persona, body, slug="harbor"):
+    return client.post(
+        f"/api/motions/{slug}/stream/", body, content_type="application/json", **persona.headers
+    )
+
+
+def body(events=None, session_id=SESSION) -> dict:
+    return {"harness": "claude-code", "session_id": session_id, "events": events or recorded.first_run()}
+
+
+# --- 9: a session moves only between Motions the agent may read ---------------------------------
+
+
+@pytest.fixture
+def vault(db):
+    """A members-only Motion the scribe is no agent of, with a session an admin assigned to it
+    (no agent: a person's terminal)."""
+    vault = MotionFactory(slug="vault", visibility=Visibility.MEMBERS)
+    MotionSession.objects.create(session_id=SESSION, motion=vault, agent=None, harness="claude-code")
+    return vault
+
+
+@pytest.fixture
+def public_harbor(harbor):
+    harbor.visibility = Visibility.PUBLIC
+    harbor.save(update_fields=["visibility"])
+    return harbor
+
+
+def test_a_session_in_a_motion_the_agent_cannot_read_is_not_moved_by_the_stream(
+    client, scribe, vault, public_harbor
+):
+    response = stream(client, scribe, body())
+    assert response.status_code == 403
+    assert "may not read" in response.json()["error"]["detail"]
+    assert MotionSession.objects.get(pk=SESSION).motion_id == "vault"
+    assert not Message.objects.filter(motion=public_harbor).exists()
+
+
+def test_a_session_in_a_motion_the_agent_cannot_read_is_not_moved_by_a_hook(
+    client, scribe, vault, public_harbor
+):
+    stop = recorded.hooks("Stop")[0]
+    response = client.post(f"{HOOKS}?motion=harbor", stop, content_type="application/json", **scribe.headers)
+    assert response.status_code == 403
+    assert MotionSession.objects.get(pk=SESSION).motion_id == "vault"
+    assert not Message.objects.filter(motion=public_harbor).exists()
+
+
+def test_a_line_cannot_move_a_session_out_of_a_motion_the_agent_cannot_read(client, scribe, vault):
+    other = str(uuid.uuid4())
+    init = {"type": "system", "subtype": "init", "session_id": SESSION, "tools": [], "model": "claude"}
+    response = stream(client, scribe, body([init], session_id=other))
+    assert response.status_code == 403
+    assert MotionSession.objects.get(pk=SESSION).motion_id == "vault"
+
+
+def test_a_session_the_agent_may_read_still_moves_to_its_own_motion(client, scribe, harbor):
+    open_house = MotionFactory(slug="open-house", visibility=Visibility.PUBLIC)
+    MotionSession.objects.create(session_id=SESSION, motion=open_house, agent=None, harness="claude-code")
+    assert stream(client, scribe, body()).status_code == 200
+    assert MotionSession.objects.get(pk=SESSION).motion_id == "harbor"
+
+
+# --- 10: a client's result never ends or prices a runner turn -----------------------------------
+
+
+def priced(events: list[dict], cost: float) -> list[dict]:
+    events = copy.deepcopy(events)
+    for line in events:
+        if line.get("type") == "result":
+            line["total_cost_usd"] = cost
+    return events
+
+
+def test_a_posted_result_does_not_end_the_agents_running_turn(client, scribe, harbor):
+    turn = TurnFactory(motion=harbor, agent=scribe.agent, session_id=SESSION, status=TurnStatus.RUNNING)
+    answer = stream(client, scribe, body(priced(recorded.first_run(), 525.0))).json()
+    assert answer["finished"] is True  # the batch held a result: said, but no Turn is its
+    turn.refresh_from_db()
+    assert (turn.status, turn.ended_at, turn.cost_usd) == (TurnStatus.RUNNING, None, 0)
+
+
+def test_posted_lines_are_not_the_runner_turns_to_price_it_by(client, scribe, harbor):
+    turn = TurnFactory(motion=harbor, agent=scribe.agent, session_id=SESSION, status=TurnStatus.RUNNING)
+    stream(client, scribe, body(priced(recorded.first_run(), 0.0)))
+    assert not Message.objects.filter(turn=turn).exists()
+    # The sweep's figure for a lost turn reads the turn's own lines: none of the client's.
+    assert dead_turn_cost(turn)["cost_source"] != "its result line (the worker died after it)"
+    assert Turn.objects.get(pk=turn.pk).status == TurnStatus.RUNNING
+
+
+# --- 14: a line's own session_id is not trusted (F15) ------------------------------------------
+
+
+def test_a_line_tagged_with_another_agents_session_is_refused_not_written_there(client, scribe, rival):
+    theirs = str(uuid.uuid4())
+    MotionSession.objects.create(
+        session_id=theirs, motion_id="harbor", agent=rival.agent, harness="claude-code"
+    )
+    events = copy.deepcopy(recorded.first_run())
+    events[3]["session_id"] = theirs
+    answer = stream(client, scribe, body(events)).json()
+    assert [error["index"] for error in answer["errors"]] == [3]
+    assert "neither this post's session" in answer["errors"][0]["reason"]
+    assert not Message.objects.filter(session_id=theirs).exists()
+
+
+def test_a_forks_lines_after_its_own_init_are_written_under_the_fork(client, scribe):
+    fork = str(uuid.uuid4())
+    events = copy.deepcopy(recorded.first_run())
+    for line in events:
+        line["session_id"] = fork
+    answer = stream(client, scribe, body(events)).json()
+    assert answer["errors"] == []
+    assert MotionSession.objects.get(pk=fork).agent == scribe.agent
+    assert set(Message.objects.values_list("session_id", flat=True)) == {fork}
