@@ -263,3 +263,91 @@ def test_a_watch_in_a_motion_the_caller_may_not_read_is_refused_as_one_that_does
     vault, nowhere = (a.json()["error"]["fields"] for a in answers)
     assert vault == {"motion": ["Object with slug=vault does not exist."]}
     assert nowhere == {"motion": ["Object with slug=nowhere does not exist."]}
+
+
+# --- 14: input no server should choke on: a clear answer, not a 500 -----------------------------
+
+INGEST_KEY = "ingest-key-for-the-doors-tests"
+
+
+def with_lone_surrogate(data: dict, marker: str) -> str:
+    """`data` as JSON with `marker` (inside one of its strings) written as a lone \\ud800."""
+    import json
+
+    return json.dumps(data).replace(marker, "\\ud800", 1)
+
+
+def test_a_lone_surrogate_in_a_stream_line_is_a_400_saying_where(client, scribe):
+    events = copy.deepcopy(recorded.first_run())
+    events[3]["message"]["content"][0]["text"] = "MARK and the rest"
+    response = client.post(
+        "/api/motions/harbor/stream/",
+        with_lone_surrogate(body(events), "MARK"),
+        content_type="application/json",
+        **scribe.headers,
+    )
+    assert response.status_code == 400
+    assert (
+        "$.events[3].message.content[0].text holds a lone UTF-16 surrogate"
+        in response.json()["error"]["detail"]
+    )
+    assert not Message.objects.exists()
+
+
+def test_a_lone_surrogate_in_a_hook_is_a_400(client, scribe):
+    hook = {"session_id": SESSION, "hook_event_name": "UserPromptSubmit", "prompt": "MARK", "prompt_id": "p1"}
+    response = client.post(
+        f"{HOOKS}?motion=harbor",
+        with_lone_surrogate(hook, "MARK"),
+        content_type="application/json",
+        **scribe.headers,
+    )
+    assert response.status_code == 400
+    assert "$.prompt" in response.json()["error"]["detail"]
+
+
+def test_a_surrogate_pair_is_a_character_and_kept(client, scribe):
+    events = copy.deepcopy(recorded.first_run())
+    events[3]["message"]["content"][0]["text"] = "MARK"
+    raw = body(events)
+    import json
+
+    text = json.dumps(raw).replace("MARK", "\\ud83d\\ude00", 1)
+    response = client.post(
+        "/api/motions/harbor/stream/", text, content_type="application/json", **scribe.headers
+    )
+    assert response.status_code == 200
+    assert Message.objects.filter(text="\U0001f600").exists()
+
+
+def ingest(client, lines: list[str], username: str = "justin"):
+    return client.post(
+        "/api/ingest/",
+        {"lines": lines, "username": username, "source": "doors"},
+        content_type="application/json",
+        HTTP_AUTHORIZATION=f"Bearer {INGEST_KEY}",
+    )
+
+
+def test_an_ingested_line_nested_ten_thousand_deep_is_an_error_of_that_line(client, settings, harbor):
+    import json
+
+    settings.INGEST_API_KEY = INGEST_KEY
+    deep = (
+        json.dumps({"sessionId": SESSION, "type": "user"})[:-1]
+        + ', "x": '
+        + "[" * 10_000
+        + "]" * 10_000
+        + "}"
+    )
+    response = ingest(client, [deep])
+    assert response.status_code == 200
+    assert response.json()["errors"] == ["line 0: not a JSON object (nested too deep to read)"]
+
+
+def test_the_watchers_username_does_not_let_an_agent_of_that_name_claim_the_session(client, settings, scribe):
+    settings.INGEST_API_KEY = INGEST_KEY
+    lines = [json_line for json_line in recorded.raw_lines("transcript")]
+    assert ingest(client, [line.decode() for line in lines[:5]], username="scribe").status_code == 200
+    assert stream(client, scribe, body()).status_code == 403
+    assert not MotionSession.objects.filter(pk=SESSION).exists()

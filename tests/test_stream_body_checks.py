@@ -86,11 +86,12 @@ BODIES: list[bytes] = [
 
 
 def reference_parse(raw: bytes, replace_nul: bool):
-    """What BoundedJSONParser did before: DRF's parse, then the walk."""
+    """What BoundedJSONParser did before: DRF's parse, a lone surrogate refused, then the walk."""
     try:
         data = JSONParser().parse(io.BytesIO(raw), None, {"encoding": "utf-8"})
     except RecursionError as exc:
         raise ParseError(f"the JSON is nested deeper than {app_settings.API_MAX_JSON_DEPTH} levels") from exc
+    bounds.refuse_lone_surrogates(data)
     return walk_json(data, max_depth=app_settings.API_MAX_JSON_DEPTH, replace_nul=replace_nul)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import codecs
 import io
 import math
+import re
 from datetime import datetime
 from itertools import chain, compress
 from typing import Any
@@ -94,6 +95,31 @@ def walk_json(value: Any, *, max_depth: int, replace_nul: bool) -> Any:
         else:
             stack.extend((item, index, depth + 1, f"{where}[{index}]") for index in range(len(item)))
     return root[0]
+
+
+# A surrogate escape (\\ud800 to \\udfff) in a JSON text: json.loads joins a pair into one
+# character, but leaves a lone one as a str no UTF-8 (PostgreSQL, a file) can hold.
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def refuse_lone_surrogates(value: Any) -> None:
+    """A 400 naming where a string holds a lone surrogate, which is no character."""
+    stack: list[tuple[Any, str]] = [(value, "$")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ParseError(
+                    f"a string at {where[:80]} holds a lone UTF-16 surrogate ({item[exc.start]!a}),"
+                    " which is no character; send U+FFFD in its place"
+                ) from None
+        elif isinstance(item, dict):
+            stack.extend((name, f"{where} (a key)") for name in item)
+            stack.extend((child, f"{where}.{name}") for name, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((child, f"{where}[{index}]") for index, child in enumerate(item))
 
 
 def deeper_than(value: Any, max_depth: int) -> bool:
@@ -228,6 +254,8 @@ class BoundedJSONParser(JSONParser):
                 ) from exc
             except ValueError as exc:
                 raise ParseError(f"JSON parse error - {exc}") from exc  # DRF's own words
+            if SURROGATE_ESCAPE.search(text):
+                refuse_lone_surrogates(data)
             if NUL_ESCAPE in text or deeper_than(data, settings.API_MAX_JSON_DEPTH):
                 view = parser_context.get("view")
                 data = walk_json(

@@ -48,6 +48,7 @@ from ..models import (
 )
 from ..record import binding
 from ..record.own import OwnRecord
+from ..remote_transcripts import spool_path
 from ..sessions import SessionConflict, claim_session
 from ..system_lines import post_system_message
 from .auth import AgentPrincipal
@@ -146,10 +147,11 @@ def claim_for(session_id: str, motion: Motion, agent: Agent, harness: str) -> Mo
             raise PermissionDenied(f"Session {session_id} belongs to a Motion this key may not read.")
         move_session(existing, motion, agent)
     if existing is None:
-        waiting = UnclaimedSession.objects.filter(pk=session_id).values_list("agent_id", flat=True)
-        if waiting and waiting[0] != agent.pk:
-            # Found by the importer or reported by another key: its transcript is not this key's
-            # to take. The admin assigns it from the inbox.
+        waiting = UnclaimedSession.objects.filter(pk=session_id).values_list("agent_id", "path").first()
+        if waiting and (waiting[0] != agent.pk or waiting[1] == str(spool_path(session_id))):
+            # Found by the importer, reported by another key, or spooled from memory-lane's
+            # watcher (whose `username` is an OS user's, whatever agent shares the name): its
+            # transcript is not this key's to take. The admin assigns it from the inbox.
             raise PermissionDenied(
                 f"Session {session_id} waits in the admin's inbox; only an admin assigns it."
             )
