@@ -351,3 +351,42 @@ def test_the_watchers_username_does_not_let_an_agent_of_that_name_claim_the_sess
     assert ingest(client, [line.decode() for line in lines[:5]], username="scribe").status_code == 200
     assert stream(client, scribe, body()).status_code == 403
     assert not MotionSession.objects.filter(pk=SESSION).exists()
+
+
+@pytest.mark.parametrize("address", ["fec0::1", "feff:ffff::1", "fec0::a9fe:a9fe"])
+def test_a_site_local_ipv6_address_is_refused(address):
+    from motion_runner.lib.http import address_problem
+
+    assert address_problem(address) == "a reserved address"
+
+
+def test_a_view_only_staff_user_reads_the_agent_admin_pages(client, scribe):
+    from django.contrib.auth.models import Permission
+
+    from tests.factories import UserFactory
+
+    viewer = UserFactory(username="auditor", is_staff=True)
+    viewer.user_permissions.add(*Permission.objects.filter(codename__in=["view_agent", "view_agentkey"]))
+    client.force_login(viewer)
+    pages = ["/admin/motion_runner/agent/", f"/admin/motion_runner/agent/{scribe.agent.pk}/change/"]
+    assert [client.get(page).status_code for page in pages] == [200, 200]
+    assert client.post(
+        "/admin/motion_runner/agent/", {"action": "create_key", "_selected_action": [scribe.agent.pk]}
+    ).status_code in (200, 302, 403)
+    from motion_runner.models import AgentKey
+
+    assert AgentKey.objects.filter(agent=scribe.agent).count() == 1  # the persona's own key only
+
+
+def test_a_view_only_staff_user_sees_the_agents_env_secrets_masked(client, scribe):
+    from django.contrib.auth.models import Permission
+
+    from motion_runner.models import Agent
+    from tests.factories import UserFactory
+
+    Agent.objects.filter(pk=scribe.agent.pk).update(env={"OPENAI_API_KEY": "value-never-shown", "HOME": "/h"})
+    viewer = UserFactory(username="auditor", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_agent"))
+    client.force_login(viewer)
+    page = client.get(f"/admin/motion_runner/agent/{scribe.agent.pk}/change/").content.decode()
+    assert "value-never-shown" not in page and "/h" in page
