@@ -1,3 +1,4 @@
+import json
 import re
 
 from django import forms
@@ -48,6 +49,10 @@ SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASS|AUTH|CREDENTIAL", re.I
 MASK = "•••••••• (saved; type a new value to replace it)"
 
 
+def masked(env: dict) -> dict:
+    return {name: MASK if SECRET_NAME.search(name) and value else value for name, value in env.items()}
+
+
 class AgentForm(forms.ModelForm):
     make_key = forms.BooleanField(
         required=False,
@@ -61,11 +66,10 @@ class AgentForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        if "env" not in self.fields:  # a view-only user's form: the admin shows masked_env instead
+            return
         if self.instance.pk and isinstance(self.instance.env, dict):
-            self.initial["env"] = {
-                name: MASK if SECRET_NAME.search(name) and value else value
-                for name, value in self.instance.env.items()
-            }
+            self.initial["env"] = masked(self.instance.env)
         self.fields["env"].help_text = (
             "Extra environment variables, as JSON. Secrets (names with KEY, TOKEN, SECRET, PASSWORD) "
             "are never shown again once saved: leave the mask to keep one. Claude Code's key is ANTHROPIC_API_KEY."
@@ -111,6 +115,17 @@ class AgentAdmin(admin.ModelAdmin):
     actions = ["create_key"]
     inlines = [AgentKeyInline]
 
+    def get_fields(self, request, obj=None):
+        fields = super().get_fields(request, obj)
+        if not self.has_change_permission(request, obj):
+            # A view-only user reads every field as text: the env's secrets masked, as the form does.
+            fields = ["masked_env" if name == "env" else name for name in fields if name != "make_key"]
+        return fields
+
+    @admin.display(description="env")
+    def masked_env(self, agent: Agent) -> str:
+        return json.dumps(masked(agent.env) if isinstance(agent.env, dict) else {}, indent=1)
+
     @admin.display(description="active keys")
     def key_count(self, agent: Agent) -> int:
         return agent.keys.filter(revoked_at__isnull=True).count()
@@ -120,7 +135,7 @@ class AgentAdmin(admin.ModelAdmin):
         if form.cleaned_data.get("make_key"):
             self.create_key(request, Agent.objects.filter(pk=obj.pk))
 
-    @admin.action(description="Create an API key (shown once)")
+    @admin.action(description="Create an API key (shown once)", permissions=["change"])
     def create_key(self, request, queryset):
         for agent in queryset:
             record, key = create_key(agent, label=f"made in the admin by {request.user.get_username()}")
@@ -146,7 +161,7 @@ class AgentKeyAdmin(admin.ModelAdmin):
         self.message_user(request, "A key is made on its agent's page: tick “Make a new API key” and save.")
         return redirect("admin:motion_runner_agent_changelist")
 
-    @admin.action(description="Revoke the selected keys")
+    @admin.action(description="Revoke the selected keys", permissions=["change"])
     def revoke(self, request, queryset):
         count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
         self.message_user(request, f"Revoked {count} key(s).")
@@ -182,7 +197,9 @@ class UnclaimedSessionAdmin(admin.ModelAdmin):
     def short_first_lines(self, inbox: UnclaimedSession) -> str:
         return inbox.first_lines[:160]
 
-    @admin.action(description="Assign to the Motion chosen below (claims and imports it)")
+    @admin.action(
+        description="Assign to the Motion chosen below (claims and imports it)", permissions=["change"]
+    )
     def assign(self, request, queryset):
         motion_id = request.POST.get("motion")
         motion = Motion.objects.filter(pk=motion_id).first() if motion_id else None

@@ -45,11 +45,25 @@ TOKEN_SHAPES = [
     ("npm_", re.compile(r"npm_[A-Za-z0-9]{36}")),
     ("mrk_", re.compile(r"mrk_[0-9a-f]{8}_[A-Za-z0-9_-]{20,}")),  # this project's own agent keys
     ("eyJ", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),  # JWTs
+    # Webhook URLs: the path is the credential.
+    ("hooks.slack.com/", re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{8,}")),
+    ("/api/webhooks/", re.compile(r"/api/webhooks/[0-9]{6,}/[A-Za-z0-9_-]{16,}")),  # Discord
 ]
 AUTHORIZATION = re.compile(
     r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+)[A-Za-z0-9._~+/=-]{8,}"
 )
 URL_PASSWORD = re.compile(r"(://[^\s:/@\"']+:)[^\s@/\"']+(?=@)")
+# A URL whose user part is itself the key (a Sentry DSN: https://<32 hex>@o1.ingest.sentry.io/42).
+URL_KEY_USER = re.compile(r"(://)[A-Za-z0-9_-]{16,}(?=@)")
+# An environment line: an upper-case name that ends in a secret's word, `=`, a value, whatever the
+# value looks like (`PGPASSWORD=correcthorse`). Code (`password = form.password`) is lower case.
+ENV_ASSIGNMENT = re.compile(
+    r"(?<![A-Za-z0-9_])([A-Z][A-Z0-9_]*?(?:PASS|PASSWD|PASSWORD|PWD|SECRET|TOKEN|KEY|KEYS|DSN|CREDENTIALS)"
+    r"=[\"']?)([^\s\"'\\,;]{4,})"
+)
+# A session cookie, in a header or alone.
+COOKIE_HEADER = re.compile(r"(?i)(\b(?:set-)?cookie\s*:\s*)[^\r\n\"]{4,}")
+SESSION_COOKIE = re.compile(r"(?i)(\b(?:sessionid|csrftoken|session)=)[^\s;\"',&]{8,}")
 # A name that says secret: found by its keyword, which must end a word (`input_tokens` and
 # `tokenizer` are no secrets' names, `GITHUB_TOKEN` and `db_password` are).
 SECRET_WORD = re.compile(
@@ -66,7 +80,8 @@ LOOKS_GENERATED = re.compile(r"\d|[+/=@#$%^&*!]|(?=.*[a-z])(?=.*[A-Z]).{16,}")
 PLACEHOLDER = re.compile(
     r"(?i)^(?:your[-_].*|.*example.*|.*placeholder.*|\$\{?.*|\{\{.*|<.*|x+|\*+|changeme|redacted.*|\[redacted\].*)$"
 )
-WORD_CHAR = re.compile(r"[A-Za-z0-9_]")
+# A token must start a word; an underscore before it still starts one (`x_ghp_…` is a GitHub token).
+WORD_CHAR = re.compile(r"[A-Za-z0-9]")
 # Nothing above matches fewer characters: a URL's password (`://a:b@`) takes 7, a configured value
 # 8, an assignment (`token=` and six characters) 12, a token shape 15. A shorter string (most of a
 # harness line's: "user", "text", "off") is left as it is without a look. A new shape that can be
@@ -100,7 +115,9 @@ setting_changed.connect(_forget_redaction_settings)
 
 def configured_secrets() -> tuple[str, ...]:
     """The secret values in settings: each setting REDACT_SETTINGS names (a string, a URL's
-    path and query, or the passwords in a mapping of credentials)."""
+    password, path and query, the passwords in a mapping of credentials, the keys of a mapping
+    of keys (MOOD_RUNNER_KEYS), the values an environment mapping gives secret names
+    (RUNNER_EXTRA_ENV), the databases' passwords (DATABASES))."""
     found: list[str] = []
     for name in settings.REDACT_SETTINGS:
         value = getattr(settings, name, None)
@@ -110,8 +127,23 @@ def configured_secrets() -> tuple[str, ...]:
         elif isinstance(value, str):
             found.append(value)
         elif isinstance(value, dict):
-            found += [pair[1] for pair in value.values() if isinstance(pair, tuple | list) and len(pair) == 2]
+            found += _secrets_in_mapping(value)
+        elif isinstance(value, list | tuple):  # SECRET_KEY_FALLBACKS
+            found += [item for item in value if isinstance(item, str)]
     return tuple(v for v in found if isinstance(v, str))
+
+
+def _secrets_in_mapping(value: dict) -> list[str]:
+    found: list[str] = []
+    for key, item in value.items():
+        if isinstance(item, tuple | list) and len(item) == 2:  # {api: (username, password)}
+            found.append(item[1])
+        elif isinstance(item, dict) and isinstance(item.get("PASSWORD"), str):  # DATABASES
+            found.append(item["PASSWORD"])
+        elif isinstance(item, str) and (not key.isupper() or SECRET_WORD.search(key) or key.endswith("_KEY")):
+            # {"agent name": "key"}; an environment's values only under a secret's name
+            found.append(item)
+    return found
 
 
 def _tokens(text: str) -> str:
@@ -171,7 +203,20 @@ def redact(text: str) -> str:
         text = AUTHORIZATION.sub(lambda m: m.group(1) + MARK, text)
     if "://" in text and "@" in text:
         text = URL_PASSWORD.sub(lambda m: m.group(1) + MARK, text)
+        text = URL_KEY_USER.sub(lambda m: m.group(1) + MARK, text)
+    if "=" in text:
+        text = ENV_ASSIGNMENT.sub(_env_value, text)
+        text = SESSION_COOKIE.sub(lambda m: m.group(1) + MARK, text)
+    if "ookie" in text or "OOKIE" in text:
+        text = COOKIE_HEADER.sub(lambda m: m.group(1) + MARK, text)
     return _assignments(text)
+
+
+def _env_value(match: re.Match) -> str:
+    value = match.group(2)
+    if PLACEHOLDER.match(value) or value.isdigit() or value.lower() in ("true", "false", "none", "null"):
+        return match.group(0)
+    return match.group(1) + MARK
 
 
 class RedactingFormatter(logging.Formatter):

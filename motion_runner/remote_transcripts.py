@@ -126,6 +126,9 @@ def ingest_lines(lines: list[Any], *, username: str, source: str) -> IngestAnswe
         except ValueError as exc:
             answer.error(index, f"not a JSON object ({exc})")
             continue
+        except RecursionError:
+            answer.error(index, "not a JSON object (nested too deep to read)")
+            continue
         if not session_id:
             answer.skipped += 1  # bookkeeping lines (summaries, snapshots) name no session
             continue
@@ -155,6 +158,8 @@ def ingest_session(
     session = MotionSession.objects.select_related("motion", "agent").filter(pk=session_id).first()
     if session is None:
         path = spool(session_id, [line for _, line in numbered])
+        # The inbox names the agent the watcher's OS user shares a name with, for the admin; that
+        # agent's key may not claim it for that (stream_batch.claim_for: a spooled session).
         note_unclaimed(session_id, path, agent=Agent.objects.filter(name=username).first())
         answer.skipped += len(numbered)
         answer.unclaimed_sessions.append(session_id)

@@ -213,6 +213,14 @@ REDACT_SETTINGS = [
     "WIKI_BOT_PASSWORD",
     "WIKI_BOT_CREDENTIALS",
     "WATCH_ETH_RPC_URL",
+    "MOOD_RUNNER_KEYS",
+    "INGEST_API_KEY",
+    "RUNNER_EXTRA_ENV",
+    "CELERY_BROKER_URL",
+    "CACHE_URL",
+    "DATABASES",
+    "EMAIL_HOST_PASSWORD",
+    "SECRET_KEY_FALLBACKS",
 ]
 # The admin shows a new agent key once, as a message: kept in the session (server side), never
 # in the default cookie storage, which is signed but not encrypted.

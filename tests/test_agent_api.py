@@ -242,17 +242,6 @@ def test_a_line_of_unknown_type_is_neither_an_error_nor_a_message(client, scribe
     assert answer["errors"] == [] and answer["imported"] == 5
 
 
-def test_a_result_event_ends_the_running_turn_of_that_session(client, scribe, harbor):
-    turn = TurnFactory(motion=harbor, agent=scribe.agent, status="running", session_id=SESSION)
-    answer = stream(client, scribe, body()).json()
-    turn.refresh_from_db()
-    assert answer["finished"] is True
-    assert turn.status == "finished" and turn.ended_at is not None
-    assert str(turn.cost_usd) == "0.001920"
-    assert turn.result_subtype == "success"
-    assert Message.objects.filter(turn=turn).count() == 5
-
-
 def test_without_a_running_turn_the_result_is_a_turn_end_message(client, scribe):
     stream(client, scribe, body())
     end = Message.objects.get(kind="turn_end")

@@ -392,8 +392,9 @@ def test_a_body_over_djangos_limit_is_a_413_in_memory_lanes_shape(client, settin
     assert "fewer lines" in response.json()["error"]
 
 
-def test_anyone_reading_the_motion_sees_who_is_held_and_why(client, scribe):
+def test_anyone_reading_the_motion_sees_who_is_held_and_why(client, scribe, justin):
     mood_post(client, "/api/moods/harbor/held/", {"reason": "a turn is under way elsewhere", "until": None})
+    client.force_login(justin)  # Harbor is read by signed-in people (the default visibility)
     response = client.get("/api/moods/harbor/held/")
     assert response.status_code == 200
     assert response.json()["held"]["scribe"]["reason"] == "a turn is under way elsewhere"
@@ -402,7 +403,7 @@ def test_anyone_reading_the_motion_sees_who_is_held_and_why(client, scribe):
 def test_a_lifted_hold_is_no_longer_shown(client, scribe):
     mood_post(client, "/api/moods/harbor/held/", {"reason": "waiting", "until": None})
     mood_post(client, "/api/moods/harbor/held/", {"reason": "", "until": None})
-    assert client.get("/api/moods/harbor/held/").json() == {"held": {}}
+    assert client.get("/api/moods/harbor/held/", **scribe.headers).json() == {"held": {}}
 
 
 def test_a_session_id_that_could_name_a_path_is_an_error_and_spools_nothing(client, tmp_path):

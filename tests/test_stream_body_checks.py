@@ -16,6 +16,7 @@ from rest_framework import serializers
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
+from motion_runner.api import bounds
 from motion_runner.api.bounds import BoundedJSONParser, deeper_than, walk_json
 from motion_runner.api.stream_batch import StreamBody
 from motion_runner.conf import app_settings
@@ -82,11 +83,12 @@ BODIES: list[bytes] = [
 
 
 def reference_parse(raw: bytes, replace_nul: bool):
-    """What BoundedJSONParser did before: DRF's parse, then the walk."""
+    """What BoundedJSONParser did before: DRF's parse, a lone surrogate refused, then the walk."""
     try:
         data = JSONParser().parse(io.BytesIO(raw), None, {"encoding": "utf-8"})
     except RecursionError as exc:
         raise ParseError(f"the JSON is nested deeper than {app_settings.API_MAX_JSON_DEPTH} levels") from exc
+    bounds.refuse_lone_surrogates(data)
     return walk_json(data, max_depth=app_settings.API_MAX_JSON_DEPTH, replace_nul=replace_nul)
 
 

@@ -26,7 +26,6 @@ from motion_runner.models import (
     Message,
     Motion,
     MotionSession,
-    Turn,
     TurnStatus,
     recorded_turn_ends,
 )
@@ -83,6 +82,7 @@ def test_a_repost_of_known_events_costs_the_key_the_claim_and_the_known_ids(clie
         key.startswith("SELECT") and "motion_runner_agentkey" in key and "motion_runner_motion_agents" in key
     )
     assert len(claim) == CLAIM_STATEMENTS and claim[0].startswith(("WITH claimed AS (UPDATE", "UPDATE"))
+    assert not any("motion_runner_turn" in sql for sql in claim)
     assert known.startswith("SELECT") and "motion_runner_message" in known
 
 
@@ -112,9 +112,7 @@ def running_turn(motion, scribe, *, heartbeat_at):
     )
 
 
-def test_a_repost_with_a_running_turn_adds_only_its_heartbeat_and_end(client, scribe, harbor):
-    # Without the init line: with a running turn, the writer takes an init as today (it beats the
-    # turn's heartbeat and claims the session again).
+def test_a_repost_with_a_running_turn_leaves_the_turn_to_its_runner(client, scribe, harbor):
     events = [line for line in recorded.first_run() if line.get("subtype") != "init"]
     stream(client, scribe, body(events))
     long_ago = timezone.now() - timedelta(hours=1)
@@ -122,18 +120,11 @@ def test_a_repost_with_a_running_turn_adds_only_its_heartbeat_and_end(client, sc
     with CaptureQueriesContext(connection) as queries:
         answer = stream(client, scribe, body(events)).json()
     assert answer["finished"] is True and answer["imported"] == 0
-    # key, claim, the known ids, the heartbeat, the turn end: the turn is never read whole.
-    assert len(queries) == 4 + CLAIM_STATEMENTS
-    assert not any('"motion_runner_turn"."raw_log"' in sql for sql in statements(queries))
+    # key, claim, the known ids: the runner's turn is neither read nor written (issue 20, item 10).
+    assert len(queries) == 2 + CLAIM_STATEMENTS
+    assert not any("motion_runner_turn" in sql for sql in statements(queries))
     turn.refresh_from_db()
-    assert turn.heartbeat_at > long_ago and turn.status == TurnStatus.FINISHED
-
-
-def test_a_fresh_post_points_its_messages_at_the_running_turn(client, scribe, harbor):
-    turn = TurnFactory(motion=harbor, agent=scribe.agent, session_id=SESSION, status=TurnStatus.RUNNING)
-    assert stream(client, scribe, body()).json()["imported"] == 5
-    assert set(Message.objects.values_list("turn_id", flat=True)) == {turn.pk}
-    assert Turn.objects.get(pk=turn.pk).status == TurnStatus.FINISHED
+    assert turn.heartbeat_at == long_ago and turn.status == TurnStatus.RUNNING
 
 
 # --- the key, the Motion and the membership, read together ---------------------------------------
@@ -239,9 +230,7 @@ def test_every_claim_answers_alike_folded_or_not(client, scribe, rival, harbor, 
 
 
 @pytest.mark.parametrize("fold", [True, False])
-def test_a_repost_ends_the_running_turn_with_the_same_cost_folded_or_not(
-    client, scribe, harbor, unfolded, fold
-):
+def test_a_repost_leaves_the_running_turn_alone_folded_or_not(client, scribe, harbor, unfolded, fold):
     if not fold:
         unfolded()
     events = recorded.first_run()
@@ -249,8 +238,7 @@ def test_a_repost_ends_the_running_turn_with_the_same_cost_folded_or_not(
     turn = TurnFactory(motion=harbor, agent=scribe.agent, session_id=SESSION, status=TurnStatus.RUNNING)
     assert stream(client, scribe, body(copy.deepcopy(events))).json()["finished"] is True
     turn.refresh_from_db()
-    assert turn.status == TurnStatus.FINISHED
-    assert turn.cost_usd == 0  # the newest recorded end is this same result line: nothing more spent
+    assert (turn.status, turn.cost_usd) == (TurnStatus.RUNNING, 0)
 
 
 # --- the helpers ---------------------------------------------------------------------------------
@@ -289,7 +277,7 @@ def test_db_value_decodes_as_a_queryset_does(scribe, harbor):
     assert db_value(connection, Message._meta.get_field("raw"), value) == stream_raw
 
 
-def test_an_init_line_with_a_running_turn_still_beats_its_heartbeat(client, scribe, harbor):
+def test_an_init_line_with_a_running_turn_leaves_the_turn_alone(client, scribe, harbor):
     init = [line for line in recorded.first_run() if line.get("subtype") == "init"]
     assert init and init[0]["session_id"] == SESSION
     stream(client, scribe, body(init))
@@ -302,7 +290,7 @@ def test_an_init_line_with_a_running_turn_still_beats_its_heartbeat(client, scri
         "finished": False,
     }
     turn.refresh_from_db()
-    assert turn.heartbeat_at > long_ago
+    assert turn.heartbeat_at == long_ago
 
 
 def test_the_turn_ends_reader_starts_from_the_newest_already_read(harbor):

@@ -35,13 +35,49 @@ class Ask:
     to: str
 
 
-# What an agent quotes or shows as code is not its own ask: fenced blocks, inline code, and
-# lines quoted with ">" (a person's words, a watched page) are left out before tags are found.
-QUOTED = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`|^[ \t]*>.*?$", re.DOTALL | re.MULTILINE)
+# What an agent quotes or shows as code is not its own ask: it is left out before tags are found,
+# in every form Markdown gives it (CommonMark's rules, erring towards leaving out):
+QUOTED = re.compile(
+    # a fenced block, closed only by a fence of its own character at least as long (so a shorter
+    # fence inside it is its text), or open to the end;
+    r"^[ \t]{0,3}(?P<fence>(?P<ch>[`~])(?P=ch){2,}).*?(?:^[ \t]{0,3}(?P=fence)(?P=ch)*[ \t]*$|\Z)"
+    # a line quoted with ">" (a person's words, a watched page), a list item's too;
+    r"|^[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*>.*?$"
+    # an indented line (indented code, a list item's code);
+    r"|^(?: {4}|[ ]{0,3}\t).*?$"
+    # HTML that shows code.
+    r"|<(?P<tag>pre|code|xmp|samp|kbd|textarea)\b.*?(?:</(?P=tag)\s*>|\Z)",
+    re.DOTALL | re.MULTILINE | re.IGNORECASE,
+)
+BACKTICKS = re.compile(r"`+")
+
+
+def without_code_spans(text: str) -> str:
+    """`text` without its code spans: a run of backticks opens one, closed by the next run of the
+    same length (one that finds none is plain text). Paired in one pass, not by a regex, which
+    tries every run against the whole rest of the text (a text of many runs took minutes)."""
+    runs = [match.span() for match in BACKTICKS.finditer(text)]
+    if len(runs) < 2:
+        return text
+    next_same: list[int | None] = [None] * len(runs)
+    later: dict[int, int] = {}
+    for index in range(len(runs) - 1, -1, -1):
+        length = runs[index][1] - runs[index][0]
+        next_same[index], later[length] = later.get(length), index
+    pieces, at, index = [], 0, 0
+    while index < len(runs):
+        closer = next_same[index]
+        if closer is None:
+            index += 1
+            continue
+        pieces += [text[at : runs[index][0]], " "]
+        at, index = runs[closer][1], closer + 1
+    pieces.append(text[at:])
+    return "".join(pieces)
 
 
 def find_asks(text: str) -> list[Ask]:
-    own_words = QUOTED.sub(" ", text or "")
+    own_words = without_code_spans(QUOTED.sub(" ", text or ""))
     return [Ask(kind.lower(), (dq or sq).strip()) for kind, dq, sq in TAG.findall(own_words)]
 
 

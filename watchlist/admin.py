@@ -68,15 +68,15 @@ class WatchAdmin(admin.ModelAdmin):
             ("What the checker keeps", {"classes": ["collapse"], "fields": self.readonly_fields})
         ]
 
-    @admin.action(description="Check at the next cycle")
+    @admin.action(description="Check at the next cycle", permissions=["change"])
     def check_now(self, request, queryset):
         check_all_now(queryset)
         messages.info(request, f"{queryset.count()} watch(es) due now.")
 
-    @admin.action(description="Pause")
+    @admin.action(description="Pause", permissions=["change"])
     def pause(self, request, queryset):
         queryset.update(enabled=False)
 
-    @admin.action(description="Resume")
+    @admin.action(description="Resume", permissions=["change"])
     def resume(self, request, queryset):
         queryset.update(enabled=True, disabled_reason="", consecutive_failures=0, failure_notified=False)

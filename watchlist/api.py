@@ -19,8 +19,17 @@ from .kinds import KINDS, InvalidTarget, get_kind
 from .models import Watch
 
 
+class ReadableMotionField(serializers.SlugRelatedField):
+    """A Motion by its slug, among those the request's caller may read: one it may not read is
+    "does not exist" as a missing one is, at the same step, so no error order tells them apart."""
+
+    def get_queryset(self):
+        request = self.context.get("request")
+        return access().readable(getattr(request, "user", None), Motion.objects.all())
+
+
 class WatchSerializer(serializers.ModelSerializer):
-    motion = serializers.SlugRelatedField(slug_field="slug", queryset=Motion.objects.all())
+    motion = ReadableMotionField(slug_field="slug", queryset=Motion.objects.all())
     kind = serializers.ChoiceField(choices=list(KINDS))
     options = serializers.JSONField(required=False)
     state = serializers.SerializerMethodField()
@@ -111,9 +120,7 @@ class WatchViewSet(viewsets.ModelViewSet):
     def perform_create(self, serializer: WatchSerializer) -> None:
         motion = serializer.validated_data["motion"]
         if not access().can_read(self.request.user, motion):
-            raise serializers.ValidationError(
-                {"motion": [f'Object with slug="{motion.slug}" does not exist.']}
-            )
+            raise serializers.ValidationError({"motion": [f"Object with slug={motion.slug} does not exist."]})
         self.check_write(motion, "add")
         serializer.save()
 

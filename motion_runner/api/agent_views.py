@@ -177,12 +177,16 @@ def post_as_agent(
 
 
 def post_idempotent(message: Message, motion: Motion) -> Response:
-    """201 with the new Message, or 200 with the one already stored under that id (same Motion)."""
+    """201 with the new Message, or 200 with the one already stored under that id (same Motion,
+    same agent and kind: a retry's own). Any other holder of the id is a 409, never served as
+    this post's retry (it may be another agent's, or a person's)."""
     if insert_one(message):
         return Response(MessageSerializer(message).data, status=status.HTTP_201_CREATED)
-    existing = Message.objects.filter(pk=message.id, motion=motion).first()
+    existing = Message.objects.filter(
+        pk=message.id, motion=motion, agent=message.agent, source=message.source, kind=message.kind
+    ).first()
     if existing is None:
-        raise Conflict("That id is already used by a message in another Motion.")
+        raise Conflict("That id is already used by another message.")
     return Response(MessageSerializer(existing).data, status=status.HTTP_200_OK)
 
 

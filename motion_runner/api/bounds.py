@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import math
+import re
 from datetime import datetime
 from itertools import chain, compress
 from typing import Any
@@ -65,6 +66,31 @@ def walk_json(value: Any, *, max_depth: int, replace_nul: bool) -> Any:
 _IS_CONTAINER = frozenset({dict, list}).__contains__
 
 
+# A surrogate escape (\\ud800 to \\udfff) in a JSON text: json.loads joins a pair into one
+# character, but leaves a lone one as a str no UTF-8 (PostgreSQL, a file) can hold.
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def refuse_lone_surrogates(value: Any) -> None:
+    """A 400 naming where a string holds a lone surrogate, which is no character."""
+    stack: list[tuple[Any, str]] = [(value, "$")]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ParseError(
+                    f"a string at {where[:80]} holds a lone UTF-16 surrogate ({item[exc.start]!a}),"
+                    " which is no character; send U+FFFD in its place"
+                ) from None
+        elif isinstance(item, dict):
+            stack.extend((name, f"{where} (a key)") for name in item)
+            stack.extend((child, f"{where}.{name}") for name, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((child, f"{where}[{index}]") for index, child in enumerate(item))
+
+
 def deeper_than(value: Any, max_depth: int) -> bool:
     """Whether a container in `value` is nested deeper than `max_depth` (the root is 1): one
     level at a time, the per-value work in C (map, compress, chain) rather than a Python loop
@@ -119,6 +145,8 @@ class BoundedJSONParser(JSONParser):
             raise ParseError(f"the JSON is nested deeper than {settings.API_MAX_JSON_DEPTH} levels") from exc
         except ValueError as exc:
             raise ParseError(f"JSON parse error - {exc}") from exc  # DRF's own words
+        if SURROGATE_ESCAPE.search(text):
+            refuse_lone_surrogates(data)
         if NUL_ESCAPE in text or deeper_than(data, settings.API_MAX_JSON_DEPTH):
             view = parser_context.get("view")
             data = walk_json(

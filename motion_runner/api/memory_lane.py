@@ -26,16 +26,17 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig
-from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import permissions, serializers, status
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.exceptions import APIException, AuthenticationFailed, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from ..access import readable_motion
 from ..conf import app_settings
 from ..models import Agent, Motion
 from ..remote_transcripts import ingest_lines
@@ -161,14 +162,23 @@ class MoodHeldView(MoodAPIView):
             return [permissions.AllowAny()]
         return super().get_permissions()
 
+    def get_authenticators(self):
+        # A read is also a signed-in person's (a members-only Motion's people); a post is a key's.
+        authenticators = super().get_authenticators()
+        if self.request is not None and self.request.method == "GET":
+            authenticators.append(SessionAuthentication())
+        return authenticators
+
     @extend_schema(
         responses={
             200: inline_serializer("Holds", {"held": serializers.DictField(child=serializers.DictField())}),
-            404: FlatError,
+            401: FlatError,
+            404: OpenApiResponse(FlatError, description="No such Motion, or one the caller may not read."),
         }
     )
     def get(self, request: Request, slug: str) -> Response:
-        return Response({"held": holds_in(get_object_or_404(Motion, slug=slug))})
+        # A Motion the caller may not read answers as one that does not exist: no slug oracle.
+        return Response({"held": holds_in(readable_motion(request.user, slug))})
 
     @extend_schema(
         request=HeldBody,

@@ -29,6 +29,7 @@ from django.utils import timezone
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, PermissionDenied
 
+from ..access import access
 from ..db_retry import retry_conflicts
 from ..harnesses import HARNESSES, EventKind, HarnessError, get_adapter
 from ..ingest import EventWriter, IngestContext, WriteOutcome, event_message_id
@@ -41,14 +42,14 @@ from ..models import (
     Motion,
     MotionSession,
     Source,
-    Turn,
-    TurnStatus,
     UnclaimedSession,
     recorded_turn_ends,
 )
 from ..record import binding
+from ..remote_transcripts import spool_path
 from ..sessions import SessionConflict, claim_session
 from ..system_lines import post_system_message
+from .auth import AgentPrincipal
 
 log = logging.getLogger(__name__)
 
@@ -124,19 +125,31 @@ def session_moved_text(
     return f"@{agent.name}'s session {session_id} moved here from Motion {came_from.slug!r}."
 
 
+def may_move(agent: Agent, came_from: Motion, to: Motion) -> bool:
+    """A session moves only between two Motions the agent may read (the access seam decides)."""
+    principal = AgentPrincipal(agent)
+    return access().can_read(principal, came_from) and access().can_read(principal, to)
+
+
 def claim_for(session_id: str, motion: Motion, agent: Agent, harness: str) -> MotionSession:
     """Claim a session for (motion, agent): the agent's own session in another Motion moves here
-    (said in both threads); another agent's session is a 403."""
+    (said in both threads); another agent's session is a 403, and so is a move out of a Motion
+    the agent may not read (a session an admin assigned to a members-only Motion would otherwise
+    carry its transcript, and every later line, wherever the key posts it). `motion` is one the
+    caller checked the agent belongs to."""
     existing = MotionSession.objects.select_related("motion").filter(pk=session_id).first()
     if existing is not None and existing.agent_id not in (None, agent.pk):
         raise PermissionDenied(f"Session {session_id} belongs to another agent.")
     if existing is not None and existing.motion_id != motion.pk:
+        if not may_move(agent, existing.motion, motion):
+            raise PermissionDenied(f"Session {session_id} belongs to a Motion this key may not read.")
         move_session(existing, motion, agent)
     if existing is None:
-        waiting = UnclaimedSession.objects.filter(pk=session_id).values_list("agent_id", flat=True)
-        if waiting and waiting[0] != agent.pk:
-            # Found by the importer or reported by another key: its transcript is not this key's
-            # to take. The admin assigns it from the inbox.
+        waiting = UnclaimedSession.objects.filter(pk=session_id).values_list("agent_id", "path").first()
+        if waiting and (waiting[0] != agent.pk or waiting[1] == str(spool_path(session_id))):
+            # Found by the importer, reported by another key, or spooled from memory-lane's
+            # watcher (whose `username` is an OS user's, whatever agent shares the name): its
+            # transcript is not this key's to take. The admin assigns it from the inbox.
             raise PermissionDenied(
                 f"Session {session_id} waits in the admin's inbox; only an admin assigns it."
             )
@@ -151,7 +164,6 @@ def claim_for(session_id: str, motion: Motion, agent: Agent, harness: str) -> Mo
 class SessionRead:
     """What a post needs of its session before reading its events, read in one round trip."""
 
-    turn_id: int | None  # the agent's running turn of this session in this Motion, if any
     newest_end: list[Any]  # [the raw line of the session's newest recorded turn end], or []
 
 
@@ -162,36 +174,33 @@ ONE_STATEMENT_VENDORS = {"postgresql"}
 @functools.cache
 def claim_and_read_sql(alias: str) -> str:
     """PostgreSQL: the claim of a session already this Motion's (the agent's own, or no one's yet)
-    as a data-modifying CTE, with the running turn and the newest turn end read beside it."""
+    as a data-modifying CTE, with the newest turn end read beside it."""
     quote = connections[alias].ops.quote_name
-    sessions, turns, messages = (quote(m._meta.db_table) for m in (MotionSession, Turn, Message))
+    sessions, messages = (quote(m._meta.db_table) for m in (MotionSession, Message))
     return (
         f"WITH claimed AS (UPDATE {sessions} SET {quote('last_used_at')} = %s"
         f" WHERE {quote('session_id')} = %s AND {quote('motion_id')} = %s"
         f" AND ({quote('agent_id')} = %s OR {quote('agent_id')} IS NULL) RETURNING 1)"
         f" SELECT EXISTS (SELECT 1 FROM claimed),"
-        f" (SELECT {quote('id')} FROM {turns} WHERE {quote('motion_id')} = %s AND {quote('agent_id')} = %s"
-        f" AND {quote('session_id')} = %s AND {quote('status')} = %s"
-        f" ORDER BY {quote('queued_at')} DESC LIMIT 1),"
         f" (SELECT {quote('raw')} FROM {messages} WHERE {quote('session_id')} = %s AND {quote('kind')} = %s"
         f" ORDER BY {quote('created_at')} DESC LIMIT 1)"
     )
 
 
 def claim_and_read(session_id: str, motion: Motion, agent: Agent, harness: str) -> SessionRead:
-    """`claim_for`, and what the post reads of the session next (its running turn, the newest
-    turn end for the adapter's running total). A session already this Motion's, the agent's own
-    or no one's, is claimed by a conditional UPDATE as claim_session does with a fresh read; on
-    PostgreSQL that UPDATE and both reads are one statement (a re-post's common case).
+    """`claim_for`, and what the post reads of the session next (the newest turn end, for the
+    adapter's running total). A session already this Motion's, the agent's own or no one's, is
+    claimed by a conditional UPDATE as claim_session does with a fresh read; on PostgreSQL that
+    UPDATE and the read are one statement (a re-post's common case).
     Anything else (a new session, a move, another agent's) goes through claim_for as before."""
     connection = connections[router.db_for_write(MotionSession)]
     now = timezone.now()
     if connection.vendor in ONE_STATEMENT_VENDORS:
         params: list[Any] = [now, session_id, motion.pk, agent.pk]
-        params += [motion.pk, agent.pk, session_id, TurnStatus.RUNNING, session_id, Kind.TURN_END]
+        params += [session_id, Kind.TURN_END]
         with connection.cursor() as cursor:
             cursor.execute(claim_and_read_sql(connection.alias), params)
-            claimed, turn_id, newest = cursor.fetchone()
+            claimed, newest = cursor.fetchone()
         newest_end = [] if newest is None else [db_value(connection, Message._meta.get_field("raw"), newest)]
     else:
         claimed = (
@@ -199,18 +208,13 @@ def claim_and_read(session_id: str, motion: Motion, agent: Agent, harness: str) 
             .filter(Q(agent=agent) | Q(agent__isnull=True))
             .update(last_used_at=now)
         )
-        turn_id = (
-            Turn.objects.filter(motion=motion, agent=agent, session_id=session_id, status=TurnStatus.RUNNING)
-            .values_list("pk", flat=True)
-            .first()
-        )
         ends = Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
         newest_end = list(ends.values_list("raw", flat=True)[:1])
     if claimed:
         binding().claim(session_id, motion)
     else:
         claim_for(session_id, motion, agent, harness)
-    return SessionRead(turn_id=turn_id, newest_end=newest_end)
+    return SessionRead(newest_end=newest_end)
 
 
 def move_session(session: MotionSession, motion: Motion, agent: Agent) -> bool:
@@ -249,24 +253,6 @@ class BatchAnswer:
         }
 
 
-def stamp_turn_end(turn_id: int | None, end) -> None:
-    """The stream carries no stop_reason: its result event ends the running turn of that session."""
-    if turn_id is None:
-        return
-    fields: dict[str, Any] = {
-        "status": TurnStatus.FAILED if end.is_error else TurnStatus.FINISHED,
-        "ended_at": timezone.now(),
-        "usage": end.usage,
-        "result_subtype": end.subtype,
-        "activity": "",
-    }
-    if end.cost_usd is not None:
-        fields["cost_usd"] = end.cost_usd
-    if end.is_error:
-        fields["error"] = f"the turn ended with an error ({end.subtype}): {end.text or end.subtype}"[:2000]
-    Turn.objects.filter(pk=turn_id, status=TurnStatus.RUNNING).update(**fields)
-
-
 def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnswer:
     """Write a validated StreamBody's events for `agent` in `motion`, and count each event once."""
     session_id, harness = data["session_id"], data["harness"]
@@ -276,21 +262,13 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
         raise serializers.ValidationError({"harness": [str(exc)]}) from exc
     events = data["events"]
     read = claim_and_read(session_id, motion, agent, harness)
-    turn_id = read.turn_id
-    # The writer gets the running turn whole before it prepares its first event (a Message points
-    # at it, an init or unknown line writes to it); a re-post of known events needs only its id.
+    # No Turn is ever the writer's: every Turn is a launch of the runner's, which reads, ends and
+    # prices it from its own harness's stdout. A client's lines pointed at it (or its result
+    # stamped on it) would set its cost, its end or its session from outside (issue 20, item 10).
     writer = EventWriter(
         IngestContext(motion=motion, agent=agent, harness=harness, source=Source.API, session_id=session_id)
     )
-    turn_read = False
-
-    def prepare(event, message_id: uuid.UUID | None) -> Message | None:
-        nonlocal turn_read
-        if not turn_read:
-            turn_read = True
-            if turn_id is not None:
-                writer.ctx.turn = Turn.objects.filter(pk=turn_id).first()
-        return writer.prepare(event, message_id)
+    prepare = writer.prepare
 
     parser = adapter.new_parser(
         session_id, recorded_ends=recorded_turn_ends(session_id, newest_read=read.newest_end)
@@ -333,22 +311,38 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
     # Each event's Message id made once (a UUID each), and what the record holds asked in one query.
     ids = {message_id for _, _, pairs in parsed for _, message_id in pairs if message_id is not None}
     known = binding().known_ids(list(ids)) if ids else set()
-    wrote_any = False  # a known Message counts as one written for the turn's heartbeat, as before
+    # The sessions this post may write lines of: its own, and those of the agent in this Motion
+    # (a fork's init line claims its new one). A line saying another session's id is not trusted:
+    # its Messages would land in a session that is not the key's (F15).
+    held = {session_id}
+
+    def check_sessions(pairs: list[tuple[Any, uuid.UUID | None]]) -> None:
+        for event, _ in pairs:
+            said = event.session_id
+            if not said or said in held or event.kind == EventKind.INIT:
+                continue
+            if not MotionSession.objects.filter(pk=said, motion_id=motion.pk, agent=agent).exists():
+                raise BadEvent(
+                    f"the line says session {said[:60]!r}, which is neither this post's session nor"
+                    f" one of @{agent.name}'s in this Motion: post it under its own session_id"
+                )
+            held.add(said)
+
     for index, line, pairs in parsed:
         try:
+            check_sessions(pairs)
             for event, message_id in pairs:
                 if event.kind == EventKind.TURN_END:
                     turn_end = event
                 if event.kind == EventKind.INIT and event.session_id and event.session_id != session_id:
                     claim_for(event.session_id, motion, agent, harness)
+                    held.add(event.session_id)
                 if known and message_id in known:
-                    wrote_any = True  # already in the record: the insert would skip it
-                    continue
-                if event.kind == EventKind.INIT and event.session_id == session_id and turn_id is None:
+                    continue  # already in the record: the insert would skip it
+                if event.kind == EventKind.INIT and event.session_id == session_id:
                     continue  # the writer would only claim again the session claimed above
                 message = prepare(event, message_id)
                 if message is not None:
-                    wrote_any = True
                     prepared.append(message)
                     first_event_of.setdefault(message.id, index)
         except Exception as exc:
@@ -356,15 +350,10 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
     answer.errors.sort(key=lambda error: error["index"])
 
     def store() -> WriteOutcome:
-        outcome = writer.write_many([], prepared=prepared)
-        if turn_id is not None and wrote_any:
-            Turn.objects.filter(pk=turn_id).update(heartbeat_at=timezone.now())
-        if turn_end is not None:
-            stamp_turn_end(turn_id, turn_end)
-        return outcome
+        return writer.write_many([], prepared=prepared)
 
-    # Every write here is idempotent (ids, a conditional UPDATE): a writer PostgreSQL chose as a
-    # deadlock's victim runs again inside this request instead of answering 500.
+    # Every write here is idempotent (ids): a writer PostgreSQL chose as a deadlock's victim runs
+    # again inside this request instead of answering 500.
     outcome = retry_conflicts(store)
     wrote = {first_event_of[message.id] for message in outcome.messages}
     answer.imported = len(wrote - failed)

@@ -70,6 +70,8 @@ EXTRA_BLOCKED_NETWORKS = [
     ipaddress.ip_network("2001::/32"),
     ipaddress.ip_network("64:ff9b::/96"),
     ipaddress.ip_network("64:ff9b:1::/48"),
+    # Site-local (deprecated, RFC 3879, but still routed inside some networks): not is_private.
+    ipaddress.ip_network("fec0::/10"),
 ]
 
 
