@@ -26,7 +26,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig
-from django.shortcuts import get_object_or_404
+from django.http import Http404
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import permissions, serializers, status
@@ -38,6 +38,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from ..conf import app_settings
 from ..models import Agent, Motion
+from ..record import binding
 from ..remote_transcripts import ingest_lines
 from .agent_views import AgentAPIView, BodyTooLarge, QuietView, check_speaks_for, member_motion
 from .auth import AgentKeyAuthentication, request_agent
@@ -165,7 +166,10 @@ class MoodHeldView(MoodAPIView):
         }
     )
     def get(self, request: Request, slug: str) -> Response:
-        return Response({"held": holds_in(get_object_or_404(Motion, slug=slug))})
+        motion = binding().motion_for_slug(slug)  # a Mood's slug now or before a rename, too
+        if motion is None:
+            raise Http404("No Motion matches the given query.")
+        return Response({"held": holds_in(motion)})
 
     @extend_schema(
         request=HeldBody,

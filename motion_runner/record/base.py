@@ -27,6 +27,11 @@ class RecordBinding:
         Messages. A binding that cannot tell cheaply answers none: the insert still decides."""
         return set()
 
+    def motion_for_slug(self, slug: str) -> Motion | None:
+        """The Motion a route's slug names, or None: here its own slug; a binding whose record
+        has other names for it (memory-lane's Mood slugs and aliases) finds it by those too."""
+        return Motion.objects.filter(slug=slug).first()
+
     def claim(self, session_id: str, motion: Motion) -> None:
         """A session now belongs to `motion` (after the apps' own MotionSession says so)."""
 
