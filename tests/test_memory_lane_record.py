@@ -45,7 +45,7 @@ def seen():
     finally:
         admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     assert check is not None and check.returncode == 0, migrate.stderr + (check.stderr if check else "")
-    return json.loads(check.stdout.splitlines()[-1])
+    return {**json.loads(check.stdout.splitlines()[-1]), "stderr": check.stderr}
 
 
 # --- every event once, in the Mood memory-lane knows ------------------------------------------
@@ -201,3 +201,20 @@ def test_a_transcript_line_names_its_parent_or_the_parent_it_waits_for(seen):
     assert seen["lines"]["child"]["parent"] == seen["known_parent"]
     orphan = seen["lines"]["orphan"]
     assert orphan["parent"] is None and orphan["looking_for_parent"] == seen["unseen_parent"]
+
+
+# --- installed beside memory-lane's own logging -------------------------------------------------
+
+
+def test_the_readmes_logging_keeps_the_hosts_own_loggers_and_handlers(seen):
+    assert seen["logging"] == {
+        "loggers": ["conversations", "django.request"],
+        "handlers": ["console", "requests"],
+    }
+
+
+def test_the_hosts_own_loggers_lines_are_redacted_in_its_own_format(seen):
+    logged = seen["stderr"]
+    assert "memory-lane WARNING conversations: imported with [REDACTED" in logged  # its own format, kept
+    assert "a request with [REDACTED" in logged
+    assert "sk-ant-api03-AAAA" not in logged and "ghp_BBBB" not in logged

@@ -9,6 +9,7 @@ memory-lane's page reads it (tests/host/conversations/page.py). Prints one JSON 
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from decimal import Decimal
 
@@ -16,6 +17,7 @@ import django
 
 django.setup()
 
+from django.conf import settings  # noqa: E402
 from django.db import transaction  # noqa: E402
 from django.test import Client, override_settings  # noqa: E402
 
@@ -267,6 +269,13 @@ def main() -> dict:
         "motion": [quay_motion.slug, quay_motion.title] if quay_motion else None,
         "index": list(Message.objects.filter(motion__slug="quay").values_list("text", flat=True)),
     }
+    # memory-lane's own loggers still log, through its own handlers, their lines redacted.
+    seen["logging"] = {
+        "loggers": sorted(settings.LOGGING["loggers"]),
+        "handlers": sorted(settings.LOGGING["handlers"]),
+    }
+    logging.getLogger("conversations").warning("imported with sk-ant-api03-%s", "A" * 40)
+    logging.getLogger("django.request").error("a request with ghp_%s", "B" * 36)
     return seen
 
 
