@@ -107,6 +107,8 @@ class EventWriter:
         # Called on commit with the Messages a write inserted; the runner's announces what it
         # commits within 0.25 s together (runner/announcing.py).
         self.announce: Callable[[list[Message]], None] = announce
+        # Thinking, redacted, for the record binding alone (no Message of the apps' index).
+        self.thinking: list[Event] = []
 
     def flush_activity(self, *, force: bool = False) -> None:
         turn = self.ctx.turn
@@ -246,6 +248,11 @@ class EventWriter:
         if event.kind == EventKind.UNKNOWN:
             self._keep_raw(event.raw)
             return None
+        if event.kind == EventKind.THINKING:
+            event.text = self.redactor.redact(event.text)
+            event.raw = self.redactor.redact_json(event.raw)
+            self.thinking.append(event)
+            return None
         message = self.message_for(event, message_id)
         return fit_message(message, self.redactor) if message is not None else None
 
@@ -270,6 +277,9 @@ class EventWriter:
             if message is not None:
                 messages.append(message)
         self.redactor.forget()  # the batch's strings are not kept past it
+        if self.thinking:
+            binding().write_thinking(self.thinking, ctx.motion, ctx.agent)
+            self.thinking = []
         if ctx.turn is not None and counted:
             self.activity = activity or self.activity
             self.unflushed_events += counted

@@ -155,7 +155,8 @@ def test_the_apps_own_lines_are_systems_never_the_agents_words(seen, line):
 def test_the_wake_line_is_no_self_mention_and_no_turn_of_the_agent(seen):
     assert not any(word.startswith("@scribe woke") for word in seen["turn_words"])
     # memory-lane's count of what was said leaves the system's rows out
-    assert seen["message_count"] == seen["record"]["host_total"] - seen["system_rows"]
+    thoughts = 1  # the Thought, the host's alone
+    assert seen["message_count"] == seen["record"]["host_total"] + thoughts - seen["system_rows"]
 
 
 def test_a_dot_is_memory_lanes_quiet_row_of_the_agent(seen):
@@ -168,6 +169,21 @@ def test_a_dot_is_memory_lanes_quiet_row_of_the_agent(seen):
     assert "quiet" in seen["timeline_kinds"]
 
 
+def test_the_models_thinking_is_a_thought_of_the_agent_kept_once_and_redacted(seen):
+    thought = seen["thought"]
+    assert seen["thinking_status"] == [200, 200]
+    assert thought["signature"] == "sig-of-the-vendor"
+    assert (thought["sender"], thought["recipients"], thought["copies"]) == ("scribe", ["scribe"], 1)
+    [block] = thought["content"]
+    assert block["type"] == "thinking" and "sk-ant-api03-CCCC" not in block["thinking"]
+    assert "[REDACTED" in block["thinking"]
+    assert "thought" in seen["timeline_kinds"]
+
+
+def test_the_apps_own_record_keeps_no_thinking(seen):
+    assert seen["thought"]["in_index"] is False
+
+
 def test_a_compaction_summary_is_the_agents_folded_continuation(seen):
     summary = seen["lines"]["summary"]
     assert summary["sender"] == "scribe" and summary["is_continuation"]
@@ -178,6 +194,7 @@ def test_only_the_agents_own_words_and_peoples_posts_are_turns(seen):
     assert seen["turn_words"] == [
         "Let me use Read.",
         "Done: the file says hello.",
+        "It means 42.",
         "@scribe thanks",
         "and one more thing",
         "said before its parent came",

@@ -48,6 +48,9 @@ class EventKind:
     ACTIVITY = "activity"
     # A line the adapter does not know: kept in the turn's raw log, never fatal.
     UNKNOWN = "unknown"
+    # The model's thinking, as the harness kept it: never in the apps' thread or index; a record
+    # binding that keeps thinking writes it (memory-lane's Thought rows, record/memory_lane.py).
+    THINKING = "thinking"
 
 
 @dataclass

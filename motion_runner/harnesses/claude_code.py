@@ -244,7 +244,18 @@ class ClaudeCodeParser(StreamParser):
                         **common,
                     )
                 )
-            # thinking / redacted_thinking blocks are the model's own: not posted.
+            elif block_type == "thinking" and str(block.get("thinking") or "").strip():
+                # The model's own: never posted; only a record that keeps thinking stores it.
+                events.append(
+                    Event(
+                        EventKind.THINKING,
+                        uuid=self._block_uuid(line, index),
+                        text=str(block.get("thinking")),
+                        raw=line,
+                        **common,
+                    )
+                )
+            # redacted_thinking blocks hold nothing readable: not kept anywhere.
         return events
 
     def _user(self, line: dict[str, Any]) -> list[Event]:

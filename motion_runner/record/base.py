@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
-from ..models import Message, Motion
+from ..models import Agent, Message, Motion
 
 
 class RecordBinding:
@@ -31,6 +32,9 @@ class RecordBinding:
         """The Motion a route's slug names, or None: here its own slug; a binding whose record
         has other names for it (memory-lane's Mood slugs and aliases) finds it by those too."""
         return Motion.objects.filter(slug=slug).first()
+
+    def write_thinking(self, events: list[Any], motion: Motion, agent: Agent | None) -> None:
+        """The model's thinking (already redacted), which the apps' own record does not keep."""
 
     def claim(self, session_id: str, motion: Motion) -> None:
         """A session now belongs to `motion` (after the apps' own MotionSession says so)."""

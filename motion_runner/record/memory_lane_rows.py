@@ -18,6 +18,8 @@ cryptograss/memory-lane late 2026, docs/memory-lane.md "What memory-lane's write
 - an agent's text is sent to the agent itself (memory-lane's runner imports a launched turn with
   the agent as the session's user); a person's post made in the apps' thread is filed as a
   composer post (`mood-web`), as memory-lane files its own;
+- the model's thinking (which the apps' own record never keeps) is a `Thought`: its block and
+  signature, the agent's to itself (`MemoryLaneRecord.write_thinking`);
 - a line of a transcript carries its `parentUuid`: the parent row when the host has it, else
   `looking_for_parent_id`.
 """
@@ -95,6 +97,20 @@ def tool_input(message: Message) -> dict[str, Any]:
     return {"description": message.text} if message.text else {}
 
 
+def thinking_block(event: Any) -> dict[str, Any]:
+    """A thinking event's own block (redacted with its line), else one holding its text."""
+    raw = event.raw if isinstance(event.raw, dict) else {}
+    inner = raw.get("message") if isinstance(raw.get("message"), dict) else {}
+    for block in inner.get("content") or []:
+        if (
+            isinstance(block, dict)
+            and block.get("type") == "thinking"
+            and block.get("thinking") == event.text
+        ):
+            return block
+    return {"type": "thinking", "thinking": event.text}
+
+
 def text_content(message: Message) -> Any:
     """An agent's words: the harness line's own text block when it has one, else the text."""
     block = line_block(message, "text")
@@ -122,6 +138,11 @@ def turn_stop(message: Message) -> str:
     raw = message.raw if isinstance(message.raw, dict) else {}
     stop = raw.get("stop_reason") or message.stop_reason
     return stop if stop in TURN_ENDS else "end_turn"
+
+
+def line_stop(message: Message) -> str | None:
+    """The stop reason the harness line itself carries (a transcript's; a stream line has none)."""
+    return message.stop_reason[:50] if message.stop_reason else None
 
 
 def parent_of(message: Message) -> uuid.UUID | None:
@@ -152,6 +173,7 @@ def host_row(message: Message) -> HostRow:
             **own,
             recipients=[(tool, "tool")],
             fields={"tool_name": message.tool_name[:100], "tool_id": message.tool_id[:100]},
+            stop_reason=line_stop(message),
         )
     if kind == Kind.TOOL_RESULT:
         kept = tool_result_chars()
@@ -174,9 +196,12 @@ def host_row(message: Message) -> HostRow:
         return HostRow("message", content, SYSTEM_SENDER, "system")
     # Text: an agent's words, or a person's.
     if message.agent_id is not None:
-        stop = (message.stop_reason or None) and message.stop_reason[:50]
         return HostRow(
-            "message", text_content(message), **own, recipients=[(own["sender"], "ai")], stop_reason=stop
+            "message",
+            text_content(message),
+            **own,
+            recipients=[(own["sender"], "ai")],
+            stop_reason=line_stop(message),
         )
     row = HostRow("message", text_content(message), **own)
     if message.source == Source.WEB:

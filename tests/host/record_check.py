@@ -84,6 +84,50 @@ def main() -> dict:
     ]
     seen["activity_after_turn"] = page.activity(mood)
 
+    # A turn whose model thinks first (a line of its own, as Claude Code streams it), posted twice.
+    thinking_session, thought_id, reply_id = (str(uuid.uuid4()) for _ in range(3))
+    thinking = [
+        {
+            "type": "assistant",
+            "uuid": thought_id,
+            "session_id": thinking_session,
+            "message": {
+                "id": "msg_thinking",
+                "role": "assistant",
+                "model": "claude-opus-5-5",
+                "content": [
+                    {
+                        "type": "thinking",
+                        "thinking": "The README holds sk-ant-api03-" + "C" * 40 + "; say only what it means.",
+                        "signature": "sig-of-the-vendor",
+                    }
+                ],
+            },
+        },
+        {
+            "type": "assistant",
+            "uuid": reply_id,
+            "session_id": thinking_session,
+            "message": {
+                "id": "msg_thinking",
+                "role": "assistant",
+                "model": "claude-opus-5-5",
+                "content": [{"type": "text", "text": "It means 42."}],
+            },
+        },
+    ]
+    body = {"session_id": thinking_session, "events": thinking}
+    seen["thinking_status"] = [post(client, key, "harbor", "stream", body) for _ in range(2)]
+    thought = host.Thought.objects.filter(pk=thought_id).first()
+    seen["thought"] = thought and {
+        "signature": thought.signature,
+        "content": thought.content,
+        "sender": thought.sender_id,
+        "recipients": sorted(thought.recipients.values_list("name", flat=True)),
+        "copies": host.Message.objects.filter(pk=thought_id).count(),
+        "in_index": Message.objects.filter(pk=thought_id).exists(),
+    }
+
     # The apps' own lines, each as the apps write it.
     wake = said(motion, scribe, Kind.WAKE, "@scribe woke: mentioned by justin · $0.0100")
     request = said(motion, scribe, Kind.REQUEST, "scribe asks for full tools")
@@ -140,8 +184,9 @@ def main() -> dict:
     )
     seen["activity_after_refusal"] = page.activity(mood)
     rows = {
-        str(m.pk): m for m in host.Message.objects.filter(mood=mood).select_related("tooluse", "toolresult")
-    }
+        str(m.pk): m
+        for m in host.Message.objects.filter(mood=mood, thought=None).select_related("tooluse", "toolresult")
+    }  # a Thought is the host's alone: the apps' own record keeps no thinking
     index = {str(pk) for pk in Message.objects.filter(motion=motion).values_list("pk", flat=True)}
     timeline = page.timeline(mood)
 
