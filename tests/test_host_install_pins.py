@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,9 +28,15 @@ MEMORY_LANE_PINS = ["Django==5.2.7", "psycopg2-binary==2.9.10"]
 HOST_TEST_NEEDS = ["dj-database-url"]
 
 
+def readme_requirements() -> str:
+    """The file the README's step 1 tells a newcomer to install (`pip install -r /srv/…/<file>`)."""
+    section = (ROOT / "README.md").read_text().split("## Adding it to memory-lane", 1)[1]
+    return re.search(r"pip install -r /srv/motion-runner/(\S+)", section).group(1)
+
+
 def host_venv() -> str:
-    """The virtualenv with memory-lane's pins and requirements-host.txt, built if missing."""
-    requirements = (ROOT / "requirements-host.txt").read_bytes()
+    """The virtualenv with memory-lane's pins and the README's requirements, built if missing."""
+    requirements = (ROOT / readme_requirements()).read_bytes()
     stamp = hashlib.sha256(requirements + "\n".join(MEMORY_LANE_PINS + HOST_TEST_NEEDS).encode()).hexdigest()[
         :12
     ]
@@ -41,7 +48,7 @@ def host_venv() -> str:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     install = subprocess.run(
         [str(python), "-m", "pip", "install", "-q", *MEMORY_LANE_PINS, *HOST_TEST_NEEDS]
-        + ["-r", str(ROOT / "requirements-host.txt")],
+        + ["-r", str(ROOT / readme_requirements())],
         capture_output=True,
         text=True,
         timeout=900,
@@ -88,6 +95,10 @@ def installed(tmp_path_factory):
         "check": check,
         "seen": json.loads(record.stdout.splitlines()[-1]),
     }
+
+
+def test_the_readme_installs_the_host_requirements_not_the_standalone_ones():
+    assert readme_requirements() == "requirements-host.txt"
 
 
 def test_memory_lanes_django_and_driver_stay_as_it_pins_them(installed):
