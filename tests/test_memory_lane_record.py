@@ -83,6 +83,16 @@ def test_after_another_rename_every_name_it_had_finds_the_motion_whose_title_fol
     assert seen["title_after_rename"] == "Harbor of all moods"
     assert seen["stream_after_rename"] == 200
     assert seen["api_by_new_slug"] == 200
+    assert seen["quiet_by_old_slug"] == 201
+
+
+def test_the_thread_page_opens_under_every_name_of_the_mood_and_no_other(seen):
+    assert seen["thread_by_each_name"] == {
+        "harbor": 200,
+        "harbor-of-moods": 200,
+        "harbor-of-all-moods": 200,
+        "nowhere": 404,
+    }
 
 
 def test_a_mood_made_for_a_motion_takes_its_slug_from_the_title_as_memory_lane_does(seen):

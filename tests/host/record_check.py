@@ -18,6 +18,7 @@ import django
 django.setup()
 
 from django.conf import settings  # noqa: E402
+from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import transaction  # noqa: E402
 from django.test import Client, override_settings  # noqa: E402
 
@@ -289,6 +290,17 @@ def main() -> dict:
         "/runner/api/motions/harbor-of-all-moods/", secure=True, HTTP_AUTHORIZATION=f"Bearer {key}"
     )
     seen["api_by_new_slug"] = thread.status_code
+    seen["quiet_by_old_slug"] = post(
+        client, key, "harbor", "quiet", {"reason": "nothing new", "by": "screen"}
+    )
+    person = get_user_model().objects.create_user("justin")
+    motion.people.add(person)  # a members' Motion: its people read it, by any of its names
+    reader = Client(HTTP_HOST=HOST)
+    reader.force_login(person)
+    seen["thread_by_each_name"] = {
+        slug: reader.get(f"/runner/motions/{slug}/", secure=True).status_code
+        for slug in ("harbor", "harbor-of-moods", "harbor-of-all-moods", "nowhere")
+    }
 
     # A Motion the apps made before memory-lane knew it: its Mood's slug follows the title.
     lighthouse = Motion.objects.create(slug="lighthouse", title="The Lighthouse Keeper")
