@@ -16,7 +16,10 @@ import subprocess
 import sys
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 
+from motion_runner.conf import app_settings
+from motion_runner.record import binding
 from tests.test_host_project import ROOT, admin_sql, host_database_url
 
 
@@ -245,3 +248,19 @@ def test_the_hosts_own_loggers_lines_are_redacted_in_its_own_format(seen):
     assert "memory-lane WARNING conversations: imported with [REDACTED" in logged  # its own format, kept
     assert "a request with [REDACTED" in logged
     assert "sk-ant-api03-AAAA" not in logged and "ghp_BBBB" not in logged
+
+
+# --- a host without memory-lane's rules for a Mood's names -------------------------------------
+
+
+def test_a_host_whose_mood_has_no_by_slug_or_free_slug_is_told_so_at_start_up(settings):
+    settings.MOTION_RUNNER_RECORD = "memory_lane"
+    models = dict(app_settings.MOTION_RUNNER_RECORD_MODELS)
+    # Installed models standing in for an older memory-lane's: a Mood without its naming rules.
+    settings.MOTION_RUNNER_RECORD_MODELS = {
+        **models,
+        "message": "motion_runner.Message",
+        "mood": "motion_runner.Motion",
+    }
+    with pytest.raises(ImproperlyConfigured, match="no by_slug or free_slug"):
+        binding().connect()

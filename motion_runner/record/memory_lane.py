@@ -8,9 +8,11 @@ TOOL_RESULT_CONTENT_CHARS, machinery senders for tool results and the apps' own 
 end as memory-lane's `turn-result`); `mood` the Mood whose slug (or a MoodAlias) is the Motion's.
 
 A Mood is a Motion: a route's slug is a Motion's, or else a Mood's now or before a rename
-(`Mood.by_slug`), whose Motion is made when it has none (`motion_for_slug`); a Motion with no Mood
-gets one whose slug follows its title (`Mood.free_slug`), its own slug kept as an alias. A row whose id the host already has (memory-lane's own
-transcript watcher brought it first) is left alone: get-or-create on the id, nothing doubled.
+(`Mood.by_slug`), whose Motion is made when it has none (`motion_for_slug`); a Motion with no
+Mood gets one whose slug follows its title (`Mood.free_slug`), its own slug kept as an alias.
+
+A row whose id the host already has (memory-lane's own transcript watcher brought it first) is
+left alone: get-or-create on the id, nothing doubled.
 
 A Message created in the host by anything but this binding (memory-lane's composer) is handed to
 the apps: its index row is written and `message_created` goes out, so a mention wakes an agent.
@@ -35,7 +37,6 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, models, transaction
 from django.db.models.signals import post_save
 from django.utils import timezone
-from django.utils.text import slugify
 
 from ..conf import app_settings as settings
 from ..message_fit import announce, fit_message
@@ -113,16 +114,8 @@ class MemoryLaneRecord(OwnRecord):
     # --- Moods and Motions -------------------------------------------------------------------
 
     def mood_by_slug(self, slug: str) -> models.Model | None:
-        """memory-lane's `Mood.by_slug`: the Mood going by `slug` now, or before a rename."""
-        mood_model = host_model("mood")
-        own_rule = getattr(mood_model, "by_slug", None)
-        if callable(own_rule):
-            return own_rule(slug)
-        mood = mood_model.objects.filter(slug=slug).first()
-        if mood is None:
-            alias = host_model("mood_alias").objects.filter(slug=slug).select_related("mood").first()
-            mood = alias.mood if alias else None
-        return mood
+        """memory-lane's own `Mood.by_slug`: the Mood going by `slug` now, or before a rename."""
+        return host_model("mood").by_slug(slug)
 
     def mood_slugs(self, mood: models.Model) -> list[str]:
         """Every name a Mood answers to: its slug now, then its aliases."""
@@ -130,17 +123,8 @@ class MemoryLaneRecord(OwnRecord):
         return [mood.slug, *aliases]
 
     def free_slug(self, title: str) -> str:
-        """memory-lane's `Mood.free_slug`: the title's slug, numbered past the names taken."""
-        mood_model = host_model("mood")
-        own_rule = getattr(mood_model, "free_slug", None)
-        if callable(own_rule):
-            return own_rule(title)
-        base = slugify(title)[:60].strip("-") or "mood"
-        slug, n = base, 2
-        aliases = host_model("mood_alias").objects
-        while mood_model.objects.filter(slug=slug).exists() or aliases.filter(slug=slug).exists():
-            slug, n = f"{base}-{n}", n + 1
-        return slug
+        """memory-lane's own `Mood.free_slug`: the title's slug, numbered past the names taken."""
+        return host_model("mood").free_slug(title)
 
     def mood_for(self, motion: Motion) -> models.Model:
         """The Mood the Motion is (its slug is the Mood's, now or before a rename). A Motion with
@@ -319,11 +303,18 @@ class MemoryLaneRecord(OwnRecord):
     def connect(self) -> None:
         try:
             host_model("message")
+            mood = host_model("mood")
         except LookupError as exc:  # say what to set, rather than a bare LookupError at start-up
             raise ImproperlyConfigured(
                 f'MOTION_RUNNER_RECORD = "memory_lane" writes into the host\'s record, but {exc} Install '
                 "memory-lane's conversations app, or name its models in MOTION_RUNNER_RECORD_MODELS."
             ) from exc
+        missing = [name for name in ("by_slug", "free_slug") if not callable(getattr(mood, name, None))]
+        if missing:  # memory-lane's own rules for a Mood's names (since its slugs follow titles)
+            raise ImproperlyConfigured(
+                f"{mood.__name__} has no {' or '.join(missing)}: the memory_lane binding finds and names "
+                "Moods by memory-lane's own rules (a memory-lane with migration 0016, slugs that follow titles)."
+            )
         post_save.connect(
             self.on_host_save, sender=host_model("message"), dispatch_uid="motion_runner.record.host"
         )
