@@ -168,8 +168,8 @@ def test_the_apps_own_lines_are_systems_never_the_agents_words(seen, line):
 def test_the_wake_line_is_no_self_mention_and_no_turn_of_the_agent(seen):
     assert not any(word.startswith("@scribe woke") for word in seen["turn_words"])
     # memory-lane's count of what was said leaves the system's rows out
-    thoughts = 1  # the Thought, the host's alone
-    assert seen["message_count"] == seen["record"]["host_total"] + thoughts - seen["system_rows"]
+    host_alone = 3  # the Thought, the continuation and the prompt's echo (system's, so not counted)
+    assert seen["message_count"] == seen["record"]["host_total"] + host_alone - seen["system_rows"]
 
 
 def test_a_dot_is_memory_lanes_quiet_row_of_the_agent(seen):
@@ -195,6 +195,24 @@ def test_the_models_thinking_is_a_thought_of_the_agent_kept_once_and_redacted(se
 
 def test_the_apps_own_record_keeps_no_thinking(seen):
     assert seen["thought"]["in_index"] is False
+
+
+def test_a_prompts_echo_is_kept_as_systems_line_never_anyones_words(seen):
+    sender, content = seen["unindexed_lines"]["prompt"]
+    assert sender == "system"
+    assert content == {
+        "type": "prompt",
+        "agent": "scribe",
+        "text": "justin mentioned you (@scribe) in the Motion “Harbor”",
+    }
+    assert not any(word.startswith("justin mentioned you") for word in seen["turn_words"])
+
+
+def test_a_streamed_compaction_summary_is_the_agents_continuation(seen):
+    sender, is_continuation, content = seen["unindexed_lines"]["continuation"]
+    assert (sender, is_continuation) == ("scribe", True)
+    assert content.startswith("This session is being continued")
+    assert seen["unindexed_lines"]["in_index"] == 0  # the apps' own thread shows neither
 
 
 def test_a_compaction_summary_is_the_agents_folded_continuation(seen):

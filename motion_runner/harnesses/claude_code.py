@@ -261,8 +261,23 @@ class ClaudeCodeParser(StreamParser):
     def _user(self, line: dict[str, Any]) -> list[Event]:
         message = line.get("message") or {}
         content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
-            return []  # the prompt itself, echoed: it is already in the thread
+        if not isinstance(content, list) or not any(
+            isinstance(block, dict) and block.get("type") == "tool_result" for block in content
+        ):
+            # The prompt itself, echoed (the thread has the post that woke the turn), a compaction's
+            # summary, a command's output: never posted; only a record that keeps every line does.
+            text = _text_of(content)
+            if not text.strip():
+                return []
+            return [
+                Event(
+                    EventKind.PROMPT,
+                    uuid=self._block_uuid(line, 0),
+                    session_id=self.session_id,
+                    text=text,
+                    raw=line,
+                )
+            ]
         events = []
         for index, block in enumerate(content):
             if isinstance(block, dict) and block.get("type") == "tool_result":

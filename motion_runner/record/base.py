@@ -33,8 +33,9 @@ class RecordBinding:
         has other names for it (memory-lane's Mood slugs and aliases) finds it by those too."""
         return Motion.objects.filter(slug=slug).first()
 
-    def write_thinking(self, events: list[Any], motion: Motion, agent: Agent | None) -> None:
-        """The model's thinking (already redacted), which the apps' own record does not keep."""
+    def write_unindexed(self, events: list[Any], motion: Motion, agent: Agent | None) -> None:
+        """Lines the apps' own record does not keep (the model's thinking, a prompt's echo), already
+        redacted: a binding whose record keeps every line writes them."""
 
     def claim(self, session_id: str, motion: Motion) -> None:
         """A session now belongs to `motion` (after the apps' own MotionSession says so)."""

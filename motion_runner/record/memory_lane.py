@@ -41,7 +41,7 @@ from django.utils import timezone
 from ..conf import app_settings as settings
 from ..message_fit import announce, fit_message
 from ..models import Agent, Kind, Message, Motion, Source
-from .memory_lane_rows import host_row, parent_of, thinking_block, turn_stop
+from .memory_lane_rows import host_row, parent_of, turn_stop, unindexed_row
 from .own import OwnRecord
 
 log = logging.getLogger(__name__)
@@ -251,43 +251,44 @@ class MemoryLaneRecord(OwnRecord):
             if links:
                 through.objects.bulk_create(links, ignore_conflicts=True)
 
-    def write_thinking(self, events: list[Any], motion: Motion, agent: Agent | None) -> None:
-        """memory-lane's `Thought` rows: the thinking block as the line holds it, its signature,
-        the agent's to itself. The apps' own record keeps no thinking, so these rows are the host's
-        alone; get-or-create on the line's id, as every row."""
+    def write_unindexed(self, events: list[Any], motion: Motion, agent: Agent | None) -> None:
+        """The lines memory-lane keeps and the apps' own record does not, each as memory-lane's
+        importer stores it (record/memory_lane_rows.py): thinking as a `Thought`, the agent's to
+        itself; a compaction's summary as the agent's continuation; any other prompt line as
+        `system`'s. Get-or-create on the line's id, as every row."""
         if agent is None or not events:
             return
-        thought = host_model("thought")
         ids = [as_uuid(event.uuid) for event in events if event.uuid]
         have = set(
             host_model("message").objects.filter(pk__in=[i for i in ids if i]).values_list("pk", flat=True)
         )
         people: dict[str, models.Model] = {}
-        me = self.participant(agent.name[:50], "ai", people)
         mood = self.mood_for(motion)
         with writing():
             for event in events:
                 row_id = as_uuid(event.uuid) if event.uuid else None
                 if row_id is None or row_id in have:
                     continue
-                block = thinking_block(event)
+                row = unindexed_row(event, agent.name[:50])
+                values = {
+                    "id": row_id,
+                    "content": row.content,
+                    "sender": self.participant(row.sender, row.sender_type, people),
+                    "mood": mood,
+                    "session_id": as_uuid(event.session_id) if event.session_id else None,
+                    "timestamp": int(timezone.now().timestamp() * 1000),
+                    "model_backend": event.model or None,
+                    "source_file": SOURCE_FILE,
+                    "is_sidechain": isinstance(event.raw, dict) and bool(event.raw.get("isSidechain")),
+                    **row.fields,
+                }
                 try:
                     with transaction.atomic():
-                        row = thought.objects.create(
-                            id=row_id,
-                            content=[block],
-                            signature=str(block.get("signature") or ""),
-                            sender=me,
-                            mood=mood,
-                            session_id=as_uuid(event.session_id) if event.session_id else None,
-                            timestamp=int(timezone.now().timestamp() * 1000),
-                            model_backend=event.model or None,
-                            source_file=SOURCE_FILE,
-                            is_sidechain=isinstance(event.raw, dict) and bool(event.raw.get("isSidechain")),
-                        )
+                        written = host_model(row.role).objects.create(**values)
                 except IntegrityError:
                     continue
-                row.recipients.add(me)
+                for name, kind in row.recipients:
+                    written.recipients.add(self.participant(name, kind, people))
 
     def stamp_turn_end(self, message: Message, mood: models.Model, session: uuid.UUID | None) -> None:
         """The turn's last line of the agent gets its stop reason (memory-lane's `finish_turn`):

@@ -18,8 +18,9 @@ cryptograss/memory-lane late 2026, docs/memory-lane.md "What memory-lane's write
 - an agent's text is sent to the agent itself (memory-lane's runner imports a launched turn with
   the agent as the session's user); a person's post made in the apps' thread is filed as a
   composer post (`mood-web`), as memory-lane files its own;
-- the model's thinking (which the apps' own record never keeps) is a `Thought`: its block and
-  signature, the agent's to itself (`MemoryLaneRecord.write_thinking`);
+- lines the apps' own record never keeps (`MemoryLaneRecord.write_unindexed`): the model's
+  thinking is a `Thought` (its block and signature, the agent's to itself); a compaction's summary
+  the agent's continuation; a `claude -p` prompt's echo or a command's output `system`'s;
 - a line of a transcript carries its `parentUuid`: the parent row when the host has it, else
   `looking_for_parent_id`.
 """
@@ -49,7 +50,7 @@ OWN_LINE_KINDS = frozenset({Kind.WAKE, Kind.REQUEST, Kind.WATCH, Kind.ERROR})
 class HostRow:
     """A host row to write: its model role, content, sender (name, participant type) and the rest."""
 
-    role: str  # "message", "tool_use" or "tool_result" (MOTION_RUNNER_RECORD_MODELS)
+    role: str  # "message", "thought", "tool_use" or "tool_result" (MOTION_RUNNER_RECORD_MODELS)
     content: Any
     sender: str
     sender_type: str  # "ai", "human", "tool" or "system"
@@ -109,6 +110,27 @@ def thinking_block(event: Any) -> dict[str, Any]:
         ):
             return block
     return {"type": "thinking", "thinking": event.text}
+
+
+def unindexed_row(event: Any, agent: str) -> HostRow:
+    """A line the apps' index never keeps: the model's thinking (a `Thought`, its block and its
+    signature), a compaction's summary (the agent's continuation), or another user line (a
+    `claude -p` prompt's echo, a command's output), which is the apps' own and so `system`'s."""
+    if event.kind == "thinking":
+        block = thinking_block(event)
+        fields = {"signature": str(block.get("signature") or "")}
+        return HostRow("thought", [block], agent, "ai", recipients=[(agent, "ai")], fields=fields)
+    raw = event.raw if isinstance(event.raw, dict) else {}
+    if raw.get("isCompactSummary") or event.text.startswith(COMPACTION_PREFIX):
+        return HostRow(
+            "message",
+            event.text,
+            agent,
+            "ai",
+            recipients=[(agent, "ai")],
+            fields={"is_continuation_message": True},
+        )
+    return HostRow("message", {"type": "prompt", "agent": agent, "text": event.text}, SYSTEM_SENDER, "system")
 
 
 def text_content(message: Message) -> Any:

@@ -117,6 +117,25 @@ def main() -> dict:
             },
         },
     ]
+    prompt_id, continued_id = str(uuid.uuid4()), str(uuid.uuid4())
+    thinking += [
+        {  # a `claude -p` prompt's echo: the wake prompt the apps wrote
+            "type": "user",
+            "uuid": prompt_id,
+            "session_id": thinking_session,
+            "message": {"role": "user", "content": "justin mentioned you (@scribe) in the Motion “Harbor”"},
+        },
+        {  # the summary a compacted session goes on from
+            "type": "user",
+            "uuid": continued_id,
+            "session_id": thinking_session,
+            "isSynthetic": True,
+            "message": {
+                "role": "user",
+                "content": "This session is being continued from a previous conversation. It read the README.",
+            },
+        },
+    ]
     body = {"session_id": thinking_session, "events": thinking}
     seen["thinking_status"] = [post(client, key, "harbor", "stream", body) for _ in range(2)]
     thought = host.Thought.objects.filter(pk=thought_id).first()
@@ -127,6 +146,13 @@ def main() -> dict:
         "recipients": sorted(thought.recipients.values_list("name", flat=True)),
         "copies": host.Message.objects.filter(pk=thought_id).count(),
         "in_index": Message.objects.filter(pk=thought_id).exists(),
+    }
+    prompt_row = host.Message.objects.get(pk=prompt_id)
+    continued = host.Message.objects.get(pk=continued_id)
+    seen["unindexed_lines"] = {
+        "prompt": [prompt_row.sender_id, prompt_row.content],
+        "continuation": [continued.sender_id, continued.is_continuation_message, continued.content],
+        "in_index": Message.objects.filter(pk__in=[prompt_id, continued_id]).count(),
     }
 
     # The apps' own lines, each as the apps write it.
@@ -186,8 +212,10 @@ def main() -> dict:
     seen["activity_after_refusal"] = page.activity(mood)
     rows = {
         str(m.pk): m
-        for m in host.Message.objects.filter(mood=mood, thought=None).select_related("tooluse", "toolresult")
-    }  # a Thought is the host's alone: the apps' own record keeps no thinking
+        for m in host.Message.objects.filter(mood=mood, thought=None)
+        .exclude(pk__in=[prompt_id, continued_id])
+        .select_related("tooluse", "toolresult")
+    }  # thinking and prompt lines are the host's alone: the apps' own record keeps neither
     index = {str(pk) for pk in Message.objects.filter(motion=motion).values_list("pk", flat=True)}
     timeline = page.timeline(mood)
 
