@@ -252,9 +252,10 @@ class EventWriter:
             self._keep_raw(event.raw)
             return None
         if event.kind in UNINDEXED_KINDS:
-            event.text = self.redactor.redact(event.text)
-            event.raw = self.redactor.redact_json(event.raw)
-            self.unindexed.append(event)
+            if binding().keeps_unindexed:  # else dropped unread, as before (the own record)
+                event.text = self.redactor.redact(event.text)
+                event.raw = self.redactor.redact_json(event.raw)
+                self.unindexed.append(event)
             return None
         message = self.message_for(event, message_id)
         return fit_message(message, self.redactor) if message is not None else None

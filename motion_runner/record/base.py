@@ -13,6 +13,9 @@ class RecordBinding:
     # True when the binding writes into a record memory-lane's own poller also reads, so that
     # POLLER_AGENTS fences the wakes app off those agents (motion_runner.record.poller_fenced_agents).
     shares_memory_lane_record = False
+    # True when the binding keeps lines the apps' index does not (thinking, a prompt's echo): only
+    # then are they redacted and handed to `write_unindexed`.
+    keeps_unindexed = False
 
     def insert_one(self, message: Message) -> bool:
         """Insert unless a Message with this id exists; True when this call inserted it."""

@@ -87,6 +87,7 @@ def text_of(content: Any) -> str:
 
 class MemoryLaneRecord(OwnRecord):
     shares_memory_lane_record = True
+    keeps_unindexed = True
 
     def insert_one(self, message: Message) -> bool:
         with transaction.atomic():
