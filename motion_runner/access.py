@@ -18,6 +18,7 @@ from django.utils.module_loading import import_string
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .models import Agent, Motion, Visibility
+from .record import binding
 
 
 def actor_agent(actor: Any) -> Agent | None:
@@ -95,7 +96,7 @@ def access() -> MotionAccess:
 
 def readable_motion(actor: Any, slug: str) -> Motion:
     """The Motion, or a 404 alike for one that does not exist and one the actor may not read."""
-    motion = Motion.objects.filter(slug=slug).first()
+    motion = binding().motion_for_slug(slug)  # the record's other names too (a Mood's, its aliases)
     if motion is None or not access().can_read(actor, motion):
         raise Http404("No such Motion.")
     return motion

@@ -44,6 +44,8 @@ MESSAGE_KINDS = frozenset(
         EventKind.COMPACT,
     }
 )
+# Events no Message of the apps' index is made of, handed to the record binding alone.
+UNINDEXED_KINDS = frozenset({EventKind.THINKING, EventKind.PROMPT})
 
 
 def event_message_id(event: Event) -> uuid.UUID | None:
@@ -104,6 +106,9 @@ class EventWriter:
         # Called on commit with the Messages a write inserted; the runner's announces what it
         # commits within 0.25 s together (runner/announcing.py).
         self.announce: Callable[[list[Message]], None] = announce
+        # Thinking and prompt lines, redacted, for the record binding alone (no Message of the
+        # apps' index: their thread never shows them; memory-lane's record keeps every line).
+        self.unindexed: list[Event] = []
 
     def flush_activity(self, *, force: bool = False) -> None:
         turn = self.ctx.turn
@@ -243,6 +248,12 @@ class EventWriter:
         if event.kind == EventKind.UNKNOWN:
             self._keep_raw(event.raw)
             return None
+        if event.kind in UNINDEXED_KINDS:
+            if binding().keeps_unindexed:  # else dropped unread, as before (the own record)
+                event.text = self.redactor.redact(event.text)
+                event.raw = self.redactor.redact_json(event.raw)
+                self.unindexed.append(event)
+            return None
         message = self.message_for(event, message_id)
         return fit_message(message, self.redactor) if message is not None else None
 
@@ -267,6 +278,9 @@ class EventWriter:
             if message is not None:
                 messages.append(message)
         self.redactor.forget()  # the batch's strings are not kept past it
+        if self.unindexed:
+            binding().write_unindexed(self.unindexed, ctx.motion, ctx.agent)
+            self.unindexed = []
         if ctx.turn is not None and counted:
             self.activity = activity or self.activity
             self.unflushed_events += counted

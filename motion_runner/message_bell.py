@@ -18,13 +18,18 @@ the next poll.
 from __future__ import annotations
 
 import logging
+import select
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any, TypeVar
 
-import psycopg
 from django.db import connection
+
+try:
+    import psycopg
+except ImportError:  # a host on psycopg2 alone (memory-lane pins psycopg2-binary): listened to below
+    psycopg = None
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 
@@ -161,31 +166,23 @@ class MessageBell:
         with self._lock:
             self._thread = None
 
-    def _connect(self, params: dict) -> psycopg.Connection:
-        return psycopg.connect(
-            dbname=params["NAME"],
-            user=params.get("USER") or None,
-            password=params.get("PASSWORD") or None,
-            host=params.get("HOST") or None,
-            port=params.get("PORT") or None,
-            autocommit=True,
-            application_name="motion-runner message bell",
-        )
+    def _connect(self, params: dict) -> Channel:
+        return Channel(params)
 
     def _listen(self, params: dict) -> None:
         backoff = 0.5
         while not self._stop.is_set():
             try:
-                with self._connect(params) as conn:
-                    conn.execute(f"LISTEN {CHANNEL}")
+                with self._connect(params) as channel:
+                    channel.execute(f"LISTEN {CHANNEL}")
                     self._set_listening(True)
                     backoff = 0.5
                     while not self._stop.is_set():
-                        for note in conn.notifies(timeout=LISTEN_HEARTBEAT_SECONDS):
+                        for payload in channel.notifies(LISTEN_HEARTBEAT_SECONDS):
                             self.rings += 1
-                            self.ring(note.payload)
-                        conn.execute("SELECT 1")  # a dead connection shows here, not in silence
-            except (psycopg.Error, OSError) as exc:
+                            self.ring(payload)
+                        channel.execute("SELECT 1")  # a dead connection shows here, not in silence
+            except (*driver_errors(), OSError) as exc:
                 if not self._stop.is_set():
                     log.warning("message bell: the channel is down (%s); readers poll until it is back", exc)
             self._set_listening(False)
@@ -197,6 +194,60 @@ class MessageBell:
             (self._listening.set if up else self._listening.clear)()
             # Anything written while the state changed may not have rung: everyone looks once.
             self.ring_everyone()
+
+
+def driver_errors() -> tuple[type[Exception], ...]:
+    if psycopg is not None:
+        return (psycopg.Error,)
+    import psycopg2
+
+    return (psycopg2.Error,)
+
+
+class Channel:
+    """The listener's own connection, through whichever driver the host's Django uses: psycopg 3
+    (the standalone settings), or psycopg2 (a host such as memory-lane that pins psycopg2-binary;
+    installing psycopg 3 beside it would switch that host's own database driver)."""
+
+    def __init__(self, params: dict) -> None:
+        kwargs = {
+            "dbname": params["NAME"],
+            "user": params.get("USER") or None,
+            "password": params.get("PASSWORD") or None,
+            "host": params.get("HOST") or None,
+            "port": params.get("PORT") or None,
+            "application_name": "motion-runner message bell",
+        }
+        if psycopg is not None:
+            self.conn: Any = psycopg.connect(autocommit=True, **kwargs)
+        else:
+            import psycopg2
+
+            self.conn = psycopg2.connect(**{k: v for k, v in kwargs.items() if v is not None})
+            self.conn.autocommit = True
+
+    def __enter__(self) -> Channel:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.conn.close()
+
+    def execute(self, sql: str) -> None:
+        if psycopg is not None:
+            self.conn.execute(sql)
+            return
+        with self.conn.cursor() as cursor:
+            cursor.execute(sql)
+
+    def notifies(self, timeout: float) -> Iterator[str]:
+        """The payloads heard within `timeout` seconds, each as it comes."""
+        if psycopg is not None:
+            yield from (note.payload for note in self.conn.notifies(timeout=timeout))
+            return
+        if select.select([self.conn], [], [], timeout)[0]:
+            self.conn.poll()
+            while self.conn.notifies:
+                yield self.conn.notifies.pop(0).payload
 
 
 class SharedAnswers:

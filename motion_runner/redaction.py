@@ -11,6 +11,7 @@ conversations/services/redaction.py was the reference for which shapes matter.
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 from collections.abc import Callable
@@ -226,6 +227,57 @@ class RedactingFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         return redact(super().format(record))
+
+
+class _RedactedFormatter(logging.Formatter):
+    """Another formatter's lines, redacted (`redacting_formatter`)."""
+
+    def __init__(self, inner: logging.Formatter) -> None:
+        super().__init__()
+        self.inner = inner
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(self.inner.format(record))
+
+
+REDACTING_FACTORIES = (
+    "motion_runner.redaction.RedactingFormatter",
+    "motion_runner.redaction.redacting_formatter",
+)
+
+
+def redacting_formatter(spec: dict[str, Any]) -> logging.Formatter:
+    """The formatter `spec` describes, as dictConfig reads one (`format`, `class` or `()`), its
+    lines redacted: what `redacted_logging` makes of a host's own formatter."""
+    import logging.config
+
+    return _RedactedFormatter(logging.config.DictConfigurator({}).configure_formatter(dict(spec)))
+
+
+def redacted_logging(config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The host's own LOGGING with its lines redacted of secrets, everything else kept: each of
+    its formatters redacts what it formats, and a handler without one gets the redacting
+    formatter. Without a LOGGING of its own (None, {}), a console handler on the root at INFO.
+
+        LOGGING = redacted_logging(globals().get("LOGGING"))  # last in the host's settings
+    """
+    if not config:
+        return {
+            "version": 1,
+            "disable_existing_loggers": False,
+            "formatters": {"redacted": {"()": REDACTING_FACTORIES[0]}},
+            "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "redacted"}},
+            "root": {"handlers": ["console"], "level": "INFO"},
+        }
+    out = copy.deepcopy(config)
+    formatters = out.setdefault("formatters", {})
+    for name, spec in list(formatters.items()):
+        if isinstance(spec, dict) and spec.get("()") not in REDACTING_FACTORIES:
+            formatters[name] = {"()": REDACTING_FACTORIES[1], "spec": spec}
+    formatters.setdefault("redacted", {"()": REDACTING_FACTORIES[0]})
+    for handler in out.get("handlers", {}).values():
+        handler.setdefault("formatter", "redacted")
+    return out
 
 
 def redact_json(value: Any) -> Any:

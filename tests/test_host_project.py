@@ -120,13 +120,14 @@ def test_a_stream_post_lands_in_the_hosts_record_once_under_the_same_ids(host_ru
     events = len(recorded.first_run())  # 5 write a line, the rest have nothing to show
     assert stream["counts"] == [{"imported": 5, "skipped": events - 5}, {"imported": 0, "skipped": events}]
     assert stream["host"]["ids"] == stream["index"] and len(stream["index"]) == 5
-    assert stream["host"]["senders"] == ["scribe"]
+    assert stream["host"]["senders"] == ["scribe", "system", "tool-result"]
     # Matched through memory-lane's alias of the renamed Mood; the session claimed for that Mood.
     assert stream["host"]["moods"] == ["harbor-of-moods"]
     assert stream["claimed_by"] == ["harbor-of-moods"]
-    # A ToolUse and its ToolResult, each with the harness line's own content block.
-    assert [kind for _, kind, _ in stream["tool_blocks"]] == ["tool_use", "tool_result"]
-    assert all(tool_id == block_id and tool_id for tool_id, _, block_id in stream["tool_blocks"])
+    # A ToolUse holding the tool's input; its ToolResult with none of the output (memory-lane's default).
+    [[tool, tool_input]] = stream["tool_uses"]
+    assert tool == "Read" and set(tool_input) == {"file_path"}
+    assert [sender_and_content for _, *sender_and_content in stream["tool_results"]] == [["tool-result", ""]]
 
 
 def test_a_real_claude_code_wake_lands_in_the_hosts_message_table_once(host_run):

@@ -9,7 +9,6 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, PermissionDenied
@@ -23,6 +22,7 @@ from ..ingest import EventWriter, IngestContext, insert_one
 from ..lib.ids import stable_uuid
 from ..message_fit import fit_message
 from ..models import Agent, Kind, Message, Motion, MotionSession, Source
+from ..record import binding
 from ..transcripts import (
     HARNESS as CLAUDE_CODE,
 )
@@ -50,9 +50,8 @@ def member_motion(slug: str, agent: Agent, request: Request | None = None) -> Mo
     the statement that read its key (`MotionRead`): then nothing is asked again."""
     principal = getattr(request, "user", None) if request is not None else None
     read = principal.motion_read if isinstance(principal, AgentPrincipal) else None
-    if read is not None and read.slug == slug and read.agent_id == agent.pk:
-        if read.motion is None:
-            raise Http404(f"No {Motion._meta.object_name} matches the given query.")  # as get_object_or_404
+    # A slug no Motion has may still be another name of one (a Mood's, an alias): asked below.
+    if read is not None and read.slug == slug and read.agent_id == agent.pk and read.motion is not None:
         motion = read.motion
         # The read answered the default rule; a host's own rule (MOTION_RUNNER_ACCESS) is asked.
         if type(access()).is_member_agent is MotionAccess.is_member_agent:
@@ -60,7 +59,9 @@ def member_motion(slug: str, agent: Agent, request: Request | None = None) -> Mo
         else:
             member = access().is_member_agent(AgentPrincipal(agent), motion)
     else:
-        motion = get_object_or_404(Motion, slug=slug)
+        motion = binding().motion_for_slug(slug)
+        if motion is None:
+            raise Http404(f"No {Motion._meta.object_name} matches the given query.")  # as get_object_or_404
         member = access().is_member_agent(AgentPrincipal(agent), motion)
     if not member:
         raise PermissionDenied(f"@{agent.name} is not an agent of Motion {slug!r}.")

@@ -110,6 +110,12 @@ class MotionDetail(generics.RetrieveAPIView):
     def get_queryset(self):
         return access().readable(self.request.user, Motion.objects.all())
 
+    def get_object(self) -> Motion:
+        # By the record's names for it too (under the memory_lane binding, a Mood's slug or alias).
+        motion = readable_motion(self.request.user, self.kwargs["slug"])
+        self.check_object_permissions(self.request, motion)
+        return motion
+
 
 class MessageList(APIView):
     authentication_classes = [AgentKeyAuthentication, SessionAuthentication]

@@ -244,14 +244,40 @@ class ClaudeCodeParser(StreamParser):
                         **common,
                     )
                 )
-            # thinking / redacted_thinking blocks are the model's own: not posted.
+            elif block_type == "thinking" and str(block.get("thinking") or "").strip():
+                # The model's own: never posted; only a record that keeps thinking stores it.
+                events.append(
+                    Event(
+                        EventKind.THINKING,
+                        uuid=self._block_uuid(line, index),
+                        text=str(block.get("thinking")),
+                        raw=line,
+                        **common,
+                    )
+                )
+            # redacted_thinking blocks hold nothing readable: not kept anywhere.
         return events
 
     def _user(self, line: dict[str, Any]) -> list[Event]:
         message = line.get("message") or {}
         content = message.get("content") if isinstance(message, dict) else None
-        if not isinstance(content, list):
-            return []  # the prompt itself, echoed: it is already in the thread
+        if not isinstance(content, list) or not any(
+            isinstance(block, dict) and block.get("type") == "tool_result" for block in content
+        ):
+            # The prompt itself, echoed (the thread has the post that woke the turn), a compaction's
+            # summary, a command's output: never posted; only a record that keeps every line does.
+            text = _text_of(content)
+            if not text.strip():
+                return []
+            return [
+                Event(
+                    EventKind.PROMPT,
+                    uuid=self._block_uuid(line, 0),
+                    session_id=self.session_id,
+                    text=text,
+                    raw=line,
+                )
+            ]
         events = []
         for index, block in enumerate(content):
             if isinstance(block, dict) and block.get("type") == "tool_result":

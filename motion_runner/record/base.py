@@ -4,14 +4,18 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
-from ..models import Message, Motion
+from ..models import Agent, Message, Motion
 
 
 class RecordBinding:
     # True when the binding writes into a record memory-lane's own poller also reads, so that
     # POLLER_AGENTS fences the wakes app off those agents (motion_runner.record.poller_fenced_agents).
     shares_memory_lane_record = False
+    # True when the binding keeps lines the apps' index does not (thinking, a prompt's echo): only
+    # then are they redacted and handed to `write_unindexed`.
+    keeps_unindexed = False
 
     def insert_one(self, message: Message) -> bool:
         """Insert unless a Message with this id exists; True when this call inserted it."""
@@ -26,6 +30,15 @@ class RecordBinding:
         """Those of `ids` the record already holds, for a re-post to skip before building its
         Messages. A binding that cannot tell cheaply answers none: the insert still decides."""
         return set()
+
+    def motion_for_slug(self, slug: str) -> Motion | None:
+        """The Motion a route's slug names, or None: here its own slug; a binding whose record
+        has other names for it (memory-lane's Mood slugs and aliases) finds it by those too."""
+        return Motion.objects.filter(slug=slug).first()
+
+    def write_unindexed(self, events: list[Any], motion: Motion, agent: Agent | None) -> None:
+        """Lines the apps' own record does not keep (the model's thinking, a prompt's echo), already
+        redacted: a binding whose record keeps every line writes them."""
 
     def claim(self, session_id: str, motion: Motion) -> None:
         """A session now belongs to `motion` (after the apps' own MotionSession says so)."""

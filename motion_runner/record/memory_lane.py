@@ -2,11 +2,17 @@
 
 The apps' Message table stays their working index (turns, wake lines, request cards, the consider
 loop read it); each row it really inserts is written, in the same transaction and under the same
-uuid, into the host's `conversations` tables as memory-lane's importer shapes them: a plain
-`Message` for text, `ToolUse`/`ToolResult` subclasses for tool calls and results, a `turn-result`
-content for a turn's end; `sender` the participant named after the speaker; `mood` the Mood whose
-slug (or a MoodAlias) is the Motion's. A row whose id the host already has (memory-lane's own
-transcript watcher brought it first) is left alone: get-or-create on the id, nothing doubled.
+uuid, into the host's `conversations` tables as memory-lane's own writers shape them
+(record/memory_lane_rows.py: the input dict of a ToolUse, tool output kept only up to the host's
+TOOL_RESULT_CONTENT_CHARS, machinery senders for tool results and the apps' own lines, a turn's
+end as memory-lane's `turn-result`); `mood` the Mood whose slug (or a MoodAlias) is the Motion's.
+
+A Mood is a Motion: a route's slug is a Motion's, or else a Mood's now or before a rename
+(`Mood.by_slug`), whose Motion is made when it has none (`motion_for_slug`); a Motion with no
+Mood gets one whose slug follows its title (`Mood.free_slug`), its own slug kept as an alias.
+
+A row whose id the host already has (memory-lane's own transcript watcher brought it first) is
+left alone: get-or-create on the id, nothing doubled.
 
 A Message created in the host by anything but this binding (memory-lane's composer) is handed to
 the apps: its index row is written and `message_created` goes out, so a mention wakes an agent.
@@ -35,6 +41,7 @@ from django.utils import timezone
 from ..conf import app_settings as settings
 from ..message_fit import announce, fit_message
 from ..models import Agent, Kind, Message, Motion, Source
+from .memory_lane_rows import host_row, parent_of, turn_stop, unindexed_row
 from .own import OwnRecord
 
 log = logging.getLogger(__name__)
@@ -43,7 +50,6 @@ log = logging.getLogger(__name__)
 SOURCE_FILE = "ingest-mood-runner"
 # The apps' index row of a post made in the host says where it came from.
 HOST_POST_SOURCE_FILE = "memory-lane"
-SYSTEM_SENDERS = {"runner", "system"}
 
 _writing: contextvars.ContextVar[bool] = contextvars.ContextVar("memory_lane_writing", default=False)
 
@@ -68,29 +74,6 @@ def as_uuid(value: str) -> uuid.UUID | None:
         return None
 
 
-def content_for(message: Message) -> Any:
-    """memory-lane's `content`: the harness line's own content block when the raw line has one
-    (the API's content list), else the text; a turn's end as memory-lane's turn-result."""
-    if message.kind == Kind.TURN_END:
-        cost = str(message.cost_usd) if message.cost_usd is not None else None
-        return {"type": "turn-result", "text": message.text, "cost_usd": cost, "is_error": message.is_error}
-    raw = message.raw if isinstance(message.raw, dict) else {}
-    blocks = (raw.get("message") or {}).get("content") if isinstance(raw.get("message"), dict) else None
-    if isinstance(blocks, list):
-        wanted = {Kind.TEXT: "text", Kind.TOOL_CALL: "tool_use", Kind.TOOL_RESULT: "tool_result"}.get(
-            message.kind
-        )
-        for block in blocks:
-            if not isinstance(block, dict) or block.get("type") != wanted:
-                continue
-            if wanted == "tool_use" and block.get("id") != message.tool_id:
-                continue
-            if wanted == "tool_result" and block.get("tool_use_id") != message.tool_id:
-                continue
-            return [block]
-    return message.text
-
-
 def text_of(content: Any) -> str:
     """The words of a host Message's content: a string, a content list, or a dict with text."""
     if isinstance(content, str):
@@ -104,6 +87,7 @@ def text_of(content: Any) -> str:
 
 class MemoryLaneRecord(OwnRecord):
     shares_memory_lane_record = True
+    keeps_unindexed = True
 
     def insert_one(self, message: Message) -> bool:
         with transaction.atomic():
@@ -115,7 +99,8 @@ class MemoryLaneRecord(OwnRecord):
     def insert_batch(self, batch: list[Message]) -> list[Message]:
         with transaction.atomic():
             inserted = super().insert_batch(batch)
-            self.mirror(inserted)
+            # Written in id order (the index's locks); memory-lane orders by arrival: as said.
+            self.mirror(sorted(inserted, key=lambda message: (message.created_at, message.id)))
         return inserted
 
     def claim(self, session_id: str, motion: Motion) -> None:
@@ -127,37 +112,82 @@ class MemoryLaneRecord(OwnRecord):
             session_id=session_uuid, defaults={"mood": self.mood_for(motion)}
         )
 
-    # --- writing into the host ------------------------------------------------------------------
+    # --- Moods and Motions -------------------------------------------------------------------
+
+    def mood_by_slug(self, slug: str) -> models.Model | None:
+        """memory-lane's own `Mood.by_slug`: the Mood going by `slug` now, or before a rename."""
+        return host_model("mood").by_slug(slug)
+
+    def mood_slugs(self, mood: models.Model) -> list[str]:
+        """Every name a Mood answers to: its slug now, then its aliases."""
+        aliases = host_model("mood_alias").objects.filter(mood=mood).values_list("slug", flat=True)
+        return [mood.slug, *aliases]
+
+    def free_slug(self, title: str) -> str:
+        """memory-lane's own `Mood.free_slug`: the title's slug, numbered past the names taken."""
+        return host_model("mood").free_slug(title)
 
     def mood_for(self, motion: Motion) -> models.Model:
-        """The Mood whose slug, or one of whose aliases, is the Motion's; made when none is."""
-        mood_model = host_model("mood")
-        mood = mood_model.objects.filter(slug=motion.slug).first()
-        if mood is None:
-            alias = host_model("mood_alias").objects.filter(slug=motion.slug).select_related("mood").first()
-            mood = alias.mood if alias else None
-        if mood is None:
-            mood, _ = mood_model.objects.get_or_create(
-                slug=motion.slug, defaults={"title": motion.title, "description": motion.description}
-            )
+        """The Mood the Motion is (its slug is the Mood's, now or before a rename). A Motion with
+        none gets one as memory-lane makes a Mood: its slug follows the title (`free_slug`); the
+        Motion's own slug, if different, becomes one of the Mood's aliases, so both find it."""
+        mood = self.mood_by_slug(motion.slug)
+        if mood is not None:
+            return mood
+        mood = host_model("mood").objects.create(
+            slug=self.free_slug(motion.title or motion.slug),
+            title=motion.title,
+            description=motion.description,
+        )
+        if mood.slug != motion.slug:
+            host_model("mood_alias").objects.get_or_create(slug=motion.slug, defaults={"mood": mood})
         return mood
 
-    def participant_for(self, message: Message) -> models.Model:
-        name = message.sender[:50]
-        found = host_model("participant").objects.filter(name=name).first()
-        if found is not None:
-            return found
-        if message.agent_id is None and (message.source == Source.SYSTEM or name in SYSTEM_SENDERS):
-            participant, _ = host_model("participant").objects.get_or_create(
-                name=name, defaults={"participant_type": "system"}
+    def motion_for_mood(self, mood: models.Model) -> Motion:
+        """The Motion that is this Mood: the one going by any of its names (the oldest, should
+        there be two), else one made now under the Mood's slug and title. Nobody makes it by hand."""
+        motion = Motion.objects.filter(slug__in=self.mood_slugs(mood)).order_by("created_at").first()
+        if motion is None:
+            motion, _ = Motion.objects.get_or_create(
+                slug=mood.slug, defaults={"title": mood.title or mood.slug, "description": mood.description}
             )
-            return participant
-        is_ai = message.agent_id is not None
-        participant, _ = host_model("thinking_entity").objects.get_or_create(
-            name=name,
-            defaults={"participant_type": "ai" if is_ai else "human", "is_biological_human": not is_ai},
+        return motion
+
+    def motion_for_slug(self, slug: str) -> Motion | None:
+        """A route's Motion: by its own slug, else by the Mood going by `slug` (its slug now or
+        any alias, memory-lane's `Mood.by_slug`), made for that Mood when it has none yet."""
+        motion = super().motion_for_slug(slug)
+        if motion is not None:
+            return motion
+        mood = self.mood_by_slug(slug)
+        return self.motion_for_mood(mood) if mood is not None else None
+
+    def on_mood_save(self, sender, instance, created: bool = False, raw: bool = False, **kwargs) -> None:
+        """A Mood renamed in memory-lane: its Motion (found by any of its names) takes the title."""
+        if raw or created or _writing.get():
+            return
+        Motion.objects.filter(slug__in=self.mood_slugs(instance)).exclude(title=instance.title).update(
+            title=instance.title or instance.slug
         )
-        return participant
+
+    # --- writing into the host ------------------------------------------------------------------
+
+    def participant(self, name: str, kind: str, cache: dict[str, models.Model]) -> models.Model:
+        """The participant called `name`, made as memory-lane makes it: a ThinkingEntity for a
+        person or an agent, a plain participant for a tool or the system."""
+        if name in cache:
+            return cache[name]
+        found = host_model("participant").objects.filter(name=name).first()
+        if found is None and kind in ("ai", "human"):
+            found, _ = host_model("thinking_entity").objects.get_or_create(
+                name=name, defaults={"participant_type": kind, "is_biological_human": kind == "human"}
+            )
+        elif found is None:
+            found, _ = host_model("participant").objects.get_or_create(
+                name=name, defaults={"participant_type": kind}
+            )
+        cache[name] = found
+        return found
 
     def mirror(self, messages: list[Message]) -> None:
         if not messages:
@@ -165,65 +195,133 @@ class MemoryLaneRecord(OwnRecord):
         host_message = host_model("message")
         have = set(host_message.objects.filter(pk__in=[m.id for m in messages]).values_list("pk", flat=True))
         moods: dict[str, models.Model] = {}
+        people: dict[str, models.Model] = {}
+        recipients = host_message._meta.get_field("recipients")
+        through = recipients.remote_field.through
+        links = []
         with writing():
             for message in messages:
                 if message.id in have:
                     continue  # memory-lane's watcher brought this line first: it stays as it is
                 if message.motion_id not in moods:
                     moods[message.motion_id] = self.mood_for(message.motion)
-                model, extra = self.shape(message)
+                row = host_row(message)
+                session = as_uuid(message.session_id) if message.session_id else None
+                parent = parent_of(message)
+                parent_known = parent is not None and host_message.objects.filter(pk=parent).exists()
+                is_sidechain = isinstance(message.raw, dict) and bool(message.raw.get("isSidechain"))
+                values = {
+                    "id": message.id,
+                    "content": row.content,
+                    "sender": self.participant(row.sender, row.sender_type, people),
+                    "mood": moods[message.motion_id],
+                    "session_id": session,
+                    "timestamp": int(message.created_at.timestamp() * 1000),
+                    "model_backend": message.model_backend or None,
+                    "effort": message.effort or None,
+                    "stop_reason": row.stop_reason,
+                    "source_file": SOURCE_FILE,
+                    "input_tokens": message.input_tokens,
+                    "output_tokens": message.output_tokens,
+                    "cache_creation_input_tokens": message.cache_creation_input_tokens,
+                    "cache_read_input_tokens": message.cache_read_input_tokens,
+                    "is_sidechain": is_sidechain,
+                    "cwd": message.cwd or None,
+                    "parent_id": parent if parent_known else None,
+                    "looking_for_parent_id": parent if parent is not None and not parent_known else None,
+                    **row.fields,
+                }
                 try:
                     with transaction.atomic():
-                        model.objects.create(
-                            id=message.id,
-                            content=content_for(message),
-                            sender=self.participant_for(message),
-                            mood=moods[message.motion_id],
-                            session_id=as_uuid(message.session_id) if message.session_id else None,
-                            timestamp=int(message.created_at.timestamp() * 1000),
-                            model_backend=message.model_backend or None,
-                            effort=message.effort or None,
-                            stop_reason=(message.stop_reason or None) and message.stop_reason[:50],
-                            source_file=SOURCE_FILE,
-                            input_tokens=message.input_tokens,
-                            output_tokens=message.output_tokens,
-                            cache_creation_input_tokens=message.cache_creation_input_tokens,
-                            cache_read_input_tokens=message.cache_read_input_tokens,
-                            is_sidechain=bool((message.raw or {}).get("isSidechain", False))
-                            if isinstance(message.raw, dict)
-                            else False,
-                            cwd=message.cwd or None,
-                            **extra,
-                        )
+                        host_model(row.role).objects.create(**values)
                 except IntegrityError:
                     continue  # written meanwhile under this id by another writer: get, not create
+                for name, kind in row.recipients:
+                    links.append(
+                        through(
+                            **{
+                                f"{recipients.m2m_field_name()}_id": message.id,
+                                f"{recipients.m2m_reverse_field_name()}_id": self.participant(
+                                    name, kind, people
+                                ).pk,
+                            }
+                        )
+                    )
+                if row.ends_turn:
+                    self.stamp_turn_end(message, moods[message.motion_id], session)
+            if links:
+                through.objects.bulk_create(links, ignore_conflicts=True)
 
-    def shape(self, message: Message) -> tuple[type[models.Model], dict[str, Any]]:
-        """memory-lane's subclass for the kind, with its own fields."""
-        if message.kind == Kind.TOOL_CALL:
-            return host_model("tool_use"), {
-                "tool_name": message.tool_name[:100],
-                "tool_id": message.tool_id[:100],
-            }
-        if message.kind == Kind.TOOL_RESULT:
-            return host_model("tool_result"), {
-                "tool_use_id": message.tool_id[:100],
-                "is_error": message.is_error,
-            }
-        return host_model("message"), {}
+    def write_unindexed(self, events: list[Any], motion: Motion, agent: Agent | None) -> None:
+        """The lines memory-lane keeps and the apps' own record does not, each as memory-lane's
+        importer stores it (record/memory_lane_rows.py): thinking as a `Thought`, the agent's to
+        itself; a compaction's summary as the agent's continuation; any other prompt line as
+        `system`'s. Get-or-create on the line's id, as every row."""
+        if agent is None or not events:
+            return
+        ids = [as_uuid(event.uuid) for event in events if event.uuid]
+        have = set(
+            host_model("message").objects.filter(pk__in=[i for i in ids if i]).values_list("pk", flat=True)
+        )
+        people: dict[str, models.Model] = {}
+        mood = self.mood_for(motion)
+        with writing():
+            for event in events:
+                row_id = as_uuid(event.uuid) if event.uuid else None
+                if row_id is None or row_id in have:
+                    continue
+                row = unindexed_row(event, agent.name[:50])
+                values = {
+                    "id": row_id,
+                    "content": row.content,
+                    "sender": self.participant(row.sender, row.sender_type, people),
+                    "mood": mood,
+                    "session_id": as_uuid(event.session_id) if event.session_id else None,
+                    "timestamp": int(timezone.now().timestamp() * 1000),
+                    "model_backend": event.model or None,
+                    "source_file": SOURCE_FILE,
+                    "is_sidechain": isinstance(event.raw, dict) and bool(event.raw.get("isSidechain")),
+                    **row.fields,
+                }
+                try:
+                    with transaction.atomic():
+                        written = host_model(row.role).objects.create(**values)
+                except IntegrityError:
+                    continue
+                for name, kind in row.recipients:
+                    written.recipients.add(self.participant(name, kind, people))
+
+    def stamp_turn_end(self, message: Message, mood: models.Model, session: uuid.UUID | None) -> None:
+        """The turn's last line of the agent gets its stop reason (memory-lane's `finish_turn`):
+        the page's activity line ends the turn there. A line stamped already keeps its own."""
+        rows = host_model("message").objects.filter(sender_id=message.sender[:50], is_sidechain=False)
+        rows = rows.filter(session_id=session) if session is not None else rows.filter(mood=mood)
+        last = rows.exclude(pk=message.id).order_by("-created_at").first()
+        if last is not None and last.stop_reason is None:
+            host_model("message").objects.filter(pk=last.pk).update(stop_reason=turn_stop(message))
 
     # --- a post made in the host --------------------------------------------------------------
 
     def connect(self) -> None:
         try:
             host_model("message")
+            mood = host_model("mood")
         except LookupError as exc:  # say what to set, rather than a bare LookupError at start-up
             raise ImproperlyConfigured(
                 f'MOTION_RUNNER_RECORD = "memory_lane" writes into the host\'s record, but {exc} Install '
                 "memory-lane's conversations app, or name its models in MOTION_RUNNER_RECORD_MODELS."
             ) from exc
+        missing = [name for name in ("by_slug", "free_slug") if not callable(getattr(mood, name, None))]
+        if missing:  # memory-lane's own rules for a Mood's names (since its slugs follow titles)
+            raise ImproperlyConfigured(
+                f"{mood.__name__} has no {' or '.join(missing)}: the memory_lane binding finds and names "
+                "Moods by memory-lane's own rules (a memory-lane with migration 0016, slugs that follow titles)."
+            )
         post_save.connect(
             self.on_host_save, sender=host_model("message"), dispatch_uid="motion_runner.record.host"
+        )
+        post_save.connect(
+            self.on_mood_save, sender=host_model("mood"), dispatch_uid="motion_runner.record.host_mood"
         )
 
     def on_host_save(self, sender, instance, created: bool = False, raw: bool = False, **kwargs) -> None:
@@ -238,14 +336,7 @@ class MemoryLaneRecord(OwnRecord):
         """Write the apps' index row of a host post and announce it (mentions, the consider loop)."""
         if post.mood_id is None or Message.objects.filter(pk=post.pk).exists():
             return None
-        mood = post.mood
-        slugs = [
-            mood.slug,
-            *host_model("mood_alias").objects.filter(mood=mood).values_list("slug", flat=True),
-        ]
-        motion = Motion.objects.filter(slug__in=slugs).first()
-        if motion is None:
-            return None  # a Mood with no Motion: no agent of the apps is in it
+        motion = self.motion_for_mood(post.mood)
         sender_name = str(post.sender_id)
         stamp = post.timestamp
         message = Message(

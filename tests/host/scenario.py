@@ -57,7 +57,7 @@ def main(workspace: str) -> dict:
     host.MoodAlias.objects.create(slug="harbor", mood=mood)
     motion = Motion.objects.create(
         slug="harbor", title="Harbor", workspace=workspace, visibility=Visibility.PUBLIC
-    )
+    )  # made by an admin here for its workspace; a Mood's Motion is made on its own (record_check)
     scribe = Agent.objects.create(name="scribe", harness="claude-code")
     magent = Agent.objects.create(name="magent", harness="claude-code", workdir=workspace)
     motion.agents.add(scribe, magent)
@@ -82,13 +82,11 @@ def main(workspace: str) -> dict:
         "counts": [{k: a.json().get(k) for k in ("imported", "skipped")} for a in answers],
         "index": index_ids(session_id=session),
         "host": host_rows(session_id=session),
-        # memory-lane's content: the harness line's own block, tied to the subclass's tool id.
-        "tool_blocks": [
-            [u.tool_id, u.content[0].get("type"), u.content[0].get("id")]
-            for u in host.ToolUse.objects.filter(session_id=session)
-        ]
-        + [
-            [r.tool_use_id, r.content[0].get("type"), r.content[0].get("tool_use_id")]
+        # memory-lane's content: a ToolUse holds the tool's input; a ToolResult, under memory-lane's
+        # default TOOL_RESULT_CONTENT_CHARS (0), none of the output, sent by `tool-result`.
+        "tool_uses": [[u.tool_name, u.content] for u in host.ToolUse.objects.filter(session_id=session)],
+        "tool_results": [
+            [r.tool_use_id, r.sender_id, r.content]
             for r in host.ToolResult.objects.filter(session_id=session)
         ],
         "claimed_by": list(

@@ -63,6 +63,22 @@ SECURE_HSTS_PRELOAD = True
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 
+# memory-lane's own logging: its `conversations` logger and a handler for `django.request`, which
+# the README's block keeps (redacted_logging adds the redaction, replaces nothing).
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"verbose": {"format": "memory-lane {levelname} {name}: {message}", "style": "{"}},
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "verbose"},
+        "requests": {"class": "logging.StreamHandler"},
+    },
+    "loggers": {
+        "conversations": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        "django.request": {"handlers": ["requests"], "level": "ERROR", "propagate": False},
+    },
+}
+
 README = HERE.parent.parent / "README.md"
 _section = README.read_text().split("## Adding it to memory-lane", 1)[1]
 README_BLOCK = textwrap.dedent(re.search(r"```python\n(.*?)```", _section, re.S).group(1))

@@ -1,22 +1,31 @@
-"""memory-lane's record, in the shapes the memory_lane binding writes: Mood (bigint id, unique slug
-that follows its title), MoodAlias (old slugs), MoodSession (a UUID session claimed by a Mood),
-ConversationParticipant (name as the key) and its multi-table child ThinkingEntity, Message
-(the harness line's uuid as its id, content JSON, sender FK, Mood SET_NULL, UUID session id,
-parent, ms timestamp, sidechain flag) and its multi-table children Thought, ToolUse, ToolResult."""
+"""memory-lane's record as its `conversations/models.py` shapes it (read from cryptograss/memory-lane,
+late 2026), the subset the memory_lane binding and memory-lane's page touch: Mood (bigint id, a
+unique slug that follows its title, `by_slug` finding the current slug or any alias, `free_slug`,
+`rename` keeping the old slug as a MoodAlias), MoodAlias (with `retired_at`), MoodSession (a UUID
+session claimed by a Mood), ConversationParticipant (name as the key; types human, ai, tool,
+oracle, system) and its multi-table child ThinkingEntity, Message (the harness line's uuid as its
+id, content JSON, sender FK, recipients M2M, Mood SET_NULL, UUID session id, parent and
+looking_for_parent_id, ms timestamp, its flags) and its multi-table children Thought, ToolUse,
+ToolResult. Eras, context heaps and the rest of memory-lane's models are left out: the binding
+writes none of them. Written here from those facts, not copied.
+"""
 
 from django.db import models
+from django.utils.text import slugify
 
 
 class ConversationParticipant(models.Model):
     class ParticipantType(models.TextChoices):
-        HUMAN = "human"
-        AI = "ai"
-        TOOL = "tool"
-        ORACLE = "oracle"
-        SYSTEM = "system"
+        HUMAN = "human", "Human"
+        AI = "ai", "AI"
+        TOOL = "tool", "Tool"
+        ORACLE = "oracle", "Oracle"
+        SYSTEM = "system", "System"
 
-    name = models.CharField(max_length=50, primary_key=True)
-    participant_type = models.CharField(max_length=20, choices=ParticipantType.choices, default="human")
+    name = models.CharField(max_length=50, unique=True, primary_key=True)
+    participant_type = models.CharField(
+        max_length=20, choices=ParticipantType.choices, default=ParticipantType.HUMAN
+    )
 
     class Meta:
         db_table = "conversation_participants"
@@ -38,11 +47,54 @@ class Mood(models.Model):
 
     class Meta:
         db_table = "moods"
+        ordering = ["slug"]
+
+    @classmethod
+    def by_slug(cls, slug):
+        """The Mood going by `slug` now, or before a rename (an alias); None if none."""
+        found = cls.objects.filter(slug=slug).first()
+        if found is None:
+            alias = MoodAlias.objects.filter(slug=slug).select_related("mood").first()
+            found = alias.mood if alias else None
+        return found
+
+    @classmethod
+    def free_slug(cls, title, mood=None):
+        """The title's slug (at most 60, 'mood' when empty), numbered -2, -3… past one another
+        Mood goes by now or went by; `mood` may take back a name of its own."""
+        base = slugify(title)[:60].strip("-") or "mood"
+        slug, n = base, 2
+        own = getattr(mood, "pk", None)
+        while (
+            cls.objects.filter(slug=slug).exclude(pk=own).exists()
+            or MoodAlias.objects.filter(slug=slug).exclude(mood_id=own).exists()
+        ):
+            slug, n = f"{base}-{n}", n + 1
+        return slug
+
+    def rename(self, title, description=None):
+        """A new title and the slug that follows it; the old slug stays as an alias."""
+        self.title = title
+        if description is not None:
+            self.description = description
+        slug = Mood.free_slug(title, self)
+        if slug != self.slug:
+            MoodAlias.objects.get_or_create(slug=self.slug, defaults={"mood": self})
+            MoodAlias.objects.filter(slug=slug, mood=self).delete()
+            self.slug = slug
+        self.save()
+
+    def claim(self, session_id):
+        return MoodSession.objects.update_or_create(session_id=session_id, defaults={"mood": self})[0]
+
+    def thinking_entities(self):
+        return ThinkingEntity.objects.filter(sent_messages__mood=self).distinct()
 
 
 class MoodAlias(models.Model):
     slug = models.SlugField(max_length=100, unique=True)
     mood = models.ForeignKey(Mood, models.CASCADE, related_name="aliases")
+    retired_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         db_table = "mood_aliases"
@@ -55,6 +107,14 @@ class MoodSession(models.Model):
 
     class Meta:
         db_table = "mood_sessions"
+        ordering = ["claimed_at"]
+
+    @classmethod
+    def mood_for(cls, session_id):
+        if not session_id:
+            return None
+        claim = cls.objects.filter(session_id=session_id).select_related("mood").first()
+        return claim.mood if claim else None
 
 
 class Message(models.Model):
@@ -69,23 +129,30 @@ class Message(models.Model):
     session_id = models.UUIDField(null=True, blank=True)
     timestamp = models.BigIntegerField(null=True, blank=True)
     eth_blockheight = models.BigIntegerField(null=True, blank=True)
+    eth_block_offset = models.IntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     model_backend = models.CharField(max_length=100, null=True, blank=True)
     effort = models.CharField(max_length=20, null=True, blank=True)
     stop_reason = models.CharField(max_length=50, null=True, blank=True)
     source_file = models.CharField(max_length=255, null=True, blank=True)
+    missing_from_markdown = models.BooleanField(default=False)
     input_tokens = models.IntegerField(null=True, blank=True)
     output_tokens = models.IntegerField(null=True, blank=True)
     cache_creation_input_tokens = models.IntegerField(null=True, blank=True)
     cache_read_input_tokens = models.IntegerField(null=True, blank=True)
     is_sidechain = models.BooleanField(default=False)
     is_synthetic_error = models.BooleanField(default=False)
+    is_retry = models.BooleanField(default=False)
+    is_continuation_message = models.BooleanField(default=False)
+    apparent_duplicate = models.BooleanField(default=False)
     cwd = models.TextField(null=True, blank=True)
     git_branch = models.CharField(max_length=255, null=True, blank=True)
+    client_version = models.CharField(max_length=50, null=True, blank=True)
 
     class Meta:
         indexes = [
             models.Index(fields=["session_id", "timestamp"]),
+            models.Index(fields=["sender"]),
             models.Index(fields=["mood", "created_at"]),
         ]
 
