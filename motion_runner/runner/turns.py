@@ -26,10 +26,11 @@ from ..lib.tasks import task_named
 from ..models import Agent, Kind, Message, Motion, MotionSession, Turn, TurnStatus, recorded_turn_ends
 from ..redaction import redact
 from ..sessions import SessionConflict
-from ..signals import monitor_factories, prompt_finalizers, turn_finished, turn_retried
+from ..signals import monitor_factories, prompt_builders, prompt_finalizers, turn_finished, turn_retried
 from ..system_lines import post_system_message
 from .announcing import PacedAnnouncer
-from .process import TURN_MARKER, Limits, Outcome, ProcessResult, run_streaming
+from .limits import limits_for
+from .process import TURN_MARKER, Outcome, ProcessResult, run_streaming
 from .sessions import choose_session
 
 log = logging.getLogger(__name__)
@@ -44,17 +45,6 @@ def _announce_end(turn: Turn) -> None:
     for _receiver, error in turn_finished.send_robust(sender=Turn, turn=turn):
         if isinstance(error, Exception):
             log.error("a turn_finished receiver failed for turn %s: %r", turn.pk, error)
-
-
-def limits_from_settings() -> Limits:
-    return Limits(
-        timeout=settings.RUNNER_TURN_TIMEOUT_SECONDS,
-        max_line_bytes=settings.RUNNER_MAX_LINE_BYTES,
-        max_output_bytes=settings.RUNNER_MAX_OUTPUT_BYTES,
-        stderr_tail_bytes=settings.RUNNER_STDERR_TAIL_BYTES,
-        kill_grace=settings.RUNNER_KILL_GRACE_SECONDS,
-        after_end_grace=settings.RUNNER_AFTER_RESULT_GRACE_SECONDS,
-    )
 
 
 def enqueue_turn(
@@ -72,6 +62,7 @@ def enqueue_turn(
     ability: dict | None = None,
     dispatch: bool = True,
     resume_after_look_only: bool = False,
+    start_after: float = 0,
 ) -> Turn:
     """Queue a turn; its task is sent only once the row is committed. The row is the record of
     what is owed: if the broker cannot take the task, that is logged (robust) and the sweep sends
@@ -80,7 +71,9 @@ def enqueue_turn(
     `ability`: the one extra ability this wake's reason grants, fixed here by the runner and
     acted on by the runner after the turn (wakes/abilities), e.g. replying on one wiki page.
     `resume_after_look_only`: a full-tools turn resumes a session a look-only wake ran in
-    (runner/sessions.py); by default it starts a fresh one. `turn.session_note` says which."""
+    (runner/sessions.py); by default it starts a fresh one. `turn.session_note` says which.
+    `start_after`: seconds before its task runs (a mention waits a moment for the rest of a
+    person's quick run of mentions to join it)."""
     for finalize in prompt_finalizers:
         prompt = finalize(prompt, motion, agent, mode, reason)
     choice = choose_session(motion, agent, mode, resume_after_look_only=resume_after_look_only)
@@ -100,7 +93,11 @@ def enqueue_turn(
         ability=ability or {},
     )
     if dispatch:
-        transaction.on_commit(lambda: task_named(RUN_TURN).delay(turn.pk), robust=True)
+        send = task_named(RUN_TURN)
+        if start_after > 0:
+            transaction.on_commit(lambda: send.apply_async((turn.pk,), countdown=start_after), robust=True)
+        else:
+            transaction.on_commit(lambda: send.delay(turn.pk), robust=True)
     return turn
 
 
@@ -367,10 +364,12 @@ def _signal_name(returncode: int) -> str:
         return f"signal {-returncode}"
 
 
-def judge(result: ProcessResult, turn_end: Event | None, timeout: float) -> tuple[str, str]:
+def judge(result: ProcessResult, turn_end: Event | None, timeout: float | None) -> tuple[str, str]:
     """The turn's status and, when it did not end well, a sentence for the thread."""
     if result.outcome == Outcome.TIMED_OUT:
-        return TurnStatus.TIMED_OUT, f"stopped: the turn ran past its {timeout:g} s limit ({result.detail})"
+        return TurnStatus.TIMED_OUT, f"stopped: the turn ran past its {timeout or 0:g} s limit ({result.detail})"
+    if result.outcome == Outcome.SILENT:
+        return TurnStatus.TIMED_OUT, f"stopped: the harness went silent, its silence limit ({result.detail})"
     if result.outcome == Outcome.FLOODED:
         return TurnStatus.FAILED, f"stopped: the harness flooded its output ({result.detail})"
     if result.outcome == Outcome.STOPPED:
@@ -422,6 +421,7 @@ def execute_turn(turn_id: int, *, on_event: Callable[[Event], None] | None = Non
 
 def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Turn:
     agent, motion = turn.agent, turn.motion
+    build_prompt_at_start(turn)
     try:
         adapter = get_adapter(agent.harness)
         resume = session_for_launch(turn)
@@ -451,7 +451,7 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
         on_event=on_event,
         monitors=[factory(turn) for factory in monitor_factories],
     )
-    limits = limits_from_settings()
+    limits = limits_for(turn)
 
     def on_start(pid: int) -> None:
         # Its own session: the group id is the leader's pid (what a reaper kills).
@@ -472,6 +472,7 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
             should_stop=run.stop_reason,
             ended=lambda: run.turn_end is not None,
             on_tick=run.on_tick,
+            stdin=launch.stdin.encode() if launch.stdin is not None else None,
         )
     except OSError as exc:  # the binary could not be executed at all
         fail_before_launch(turn, f"{launch.argv[0]}: {exc}")
@@ -501,6 +502,21 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
         retire_and_wake_again(finished, resume)
         return finished
     return while_database_away(run, lambda: finish_turn(turn, run, result, status, error))
+
+
+def build_prompt_at_start(turn: Turn) -> None:
+    """A prompt built from the record as it stands now (`signals.prompt_builders`: a mention's,
+    answering every mention that joined it while it was queued), kept on the row."""
+    for build in prompt_builders:
+        try:
+            prompt = build(turn)
+        except Exception:  # a builder's bug must not lose the turn: it runs with the queued prompt
+            log.exception("a prompt builder failed for turn %s", turn.pk)
+            continue
+        if prompt:
+            turn.prompt = prompt
+            Turn.objects.filter(pk=turn.pk).update(prompt=prompt)
+            return
 
 
 def while_database_away(run: TurnRun, work: Callable[[], T]) -> T:
