@@ -42,7 +42,9 @@ log = logging.getLogger(__name__)
 CHARS_PER_TOKEN = 4
 QUIET_TURNS = 12  # a long quiet's look back
 MOST_READ = 500  # posts read from the record at most; past that they are counted, not read
-MESSAGE_LINK = re.compile(r"(?:/(?:motions|moods)/([\w-]+)/)?#m-([0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12})")
+MESSAGE_LINK = re.compile(
+    r"(?:/(?:motions|moods)/([\w-]+)/)?#m-([0-9a-f]{8}-(?:[0-9a-f]{4}-){3}[0-9a-f]{12})"
+)
 SILENT_HINT = (
     "If there is nothing useful for you to say, answer only <silent>a few words why</silent>: "
     "it shows as a small dot in the thread instead of a message."
@@ -175,7 +177,10 @@ def linked_reading(posts: list[Message], motion: Motion, dials: Resolved) -> tup
 
 # --- the older part ----------------------------------------------------------------------------
 
-def older_part(motion: Motion, agent: Agent, reading: Reading, dials: Resolved) -> str:
+
+def older_part(
+    motion: Motion, agent: Agent, reading: Reading, dials: Resolved, *, summarize: bool = True
+) -> str:
     """The posts over `reads`: summarized by the screen's model (a screen in the ledger), or,
     with no screen key or when it fails, counted with a link to the first."""
     older = reading.older
@@ -185,7 +190,7 @@ def older_part(motion: Motion, agent: Agent, reading: Reading, dials: Resolved) 
     plural = "s" if count != 1 else ""
     link = f" (from {thread_link(motion.pk, older[0].pk)})" if older else ""
     shown = f"({count} earlier post{plural} not shown{link}.)"
-    if not older or not settings.WAKES_SCREEN_API_KEY:
+    if not older or not summarize or not settings.WAKES_SCREEN_API_KEY:
         return shown
     summary = digest(motion, agent, older, dials.dials)
     if not summary:
@@ -205,10 +210,11 @@ def render(
     heading: str,
     linked: tuple[Motion, Reading] | None = None,
     extra: str = "",
+    summarize: bool = True,
 ) -> str:
     """The framed prompt (before the footer, which finalize_prompt adds), within its bound."""
     cap = dials.dials.read_post_chars
-    older = older_part(motion, agent, reading, dials)
+    older = older_part(motion, agent, reading, dials, summarize=summarize)
 
     def is_new(post: Message) -> bool:
         return reading.new_since is None or post.created_at > reading.new_since
@@ -221,7 +227,9 @@ def render(
             lines += ["", extra]
         lines += ["", heading]
         if dropped:
-            lines.append(f"({dropped} older post{'s' if dropped != 1 else ''} left out to keep this prompt short.)")
+            lines.append(
+                f"({dropped} older post{'s' if dropped != 1 else ''} left out to keep this prompt short.)"
+            )
         if older and not dropped:
             lines.append(older)
         lines += [quote(p, cap, new=False) for p in lead]
@@ -257,9 +265,12 @@ def who(posts: list[Message]) -> str:
     return ", ".join(names) or "someone"
 
 
-def mention_prompt(motion: Motion, agent: Agent, mentions: list[Message], *, why: str = "") -> str:
+def mention_prompt(
+    motion: Motion, agent: Agent, mentions: list[Message], *, why: str = "", summarize: bool = True
+) -> str:
     """Everything said since the agent last spoke (before the first mention), the mentions among
-    it, marked ►, and the record from a message a mention links."""
+    it, marked ►, and the record from a message a mention links. `summarize=False` for the prompt
+    a queued turn holds until it starts (the one built then is summarized, and paid for, once)."""
     dials = resolve(motion.pk, agent.pk)
     first = min(m.created_at for m in mentions) if mentions else None
     since = last_word_at(motion.pk, agent, before=first + timedelta(microseconds=1) if first else None)
@@ -279,6 +290,7 @@ def mention_prompt(motion: Motion, agent: Agent, mentions: list[Message], *, why
         dials,
         heading="What was said here since you last spoke, newest last; ► marks it:",
         linked=linked_reading(mentions, motion, dials),
+        summarize=summarize,
     )
 
 
@@ -335,5 +347,3 @@ def watch_prompt(motion: Motion, agent: Agent, line: Message, prompt: str | None
         dials,
         heading="What was said here since you last spoke, newest last; ► marks it:",
     )
-
-

@@ -48,13 +48,19 @@ def queued_mention_turn(motion_id: str, agent_id: int) -> Turn | None:
 
 
 def next_slot(motion_id: str, agent_id: int, dials: Resolved, now: datetime) -> datetime | None:
-    """When the hourly cap next lets a mention turn start; None: now."""
+    """When the hourly cap next lets a mention turn start; None: now. A turn counts from its
+    first mention (mentions that joined it are the same turn)."""
     hour_ago = now - timedelta(hours=1)
-    recent = Turn.objects.filter(motion_id=motion_id, agent_id=agent_id, reason=MENTION, queued_at__gt=hour_ago)
-    if recent.count() < dials.mention_wakes_per_hour:
+    turns = (
+        MentionWake.objects.filter(agent_id=agent_id, message__motion_id=motion_id, turn__isnull=False)
+        .values("turn")
+        .annotate(first=Min("created_at"))
+        .filter(first__gt=hour_ago)
+    )
+    firsts = sorted(row["first"] for row in turns)
+    if len(firsts) < dials.mention_wakes_per_hour:
         return None
-    oldest = recent.aggregate(at=Min("queued_at"))["at"]
-    return oldest + timedelta(hours=1)
+    return firsts[len(firsts) - dials.mention_wakes_per_hour] + timedelta(hours=1)
 
 
 def hold(record: MentionWake, reason: str, until: datetime | None = None) -> None:
@@ -101,7 +107,7 @@ def wake_for_mention(record: MentionWake, *, dispatch: bool = True, late: str = 
         turn = wake(
             motion,
             agent,
-            prompt=mention_prompt(motion, agent, [message]),
+            prompt=mention_prompt(motion, agent, [message], summarize=False),  # built again at its start
             reason=MENTION,
             why=f"mentioned by {message.sender}{late}",
             effort=dials.mention_effort,
