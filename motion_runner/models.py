@@ -41,6 +41,13 @@ class Agent(models.Model):
     listening = models.BooleanField(
         default=True, help_text="Considers new posts in its Motions (mentions always wake)."
     )
+    turn_queue = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="The Celery queue its turns go to, so only the worker on the machine holding its "
+        "sessions and workspace runs them (`celery -A motion_runner worker -Q <queue>`); blank: the "
+        "turns queue. A Motion's own queue wins.",
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -64,6 +71,12 @@ class Motion(models.Model):
         max_length=500,
         blank=True,
         help_text="Working directory for this Motion's turns; blank uses the agent's own.",
+    )
+    turn_queue = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="The Celery queue every turn in this Motion goes to (a Motion with a machine of its "
+        "own); blank: its agent's queue, else the turns queue.",
     )
     agents = models.ManyToManyField(Agent, blank=True, related_name="motions")
     people = models.ManyToManyField(

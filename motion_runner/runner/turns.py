@@ -22,7 +22,6 @@ from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapte
 from ..harnesses.base import json_object
 from ..ingest import EventWriter, IngestContext
 from ..lib.ids import system_uuid
-from ..lib.tasks import task_named
 from ..models import Agent, Kind, Message, Motion, MotionSession, Turn, TurnStatus, recorded_turn_ends
 from ..redaction import redact
 from ..sessions import SessionConflict
@@ -31,6 +30,7 @@ from ..system_lines import post_system_message
 from .announcing import PacedAnnouncer
 from .limits import limits_for
 from .process import TURN_MARKER, Outcome, ProcessResult, run_streaming
+from .routing import send_turn
 from .sessions import choose_session
 
 log = logging.getLogger(__name__)
@@ -92,12 +92,8 @@ def enqueue_turn(
         woken_by=woken_by,
         ability=ability or {},
     )
-    if dispatch:
-        send = task_named(RUN_TURN)
-        if start_after > 0:
-            transaction.on_commit(lambda: send.apply_async((turn.pk,), countdown=start_after), robust=True)
-        else:
-            transaction.on_commit(lambda: send.delay(turn.pk), robust=True)
+    if dispatch:  # to the queue of the machine holding its sessions (runner/routing.py)
+        transaction.on_commit(lambda: send_turn(turn, countdown=start_after), robust=True)
     return turn
 
 
@@ -713,4 +709,4 @@ def start_next_queued(motion_id: str, agent_id: int) -> None:
         .first()
     )
     if next_id is not None:
-        transaction.on_commit(lambda: task_named(RUN_TURN).delay(next_id), robust=True)
+        transaction.on_commit(lambda: send_turn(next_id), robust=True)
