@@ -182,15 +182,15 @@ class Dials(models.Model):
         default=10_000,
         help_text="Tokens (about 4 characters each) of what was said since the agent last spoke that a "
         "wake quotes word for word, newest first; the older part is summarized by the screen's model "
-        "(or, with no screen key, said as 'N earlier posts not shown' with a link). Default: 10,000.",
+        "(or, with no screen key, said as 'N earlier posts not shown' with a link). Default: 10000.",
     )
     read_post_chars = models.PositiveIntegerField(
-        default=8_000, help_text="Characters of any one post a wake quotes word for word. Default: 8,000."
+        default=8_000, help_text="Characters of any one post a wake quotes word for word. Default: 8000."
     )
     prompt_max_chars = models.PositiveIntegerField(
         default=200_000,
         help_text="The most characters a wake prompt may have: past it, the oldest quoted posts are "
-        "dropped first, and the prompt says so. Default: 200,000.",
+        "dropped first, and the prompt says so. Default: 200000.",
     )
     mention_wakes_per_hour = models.PositiveIntegerField(
         default=30,
@@ -206,7 +206,7 @@ class Dials(models.Model):
     full_tools_silence_seconds = models.FloatField(
         default=1500.0,
         help_text="A full-tools turn that prints nothing for this many seconds is ended (a hung pipe, a "
-        "tool that never returns). Default: 1,500.",
+        "tool that never returns). Default: 1500.",
     )
     full_tools_timeout_seconds = models.FloatField(
         null=True,
