@@ -259,6 +259,11 @@ class Turn(models.Model):
         help_text="A full-tools turn whose latest session a look-only wake ran in: resume it (True) "
         "or start a fresh session (False, the default). Set from the full_tools_after_look_only dial.",
     )
+    start_fresh = models.BooleanField(
+        default=False,
+        help_text="Start a fresh session, resuming none: the wake again after the session it was to "
+        "resume turned out to be held on another machine (kept there, never replaced).",
+    )
     session_note = models.CharField(
         max_length=300,
         blank=True,

@@ -167,6 +167,11 @@ class HarnessAdapter:
         the harness keeps one on disk (Claude Code's transcript); None elsewhere."""
         return None
 
+    def holds_session(self, agent, session_id: str) -> bool | None:
+        """Whether this machine holds the session (Claude Code: its transcript is on disk here);
+        None where the harness cannot tell."""
+        return None
+
     def session_cwd(self, agent, session_id: str) -> str | None:
         """The directory a session must be resumed from, where the harness files sessions by
         directory (Claude Code) and that directory exists; None elsewhere."""

@@ -493,6 +493,9 @@ class ClaudeCodeAdapter(HarnessAdapter):
         path = transcript_file(harness_environment(agent), session_id)
         return last_cost_state(path) if path else None
 
+    def holds_session(self, agent, session_id: str) -> bool | None:
+        return transcript_file(harness_environment(agent), session_id) is not None
+
     def session_cwd(self, agent, session_id: str) -> str | None:
         path = transcript_file(harness_environment(agent), session_id)
         return filed_cwd(path) if path else None

@@ -491,6 +491,24 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     else:
         status, error = judge(result, run.turn_end, limits.timeout)
     if resume and status == TurnStatus.FAILED and session_is_gone(result, run):
+        if adapter.holds_session(agent, resume) is False:
+            # Not here: another machine (the agent's own container) may well hold it. It is kept,
+            # never replaced, and this wake runs once more in a fresh session here.
+            error = (
+                f"its session {resume} is not on this machine (another machine may hold it; it is "
+                "kept, not replaced): woke again once in a fresh session here"
+            )
+            finished = while_database_away(run, lambda: finish_turn(turn, run, result, status, error))
+            post_system_message(  # said here whatever the harness's own error line said
+                motion,
+                f"@{agent.name}: {error}",
+                kind=Kind.WAKE,
+                message_id=system_uuid("session-elsewhere", turn.pk),
+                turn=finished,
+                agent=agent,
+            )
+            retire_and_wake_again(finished, resume, retire=False)
+            return finished
         error = (
             f"its session {resume} is gone from {agent.harness}; retired it and woke again in a new session"
         )
@@ -539,7 +557,10 @@ def wake_line_id(turn_id: int) -> str:
 def session_for_launch(turn: Turn) -> str | None:
     """The session to resume, chosen again now (a look-only wake may have run in it since the
     turn was queued). The thread is told unless its wake line already said the same (a turn
-    queued without one, by `manage.py wake` or a retry, is told here)."""
+    queued without one, by `manage.py wake` or a retry, is told here). A turn to `start_fresh`
+    resumes none."""
+    if turn.start_fresh:
+        return None
     choice = choose_session(
         turn.motion,
         turn.agent,
@@ -577,10 +598,13 @@ def session_is_gone(result: ProcessResult, run: TurnRun) -> bool:
     return any(SESSION_GONE.search(text or "") for text in said)
 
 
-def retire_and_wake_again(turn: Turn, session_id: str) -> Turn:
+def retire_and_wake_again(turn: Turn, session_id: str, *, retire: bool = True) -> Turn:
     """A session the harness lost would fail every later wake: retire it, and run the same
-    wake once more in a fresh session (a new Turn, so its events get ids of their own)."""
-    MotionSession.objects.filter(pk=session_id).update(retired_at=timezone.now())
+    wake once more in a fresh session (a new Turn, so its events get ids of their own).
+    `retire=False`: a session held on another machine is kept; the wake again starts fresh
+    (`start_fresh`), so however many such sessions the Motion has, it is one fresh start."""
+    if retire:
+        MotionSession.objects.filter(pk=session_id).update(retired_at=timezone.now())
     retry = Turn.objects.create(
         motion=turn.motion,
         agent=turn.agent,
@@ -594,6 +618,7 @@ def retire_and_wake_again(turn: Turn, session_id: str) -> Turn:
         ability=turn.ability,
         max_budget_usd=turn.max_budget_usd,
         woken_by=turn.woken_by,
+        start_fresh=not retire,
     )
     for _receiver, error in turn_retried.send_robust(sender=Turn, failed=turn, retry=retry):
         if isinstance(error, Exception):
