@@ -35,7 +35,12 @@ DEFAULTS: dict[str, Any] = {
     "DATA_DIR": data_dir,
     # Where harness CLIs are found when an Agent names no binary: ./node_modules/.bin, then $PATH.
     "HARNESS_BIN_DIRS": lambda: [str(PROJECT_DIR / "node_modules" / ".bin")],
+    # A look-only turn's wall clock. A full-tools turn has none (RUNNER_FULL_TOOLS_TIMEOUT_SECONDS,
+    # None) and is ended by RUNNER_SILENCE_SECONDS without a line (runner/limits.py); wakes' dials
+    # of the same meaning answer instead when wakes is installed.
     "RUNNER_TURN_TIMEOUT_SECONDS": 15 * 60.0,
+    "RUNNER_FULL_TOOLS_TIMEOUT_SECONDS": None,
+    "RUNNER_SILENCE_SECONDS": 1500.0,
     "RUNNER_MAX_LINE_BYTES": 4 * 1024 * 1024,
     "RUNNER_MAX_OUTPUT_BYTES": 64 * 1024 * 1024,
     "RUNNER_STDERR_TAIL_BYTES": 16 * 1024,

@@ -41,6 +41,13 @@ class Agent(models.Model):
     listening = models.BooleanField(
         default=True, help_text="Considers new posts in its Motions (mentions always wake)."
     )
+    turn_queue = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="The Celery queue its turns go to, so only the worker on the machine holding its "
+        "sessions and workspace runs them (`celery -A motion_runner worker -Q <queue>`); blank: the "
+        "turns queue. A Motion's own queue wins.",
+    )
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -64,6 +71,12 @@ class Motion(models.Model):
         max_length=500,
         blank=True,
         help_text="Working directory for this Motion's turns; blank uses the agent's own.",
+    )
+    turn_queue = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="The Celery queue every turn in this Motion goes to (a Motion with a machine of its "
+        "own); blank: its agent's queue, else the turns queue.",
     )
     agents = models.ManyToManyField(Agent, blank=True, related_name="motions")
     people = models.ManyToManyField(
@@ -245,6 +258,11 @@ class Turn(models.Model):
         default=False,
         help_text="A full-tools turn whose latest session a look-only wake ran in: resume it (True) "
         "or start a fresh session (False, the default). Set from the full_tools_after_look_only dial.",
+    )
+    start_fresh = models.BooleanField(
+        default=False,
+        help_text="Start a fresh session, resuming none: the wake again after the session it was to "
+        "resume turned out to be held on another machine (kept there, never replaced).",
     )
     session_note = models.CharField(
         max_length=300,

@@ -13,7 +13,7 @@ were registered.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from django.dispatch import Signal
 
@@ -62,6 +62,33 @@ again after its session was gone. wakes/ gives the retry its place in the ledger
 """
 
 # --- Hooks ------------------------------------------------------------------------------------
+
+
+class TurnClocks(NamedTuple):
+    """A turn's clocks in seconds: `wall` from its start, `silence` without a line; None: none."""
+
+    wall: float | None
+    silence: float | None
+
+
+TurnClockProvider = Callable[["Turn"], TurnClocks]
+turn_clock_providers: list[TurnClockProvider] = []
+"""
+Called as ``provider(turn) -> TurnClocks`` by the runner (``runner/limits.py``) for a full-tools
+turn as it launches; the last one registered answers. wakes/ gives its dials
+(``full_tools_silence_seconds``, ``full_tools_timeout_seconds``). A look-only turn always keeps
+RUNNER_TURN_TIMEOUT_SECONDS; with no provider a full-tools turn gets RUNNER_FULL_TOOLS_TIMEOUT_SECONDS
+(None) and RUNNER_SILENCE_SECONDS.
+"""
+
+PromptBuilder = Callable[["Turn"], "str | None"]
+prompt_builders: list[PromptBuilder] = []
+"""
+Called as ``build(turn) -> prompt or None`` by the runner once it has claimed a turn, before its
+command line is built; the first that answers with a prompt replaces the turn's (and it is saved
+on the row). wakes/ builds a mention's prompt here, from the record as it stands when the turn
+starts, so mentions coalesced into a queued turn are all in it.
+"""
 
 PromptFinalizer = Callable[[str, "Motion", "Agent", str, str], str]
 prompt_finalizers: list[PromptFinalizer] = []

@@ -44,8 +44,7 @@ class TestCodex:
             "--skip-git-repo-check",
             "-s",
             "read-only",
-            "--",
-            "What do the notes say?",
+            "-",
         ]
 
     def test_a_full_turn_may_write_its_workspace(self, binary):
@@ -58,14 +57,16 @@ class TestCodex:
 
     def test_resume_comes_after_the_sandbox_and_model_flags(self, binary):
         line = argv(turn_for("codex", binary, model="gpt-5.5"), resume="01a22b25-thread")
-        assert line[line.index("resume") :] == ["resume", "01a22b25-thread", "--", "What do the notes say?"]
+        assert line[line.index("resume") :] == ["resume", "01a22b25-thread", "-"]
         assert line.index("-s") < line.index("resume")
         assert line.index("-m") < line.index("resume")
         assert line[line.index("-m") + 1] == "gpt-5.5"
 
-    def test_a_prompt_that_looks_like_a_flag_stays_a_prompt(self, binary):
-        line = argv(turn_for("codex", binary, prompt="--dangerously-bypass-approvals-and-sandbox"))
-        assert line[-2:] == ["--", "--dangerously-bypass-approvals-and-sandbox"]
+    def test_the_prompt_goes_on_stdin_so_a_flag_in_it_is_never_an_argument(self, binary):
+        turn = turn_for("codex", binary, prompt="--dangerously-bypass-approvals-and-sandbox")
+        launch = get_adapter("codex").build_launch(turn, resume_session=None)
+        assert launch.stdin == "--dangerously-bypass-approvals-and-sandbox"
+        assert "--dangerously-bypass-approvals-and-sandbox" not in launch.argv
 
     def test_the_agents_system_prompt_becomes_developer_instructions(self, binary):
         line = argv(turn_for("codex", binary, system_prompt='Be "brief".\nAlways.'))
@@ -96,7 +97,6 @@ class TestPi:
             "--append-system-prompt",
             wake_footer("look"),
             "-p",
-            "What do the notes say?",
         ]
 
     def test_a_full_turn_has_pis_default_tools(self, binary):
@@ -127,7 +127,7 @@ class TestPi:
     def test_resume_names_the_session(self, binary):
         line = argv(turn_for("pi", binary), resume="01a22b26-session")
         assert line[line.index("--session") + 1] == "01a22b26-session"
-        assert line[-2:] == ["-p", "What do the notes say?"]
+        assert line[-1] == "-p"
 
     def test_the_agents_system_prompt_is_appended(self, binary):
         line = argv(turn_for("pi", binary, system_prompt="Be brief."))
@@ -136,9 +136,10 @@ class TestPi:
         )
 
     @pytest.mark.parametrize("prompt", ["@alice asked about notes.txt", "-p --tools bash"])
-    def test_a_prompt_pi_would_read_as_a_file_or_flag_stays_a_prompt(self, binary, prompt):
-        line = argv(turn_for("pi", binary, prompt=prompt))
-        assert line[-2:] == ["-p", f" {prompt}"]
+    def test_a_prompt_pi_would_read_as_a_file_or_flag_goes_on_stdin_never_as_an_argument(self, binary, prompt):
+        launch = get_adapter("pi").build_launch(turn_for("pi", binary, prompt=prompt), resume_session=None)
+        assert launch.stdin == prompt
+        assert prompt not in launch.argv
 
 
 @pytest.mark.django_db

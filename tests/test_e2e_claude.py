@@ -126,7 +126,7 @@ def test_a_woken_claude_code_turn_streams_into_its_motion_exactly_once(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_second_wake_resumes_the_claimed_session(
+def test_the_second_wake_resumes_the_claimed_session_forked_and_claims_the_fork(
     claude_binary, claude_on_fake, celery_worker_thread, workspace
 ):
     claude_on_fake.script(Reply(Text("First: hello.")), Reply(Text("Second: I remember.")))
@@ -137,8 +137,13 @@ def test_the_second_wake_resumes_the_claimed_session(
     second = wait_for_end(enqueue_turn(motion, magent, "Do you remember?"))
 
     assert (first.status, second.status) == (TurnStatus.FINISHED, TurnStatus.FINISHED)
-    assert second.session_id == first.session_id
-    assert MotionSession.objects.filter(motion=motion).count() == 1
+    # Forked (--fork-session): a person working in the first session in a terminal never gets
+    # a turn written underneath; the fork is claimed for the Motion and is the next to resume.
+    assert second.session_id and second.session_id != first.session_id
+    assert set(MotionSession.objects.filter(motion=motion).values_list("session_id", flat=True)) == {
+        first.session_id,
+        second.session_id,
+    }
     # Resumed: the second request carries the first turn's exchange.
     assert "First: hello." in json.dumps(claude_on_fake.message_requests()[1].messages)
 

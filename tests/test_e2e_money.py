@@ -64,7 +64,8 @@ def test_three_resumed_turns_cost_the_same_and_the_ledger_is_the_turns(
     considered = [consider_and_run(room, loop, clock, f"question {n}") for n in range(3)]
 
     turns = [Turn.objects.get(pk=c.turn_id) for c in considered]
-    assert len({t.session_id for t in turns}) == 1  # one session, resumed twice
+    # One session, resumed twice, each time forked (--fork-session): three ids, each claimed here.
+    assert len({t.session_id for t in turns}) == 3
     assert [t.cost_usd for t in turns] == [EACH_TURN] * 3
     assert [t.harness_total_before for t in turns] == [Decimal(0), EACH_TURN, 2 * EACH_TURN]
     rows = Spend.objects.exclude(turn=None).order_by("pk")

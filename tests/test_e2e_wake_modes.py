@@ -252,7 +252,7 @@ class TestClaudeCode:
         full = execute_turn(queued.pk)
 
         assert full.status == TurnStatus.FINISHED, full.error
-        assert full.session_id == looked.session_id
+        assert full.session_id != looked.session_id  # resumed, forked (--fork-session)
         assert "resumes session" in full.session_note
         assert INJECTED in json.dumps(claude_on_fake.message_requests()[-1].messages)
 
@@ -393,7 +393,7 @@ class TestLoopGuard:
         compacted = execute_turn(compaction.pk)
 
         assert compacted.status == TurnStatus.FINISHED, compacted.error
-        assert compacted.session_id == looped.session_id
+        assert compacted.session_id != looped.session_id  # the looped session, resumed forked
         # `claude -p --resume S -- /compact` sends one summarization request (text only, the
         # looped history in it; a reply without the <analysis>/<summary> blocks is asked for
         # once more) and prints a compact_boundary line, then a result with no model turn.

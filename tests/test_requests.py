@@ -7,6 +7,7 @@ from rest_framework.test import APIClient
 
 from motion_runner.models import Kind, Message, MotionSession, Turn
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
+from wakes.footer import wake_footer
 from wakes.models import WakeRequest
 from wakes.requests import find_asks, record_requests
 
@@ -70,7 +71,7 @@ def test_a_person_signed_in_with_an_ssh_key_grants_with_one_click(motion, look_o
     assert request.status == "granted"
     assert (woken.mode, woken.reason, woken.agent) == ("full", "grant", look_only_turn.agent)
     assert "granted by justin" in woken.mode_rule
-    assert woken.prompt.rstrip().endswith("<silent>why</silent>.")  # the full-tools footer is last
+    assert woken.prompt.rstrip().endswith(wake_footer("full"))  # the full-tools footer is last
     assert "full tools" in woken.prompt.split("---")[-1]
 
 

@@ -345,17 +345,24 @@ def test_an_error_result_is_said_once_in_the_thread(wake, readme_motion, magent)
     assert not messages(readme_motion, Kind.ERROR)
 
 
-def test_a_session_the_harness_lost_is_retired_and_the_wake_runs_again_fresh(wake, readme_motion, magent):
-    """Resuming a session Claude Code no longer has fails every time; the runner retires it."""
-    MotionSession.objects.create(
-        session_id="5d0d3d4c-0000-4000-8000-000000000000", motion=readme_motion, agent=magent
-    )
+def test_a_session_the_harness_lost_is_retired_and_the_wake_runs_again_fresh(
+    wake, readme_motion, magent, tmp_path
+):
+    """Resuming a session Claude Code no longer has, though its transcript is here, fails every
+    time; the runner retires it."""
+    sid = "5d0d3d4c-0000-4000-8000-000000000000"
+    MotionSession.objects.create(session_id=sid, motion=readme_motion, agent=magent)
+    transcript = tmp_path / "home" / ".claude" / "projects" / "-w" / f"{sid}.jsonl"
+    transcript.parent.mkdir(parents=True)
+    transcript.write_text("")
+    magent.env = {**magent.env, "HOME": str(tmp_path / "home")}
+    magent.save()
 
     turn = wake({"lines": str(recording_path("resume_gone")), "exit": 1})
 
     assert turn.status == TurnStatus.FAILED
     assert "is gone from claude-code" in turn.error
-    gone = MotionSession.objects.get(pk="5d0d3d4c-0000-4000-8000-000000000000")
+    gone = MotionSession.objects.get(pk=sid)
     assert gone.retired_at is not None
     again = Turn.objects.exclude(pk=turn.pk).get()
     assert (again.status, again.prompt, again.mode) == (TurnStatus.QUEUED, turn.prompt, turn.mode)
@@ -365,6 +372,32 @@ def test_a_session_the_harness_lost_is_retired_and_the_wake_runs_again_fresh(wak
     fresh = execute_turn(again.pk)
     assert fresh.status == TurnStatus.FINISHED
     assert fresh.session_id != gone.session_id
+
+
+def test_a_session_another_machine_holds_is_kept_and_the_wake_starts_fresh_once(wake, readme_motion, magent):
+    """Six sessions claimed from elsewhere: one failed resume, one fresh start, never six."""
+    for n in range(6):
+        MotionSession.objects.create(
+            session_id=f"5d0d3d4c-0000-4000-8000-00000000000{n}", motion=readme_motion, agent=magent
+        )
+
+    turn = wake({"lines": str(recording_path("resume_gone")), "exit": 1})
+
+    assert turn.status == TurnStatus.FAILED
+    assert "is not on this machine" in turn.error and "woke again once in a fresh session" in turn.error
+    assert not MotionSession.objects.filter(retired_at__isnull=False).exists()  # kept, not replaced
+    (said,) = [m for m in messages(readme_motion, Kind.WAKE) if "is not on this machine" in m.text]
+    assert said.text.startswith("@magent: its session 5d0d3d4c-")
+    again = Turn.objects.exclude(pk=turn.pk).get()
+    assert again.start_fresh
+
+    magent.env = {**magent.env, "FAKE_HARNESS_PLAN": "{}"}
+    magent.save()
+    fresh = execute_turn(again.pk)
+    assert fresh.status == TurnStatus.FINISHED
+    assert Turn.objects.count() == 2
+    assert "--resume" not in (fresh.session_note or "")
+    assert fresh.session_id not in {f"5d0d3d4c-0000-4000-8000-00000000000{n}" for n in range(6)}
 
 
 def test_a_session_is_not_retired_for_an_ordinary_failure(wake, readme_motion, magent):

@@ -70,7 +70,8 @@ def test_new_posts_during_a_running_turn_wait_for_it_to_end(room, clock, loop):
     finish(first.turn, said="green since 10:02")
     [second] = loop.run(3)
     assert "asking too" in second.turn.prompt
-    assert "is the build green" not in second.turn.prompt  # already considered
+    assert "► [rosemary" in second.turn.prompt  # new to it: posted while it worked
+    assert "► [justin" not in second.turn.prompt  # already considered: lead-in, unmarked
 
 
 def test_a_wake_whose_worker_was_lost_frees_the_pair_once_its_time_passes(room, clock, loop, settings):

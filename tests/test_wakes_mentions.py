@@ -122,7 +122,7 @@ def test_a_post_through_the_api_wakes_the_mentioned_agent(
     from motion_runner.runner import tasks
 
     sent = []
-    monkeypatch.setattr(tasks.run_turn, "delay", sent.append)
+    monkeypatch.setattr(tasks.run_turn, "apply_async", lambda args, countdown: sent.append((args, countdown)))
     client.force_login(room.justin)
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
@@ -132,7 +132,8 @@ def test_a_post_through_the_api_wakes_the_mentioned_agent(
         )
     assert response.status_code == 201
     turn = Turn.objects.get(agent=room.magent, reason="mention")
-    assert sent == [turn.pk]  # sent to a worker once the post committed
+    # Sent to a worker once the post committed, to start after a moment's gathering of mentions.
+    assert sent == [((turn.pk,), 3.0)]
 
 
 def test_an_old_terminal_post_imported_late_wakes_nobody(room, clock, loop):

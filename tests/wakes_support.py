@@ -124,6 +124,7 @@ def finish(
             source="runner",
             turn=turn,
             text=said,
+            created_at=wake_clock.now(),  # written now, by the wakes' clock, as the posts around it
         )
     Turn.objects.filter(pk=turn.pk).update(status=status, cost_usd=Decimal(cost), ended_at=timezone.now())
     turn.refresh_from_db()

@@ -35,7 +35,20 @@ class DialsAdmin(admin.ModelAdmin):
                 ]
             },
         ),
-        ("Mentions", {"fields": ["terminal_mention_delay_seconds", "mention_effort", "mention_cap_usd"]}),
+        (
+            "Mentions",
+            {
+                "fields": [
+                    "terminal_mention_delay_seconds",
+                    "mention_effort",
+                    "mention_cap_usd",
+                    "mention_wakes_per_hour",
+                    "mention_gather_seconds",
+                ]
+            },
+        ),
+        ("What a wake reads", {"fields": ["reads", "read_post_chars", "prompt_max_chars"]}),
+        ("How long a turn works", {"fields": ["full_tools_silence_seconds", "full_tools_timeout_seconds"]}),
         (
             "Budgets and effort",
             {
@@ -74,6 +87,7 @@ class DialsAdmin(admin.ModelAdmin):
                     "full_tools_after_look_only",
                     "look_only_footer",
                     "full_tools_footer",
+                    "safety_lines",
                 ]
             },
         ),
@@ -130,6 +144,8 @@ class DialOverrideInline(admin.StackedInline):
         "consider_effort",
         "mention_effort",
         "screen_enabled",
+        "reads",
+        "mention_wakes_per_hour",
     ]
 
     def get_formset(self, request, obj=None, **kwargs):

@@ -16,9 +16,11 @@ class WakesConfig(AppConfig):
         from .compaction import compact_after_loop
         from .footer import finalize_prompt
         from .loop_guard import LoopGuard
+        from .mention_turns import build_started_prompt
         from .requests import record_requests
         from .spend_guard import SpendGuard
         from .tool_policy import policy_for_turn
+        from .turn_clocks import full_tools_clocks
         from .views import someone_else_typed, thread_page_context, thread_poll_fields
 
         for monitor in (LoopGuard, SpendGuard):
@@ -31,6 +33,8 @@ class WakesConfig(AppConfig):
             (signals.thread_page_context, thread_page_context),
             (signals.thread_poll_fields, thread_poll_fields),
             (signals.thread_poll_news, someone_else_typed),
+            (signals.prompt_builders, build_started_prompt),
+            (signals.turn_clock_providers, full_tools_clocks),
         ):
             if provider not in hook:
                 hook.append(provider)

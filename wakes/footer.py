@@ -14,8 +14,10 @@ UNFOOTED_REASONS = {"compact"}
 
 
 def wake_footer(mode: str) -> str:
+    """The mode's footer, then the safety lines every wake carries (both dials)."""
     dials = current_dials()
-    return dials["full_tools_footer"] if mode == "full" else dials["look_only_footer"]
+    footer = dials["full_tools_footer"] if mode == "full" else dials["look_only_footer"]
+    return "\n".join(part for part in (footer.rstrip(), dials["safety_lines"].strip()) if part)
 
 
 def after_loop_note(motion: Motion, agent: Agent) -> str | None:
@@ -24,7 +26,7 @@ def after_loop_note(motion: Motion, agent: Agent) -> str | None:
     last = (
         Turn.objects.filter(motion=motion, agent=agent)
         .exclude(reason__in=UNFOOTED_REASONS)
-        .exclude(status=TurnStatus.QUEUED)
+        .exclude(status__in=(TurnStatus.QUEUED, TurnStatus.RUNNING))  # not this one, started or not
         .order_by("-queued_at", "-pk")
         .first()
     )

@@ -17,10 +17,12 @@ from motion_runner.system_lines import post_system_message
 from . import clock
 from .budget import day_of, reserve_for_retry, settle_turn, watch_wake_refusal
 from .conf import app_settings as wakes_settings
+from .context import watch_prompt
 from .loop import answered_since, due_mention_wakes, free_pair, is_person, mark_busy, note_post, post_dot
+from .mention_turns import wake_for_mention
 from .mentions import mentioned_names
 from .models import Consideration, Dials, MentionWake, Spend, resolve
-from .wake import SILENT_HINT, human_duration, mention_prompt, wake
+from .wake import human_duration, wake
 
 log = logging.getLogger(__name__)
 
@@ -95,37 +97,6 @@ def mention(message: Message, agent: Agent, *, dispatch: bool = True) -> Turn | 
     return wake_for_mention(record, dispatch=dispatch)
 
 
-def wake_for_mention(record: MentionWake, *, dispatch: bool = True, late: str = "") -> Turn:
-    message, agent = record.message, record.agent
-    dials = resolve(message.motion_id, agent.pk)
-    mark_busy(message.motion, agent, message.created_at, clock.now())
-    turn = wake(
-        message.motion,
-        agent,
-        prompt=mention_prompt(message, agent),
-        reason="mention",
-        why=f"mentioned by {message.sender}{late}",
-        effort=dials.mention_effort,
-        cap=dials.dials.mention_cap_usd,
-        woken_by=message,
-        cost_note="not counted against the consideration budget",
-        dispatch=dispatch,
-    )
-    MentionWake.objects.filter(pk=record.pk).update(turn=turn)
-    Spend.objects.create(
-        kind=Spend.Kind.MENTION,
-        motion_id=message.motion_id,
-        agent=agent,
-        turn=turn,
-        day=day_of(clock.now()),
-        at=clock.now(),
-        amount=0,
-        counted=False,
-        note="mention (not counted)",
-    )
-    return turn
-
-
 def wake_for_watch(
     message: Message,
     agent: Agent,
@@ -160,8 +131,7 @@ def wake_for_watch(
         turn = wake(
             message.motion,
             agent,
-            prompt=prompt
-            or f"A watch in the Motion “{message.motion}” saw a change:\n\n{message.text}\n\n{SILENT_HINT}",
+            prompt=watch_prompt(message.motion, agent, message, prompt),
             reason="watch",
             why=f"a watch: {message.text[:120]}",
             effort=dials.consider_effort,

@@ -33,6 +33,7 @@ from motion_runner.system_lines import post_system_message
 from . import clock
 from .budget import Refusal, release, reserve, turn_cap
 from .conf import app_settings as wakes_settings  # the app's settings, with defaults (conf.py)
+from .context import new_posts_prompt, quiet_prompt
 from .models import (
     Consideration,
     DialOverride,
@@ -48,7 +49,7 @@ from .models import (
 )
 from .noting import read_for_note, unlocked_notes, write_noted
 from .screen import screen_posts
-from .wake import human_duration, new_posts_prompt, quiet_prompt, wake
+from .wake import human_duration, wake
 
 log = logging.getLogger(__name__)
 
@@ -481,12 +482,12 @@ def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=No
     if c.kind == WakeKind.NEW_POSTS:
         count = len(posts)
         why = f"{count} new post{'s' if count != 1 else ''}" + (f" ({screen_note})" if screen_note else "")
-        prompt = new_posts_prompt(c.motion, c.agent, posts, dials.dials.prompt_max_posts)
+        prompt = new_posts_prompt(c.motion, c.agent, posts, c.previous_through)
         woken_by = posts[-1] if posts else None
     else:
         quiet = timedelta(seconds=c.quiet_seconds or 0)
         why = f"a long quiet: nothing said for {human_duration(quiet)}"
-        prompt = quiet_prompt(c.motion, c.agent, quiet)
+        prompt = quiet_prompt(c.motion, c.agent, human_duration(quiet))
         woken_by = None
     turn = wake(
         c.motion,

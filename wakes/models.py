@@ -175,6 +175,44 @@ class Dials(models.Model):
     prompt_max_posts = models.PositiveIntegerField(
         default=30, help_text="New posts quoted in a consideration's prompt (the newest). Default: 30."
     )
+    # What a wake reads (wakes/context.py)
+    reads = models.PositiveIntegerField(
+        default=10_000,
+        help_text="Tokens (about 4 characters each) of what was said since the agent last spoke that a "
+        "wake quotes word for word, newest first; the older part is summarized by the screen's model "
+        "(or, with no screen key, said as 'N earlier posts not shown' with a link). Default: 10000.",
+    )
+    read_post_chars = models.PositiveIntegerField(
+        default=8_000, help_text="Characters of any one post a wake quotes word for word. Default: 8000."
+    )
+    prompt_max_chars = models.PositiveIntegerField(
+        default=200_000,
+        help_text="The most characters a wake prompt may have: past it, the oldest quoted posts are "
+        "dropped first, and the prompt says so. Default: 200000.",
+    )
+    mention_wakes_per_hour = models.PositiveIntegerField(
+        default=30,
+        help_text="Mention turns per agent and Motion per hour; a mention past it is held until the next "
+        "slot, and the thread says when. Default: 30.",
+    )
+    mention_gather_seconds = models.FloatField(
+        default=3.0,
+        help_text="A web mention's turn starts this many seconds after it is queued, so a person's quick "
+        "run of mentions is answered in one turn (mentions that come before it starts join it). "
+        "Default: 3.",
+    )
+    full_tools_silence_seconds = models.FloatField(
+        default=1500.0,
+        help_text="A full-tools turn that prints nothing for this many seconds is ended (a hung pipe, a "
+        "tool that never returns). Default: 1500.",
+    )
+    full_tools_timeout_seconds = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="A wall clock for full-tools turns, in seconds; blank: none (real work takes as long "
+        "as it takes; the silence limit, the spend and loop guards and a stop still end it). "
+        "Default: blank.",
+    )
     # Mentions
     terminal_mention_delay_seconds = models.FloatField(
         default=600.0,
@@ -296,6 +334,10 @@ class Dials(models.Model):
         help_text="The last thing in every full-tools wake prompt: the standing orders. Default: the "
         "text in wakes/dials.py.",
     )
+    safety_lines = models.TextField(
+        default=wake_texts.SAFETY_LINES,
+        help_text="Said in every wake's footer, whatever its mode. Default: the text in wakes/dials.py.",
+    )
     after_loop_note = models.TextField(
         default=wake_texts.AFTER_LOOP_NOTE,
         help_text="Told to the next wake after the loop guard stopped a turn; {reason} is filled in. "
@@ -357,6 +399,8 @@ OVERRIDABLE = (
     "consider_effort",
     "mention_effort",
     "screen_enabled",
+    "reads",
+    "mention_wakes_per_hour",
 )
 
 
@@ -382,6 +426,8 @@ class DialOverride(models.Model):
     consider_effort = models.CharField(max_length=8, choices=Effort.choices, blank=True)
     mention_effort = models.CharField(max_length=8, choices=Effort.choices, blank=True)
     screen_enabled = models.BooleanField(null=True, blank=True)
+    reads = models.PositiveIntegerField(null=True, blank=True)
+    mention_wakes_per_hour = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -413,6 +459,8 @@ class Resolved:
     consider_effort: str
     mention_effort: str
     screen_enabled: bool
+    reads: int
+    mention_wakes_per_hour: int
     # (scope, limit) pairs: "all", "motion", "agent", "pair"
     daily_caps: list[tuple[str, Decimal]]
 
@@ -572,10 +620,15 @@ class MentionWake(models.Model):
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="mention_wakes")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.WAITING)
     due_at = models.DateTimeField()
-    turn = models.OneToOneField(
-        Turn, null=True, blank=True, on_delete=models.SET_NULL, related_name="mention_wake"
+    # Several mentions owed to one agent in one Motion are answered by one turn (coalesced).
+    turn = models.ForeignKey(
+        Turn, null=True, blank=True, on_delete=models.SET_NULL, related_name="mention_wakes"
     )
     created_at = models.DateTimeField()
+    # Why it has not started yet ("a turn is under way here; this one is next", "the hourly cap:
+    # next slot at …"), and until when if known; cleared when its turn starts.
+    hold = models.CharField(max_length=300, blank=True)
+    hold_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["message", "agent"], name="one_wake_per_mention")]

@@ -42,37 +42,6 @@ def human_duration(delta: timedelta | float) -> str:
     return f"{hours} h {rest} min" if rest else f"{hours} h"
 
 
-def quote_posts(posts: list[Message], limit: int) -> str:
-    shown = posts[-limit:] if limit else posts
-    lines = []
-    if len(posts) > len(shown):
-        lines.append(f"({len(posts) - len(shown)} earlier new posts not shown)")
-    for post in shown:
-        lines.append(f"[{post.created_at:%Y-%m-%d %H:%M:%S} UTC] {post.sender}: {post.text}")
-    return "\n".join(lines)
-
-
-def mention_prompt(message: Message, agent: Agent) -> str:
-    return (
-        f"{message.sender} mentioned you (@{agent.name}) in the Motion “{message.motion}”:\n\n"
-        f"{message.text}\n\nAnswer in the thread. {SILENT_HINT}"
-    )
-
-
-def new_posts_prompt(motion: Motion, agent: Agent, posts: list[Message], limit: int) -> str:
-    return (
-        f"New posts in the Motion “{motion}” since you last looked:\n\n{quote_posts(posts, limit)}\n\n"
-        f"You were not mentioned: you are considering whether to say something. {SILENT_HINT}"
-    )
-
-
-def quiet_prompt(motion: Motion, agent: Agent, quiet_for: timedelta) -> str:
-    return (
-        f"Nothing has been said in the Motion “{motion}” for {human_duration(quiet_for)}. "
-        f"Is there something worth picking up, following up or finishing? {SILENT_HINT}"
-    )
-
-
 def wake(
     motion: Motion,
     agent: Agent,
@@ -88,8 +57,11 @@ def wake(
     posts: list[Message] | None = None,
     reason_detail: str | None = None,
     ability: dict | None = None,
+    start_after: float = 0,
+    line: bool = True,
 ) -> Turn:
-    """Queue the turn and say in the thread why it woke and what that cost so far."""
+    """Queue the turn and say in the thread why it woke and what that cost so far (`line`: now;
+    else its start says it, wakes/mention_turns.py). `start_after`: seconds before its task runs."""
     mode, rule = wake_mode_for(woken_by, [p for p in posts or [] if p.agent_id != agent.pk])
     turn = enqueue_turn(
         motion,
@@ -105,8 +77,10 @@ def wake(
         dispatch=dispatch,
         ability=ability,
         resume_after_look_only=resume_after_look_only(),
+        start_after=start_after,
     )
-    post_wake_line(turn, why, cost_note=cost_note)
+    if line:
+        post_wake_line(turn, why, cost_note=cost_note)
     return turn
 
 

@@ -130,6 +130,9 @@ class LaunchSpec:
     cwd: str | None
     # Files written for this launch (an MCP config) that the runner removes afterwards.
     temp_files: list[Path] = field(default_factory=list)
+    # What the harness reads on stdin: the prompt, never an argument (the kernel caps one argument
+    # at 128 KiB, and a wake quoting a long thread passes that). None: stdin is /dev/null.
+    stdin: str | None = None
 
 
 class HarnessAdapter:
@@ -169,6 +172,16 @@ class HarnessAdapter:
     def session_running_total(self, agent, session_id: str, cwd: str = "") -> Decimal | None:
         """The harness's own running total of dollars for a session, as it stands now, where
         the harness keeps one on disk (Claude Code's transcript); None elsewhere."""
+        return None
+
+    def holds_session(self, agent, session_id: str) -> bool | None:
+        """Whether this machine holds the session (Claude Code: its transcript is on disk here);
+        None where the harness cannot tell."""
+        return None
+
+    def session_cwd(self, agent, session_id: str) -> str | None:
+        """The directory a session must be resumed from, where the harness files sessions by
+        directory (Claude Code) and that directory exists; None elsewhere."""
         return None
 
     def streamed_cost(self, event: Event) -> Decimal | None:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 from decimal import Decimal
@@ -392,6 +393,30 @@ def transcript_file(env: dict[str, str], session_id: str) -> Path | None:
     return found[0] if found else None
 
 
+def project_folder_name(cwd: str) -> str:
+    """The folder Claude Code files a working directory's sessions under."""
+    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
+
+
+def filed_cwd(path: Path) -> str | None:
+    """The working directory whose project folder holds this transcript (a session's lines may
+    name other directories too: a worktree, a scratch folder), if it still exists."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if '"cwd"' not in line:
+                    continue
+                try:
+                    cwd = json.loads(line).get("cwd")
+                except (ValueError, AttributeError):
+                    continue
+                if isinstance(cwd, str) and project_folder_name(cwd) == path.parent.name:
+                    return cwd if Path(cwd).is_dir() else None
+    except OSError:
+        return None
+    return None
+
+
 def previous_result_total(recorded_ends: Iterable[Any]) -> Decimal | None:
     """The running total the session's latest recorded result line gave (when its transcript is
     out of reach, e.g. the session was recorded on another machine). `recorded_ends`: the raw
@@ -494,6 +519,13 @@ class ClaudeCodeAdapter(HarnessAdapter):
         path = transcript_file(harness_environment(agent), session_id)
         return last_cost_state(path) if path else None
 
+    def holds_session(self, agent, session_id: str) -> bool | None:
+        return transcript_file(harness_environment(agent), session_id) is not None
+
+    def session_cwd(self, agent, session_id: str) -> str | None:
+        path = transcript_file(harness_environment(agent), session_id)
+        return filed_cwd(path) if path else None
+
     def streamed_cost(self, event: Event) -> Decimal | None:
         # The assistant line's usage is the API's message_start snapshot: input and cache
         # tokens are final, output is not yet counted (the parser drops the placeholder), so
@@ -532,7 +564,10 @@ class ClaudeCodeAdapter(HarnessAdapter):
         agent = turn.agent
         argv = [self.binary_or_error(agent), "-p", "--output-format", "stream-json", "--verbose"]
         if resume_session:
-            argv += ["--resume", resume_session]
+            # Forked: a person may be working in that session in a terminal; a turn written
+            # underneath it would be theirs to find. The fork's new id comes back on the init
+            # line and is claimed for the Motion like any session the runner starts.
+            argv += ["--resume", resume_session, "--fork-session"]
         if agent.model:
             argv += ["--model", agent.model]
         if turn.effort:
@@ -541,8 +576,12 @@ class ClaudeCodeAdapter(HarnessAdapter):
             argv += ["--max-budget-usd", str(turn.max_budget_usd)]
         if agent.system_prompt:
             argv += ["--append-system-prompt", agent.system_prompt]
-        cwd = turn_workspace(turn)
-        tool_argv, temp_files = tool_arguments(policy, cwd)
+        workspace = turn_workspace(turn)
+        tool_argv, temp_files = tool_arguments(policy, workspace)
         argv += tool_argv
-        argv += ["--", turn.prompt]
-        return LaunchSpec(argv=argv, env=harness_environment(agent), cwd=cwd, temp_files=temp_files)
+        # Claude Code finds a session only from the directory it is filed under: run there.
+        cwd = (resume_session and self.session_cwd(agent, resume_session)) or workspace
+        # `claude -p` with no prompt argument reads the prompt from stdin.
+        return LaunchSpec(
+            argv=argv, env=harness_environment(agent), cwd=cwd, temp_files=temp_files, stdin=turn.prompt
+        )

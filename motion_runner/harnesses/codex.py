@@ -400,9 +400,10 @@ class CodexAdapter(HarnessAdapter):
         # exec-level flags (sandbox, model, config) go before the resume subcommand.
         if resume_session:
             argv += ["resume", resume_session]
-        argv += ["--", turn.prompt]
+        # `-`: `codex exec` (and `exec resume`) read the prompt from stdin.
+        argv += ["-"]
         cwd = turn_workspace(turn)
-        return LaunchSpec(argv=argv, env=env, cwd=cwd)
+        return LaunchSpec(argv=argv, env=env, cwd=cwd, stdin=turn.prompt)
 
     def new_parser(
         self, session_id: str = "", *, turn=None, recorded_ends: RecordedEnds = no_recorded_ends

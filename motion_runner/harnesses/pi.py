@@ -278,12 +278,6 @@ def model_arguments(model: str) -> list[str]:
     return ["--model", model]
 
 
-def safe_prompt(prompt: str) -> str:
-    """Pi has no `--`: a prompt starting with "@" would be read as a file to include, and
-    one starting with "-" as a flag. A leading space keeps it a message."""
-    return f" {prompt}" if prompt.startswith(("@", "-")) else prompt
-
-
 @register
 class PiAdapter(HarnessAdapter):
     harness = HARNESS
@@ -306,8 +300,9 @@ class PiAdapter(HarnessAdapter):
         argv += ["--append-system-prompt", system]
         if resume_session:
             argv += ["--session", resume_session]
-        argv += ["-p", safe_prompt(turn.prompt)]
+        # Pi reads piped stdin as the prompt (before any message argument): none is given.
+        argv += ["-p"]
         cwd = turn_workspace(turn)
         # The guard's rules last: an agent's own env cannot switch them off.
         env = {**harness_environment(agent), **guard_env}
-        return LaunchSpec(argv=argv, env=env, cwd=cwd)
+        return LaunchSpec(argv=argv, env=env, cwd=cwd, stdin=turn.prompt)

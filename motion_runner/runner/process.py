@@ -1,10 +1,11 @@
 """Spawn a harness and hand its stdout to a callback line by line, as the lines come.
 
-The process gets stdin from /dev/null (Claude Code and Codex wait on an open stdin) and its
+The process gets stdin from /dev/null, or from a file holding its prompt (Claude Code and Codex
+wait on an open stdin; a file ends), and its
 own process group, so a kill takes its children (shells, MCP servers) with it. Reading is a
 select loop over raw file descriptors: nothing waits for the process to exit, a line is
 handed on the moment its newline arrives, and the limits (turn timeout, line size, total
-output) are checked on every chunk, so a harness that hangs or floods is stopped on time.
+output, silence) are checked on every chunk, so a harness that hangs or floods is stopped on time.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import selectors
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +28,7 @@ EXIT_DRAIN_SECONDS = 0.25
 class Outcome:
     EXITED = "exited"
     TIMED_OUT = "timed_out"
+    SILENT = "silent"  # printed nothing for the silence limit: a hung pipe or a tool that never returns
     FLOODED = "flooded"
     STOPPED = "stopped"  # the caller asked for it (the loop guard, a person's kill)
     # It printed its last word (the result line) but did not exit: a known Claude Code hang
@@ -48,13 +51,16 @@ class ProcessResult:
 
 @dataclass
 class Limits:
-    timeout: float
+    # The wall clock: None for none (a full-tools turn does real work as long as it takes).
+    timeout: float | None
     max_line_bytes: int
     max_output_bytes: int
     stderr_tail_bytes: int = 16 * 1024
     kill_grace: float = 3.0
     # How long a harness may take to exit once `ended()` says it printed its last word.
     after_end_grace: float = 10.0
+    # Stop a harness that printed nothing on stdout for this long; None: no silence limit.
+    silence: float | None = None
 
 
 def kill_group(proc: subprocess.Popen, grace: float) -> None:
@@ -187,21 +193,44 @@ def run_streaming(
     should_stop: Callable[[], str | None] | None = None,
     ended: Callable[[], bool] | None = None,
     on_tick: Callable[[], str | None] | None = None,
+    stdin: bytes | None = None,
 ) -> ProcessResult:
     """`on_tick` is called at least twice a second whether or not the harness prints (the
     runner renews its lease and retries buffered writes there); a reason it returns stops the
-    harness, as `should_stop`'s does after a batch of lines."""
+    harness, as `should_stop`'s does after a batch of lines.
+
+    `stdin`: what the harness reads on its standard input (the prompt: an argument is capped at
+    128 KiB by the kernel, a file is not). It is written to an unnamed temporary file first, so
+    the harness reads it at its own pace and never blocks on a pipe we are not draining."""
     started = time.monotonic()
-    deadline = started + limits.timeout
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        cwd=cwd,
-        start_new_session=True,
-    )
+    with tempfile.TemporaryFile() if stdin is not None else open(os.devnull, "rb") as source:
+        if stdin is not None:
+            source.write(stdin)
+            source.seek(0)
+        proc = subprocess.Popen(
+            argv,
+            stdin=source,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            start_new_session=True,
+        )
+    return _stream(proc, started, limits, on_lines, on_start, should_stop, ended, on_tick)
+
+
+def _stream(
+    proc: subprocess.Popen,
+    started: float,
+    limits: Limits,
+    on_lines: Callable[[list[bytes]], None],
+    on_start: Callable[[int], None] | None,
+    should_stop: Callable[[], str | None] | None,
+    ended: Callable[[], bool] | None,
+    on_tick: Callable[[], str | None] | None,
+) -> ProcessResult:
+    deadline = started + limits.timeout if limits.timeout is not None else float("inf")
+    heard = started  # the last moment stdout said anything (the silence limit's clock)
     if on_start:
         on_start(proc.pid)
     assert proc.stdout is not None and proc.stderr is not None
@@ -227,6 +256,10 @@ def run_streaming(
                 else:
                     outcome, detail = Outcome.TIMED_OUT, f"no end after {limits.timeout:g} s"
                 break
+            silent_for = time.monotonic() - heard
+            if limits.silence is not None and lingering_since is None and silent_for > limits.silence:
+                outcome, detail = Outcome.SILENT, f"nothing printed for {limits.silence:g} s"
+                break
             if not leader_exited and proc.poll() is not None:
                 leader_exited = True
             if on_tick and (reason := on_tick()):
@@ -245,6 +278,7 @@ def run_streaming(
                     stderr_tail += chunk
                     del stderr_tail[: max(0, len(stderr_tail) - limits.stderr_tail_bytes)]
                     continue
+                heard = time.monotonic()
                 total += len(chunk)
                 pending += chunk
                 batch: list[bytes] = []
@@ -280,7 +314,7 @@ def run_streaming(
                 break
         if outcome == Outcome.EXITED:
             try:
-                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+                proc.wait(timeout=max(0.1, min(deadline, time.monotonic() + 3600) - time.monotonic()))
             except subprocess.TimeoutExpired:
                 outcome, detail = Outcome.TIMED_OUT, "closed its output but did not exit"
     finally:

@@ -22,14 +22,15 @@ from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapte
 from ..harnesses.base import json_object
 from ..ingest import EventWriter, IngestContext
 from ..lib.ids import system_uuid
-from ..lib.tasks import task_named
 from ..models import Agent, Kind, Message, Motion, MotionSession, Turn, TurnStatus, recorded_turn_ends
 from ..redaction import redact
 from ..sessions import SessionConflict
-from ..signals import monitor_factories, prompt_finalizers, turn_finished, turn_retried
+from ..signals import monitor_factories, prompt_builders, prompt_finalizers, turn_finished, turn_retried
 from ..system_lines import post_system_message
 from .announcing import PacedAnnouncer
-from .process import TURN_MARKER, Limits, Outcome, ProcessResult, run_streaming
+from .limits import limits_for
+from .process import TURN_MARKER, Outcome, ProcessResult, run_streaming
+from .routing import send_turn
 from .sessions import choose_session
 
 log = logging.getLogger(__name__)
@@ -59,17 +60,6 @@ def _announce_end(turn: Turn) -> None:
             log.error("a turn_finished receiver failed for turn %s: %r", turn.pk, error)
 
 
-def limits_from_settings() -> Limits:
-    return Limits(
-        timeout=settings.RUNNER_TURN_TIMEOUT_SECONDS,
-        max_line_bytes=settings.RUNNER_MAX_LINE_BYTES,
-        max_output_bytes=settings.RUNNER_MAX_OUTPUT_BYTES,
-        stderr_tail_bytes=settings.RUNNER_STDERR_TAIL_BYTES,
-        kill_grace=settings.RUNNER_KILL_GRACE_SECONDS,
-        after_end_grace=settings.RUNNER_AFTER_RESULT_GRACE_SECONDS,
-    )
-
-
 def enqueue_turn(
     motion: Motion,
     agent: Agent,
@@ -85,6 +75,7 @@ def enqueue_turn(
     ability: dict | None = None,
     dispatch: bool = True,
     resume_after_look_only: bool = False,
+    start_after: float = 0,
 ) -> Turn:
     """Queue a turn; its task is sent only once the row is committed. The row is the record of
     what is owed: if the broker cannot take the task, that is logged (robust) and the sweep sends
@@ -93,7 +84,9 @@ def enqueue_turn(
     `ability`: the one extra ability this wake's reason grants, fixed here by the runner and
     acted on by the runner after the turn (wakes/abilities), e.g. replying on one wiki page.
     `resume_after_look_only`: a full-tools turn resumes a session a look-only wake ran in
-    (runner/sessions.py); by default it starts a fresh one. `turn.session_note` says which."""
+    (runner/sessions.py); by default it starts a fresh one. `turn.session_note` says which.
+    `start_after`: seconds before its task runs (a mention waits a moment for the rest of a
+    person's quick run of mentions to join it)."""
     for finalize in prompt_finalizers:
         prompt = finalize(prompt, motion, agent, mode, reason)
     choice = choose_session(motion, agent, mode, resume_after_look_only=resume_after_look_only)
@@ -112,8 +105,8 @@ def enqueue_turn(
         woken_by=woken_by,
         ability=ability or {},
     )
-    if dispatch:
-        transaction.on_commit(lambda: task_named(RUN_TURN).delay(turn.pk), robust=True)
+    if dispatch:  # to the queue of the machine holding its sessions (runner/routing.py)
+        transaction.on_commit(lambda: send_turn(turn, countdown=start_after), robust=True)
     return turn
 
 
@@ -409,10 +402,12 @@ def _signal_name(returncode: int) -> str:
         return f"signal {-returncode}"
 
 
-def judge(result: ProcessResult, turn_end: Event | None, timeout: float) -> tuple[str, str]:
+def judge(result: ProcessResult, turn_end: Event | None, timeout: float | None) -> tuple[str, str]:
     """The turn's status and, when it did not end well, a sentence for the thread."""
     if result.outcome == Outcome.TIMED_OUT:
-        return TurnStatus.TIMED_OUT, f"stopped: the turn ran past its {timeout:g} s limit ({result.detail})"
+        return TurnStatus.TIMED_OUT, f"stopped: the turn ran past its {timeout or 0:g} s limit ({result.detail})"
+    if result.outcome == Outcome.SILENT:
+        return TurnStatus.TIMED_OUT, f"stopped: the harness went silent, its silence limit ({result.detail})"
     if result.outcome == Outcome.FLOODED:
         return TurnStatus.FAILED, f"stopped: the harness flooded its output ({result.detail})"
     if result.outcome == Outcome.STOPPED:
@@ -464,6 +459,7 @@ def execute_turn(turn_id: int, *, on_event: Callable[[Event], None] | None = Non
 
 def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Turn:
     agent, motion = turn.agent, turn.motion
+    build_prompt_at_start(turn)
     try:
         adapter = get_adapter(agent.harness)
         resume = session_for_launch(turn)
@@ -493,7 +489,7 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
         on_event=on_event,
         monitors=[factory(turn) for factory in monitor_factories],
     )
-    limits = limits_from_settings()
+    limits = limits_for(turn)
 
     def on_start(pid: int) -> None:
         # Its own session: the group id is the leader's pid (what a reaper kills).
@@ -514,6 +510,7 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
             should_stop=run.stop_reason,
             ended=lambda: run.turn_end is not None,
             on_tick=run.on_tick,
+            stdin=launch.stdin.encode() if launch.stdin is not None else None,
         )
     except OSError as exc:  # the binary could not be executed at all
         fail_before_launch(turn, f"{launch.argv[0]}: {exc}")
@@ -536,6 +533,24 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     else:
         status, error = judge(result, run.turn_end, limits.timeout)
     if resume and status == TurnStatus.FAILED and session_is_gone(result, run):
+        if adapter.holds_session(agent, resume) is False:
+            # Not here: another machine (the agent's own container) may well hold it. It is kept,
+            # never replaced, and this wake runs once more in a fresh session here.
+            error = (
+                f"its session {resume} is not on this machine (another machine may hold it; it is "
+                "kept, not replaced): woke again once in a fresh session here"
+            )
+            finished = while_database_away(run, lambda: finish_turn(turn, run, result, status, error))
+            post_system_message(  # said here whatever the harness's own error line said
+                motion,
+                f"@{agent.name}: {error}",
+                kind=Kind.WAKE,
+                message_id=system_uuid("session-elsewhere", turn.pk),
+                turn=finished,
+                agent=agent,
+            )
+            retire_and_wake_again(finished, resume, retire=False)
+            return finished
         error = (
             f"its session {resume} is gone from {agent.harness}; retired it and woke again in a new session"
         )
@@ -543,6 +558,21 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
         retire_and_wake_again(finished, resume)
         return finished
     return while_database_away(run, lambda: finish_turn(turn, run, result, status, error))
+
+
+def build_prompt_at_start(turn: Turn) -> None:
+    """A prompt built from the record as it stands now (`signals.prompt_builders`: a mention's,
+    answering every mention that joined it while it was queued), kept on the row."""
+    for build in prompt_builders:
+        try:
+            prompt = build(turn)
+        except Exception:  # a builder's bug must not lose the turn: it runs with the queued prompt
+            log.exception("a prompt builder failed for turn %s", turn.pk)
+            continue
+        if prompt:
+            turn.prompt = prompt
+            Turn.objects.filter(pk=turn.pk).update(prompt=prompt)
+            return
 
 
 def while_database_away(run: TurnRun, work: Callable[[], T]) -> T:
@@ -575,7 +605,10 @@ def wake_line_id(turn_id: int) -> str:
 def session_for_launch(turn: Turn) -> str | None:
     """The session to resume, chosen again now (a look-only wake may have run in it since the
     turn was queued). The thread is told unless its wake line already said the same (a turn
-    queued without one, by `manage.py wake` or a retry, is told here)."""
+    queued without one, by `manage.py wake` or a retry, is told here). A turn to `start_fresh`
+    resumes none."""
+    if turn.start_fresh:
+        return None
     choice = choose_session(
         turn.motion,
         turn.agent,
@@ -613,10 +646,13 @@ def session_is_gone(result: ProcessResult, run: TurnRun) -> bool:
     return any(SESSION_GONE.search(text or "") for text in said)
 
 
-def retire_and_wake_again(turn: Turn, session_id: str) -> Turn:
+def retire_and_wake_again(turn: Turn, session_id: str, *, retire: bool = True) -> Turn:
     """A session the harness lost would fail every later wake: retire it, and run the same
-    wake once more in a fresh session (a new Turn, so its events get ids of their own)."""
-    MotionSession.objects.filter(pk=session_id).update(retired_at=timezone.now())
+    wake once more in a fresh session (a new Turn, so its events get ids of their own).
+    `retire=False`: a session held on another machine is kept; the wake again starts fresh
+    (`start_fresh`), so however many such sessions the Motion has, it is one fresh start."""
+    if retire:
+        MotionSession.objects.filter(pk=session_id).update(retired_at=timezone.now())
     retry = Turn.objects.create(
         motion=turn.motion,
         agent=turn.agent,
@@ -630,6 +666,7 @@ def retire_and_wake_again(turn: Turn, session_id: str) -> Turn:
         ability=turn.ability,
         max_budget_usd=turn.max_budget_usd,
         woken_by=turn.woken_by,
+        start_fresh=not retire,
     )
     for _receiver, error in turn_retried.send_robust(sender=Turn, failed=turn, retry=retry):
         if isinstance(error, Exception):
@@ -745,4 +782,4 @@ def start_next_queued(motion_id: str, agent_id: int) -> None:
         .first()
     )
     if next_id is not None:
-        transaction.on_commit(lambda: task_named(RUN_TURN).delay(next_id), robust=True)
+        transaction.on_commit(lambda: send_turn(next_id), robust=True)

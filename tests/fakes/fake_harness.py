@@ -17,6 +17,7 @@ what FAKE_HARNESS_PLAN says: a JSON object with any of
     CLI did, instead of dying of the broken pipe
   printed: a file kept holding how many of the lines were written whole to stdout (so a test
     knows what a harness stopped mid-way had printed)
+  stdin_to: write what it read on stdin (its prompt, as the real CLIs read it) to this file
 """
 
 import json
@@ -30,6 +31,9 @@ plan = json.loads(os.environ.get("FAKE_HARNESS_PLAN", "{}"))
 if plan.get("launches"):
     with open(plan["launches"], "a") as handle:
         handle.write(f"{os.getpid()}\n")
+if plan.get("stdin_to"):
+    with open(plan["stdin_to"], "w") as handle:
+        handle.write(sys.stdin.read())
 lines_file = plan.get("lines") or os.environ.get("FAKE_HARNESS_LINES")
 lines = open(lines_file).read().splitlines() if lines_file else []
 if plan.get("no_result"):
