@@ -48,6 +48,7 @@ from .models import (
 )
 from .noting import read_for_note, unlocked_notes, write_noted
 from .screen import screen_posts
+from .steering import looks_unprompted, scram_holds
 from .wake import human_duration, new_posts_prompt, quiet_prompt, wake
 
 log = logging.getLogger(__name__)
@@ -242,6 +243,8 @@ def look(now: datetime, limit: int) -> list[ListenState]:
 
 
 def tick(*, dispatch: bool = True) -> list[Consideration]:
+    if scram_holds():  # nothing wakes; the pairs stay due and are looked at once it is lifted
+        return []
     now = clock.now()
     dials = Dials.load()
     recover_considerations(now, dispatch=dispatch)
@@ -331,7 +334,7 @@ def still_listening(state: ListenState) -> bool:
         )
         .exclude(agent__name__in=poller_fenced_agents())
         .exists()
-    )
+    ) and looks_unprompted(state.motion_id, state.agent_id)  # the room's "mentions only", archived
 
 
 def evaluate(state: ListenState, now: datetime, dials: Dials) -> Consideration | None:

@@ -526,8 +526,8 @@ class ClaudeCodeAdapter(HarnessAdapter):
         argv = [self.binary_or_error(agent), "-p", "--output-format", "stream-json", "--verbose"]
         if resume_session:
             argv += ["--resume", resume_session]
-        if agent.model:
-            argv += ["--model", agent.model]
+        if model := turn.model or agent.model:  # the room's choice for this Motion, else the agent's
+            argv += ["--model", model]
         if turn.effort:
             argv += ["--effort", turn.effort]
         if turn.max_budget_usd is not None:

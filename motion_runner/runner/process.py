@@ -16,6 +16,7 @@ import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 READ_CHUNK = 64 * 1024
 # Once the harness itself has exited, what it wrote is already in the pipe: read on while
@@ -31,6 +32,11 @@ class Outcome:
     # It printed its last word (the result line) but did not exit: a known Claude Code hang
     # (anthropics/claude-code#25629, #39700). Stopped after a grace; nothing was lost.
     LINGERED = "lingered"
+
+
+class Bell(Protocol):
+    def fileno(self) -> int | None: ...
+    def heard(self) -> bool: ...
 
 
 @dataclass
@@ -139,10 +145,15 @@ def run_streaming(
     should_stop: Callable[[], str | None] | None = None,
     ended: Callable[[], bool] | None = None,
     on_tick: Callable[[], str | None] | None = None,
+    bell: Bell | None = None,
+    on_ring: Callable[[], str | None] | None = None,
 ) -> ProcessResult:
     """`on_tick` is called at least twice a second whether or not the harness prints (the
     runner renews its lease and retries buffered writes there); a reason it returns stops the
-    harness, as `should_stop`'s does after a batch of lines."""
+    harness, as `should_stop`'s does after a batch of lines. `bell` (runner/stop_bell.py) is
+    selected on with the harness's pipes: when it has heard a ring, `on_ring` is asked (once at
+    the start too, for a stop asked before the bell listened) and a reason it returns stops
+    the harness at once."""
     started = time.monotonic()
     deadline = started + limits.timeout
     proc = subprocess.Popen(
@@ -160,6 +171,9 @@ def run_streaming(
     selector = selectors.DefaultSelector()
     selector.register(proc.stdout, selectors.EVENT_READ, "out")
     selector.register(proc.stderr, selectors.EVENT_READ, "err")
+    bell_fd = bell.fileno() if bell is not None and on_ring is not None else None
+    if bell_fd is not None:
+        selector.register(bell_fd, selectors.EVENT_READ, "bell")
     pending = bytearray()
     stderr_tail = bytearray()
     total = 0
@@ -170,6 +184,9 @@ def run_streaming(
     leader_exited = False
     lingering_since: float | None = None
     try:
+        if on_ring is not None and (reason := on_ring()):
+            outcome, detail = Outcome.STOPPED, reason
+            open_streams = 0
         while open_streams:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -188,6 +205,14 @@ def run_streaming(
             if not ready and leader_exited:
                 break  # the harness is gone and nothing more came: a leftover child holds the pipe
             for key, _ in ready:
+                if key.data == "bell":
+                    rang = bell.heard()
+                    if bell.fileno() is None:  # its connection dropped: the lease renewal looks
+                        selector.unregister(key.fileobj)
+                    if rang and (reason := on_ring()):
+                        outcome, detail = Outcome.STOPPED, reason
+                        break
+                    continue
                 chunk = os.read(key.fileobj.fileno(), READ_CHUNK)
                 if not chunk:
                     selector.unregister(key.fileobj)
