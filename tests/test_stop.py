@@ -172,7 +172,7 @@ def test_an_unknown_agent_is_a_clear_error(harbor, magent, justin):
     response = client_for(justin).post(f"/api/motions/{harbor.slug}/stop/", {"agent": "nobody"}, format="json")
 
     assert response.status_code == 400
-    assert "not an agent of this Motion" in response.json()["agent"][0]
+    assert "not an agent of this Motion" in response.json()["error"]["fields"]["agent"][0]
 
 
 def test_a_queued_turn_stopped_never_starts(harbor, magent, justin):
