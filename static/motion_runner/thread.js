@@ -436,6 +436,8 @@
       typing = page.typing || [];
       showActivity();
       showRequests(page.requests || [], page.answered_requests || []);
+      // steer.js (■ stop, the scram banner, the menus) reads every poll from here.
+      document.dispatchEvent(new CustomEvent("motion:poll", { detail: page }));
       showConnection(true);
       if (nearBottom && page.results.length) window.scrollTo(0, document.body.scrollHeight);
       delay = page.more || cursor ? 0 : 1000;
