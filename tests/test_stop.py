@@ -204,3 +204,16 @@ def test_the_next_wake_is_told_it_was_stopped_and_by_whom(harbor, magent, justin
     prompt = finalize_prompt("justin mentioned you.", harbor, magent, "look", "mention")
 
     assert "your last turn in this Motion was stopped by justin" in prompt
+
+
+def test_a_scram_ends_a_running_turn_within_seconds(harbor, magent):
+    ops = UserFactory(username="ops", is_staff=True)
+    running = RunningTurn(harbor, magent)
+
+    response = client_for(ops).post("/api/scram/", {"reason": "runaway spend"}, format="json")
+
+    assert response.status_code == 201, response.content
+    assert wait_for(lambda: not running.group_alive(), 5.0), "the process group is gone within 5 s"
+    turn = running.ended()
+    assert turn.status == TurnStatus.KILLED
+    assert turn.stopped_by == "ops (scram: runaway spend)"

@@ -35,7 +35,9 @@ def test_the_stop_button_on_a_running_turn_ends_it(live_server, page, harbor, ma
 
     assert wait_for(lambda: not alive(running.pgid), 10.0), "the process group is gone"
     assert running.ended().status == TurnStatus.KILLED
-    expect(page.get_by_text("@magent's turn killed: rosemary stopped it")).to_be_visible(timeout=30_000)
+    expect(page.locator("#messages").get_by_text("@magent's turn killed: rosemary stopped it")).to_be_visible(
+        timeout=30_000
+    )
     expect(stop).to_have_count(0)
     screenshot(page, "thread-stopped-turn")
     assert page.js_errors == []
@@ -64,9 +66,9 @@ def test_a_person_who_is_not_staff_sets_an_agent_to_mentions_only(live_server, p
 
     menu.locator("select[name=listening]").select_option("mentions")
 
-    expect(page.get_by_text("rosemary set @magent's listening here to mentions only").first).to_be_visible(
-        timeout=30_000
-    )
+    said = "rosemary set @magent's listening here to mentions only"
+    expect(page.locator("#messages").get_by_text(said)).to_be_visible(timeout=30_000)  # the thread
+    expect(page.locator("#steer .changes").get_by_text(said)).to_be_visible()  # the menu's history
     row = Steer.objects.get()
     assert (row.by_name, row.setting, row.value) == ("rosemary", "listening", "mentions")
     # Widening spend is for people who may grant full tools: shown, not usable.
