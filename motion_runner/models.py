@@ -333,7 +333,9 @@ class Scram(models.Model):
 
     class Meta:
         ordering = ["-raised_at"]
-        constraints = [models.UniqueConstraint(fields=["holds"], condition=Q(holds=True), name="one_scram_holds")]
+        constraints = [
+            models.UniqueConstraint(fields=["holds"], condition=Q(holds=True), name="one_scram_holds")
+        ]
 
     def __str__(self) -> str:
         return f"scram by {self.raised_by}: {self.reason[:60]}"

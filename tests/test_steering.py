@@ -32,7 +32,9 @@ def as_person(user, sign_in: str = "password") -> APIClient:
     return client
 
 
-def steer(room, who, setting: str, value: str = "", *, agent: str | None = "magent", until=None, sign_in="password"):
+def steer(
+    room, who, setting: str, value: str = "", *, agent: str | None = "magent", until=None, sign_in="password"
+):
     body = {"setting": setting, "value": value}
     if agent:
         body["agent"] = agent
@@ -63,7 +65,12 @@ def test_a_change_is_a_row_with_who_and_when_said_in_the_thread(room, clock):
     steer(room, room.justin, "listening", "mentions")
 
     row = Steer.objects.get()
-    assert (row.by_name, row.setting, row.value, row.agent) == ("justin", "listening", "mentions", room.magent)
+    assert (row.by_name, row.setting, row.value, row.agent) == (
+        "justin",
+        "listening",
+        "mentions",
+        room.magent,
+    )
     line = Message.objects.get(motion=room.motion, kind=Kind.WAKE)
     assert line.text == "justin set @magent's listening here to mentions only"
 
@@ -128,7 +135,9 @@ def test_someone_who_may_not_post_cannot_change_the_menus(room, clock):
     members_only = MotionFactory(slug="backstage", visibility="members")
     members_only.agents.add(room.magent)
     outsider = as_person(room.rosemary).post(
-        "/api/motions/backstage/steer/", {"agent": "magent", "setting": "listening", "value": "off"}, format="json"
+        "/api/motions/backstage/steer/",
+        {"agent": "magent", "setting": "listening", "value": "off"},
+        format="json",
     )
 
     assert anonymous.status_code in (401, 403)

@@ -111,7 +111,9 @@ def test_a_person_who_may_post_stops_a_running_turn_within_seconds(harbor, magen
     running = RunningTurn(harbor, magent)
 
     asked = time.monotonic()
-    response = client_for(justin).post(f"/api/motions/{harbor.slug}/stop/", {"agent": "magent"}, format="json")
+    response = client_for(justin).post(
+        f"/api/motions/{harbor.slug}/stop/", {"agent": "magent"}, format="json"
+    )
 
     assert response.status_code == 200, response.content
     assert response.json() == {"stopped": [running.turn.pk], "by": "justin"}
@@ -169,7 +171,9 @@ def test_someone_who_may_not_post_is_refused_and_the_turn_runs_on(harbor, magent
 
 
 def test_an_unknown_agent_is_a_clear_error(harbor, magent, justin):
-    response = client_for(justin).post(f"/api/motions/{harbor.slug}/stop/", {"agent": "nobody"}, format="json")
+    response = client_for(justin).post(
+        f"/api/motions/{harbor.slug}/stop/", {"agent": "nobody"}, format="json"
+    )
 
     assert response.status_code == 400
     assert "not an agent of this Motion" in response.json()["error"]["fields"]["agent"][0]

@@ -72,7 +72,9 @@ class ScramView(APIView):
         if not request.user.is_authenticated:
             raise NotAuthenticated("Sign in to raise or lift a scram.")
         if not may_scram(request.user):
-            raise PermissionDenied("Only staff and the people the scram_for dial names raise or lift a scram.")
+            raise PermissionDenied(
+                "Only staff and the people the scram_for dial names raise or lift a scram."
+            )
 
 
 class SteerBody(serializers.Serializer):
@@ -80,6 +82,20 @@ class SteerBody(serializers.Serializer):
     setting = serializers.ChoiceField(choices=Steer.Setting.choices)
     value = serializers.CharField(required=False, allow_blank=True, max_length=4000)
     until = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+
+
+MENUS = inline_serializer(
+    "SteerMenus",
+    {
+        "agents": serializers.ListField(
+            child=serializers.DictField(), help_text="Each agent's settings in force."
+        ),
+        "motion": serializers.DictField(help_text="The Motion's rules and archived."),
+        "changes": serializers.ListField(child=serializers.DictField(), help_text="The newest changes."),
+        "can_widen": serializers.BooleanField(help_text="May this reader set model, effort and reads."),
+        "widening": serializers.ListField(child=serializers.CharField()),
+    },
+)
 
 
 def menus(motion: Motion, user, sign_in: str) -> dict:
@@ -106,12 +122,12 @@ class SteerView(APIView):
     """GET: the menus' state, for whoever may read the Motion. POST: one change, by a person who
     may post there (widening ones by a person who may grant full tools)."""
 
-    @extend_schema(responses={200: serializers.DictField()})
+    @extend_schema(responses={200: MENUS})
     def get(self, request: Request, slug: str) -> Response:
         motion = readable_motion(request.user, slug)
         return Response(menus(motion, request.user, sign_in_of(request)))
 
-    @extend_schema(request=SteerBody, responses={201: serializers.DictField()})
+    @extend_schema(request=SteerBody, responses={201: MENUS})
     def post(self, request: Request, slug: str) -> Response:
         if not request.user.is_authenticated:
             raise NotAuthenticated("Sign in to change how agents wake here.")
@@ -142,5 +158,6 @@ class SteerView(APIView):
             raise ValidationError({"setting": [str(error)]}) from error
         if setting in (Steer.Setting.LISTENING, Steer.Setting.ARCHIVED):
             release_held(motion_id=motion.pk)
-        return Response({"change": describe(row), **menus(motion, request.user, sign_in_of(request))}, status=201)
-
+        return Response(
+            {"change": describe(row), **menus(motion, request.user, sign_in_of(request))}, status=201
+        )

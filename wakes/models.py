@@ -337,7 +337,7 @@ class Dials(models.Model):
     scram_for = models.JSONField(
         default=list,
         blank=True,
-        help_text='People besides staff who may raise and lift a scram (stop every agent), as a list: '
+        help_text="People besides staff who may raise and lift a scram (stop every agent), as a list: "
         '["justin"]. Default: none ([]).',
     )
 
@@ -709,7 +709,9 @@ class Steer(models.Model):
     agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.CASCADE, related_name="steers")
     setting = models.CharField(max_length=20, choices=Setting.choices)
     value = models.TextField(blank=True, help_text="Blank: back to what the admin's dials say.")
-    until = models.DateTimeField(null=True, blank=True, help_text="After this the setting is back to its default.")
+    until = models.DateTimeField(
+        null=True, blank=True, help_text="After this the setting is back to its default."
+    )
     by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     by_name = models.CharField(max_length=150)
     at = models.DateTimeField(default=timezone.now)

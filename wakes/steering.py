@@ -40,7 +40,15 @@ LISTENING = {"on": "on", "mentions": "mentions only", "off": "off"}
 DISCRETION = {"reserved": "reserved", "normal": "normal", "chatty": "chatty"}
 VERBOSITY = {"terse": "terse", "normal": "normal", "full": "full"}
 READS = {"thread": "the thread only", "motion": "the thread and its watches", "all": "everything it may read"}
-AGENT_SETTINGS = (S.LISTENING, S.MODEL, S.MENTION_EFFORT, S.CONSIDER_EFFORT, S.READS, S.DISCRETION, S.VERBOSITY)
+AGENT_SETTINGS = (
+    S.LISTENING,
+    S.MODEL,
+    S.MENTION_EFFORT,
+    S.CONSIDER_EFFORT,
+    S.READS,
+    S.DISCRETION,
+    S.VERBOSITY,
+)
 MOTION_SETTINGS = (S.RULES, S.ARCHIVED)
 # Widening trust or spend: only people who may grant full tools set these.
 WIDENING = (S.MODEL, S.MENTION_EFFORT, S.CONSIDER_EFFORT, S.READS)
@@ -153,7 +161,9 @@ def clean_value(setting: str, value: str) -> str:
         S.CONSIDER_EFFORT: dict(Effort.choices),
     }.get(setting)
     if choices is not None and value and value not in choices:
-        raise SteerError(f"{setting} is one of {', '.join(choices)} (or blank for the default), not {value!r}")
+        raise SteerError(
+            f"{setting} is one of {', '.join(choices)} (or blank for the default), not {value!r}"
+        )
     if setting == S.MODEL and len(value) > 100:
         raise SteerError("a model name is at most 100 characters")
     if setting == S.RULES and len(value) > 4000:

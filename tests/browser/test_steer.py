@@ -58,7 +58,9 @@ def test_escape_in_the_message_box_stops_every_running_turn(live_server, page, h
     assert page.js_errors == []
 
 
-def test_a_person_who_is_not_staff_sets_an_agent_to_mentions_only(live_server, page, harbor, magent, rosemary):  # noqa: F811
+def test_a_person_who_is_not_staff_sets_an_agent_to_mentions_only(
+    live_server, page, harbor, magent, rosemary
+):  # noqa: F811
     sign_in_as(page, live_server, rosemary)
     page.goto(f"{live_server.url}/motions/{harbor.slug}/")
     page.get_by_text("Agents here").click()
@@ -83,6 +85,8 @@ def test_a_scram_shows_in_the_thread(live_server, page, harbor, rosemary):  # no
 
     page.goto(f"{live_server.url}/motions/{harbor.slug}/")
 
-    expect(page.locator("#scram")).to_contain_text("Scram: every agent is stopped and nothing wakes — runaway spend")
+    expect(page.locator("#scram")).to_contain_text(
+        "Scram: every agent is stopped and nothing wakes — runaway spend"
+    )
     page.goto(f"{live_server.url}/")
     expect(page.get_by_role("alert")).to_contain_text("runaway spend")
