@@ -23,7 +23,7 @@ from motion_runner.runner.stopping import ScramHeld, lift_scram, raise_scram
 from .handlers import release_held
 from .models import Dials, Steer
 from .requests import person_may_grant
-from .steering import AGENT_SETTINGS, WIDENING, SteerError, change, describe, steering_for
+from .steering import AGENT_SETTINGS, WIDENING, SteerError, change, context_fullness, describe, steering_for
 
 
 class ScramSerializer(serializers.ModelSerializer):
@@ -106,7 +106,8 @@ def menus(motion: Motion, user, sign_in: str) -> dict:
         values = {name: getattr(steering, name) for name in AGENT_SETTINGS}
         values["listening_until"] = steering.listening_until
         values["listening_everywhere"] = agent.listening  # the admin's switch
-        agents.append({"name": agent.name, **values, "set_by": steering.set_by})
+        context = context_fullness(motion.pk, agent)
+        agents.append({"name": agent.name, **values, "set_by": steering.set_by, "context": context})
     steering = steering_for(motion.pk, None)
     changes = Steer.objects.filter(motion=motion).select_related("agent")[:30]
     return {

@@ -11,7 +11,7 @@ from .models import current_dials
 from .steering import prompt_piece
 
 # Turns the runner starts for itself get no footer: they are not wakes.
-UNFOOTED_REASONS = {"compact"}
+UNFOOTED_REASONS = {"compact", "command"}  # the runner's compaction; a person's /command
 
 
 def wake_footer(mode: str) -> str:

@@ -15,6 +15,7 @@ from motion_runner.system_lines import post_system_message
 
 from . import clock
 from .budget import day_of, reserve_for_retry, settle_turn, watch_wake_refusal
+from .commands import command_in, run_command
 from .loop import answered_since, due_mention_wakes, free_pair, is_person, mark_busy, note_post, post_dot
 from .mentions import mentioned_names
 from .models import Consideration, Dials, MentionWake, Spend, resolve
@@ -84,6 +85,14 @@ def mention(message: Message, agent: Agent, *, dispatch: bool = True) -> Turn | 
         return None
     if message.source not in WEB_SOURCES or not is_person(message):
         return None  # agents mentioning agents: the loop considers it as a post like any other
+    if (asked := command_in(message, agent)) is not None:  # @agent /compact, /context, /usage
+        if not MentionWake.objects.get_or_create(
+            message=message,
+            agent=agent,
+            defaults={"status": MentionWake.Status.WOKEN, "due_at": now, "created_at": now},
+        )[1]:
+            return None  # already run for this post
+        return run_command(message, agent, *asked, dispatch=dispatch)
     if (off := mentions_held(message.motion_id, agent.pk)) is not None:
         return hold(message, agent, off.listening_until, now)
     try:

@@ -27,10 +27,11 @@ from datetime import UTC, datetime
 from django.db.models import F, Q
 
 from motion_runner.lib.ids import system_uuid
-from motion_runner.models import Agent, Kind, Motion, Scram
+from motion_runner.models import Agent, Kind, Message, Motion, Scram
 from motion_runner.system_lines import post_system_message
 
 from . import clock
+from .conf import app_settings as wakes_settings
 from .models import Effort, ListenState, MentionWake, Steer
 
 log = logging.getLogger(__name__)
@@ -144,6 +145,25 @@ def prompt_piece(motion: Motion, agent: Agent) -> str:
     if text := VERBOSITY_TEXT.get(steering.verbosity):
         parts.append(text)
     return "\n\n".join(parts)
+
+
+def context_fullness(motion_id: str, agent: Agent) -> dict | None:
+    """How full the agent's context is here: its newest API call's input (fresh, cached and
+    cache-written tokens) in its newest session of this Motion, against the window."""
+    latest = (
+        Message.objects.filter(motion_id=motion_id, agent=agent, input_tokens__isnull=False)
+        .exclude(session_id="")
+        .order_by("-created_at", "-id")
+        .values("session_id", "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        .first()
+    )
+    if latest is None:
+        return None
+    used = sum(
+        latest[key] or 0 for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    )
+    window = wakes_settings.WAKES_CONTEXT_WINDOW_TOKENS
+    return {"tokens": used, "window": window, "percent": round(100 * used / window) if window else None}
 
 
 # --- a change from the thread's menus ----------------------------------------------------------

@@ -133,7 +133,8 @@
   function agentMenu(agent, state, errorBox) {
     const set = el("fieldset", "agent-menu");
     set.dataset.agent = agent.name;
-    set.append(el("legend", "", "@" + agent.name + (agent.listening_everywhere ? "" : " (not listening anywhere: the admin's switch)")));
+    const context = agent.context ? ` · context ${agent.context.percent}% full (${agent.context.tokens.toLocaleString()} of ${agent.context.window.toLocaleString()} tokens)` : "";
+    set.append(el("legend", "", "@" + agent.name + context + (agent.listening_everywhere ? "" : " (not listening anywhere: the admin's switch)")));
     for (const name of ["listening", "mention_effort", "consider_effort", "reads", "discretion", "verbosity", "model"]) {
       const label = el("label", "", LABELS[name] + " ");
       const widening = state.widening.includes(name);

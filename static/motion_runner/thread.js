@@ -103,7 +103,7 @@
   const AGAIN = /\(again after session .* was gone\)/;
 
   function isMaintenance(m) {
-    return m.turn_reason === "compact" || AGAIN.test(m.turn_reason_detail || "");
+    return m.turn_reason === "compact" || m.turn_reason === "command" || AGAIN.test(m.turn_reason_detail || "");
   }
 
   function wakeLineFor(m) {

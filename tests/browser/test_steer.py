@@ -90,3 +90,36 @@ def test_a_scram_shows_in_the_thread(live_server, page, harbor, rosemary):  # no
     )
     page.goto(f"{live_server.url}/")
     expect(page.get_by_role("alert")).to_contain_text("runaway spend")
+
+
+def test_a_command_from_someone_who_may_grant_runs_as_maintenance(live_server, page, harbor, magent):  # noqa: F811
+    justin = UserFactory(username="justin")
+    sign_in_as(page, live_server, justin, sign_in="ssh")
+    page.goto(f"{live_server.url}/motions/{harbor.slug}/")
+    box = page.locator("#composer textarea")
+
+    box.fill("@magent /context")
+    box.press("Enter")
+
+    expect(page.locator("#messages").get_by_text("/context asked by justin (maintenance)")).to_be_visible(
+        timeout=30_000
+    )
+    turn = Turn.objects.get(motion=harbor, reason="command")
+    assert turn.prompt == "/context"
+    assert page.js_errors == []
+
+
+def test_a_command_from_someone_who_may_not_grant_is_refused_in_the_thread(
+    live_server, page, harbor, magent, rosemary
+):  # noqa: F811
+    sign_in_as(page, live_server, rosemary)
+    page.goto(f"{live_server.url}/motions/{harbor.slug}/")
+    box = page.locator("#composer textarea")
+
+    box.fill("@magent /usage")
+    box.press("Enter")
+
+    expect(
+        page.locator("#messages").get_by_text("commands are for people who may grant full tools")
+    ).to_be_visible(timeout=30_000)
+    assert not Turn.objects.filter(motion=harbor).exists()
