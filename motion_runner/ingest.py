@@ -43,6 +43,7 @@ MESSAGE_KINDS = frozenset(
         EventKind.TURN_END,
         EventKind.ERROR,
         EventKind.COMPACT,
+        EventKind.THINKING,
     }
 )
 # A batch's Messages built without Model.__init__'s setattr per field (lib/rows.py).
@@ -133,7 +134,7 @@ class EventWriter:
             return f"{name}: writing…"
         if event.kind == EventKind.ACTIVITY:
             return f"{name}: {event.text}"[:300]
-        if event.kind == EventKind.TOOL_RESULT:
+        if event.kind in (EventKind.TOOL_RESULT, EventKind.THINKING):
             return f"{name}: thinking…"
         return None
 
@@ -197,6 +198,8 @@ class EventWriter:
             fields.update(kind=Kind.ERROR, text=event.text, is_error=True)
         elif event.kind == EventKind.COMPACT:
             fields.update(kind=Kind.COMPACT, text=event.text or "compacted")
+        elif event.kind == EventKind.THINKING:
+            fields.update(kind=Kind.THINKING, text=event.text)
         else:
             return None
         if event.uuid:

@@ -137,6 +137,7 @@ class Kind(models.TextChoices):
     ERROR = "error"
     COMPACT = "compact"
     WAKE = "wake"  # why an agent woke and what it cost (wakes/)
+    THINKING = "thinking"  # the model's thinking summary, shown collapsed
 
 
 class Message(models.Model):

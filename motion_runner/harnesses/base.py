@@ -44,6 +44,8 @@ class EventKind:
     TURN_END = "turn_end"
     ERROR = "error"
     COMPACT = "compact"
+    # The model's thinking summary (Claude Code's `thinking` block): posted, collapsed.
+    THINKING = "thinking"
     # Not written as a Message: only moves the activity line ("writing…").
     ACTIVITY = "activity"
     # A line the adapter does not know: kept in the turn's raw log, never fatal.

@@ -244,7 +244,18 @@ class ClaudeCodeParser(StreamParser):
                         **common,
                     )
                 )
-            # thinking / redacted_thinking blocks are the model's own: not posted.
+            elif block_type == "thinking" and str(block.get("thinking") or "").strip():
+                # Its summary is posted as a collapsed step ("think as if out loud"); a
+                # redacted_thinking block is ciphertext, so nothing of it is shown.
+                events.append(
+                    Event(
+                        EventKind.THINKING,
+                        uuid=self._block_uuid(line, index),
+                        text=str(block["thinking"]),
+                        raw=line,
+                        **common,
+                    )
+                )
         return events
 
     def _user(self, line: dict[str, Any]) -> list[Event]:

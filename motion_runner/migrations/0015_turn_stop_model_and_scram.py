@@ -42,4 +42,25 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(condition=models.Q(('holds', True)), fields=('holds',), name='one_scram_holds')],
             },
         ),
+        migrations.AlterField(
+            model_name="message",
+            name="kind",
+            field=models.CharField(
+                choices=[
+                    ("text", "Text"),
+                    ("tool_call", "Tool Call"),
+                    ("tool_result", "Tool Result"),
+                    ("turn_end", "Turn End"),
+                    ("dot", "Dot"),
+                    ("request", "Request"),
+                    ("watch", "Watch"),
+                    ("error", "Error"),
+                    ("compact", "Compact"),
+                    ("wake", "Wake"),
+                    ("thinking", "Thinking"),
+                ],
+                default="text",
+                max_length=16,
+            ),
+        ),
     ]

@@ -237,6 +237,12 @@
     }
     if (m.kind === "request") return items.append(requestCard(m));
     if (m.kind === "turn_end") return items.append(turnEnd(m));
+    if (m.kind === "thinking") {
+      const details = el("details", "tool thinking");
+      details.dataset.id = m.id;
+      details.append(el("summary", "", "💭 thinking"), prose(m));
+      return items.append(details);
+    }
     if (m.kind === "compact") {
       const details = el("details", "tool compact");
       details.append(el("summary", "", "🧹 the session was compacted: its summary"), prose(m));

@@ -9,7 +9,7 @@ from playwright.sync_api import expect
 
 from motion_runner.models import Scram, Turn, TurnStatus
 from tests.browser.conftest import screenshot, sign_in_as
-from tests.factories import TurnFactory, UserFactory
+from tests.factories import MessageFactory, TurnFactory, UserFactory
 from tests.test_stop import RunningTurn, alive, wait_for
 from tests.test_stop import harbor as harbor  # noqa: F401  (fixtures by name)
 from tests.test_stop import magent as magent  # noqa: F401
@@ -123,3 +123,28 @@ def test_a_command_from_someone_who_may_not_grant_is_refused_in_the_thread(
         page.locator("#messages").get_by_text("commands are for people who may grant full tools")
     ).to_be_visible(timeout=30_000)
     assert not Turn.objects.filter(motion=harbor).exists()
+
+
+def test_a_thinking_summary_is_a_collapsed_step(live_server, page, harbor, magent, rosemary):  # noqa: F811
+    turn = TurnFactory(motion=harbor, agent=magent, status=TurnStatus.FINISHED)
+    MessageFactory(
+        motion=harbor,
+        agent=magent,
+        sender="magent",
+        source="runner",
+        turn=turn,
+        kind="thinking",
+        text="The README is short; read it **whole**.",
+    )
+    MessageFactory(
+        motion=harbor, agent=magent, sender="magent", source="runner", turn=turn, text="Reading it."
+    )
+    sign_in_as(page, live_server, rosemary)
+    page.goto(f"{live_server.url}/motions/{harbor.slug}/")
+
+    step = page.locator("details.thinking")
+    expect(step.locator("summary")).to_have_text("💭 thinking")
+    expect(step.get_by_text("read it")).to_be_hidden()
+    step.locator("summary").click()
+    expect(step.locator("strong")).to_have_text("whole")
+    assert page.js_errors == []
