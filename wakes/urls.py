@@ -3,6 +3,7 @@ from django.urls import path
 from . import views
 from .api import AnswerRequest, TypingPingView
 from .api_steer import ScramView, SteerView
+from .preview import wake_preview
 
 urlpatterns = [
     path("", views.motion_list, name="motion-list"),
@@ -10,4 +11,5 @@ urlpatterns = [
     path("api/motions/<slug:slug>/typing/", TypingPingView.as_view(), name="api-typing"),
     path("api/motions/<slug:slug>/steer/", SteerView.as_view(), name="api-steer"),
     path("api/scram/", ScramView.as_view(), name="api-scram"),
+    path("motions/<slug:slug>/wakes/", wake_preview, name="wake-preview"),
 ]

@@ -54,6 +54,7 @@ def thread_page_context(request, motion: Motion) -> dict[str, Any]:
         "wake_rule": wake_rule,
         "can_post": access().can_post(request.user, motion),
         "steer_url": reverse("api-steer", args=[motion.pk]),
+        "preview_url": reverse("wake-preview", args=[motion.pk]),
     }
 
 
