@@ -75,9 +75,52 @@
       : "";
   }
 
+  // --- "your mention was answered": a notice on the page (and the browser's, if allowed) ----------
+  const me = root.dataset.me;
+  const asked = new Map(); // agent name (lower case) -> when I mentioned it
+  const noticed = new Set();
+  let firstPoll = true;
+
+  function notice(text) {
+    let box = document.getElementById("notice");
+    if (!box) {
+      box = el("div", "notice");
+      box.id = "notice";
+      box.setAttribute("role", "status");
+      (document.getElementById("composer") || root).before(box);
+    }
+    box.textContent = text;
+    box.hidden = false;
+    if (document.hidden && "Notification" in window && Notification.permission === "granted") {
+      new Notification(text); // eslint-disable-line no-new
+    }
+  }
+
+  function watchAnswers(results) {
+    for (const m of results) {
+      if (noticed.has(m.id)) continue;
+      noticed.add(m.id);
+      if (firstPoll) continue; // the history: nobody is waiting on it
+      if (me && m.sender === me && m.kind === "text" && (m.source === "web" || m.source === "api")) {
+        for (const match of (m.text || "").matchAll(/@([\w.-]+)/g)) {
+          asked.set(match[1].replace(/[.-]+$/, "").toLowerCase(), m.created_at);
+          if ("Notification" in window && Notification.permission === "default") Notification.requestPermission();
+        }
+      } else if (m.kind === "text" && m.source !== "system" && m.turn_reason === "mention") {
+        const name = (m.sender || "").toLowerCase();
+        if (asked.has(name) && m.created_at >= asked.get(name)) {
+          asked.delete(name);
+          notice(`@${m.sender} answered you`);
+        }
+      }
+    }
+    firstPoll = false;
+  }
+
   document.addEventListener("motion:poll", (event) => {
     showRunning(event.detail.activity || []);
     showScram(event.detail.scram || null);
+    watchAnswers(event.detail.results || []);
   });
 
   const composer = document.getElementById("composer");

@@ -148,3 +148,21 @@ def test_a_thinking_summary_is_a_collapsed_step(live_server, page, harbor, magen
     step.locator("summary").click()
     expect(step.locator("strong")).to_have_text("whole")
     assert page.js_errors == []
+
+
+def test_the_person_whose_mention_was_answered_gets_a_notice(live_server, page, harbor, magent, rosemary):  # noqa: F811
+    sign_in_as(page, live_server, rosemary)
+    page.goto(f"{live_server.url}/motions/{harbor.slug}/")
+    box = page.locator("#composer textarea")
+    box.fill("@magent is the merch page live?")
+    box.press("Enter")
+    expect(page.locator("#messages").get_by_text("is the merch page live?")).to_be_visible(timeout=30_000)
+    assert wait_for(lambda: Turn.objects.filter(motion=harbor, reason="mention").exists(), 10.0)
+    turn = Turn.objects.get(motion=harbor, reason="mention")
+
+    MessageFactory(
+        motion=harbor, agent=magent, sender="magent", source="runner", turn=turn, text="Yes, since noon."
+    )
+
+    expect(page.locator("#notice")).to_have_text("@magent answered you", timeout=30_000)
+    assert page.js_errors == []
