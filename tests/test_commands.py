@@ -28,7 +28,9 @@ def harbor(tmp_path):
 
 def post(motion, who: str, text: str, sign_in: str) -> list[Turn]:
     person = UserFactory(username=who)
-    message = MessageFactory(motion=motion, sender=who, author=person, sign_in=sign_in, source="web", text=text)
+    message = MessageFactory(
+        motion=motion, sender=who, author=person, sign_in=sign_in, source="web", text=text
+    )
     return handle_message(message, dispatch=False)
 
 

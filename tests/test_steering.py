@@ -262,3 +262,14 @@ def test_the_thread_poll_says_a_scram_holds(room, clock, ops):
 
     assert page["scram"]["reason"] == "runaway spend"
     assert page["scram"]["raised_by"] == "ops"
+
+
+def test_mentions_only_until_a_time_lets_the_loop_look_again_by_itself(room, clock, loop):
+    steer(room, room.justin, "listening", "mentions", until=clock.now() + timedelta(minutes=30))
+    say(room.motion, room.rosemary, "posted during the hush", clock)
+    assert loop.run(60) == []
+
+    clock.advance(minutes=30)
+
+    [consideration] = loop.run(30)
+    assert "posted during the hush" in consideration.turn.prompt

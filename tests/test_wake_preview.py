@@ -21,7 +21,9 @@ def preview(client, room) -> str:
 
 
 def test_it_shows_the_mention_prompt_with_the_rules_and_the_footer(client, room, clock):
-    Steer.objects.create(motion=room.motion, setting="rules", value="No spoilers before Friday.", by_name="rosemary")
+    Steer.objects.create(
+        motion=room.motion, setting="rules", value="No spoilers before Friday.", by_name="rosemary"
+    )
     client.force_login(room.justin)
 
     page = preview(client, room)

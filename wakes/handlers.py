@@ -125,7 +125,8 @@ def hold(message: Message, agent: Agent, until, now) -> None:
 
 
 def release_held(*, motion_id: str | None = None, now=None) -> int:
-    """Held mentions whose agent listens again (set back on, or its "until" passed) wake, once."""
+    """Held mentions whose agent listens again wake, once: a Motion's after its menus changed
+    (`motion_id`), or those whose "until" has passed (`now`, the beat's check)."""
     if scram_holds():
         return 0
     held = MentionWake.objects.filter(status=MentionWake.Status.HELD).select_related(
@@ -133,6 +134,8 @@ def release_held(*, motion_id: str | None = None, now=None) -> int:
     )
     if motion_id is not None:
         held = held.filter(message__motion_id=motion_id)
+    if now is not None:
+        held = held.filter(due_at__lte=now)
     woken = 0
     for record in held:
         if mentions_held(record.message.motion_id, record.agent_id):

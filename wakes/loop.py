@@ -48,7 +48,7 @@ from .models import (
 )
 from .noting import read_for_note, unlocked_notes, write_noted
 from .screen import screen_posts
-from .steering import looks_unprompted, scram_holds
+from .steering import looks_unprompted, scram_holds, unprompted_again_at
 from .wake import human_duration, new_posts_prompt, quiet_prompt, wake
 
 log = logging.getLogger(__name__)
@@ -339,7 +339,8 @@ def still_listening(state: ListenState) -> bool:
 
 def evaluate(state: ListenState, now: datetime, dials: Dials) -> Consideration | None:
     if not still_listening(state):  # left the Motion, or stopped listening: nothing is owed
-        _reschedule(state, due_at=None, busy_until=None)
+        # Until the room's "until", if it set one: then the loop looks again by itself.
+        _reschedule(state, due_at=unprompted_again_at(state.motion_id, state.agent_id, now), busy_until=None)
         return None
     resolved = resolve(state.motion_id, state.agent_id, dials)
     if state.busy_until:

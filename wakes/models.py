@@ -609,6 +609,8 @@ class MentionWake(models.Model):
         constraints = [models.UniqueConstraint(fields=["message", "agent"], name="one_wake_per_mention")]
         indexes = [
             models.Index(fields=["due_at"], name="mention_waiting_due", condition=Q(status="waiting")),
+            # Held while the agent's listening is off: due at its "until" (wakes/steering.py).
+            models.Index(fields=["due_at"], name="mention_held_due", condition=Q(status="held")),
         ]
 
 

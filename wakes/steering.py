@@ -85,6 +85,7 @@ class Steering:
     rules: str = ""
     archived: bool = False
     set_by: dict[str, str] = field(default_factory=dict)
+    untils: dict[str, datetime] = field(default_factory=dict)  # settings in force that end by themselves
 
 
 def steering_for(motion_id: str, agent_id: int | None, now: datetime | None = None) -> Steering:
@@ -108,6 +109,8 @@ def steering_for(motion_id: str, agent_id: int | None, now: datetime | None = No
         else:
             setattr(steering, row.setting, row.value)
         steering.set_by[row.setting] = f"{row.by_name}, {row.at:%Y-%m-%d %H:%M} UTC"
+        if row.until is not None:
+            steering.untils[row.setting] = row.until
     return steering
 
 
@@ -119,6 +122,18 @@ def looks_unprompted(motion_id: str, agent_id: int) -> bool:
     """The loop, long quiets and watch wakes may wake this pair (mentions are asked apart)."""
     steering = steering_for(motion_id, agent_id)
     return steering.listening == "on" and not steering.archived
+
+
+def unprompted_again_at(motion_id: str, agent_id: int, now: datetime) -> datetime | None:
+    """When the room's hush of this pair ends by itself (its listening's or archived's "until");
+    None when nothing in force ends by itself (the admin's switch, a hush without "until")."""
+    steering = steering_for(motion_id, agent_id, now)
+    if (steering.archived and "archived" not in steering.untils) or (
+        steering.listening != "on" and "listening" not in steering.untils
+    ):
+        return None
+    ends = [steering.untils[name] for name in ("listening", "archived") if name in steering.untils]
+    return min(ends) if ends else None
 
 
 def mentions_held(motion_id: str, agent_id: int) -> Steering | None:

@@ -43,4 +43,10 @@ class Migration(migrations.Migration):
                 'indexes': [models.Index(fields=['motion', 'setting', 'at'], name='wakes_steer_motion__b3a407_idx')],
             },
         ),
+        migrations.AddIndex(
+            model_name="mentionwake",
+            index=models.Index(
+                condition=models.Q(("status", "held")), fields=["due_at"], name="mention_held_due"
+            ),
+        ),
     ]
