@@ -42,10 +42,11 @@ MESSAGE_KINDS = frozenset(
         EventKind.TURN_END,
         EventKind.ERROR,
         EventKind.COMPACT,
+        EventKind.THINKING,
     }
 )
 # Events no Message of the apps' index is made of, handed to the record binding alone.
-UNINDEXED_KINDS = frozenset({EventKind.THINKING, EventKind.PROMPT})
+UNINDEXED_KINDS = frozenset({EventKind.PROMPT})
 
 
 def event_message_id(event: Event) -> uuid.UUID | None:
@@ -135,7 +136,7 @@ class EventWriter:
             return f"{name}: writing…"
         if event.kind == EventKind.ACTIVITY:
             return f"{name}: {event.text}"[:300]
-        if event.kind == EventKind.TOOL_RESULT:
+        if event.kind in (EventKind.TOOL_RESULT, EventKind.THINKING):
             return f"{name}: thinking…"
         return None
 
@@ -199,6 +200,8 @@ class EventWriter:
             fields.update(kind=Kind.ERROR, text=event.text, is_error=True)
         elif event.kind == EventKind.COMPACT:
             fields.update(kind=Kind.COMPACT, text=event.text or "compacted")
+        elif event.kind == EventKind.THINKING:
+            fields.update(kind=Kind.THINKING, text=event.text)
         else:
             return None
         if event.uuid:

@@ -16,7 +16,7 @@ from markdown_it import MarkdownIt
 
 # The kinds whose text is prose worth rendering; tool calls, results and system lines stay
 # plain text (the page shows them with textContent).
-MARKDOWN_KINDS = frozenset({"text", "watch", "compact", "error"})
+MARKDOWN_KINDS = frozenset({"text", "watch", "compact", "error", "thinking"})
 
 # A reply's `<tools to="…"/>` (and merge, deploy) becomes a request card of its own: the raw
 # tag is hidden from the reply. Kept in step with wakes.requests.TAG (a test pins both).

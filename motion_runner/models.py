@@ -150,6 +150,7 @@ class Kind(models.TextChoices):
     ERROR = "error"
     COMPACT = "compact"
     WAKE = "wake"  # why an agent woke and what it cost (wakes/)
+    THINKING = "thinking"  # the model's thinking summary, shown collapsed
 
 
 class Message(models.Model):
@@ -308,6 +309,12 @@ class Turn(models.Model):
     raw_log = models.JSONField(default=list, blank=True, help_text="Lines the adapter skipped.")
     stderr_tail = models.TextField(blank=True)
     error = models.TextField(blank=True)
+    model = models.CharField(
+        max_length=100, blank=True, help_text="The model this turn runs with; blank: the agent's own."
+    )
+    # A person's stop (or a scram): set first, then the runner is rung (runner/stop_bell.py).
+    stop_requested_at = models.DateTimeField(null=True, blank=True)
+    stopped_by = models.CharField(max_length=200, blank=True, help_text="Who stopped it, as the thread says.")
 
     class Meta:
         ordering = ["-queued_at"]
@@ -330,6 +337,31 @@ class Turn(models.Model):
     @property
     def ended(self) -> bool:
         return self.status in ENDED_STATUSES
+
+
+class Scram(models.Model):
+    """Stop every agent at once (memory-lane's AZ5). The row with no `lifted_at` holds: while it
+    does nothing wakes and no queued turn starts. Rows are kept, lifted, as the record."""
+
+    reason = models.TextField()
+    raised_by = models.CharField(max_length=150)
+    raised_at = models.DateTimeField(default=timezone.now)
+    lifted_by = models.CharField(max_length=150, blank=True)
+    lifted_at = models.DateTimeField(null=True, blank=True)
+    holds = models.BooleanField(default=True, help_text="Until lifted. At most one row holds.")
+
+    class Meta:
+        ordering = ["-raised_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["holds"], condition=Q(holds=True), name="one_scram_holds")
+        ]
+
+    def __str__(self) -> str:
+        return f"scram by {self.raised_by}: {self.reason[:60]}"
+
+    @classmethod
+    def holding(cls) -> Scram | None:
+        return cls.objects.filter(holds=True).first()
 
 
 class SshKey(models.Model):

@@ -61,6 +61,16 @@ Sent robustly with ``sender=Turn`` by ``motion_runner/runner/turns.py`` when a w
 again after its session was gone. wakes/ gives the retry its place in the ledger.
 """
 
+turns_stopped = Signal()
+"""
+Arguments: ``motion`` (the ``Motion``), ``agent_names`` (list of names, or None for every agent of
+the Motion), ``by`` (who stopped them, as the thread says it), ``at`` (when: a datetime).
+
+Sent robustly with ``sender=Turn`` by ``motion_runner/runner/stopping.py`` once a person (or a
+scram) has stopped turns. wakes/ lets go of what was owed before ``at``: the agents' mentions
+waiting or held, and the posts the consider loop had not yet considered.
+"""
+
 # --- Hooks ------------------------------------------------------------------------------------
 
 

@@ -10,7 +10,7 @@ from django.contrib.auth.views import LogoutView
 from django.urls import include, path
 
 from . import views
-from .api import agent_views, memory_lane
+from .api import agent_views, memory_lane, stop
 from .api import views as api
 
 urlpatterns = [
@@ -21,6 +21,7 @@ urlpatterns = [
     path("api/motions/", api.MotionList.as_view(), name="api-motions"),
     path("api/motions/<slug:slug>/", api.MotionDetail.as_view(), name="api-motion"),
     path("api/motions/<slug:slug>/messages/", api.MessageList.as_view(), name="api-messages"),
+    path("api/motions/<slug:slug>/stop/", stop.StopView.as_view(), name="api-stop"),
     path("api/motions/<slug:slug>/stream/", agent_views.StreamView.as_view(), name="api-stream"),
     path("api/motions/<slug:slug>/quiet/", agent_views.QuietView.as_view(), name="api-quiet"),
     # memory-lane's client contract: its runner and its transcript watcher (docs/memory-lane.md).

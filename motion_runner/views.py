@@ -16,6 +16,8 @@ def motion_thread(request, slug: str):
     context = {
         "motion": motion,
         "can_grant": False,
+        "can_post": False,
+        "steer_url": "",
         "wake_mode": "",
         "wake_rule": "",
         "agent_pages": {},

@@ -18,7 +18,7 @@ from rest_framework.test import APIClient
 from motion_runner.api import views
 from motion_runner.api.serializers import message_rows
 from motion_runner.message_bell import MessageBell, SharedAnswers, bell
-from motion_runner.models import Turn, TurnStatus
+from motion_runner.models import Scram, Turn, TurnStatus
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
 from wakes import clock
 from wakes.api import open_requests, recently_answered, typing_in
@@ -175,7 +175,7 @@ def test_the_wake_parts_answer_as_the_three_reads_did(ttl, reader):
     finally:
         clock.set_now(None)
 
-    assert fields == before
+    assert fields == {**before, "scram": None}
     assert len(fields["requests"]) == 2 and len(fields["answered_requests"]) == 2
     expected = ["maria"] + (["ann"] if ttl else []) + ([] if reader == "justin" else ["justin"])
     assert fields["typing"] == sorted(expected)
@@ -189,7 +189,7 @@ def test_the_wake_parts_of_a_thread_without_cards_or_pings_are_one_query():
     with CaptureQueriesContext(connection) as queries:
         fields = thread_poll_fields(motion, "justin")
 
-    assert fields == {"requests": [], "answered_requests": [], "typing": []}
+    assert fields == {"requests": [], "answered_requests": [], "typing": [], "scram": None}
     assert len(queries) == 1
 
 
@@ -308,4 +308,16 @@ def test_the_running_turns_read_as_the_orm_read_them():
         ).values_list("pk", "agent__name", "activity", "mode")
     ]
     assert activity == orm and [a["agent"] for a in activity] == ["agent-1", "agent-0"]
+    assert len(queries) == 1
+
+
+@pytest.mark.django_db
+def test_a_scram_is_in_the_same_one_query():
+    motion = MotionFactory(slug="held")
+    Scram.objects.create(reason="runaway spend", raised_by="ops")
+
+    with CaptureQueriesContext(connection) as queries:
+        fields = thread_poll_fields(motion, "justin")
+
+    assert fields["scram"]["reason"] == "runaway spend" and fields["scram"]["raised_by"] == "ops"
     assert len(queries) == 1

@@ -103,6 +103,7 @@ class DialsAdmin(admin.ModelAdmin):
                 ]
             },
         ),
+        ("The scram (stop every agent)", {"fields": ["scram_for"]}),
     ]
 
     def has_add_permission(self, request) -> bool:

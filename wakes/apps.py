@@ -19,6 +19,7 @@ class WakesConfig(AppConfig):
         from .mention_turns import build_started_prompt
         from .requests import record_requests
         from .spend_guard import SpendGuard
+        from .steering import let_go
         from .tool_policy import policy_for_turn
         from .turn_clocks import full_tools_clocks
         from .views import someone_else_typed, thread_page_context, thread_poll_fields
@@ -44,3 +45,4 @@ class WakesConfig(AppConfig):
         signals.message_created.connect(handlers.on_message_created, dispatch_uid="wakes.message_created")
         signals.turn_finished.connect(handlers.on_turn_finished, dispatch_uid="wakes.turn_finished")
         signals.turn_retried.connect(handlers.on_turn_retried, dispatch_uid="wakes.turn_retried")
+        signals.turns_stopped.connect(let_go, dispatch_uid="wakes.let_go")

@@ -178,7 +178,7 @@ def turn_cap(envelope: Spend, screen_cost: Decimal, cap: Decimal) -> Decimal:
 
 # Turns a person asked for (a mention, a grant, an operator's `manage.py wake`) are in the
 # ledger but not counted against the daily budget, which bounds what agents start on their own.
-NOT_COUNTED = {"mention", "grant", "manual"}
+NOT_COUNTED = {"mention", "grant", "manual", "command"}  # a person's ask, not the loop's
 KIND_OF_REASON = {
     WakeKind.NEW_POSTS: Spend.Kind.CONSIDERATION,
     WakeKind.QUIET: Spend.Kind.CONSIDERATION,

@@ -39,6 +39,8 @@ DEFAULTS: dict[str, Any] = {
     "ABILITY_RETRY_BASE_SECONDS": 30.0,
     "ABILITY_RETRY_MAX_SECONDS": 900.0,
     "ABILITY_CLAIM_LEASE_SECONDS": 300,
+    # How many tokens an agent's context holds, for "how full" in the thread's menus.
+    "WAKES_CONTEXT_WINDOW_TOKENS": 200_000,
 }
 
 app_settings = AppSettings("wakes", DEFAULTS)

@@ -8,9 +8,10 @@ from motion_runner.models import Agent, Motion, Turn, TurnStatus
 
 from .loop_guard import LOOP_GUARD_PREFIX
 from .models import current_dials
+from .steering import prompt_piece
 
 # Turns the runner starts for itself get no footer: they are not wakes.
-UNFOOTED_REASONS = {"compact"}
+UNFOOTED_REASONS = {"compact", "command"}  # the runner's compaction; a person's /command
 
 
 def wake_footer(mode: str) -> str:
@@ -38,11 +39,35 @@ def after_loop_note(motion: Motion, agent: Agent) -> str | None:
     return current_dials()["after_loop_note"].format(reason=reason)
 
 
+def after_stop_note(motion: Motion, agent: Agent) -> str | None:
+    """Told to the first wake after a person (or a scram) stopped the agent's last turn here."""
+    last = (
+        Turn.objects.filter(motion=motion, agent=agent)
+        .exclude(reason__in=UNFOOTED_REASONS)
+        .exclude(status__in=(TurnStatus.QUEUED, TurnStatus.RUNNING))
+        .order_by("-queued_at", "-pk")
+        .first()
+    )
+    if last is None or last.status != TurnStatus.KILLED or not last.stopped_by:
+        return None
+    when = last.stop_requested_at or last.ended_at
+    return (
+        f"Note from the runner: your last turn in this Motion was stopped by {last.stopped_by}"
+        f"{f' at {when:%Y-%m-%d %H:%M} UTC' if when else ''}. Do not simply pick it up again: "
+        "read what was said since, and go on only if you are asked to."
+    )
+
+
 def finalize_prompt(prompt: str, motion: Motion, agent: Agent, mode: str, reason: str) -> str:
     if reason in UNFOOTED_REASONS:
         return prompt
     parts = [prompt.rstrip()]
     if note := after_loop_note(motion, agent):
         parts.append(note)
+    # The room's steering (issue 24), kept apart from the wake's own text: a stop, the rules.
+    if note := after_stop_note(motion, agent):
+        parts.append(note)
+    if piece := prompt_piece(motion, agent):
+        parts.append(piece)
     parts.append(wake_footer(mode))
     return "\n\n".join(parts)

@@ -16,12 +16,14 @@ from motion_runner.system_lines import post_system_message
 
 from . import clock
 from .budget import day_of, reserve_for_retry, settle_turn, watch_wake_refusal
+from .commands import command_in, run_command
 from .conf import app_settings as wakes_settings
 from .context import watch_prompt
 from .loop import answered_since, due_mention_wakes, free_pair, is_person, mark_busy, note_post, post_dot
 from .mention_turns import wake_for_mention
 from .mentions import mentioned_names
 from .models import Consideration, Dials, MentionWake, Spend, resolve
+from .steering import NEVER, looks_unprompted, mentions_held, scram_holds
 from .wake import human_duration, wake
 
 log = logging.getLogger(__name__)
@@ -50,7 +52,7 @@ def handle_message(message: Message, *, dispatch: bool = True, note: bool = True
         return []
     woken: list[Turn] = []
     consumed: set[int] = set()
-    if message.kind == Kind.TEXT and "@" in message.text:
+    if message.kind == Kind.TEXT and "@" in message.text and not scram_holds():
         for agent in mentioned_agents(message):
             turn = mention(message, agent, dispatch=dispatch)
             if turn is not None:
@@ -87,6 +89,16 @@ def mention(message: Message, agent: Agent, *, dispatch: bool = True) -> Turn | 
         return None
     if message.source not in WEB_SOURCES or not is_person(message):
         return None  # agents mentioning agents: the loop considers it as a post like any other
+    if (asked := command_in(message, agent)) is not None:  # @agent /compact, /context, /usage
+        if not MentionWake.objects.get_or_create(
+            message=message,
+            agent=agent,
+            defaults={"status": MentionWake.Status.WOKEN, "due_at": now, "created_at": now},
+        )[1]:
+            return None  # already run for this post
+        return run_command(message, agent, *asked, dispatch=dispatch)
+    if (off := mentions_held(message.motion_id, agent.pk)) is not None:
+        return hold(message, agent, off.listening_until, now)
     try:
         with transaction.atomic():
             record = MentionWake.objects.create(
@@ -95,6 +107,50 @@ def mention(message: Message, agent: Agent, *, dispatch: bool = True) -> Turn | 
     except IntegrityError:
         return None  # already woken for this post
     return wake_for_mention(record, dispatch=dispatch)
+
+
+def hold(message: Message, agent: Agent, until, now) -> None:
+    """The agent's listening is off here: the mention waits, and is answered once it is back."""
+    _, made = MentionWake.objects.get_or_create(
+        message=message,
+        agent=agent,
+        defaults={"status": MentionWake.Status.HELD, "due_at": until or NEVER, "created_at": now},
+    )
+    if made:
+        back = f"at {until:%Y-%m-%d %H:%M} UTC" if until else "when its listening is back on"
+        post_system_message(
+            message.motion,
+            f"@{agent.name} is not listening here: {message.sender}'s mention is held and answered {back}.",
+            kind=Kind.WAKE,
+            message_id=system_uuid("mention-held", message.pk, agent.pk),
+            agent=agent,
+        )
+    return None
+
+
+def release_held(*, motion_id: str | None = None, now=None) -> int:
+    """Held mentions whose agent listens again wake, once: a Motion's after its menus changed
+    (`motion_id`), or those whose "until" has passed (`now`, the beat's check)."""
+    if scram_holds():
+        return 0
+    held = MentionWake.objects.filter(status=MentionWake.Status.HELD).select_related(
+        "message", "message__motion", "agent"
+    )
+    if motion_id is not None:
+        held = held.filter(message__motion_id=motion_id)
+    if now is not None:
+        held = held.filter(due_at__lte=now)
+    woken = 0
+    for record in held:
+        if mentions_held(record.message.motion_id, record.agent_id):
+            continue
+        won = MentionWake.objects.filter(pk=record.pk, status=MentionWake.Status.HELD).update(
+            status=MentionWake.Status.WOKEN
+        )
+        if won == 1:
+            wake_for_mention(record, late=" (held while its listening here was off)")
+            woken += 1
+    return woken
 
 
 def wake_for_watch(
@@ -115,6 +171,8 @@ def wake_for_watch(
     prompt (the watched content quoted as data) and any ability the wake carries.
     """
     now = clock.now()
+    if scram_holds() or not looks_unprompted(message.motion_id, agent.pk):
+        return None  # a scram, or the room set it to mentions only / off, or archived the Motion
     dials = resolve(message.motion_id, agent.pk)
     with transaction.atomic():
         refusal = watch_wake_refusal(message.motion_id, agent.pk, dials, now)
@@ -159,6 +217,9 @@ def check_mentions(*, dispatch: bool = True) -> dict[str, int]:
     """Terminal mentions whose wait ran out: answered ones close, the rest wake (each once)."""
     now = clock.now()
     counts = {"answered": 0, "woken": 0}
+    if scram_holds():
+        return counts
+    counts["woken"] += release_held(now=now)
     for record in due_mention_wakes(now).select_related("message", "message__motion", "agent"):
         if answered_since(record.message, record.agent):
             status = MentionWake.Status.ANSWERED

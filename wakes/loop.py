@@ -49,6 +49,7 @@ from .models import (
 )
 from .noting import read_for_note, unlocked_notes, write_noted
 from .screen import screen_posts
+from .steering import looks_unprompted, scram_holds, unprompted_again_at
 from .wake import human_duration, wake
 
 log = logging.getLogger(__name__)
@@ -243,6 +244,8 @@ def look(now: datetime, limit: int) -> list[ListenState]:
 
 
 def tick(*, dispatch: bool = True) -> list[Consideration]:
+    if scram_holds():  # nothing wakes; the pairs stay due and are looked at once it is lifted
+        return []
     now = clock.now()
     dials = Dials.load()
     recover_considerations(now, dispatch=dispatch)
@@ -332,12 +335,13 @@ def still_listening(state: ListenState) -> bool:
         )
         .exclude(agent__name__in=poller_fenced_agents())
         .exists()
-    )
+    ) and looks_unprompted(state.motion_id, state.agent_id)  # the room's "mentions only", archived
 
 
 def evaluate(state: ListenState, now: datetime, dials: Dials) -> Consideration | None:
     if not still_listening(state):  # left the Motion, or stopped listening: nothing is owed
-        _reschedule(state, due_at=None, busy_until=None)
+        # Until the room's "until", if it set one: then the loop looks again by itself.
+        _reschedule(state, due_at=unprompted_again_at(state.motion_id, state.agent_id, now), busy_until=None)
         return None
     resolved = resolve(state.motion_id, state.agent_id, dials)
     if state.busy_until:

@@ -374,6 +374,12 @@ class Dials(models.Model):
     loop_max_calls_per_turn = models.PositiveIntegerField(
         default=50, help_text="The loop guard ends a turn at this many tool calls. Default: 50."
     )
+    scram_for = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="People besides staff who may raise and lift a scram (stop every agent), as a list: "
+        '["justin"]. Default: none ([]).',
+    )
 
     class Meta:
         verbose_name = verbose_name_plural = "dials"
@@ -615,6 +621,8 @@ class MentionWake(models.Model):
         WAITING = "waiting"  # a terminal mention, waiting to see if it is answered
         WOKEN = "woken"
         ANSWERED = "answered"  # answered before the wait ran out: no wake
+        HELD = "held"  # the agent's listening here is off: woken when it is back (wakes/steering.py)
+        LET_GO = "let_go"  # posted before someone stopped the agent's turns: never woken
 
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="mention_wakes")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="mention_wakes")
@@ -634,6 +642,8 @@ class MentionWake(models.Model):
         constraints = [models.UniqueConstraint(fields=["message", "agent"], name="one_wake_per_mention")]
         indexes = [
             models.Index(fields=["due_at"], name="mention_waiting_due", condition=Q(status="waiting")),
+            # Held while the agent's listening is off: due at its "until" (wakes/steering.py).
+            models.Index(fields=["due_at"], name="mention_held_due", condition=Q(status="held")),
         ]
 
 
@@ -712,3 +722,39 @@ def current_dials() -> dict[str, Any]:
             if value not in (None, ""):
                 values[key] = value
     return values
+
+
+class Steer(models.Model):
+    """One change the room made to how its agents wake (wakes/steering.py): append-only, with who
+    and when. The newest row of a (Motion, agent, setting) is in force until its `until`;
+    `agent` is blank for the Motion's own settings (rules, archived)."""
+
+    class Setting(models.TextChoices):
+        LISTENING = "listening"  # on / mentions / off
+        MODEL = "model"
+        MENTION_EFFORT = "mention_effort"
+        CONSIDER_EFFORT = "consider_effort"
+        READS = "reads"
+        DISCRETION = "discretion"  # reserved / normal / chatty
+        VERBOSITY = "verbosity"  # terse / normal / full
+        RULES = "rules"  # the Motion's
+        ARCHIVED = "archived"  # the Motion's: "yes" / "no"
+
+    motion = models.ForeignKey(Motion, on_delete=models.CASCADE, related_name="steers")
+    agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.CASCADE, related_name="steers")
+    setting = models.CharField(max_length=20, choices=Setting.choices)
+    value = models.TextField(blank=True, help_text="Blank: back to what the admin's dials say.")
+    until = models.DateTimeField(
+        null=True, blank=True, help_text="After this the setting is back to its default."
+    )
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    by_name = models.CharField(max_length=150)
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+        indexes = [models.Index(fields=["motion", "setting", "at"])]
+
+    def __str__(self) -> str:
+        whose = f"@{self.agent.name}" if self.agent_id else self.motion_id
+        return f"{whose} {self.setting}={self.value!r} by {self.by_name}"

@@ -19,6 +19,7 @@ from motion_runner.runner.turns import enqueue_turn
 from motion_runner.system_lines import insert_system_line
 
 from .models import WakeRequest
+from .steering import scram_holds
 from .trust import full_tools_for
 from .wake import post_wake_line, resume_after_look_only
 
@@ -142,6 +143,8 @@ def grant(request_id: int, user, sign_in: str) -> WakeRequest:
     allowed, why = person_may_grant(user, sign_in)
     if not allowed:
         raise RequestRefused(why)
+    if scram_holds():
+        raise RequestRefused("a scram holds: nothing wakes until it is lifted")
     request = WakeRequest.objects.get(pk=request_id)
     if request.kind != WakeRequest.Kind.TOOLS:
         return answer(request_id, user, WakeRequest.Status.DONE, sign_in)

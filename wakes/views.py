@@ -11,12 +11,13 @@ from typing import Any
 
 from django.db import connection
 from django.shortcuts import render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from motion_runner.access import access
 from motion_runner.context import sign_in_of
-from motion_runner.models import Message, Motion
+from motion_runner.models import Message, Motion, Scram
 
 from . import clock
 from .api import RECENTLY_ANSWERED, request_cards, typing_since
@@ -30,7 +31,8 @@ TYPING_TTL_DEFAULT = Dials._meta.get_field("typing_ttl_seconds").default
 
 def motion_list(request):
     motions = list(access().readable(request.user, Motion.objects.all()).prefetch_related("agents"))
-    return render(request, "motion_runner/motion_list.html", {"cards": motion_cards(motions)})
+    context = {"cards": motion_cards(motions), "scram": Scram.holding()}
+    return render(request, "motion_runner/motion_list.html", context)
 
 
 def what_your_posts_wake(request) -> tuple[str, str]:
@@ -46,7 +48,14 @@ def thread_page_context(request, motion: Motion) -> dict[str, Any]:
     """The runner's `thread_page_context` hook, for a signed-in reader."""
     can_grant, _ = person_may_grant(request.user, sign_in_of(request))
     wake_mode, wake_rule = what_your_posts_wake(request)
-    return {"can_grant": can_grant, "wake_mode": wake_mode, "wake_rule": wake_rule}
+    return {
+        "can_grant": can_grant,
+        "wake_mode": wake_mode,
+        "wake_rule": wake_rule,
+        "can_post": access().can_post(request.user, motion),
+        "steer_url": reverse("api-steer", args=[motion.pk]),
+        "preview_url": reverse("wake-preview", args=[motion.pk]),
+    }
 
 
 @cache
@@ -54,14 +63,17 @@ def wake_parts_sql(vendor: str) -> str:
     """The thread poll's wake parts as one statement, written once: the ORM compiled this
     (a subquery, an EXISTS and a filtered join) in more time than the query took to run."""
     q = connection.ops.quote_name
-    dials, cards, pings, motions = (
-        q(model._meta.db_table) for model in (Dials, WakeRequest, TypingPing, Motion)
+    dials, cards, pings, motions, scrams = (
+        q(model._meta.db_table) for model in (Dials, WakeRequest, TypingPing, Motion, Scram)
     )
+    holding = f"FROM {scrams} s WHERE s.{q('holds')}"
     return (
         f"SELECT (SELECT d.{q('typing_ttl_seconds')} FROM {dials} d WHERE d.{q('id')} = 1),"
         f" EXISTS (SELECT 1 FROM {cards} r WHERE r.{q('motion_id')} = m.{q('slug')}"
         f" AND (r.{q('status')} = %s OR r.{q('decided_at')} > %s)),"
-        f" p.{q('who')}, p.{q('at')}"
+        f" p.{q('who')}, p.{q('at')},"
+        f" (SELECT s.{q('reason')} {holding}), (SELECT s.{q('raised_by')} {holding}),"
+        f" (SELECT s.{q('raised_at')} {holding})"
         f" FROM {motions} m LEFT JOIN {pings} p ON p.{q('motion_id')} = m.{q('slug')}"
         f" AND (%s = '' OR p.{q('who')} <> %s)"
         f" WHERE m.{q('slug')} = %s"
@@ -69,7 +81,7 @@ def wake_parts_sql(vendor: str) -> str:
 
 
 def thread_poll_fields(motion: Motion, reader: str | None) -> dict[str, Any]:
-    """The runner's `thread_poll_fields` hook: request cards and who is typing.
+    """The runner's `thread_poll_fields` hook: request cards, who is typing, and a scram.
 
     Every poll of the thread asks, so it is one query: the typing dial, whether any request card
     shows, and the Motion's pings (one row each, or one row of NULLs); the cards themselves only
@@ -84,13 +96,16 @@ def thread_poll_fields(motion: Motion, reader: str | None) -> dict[str, Any]:
         cursor.execute(wake_parts_sql(connection.vendor), params)
         rows = cursor.fetchall()
     typing = []
-    for seconds, _, who, at in rows:
+    scram = None
+    for seconds, _, who, at, reason, raised_by, raised_at in rows:
+        if reason is not None:
+            scram = {"reason": reason, "raised_by": raised_by, "raised_at": as_datetime(raised_at)}
         # As `typing_in` (Dials.load(): the field's default while no row is saved).
         ttl = timedelta(seconds=TYPING_TTL_DEFAULT if seconds is None else seconds)
         if who is not None and as_datetime(at) > now - ttl:
             typing.append(who)
     opened, answered = request_cards(motion, since) if rows and rows[0][1] else ([], [])
-    return {"requests": opened, "answered_requests": answered, "typing": sorted(typing)}
+    return {"requests": opened, "answered_requests": answered, "typing": sorted(typing), "scram": scram}
 
 
 def as_datetime(value: datetime | str) -> datetime:

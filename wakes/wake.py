@@ -10,6 +10,7 @@ from motion_runner.runner.turns import enqueue_turn, wake_line_id
 from motion_runner.system_lines import post_system_message
 
 from .models import Dials, SessionAfterLookOnly
+from .steering import wake_settings
 from .trust import decide, decide_burst
 
 SILENT_HINT = (
@@ -63,6 +64,7 @@ def wake(
     """Queue the turn and say in the thread why it woke and what that cost so far (`line`: now;
     else its start says it, wakes/mention_turns.py). `start_after`: seconds before its task runs."""
     mode, rule = wake_mode_for(woken_by, [p for p in posts or [] if p.agent_id != agent.pk])
+    effort, model = wake_settings(motion.pk, agent.pk, reason, effort)  # the room's menus (steering.py)
     turn = enqueue_turn(
         motion,
         agent,
@@ -72,6 +74,7 @@ def wake(
         mode=mode,
         mode_rule=rule,
         effort=effort,
+        model=model,
         max_budget_usd=cap,
         woken_by=woken_by,
         dispatch=dispatch,

@@ -246,7 +246,8 @@ class ClaudeCodeParser(StreamParser):
                     )
                 )
             elif block_type == "thinking" and str(block.get("thinking") or "").strip():
-                # The model's own: never posted; only a record that keeps thinking stores it.
+                # Its summary is posted as a collapsed step ("think as if out loud"); a
+                # redacted_thinking block is ciphertext, so nothing of it is shown.
                 events.append(
                     Event(
                         EventKind.THINKING,
@@ -256,7 +257,6 @@ class ClaudeCodeParser(StreamParser):
                         **common,
                     )
                 )
-            # redacted_thinking blocks hold nothing readable: not kept anywhere.
         return events
 
     def _user(self, line: dict[str, Any]) -> list[Event]:
@@ -568,8 +568,8 @@ class ClaudeCodeAdapter(HarnessAdapter):
             # underneath it would be theirs to find. The fork's new id comes back on the init
             # line and is claimed for the Motion like any session the runner starts.
             argv += ["--resume", resume_session, "--fork-session"]
-        if agent.model:
-            argv += ["--model", agent.model]
+        if model := turn.model or agent.model:  # the room's choice for this Motion, else the agent's
+            argv += ["--model", model]
         if turn.effort:
             argv += ["--effort", turn.effort]
         if turn.max_budget_usd is not None:

@@ -393,8 +393,8 @@ class CodexAdapter(HarnessAdapter):
         env = harness_environment(agent)
         argv = [self.binary_or_error(agent), "exec", "--json", "--skip-git-repo-check"]
         argv += turn_tool_arguments(turn, policy, env)
-        if agent.model:
-            argv += ["-m", agent.model]
+        if model := turn.model or agent.model:  # the room's choice for this Motion, else the agent's
+            argv += ["-m", model]
         if agent.system_prompt:
             argv += ["-c", f"developer_instructions={_toml_string(agent.system_prompt)}"]
         # exec-level flags (sandbox, model, config) go before the resume subcommand.

@@ -290,7 +290,7 @@ class PiAdapter(HarnessAdapter):
         policy = policy or policy_for(turn)
         agent = turn.agent
         argv = [self.binary_or_error(agent), "--mode", "json"]
-        argv += model_arguments(agent.model)
+        argv += model_arguments(turn.model or agent.model)
         argv += tool_arguments(policy)
         guard_argv, guard_env = read_guard(policy)
         argv += guard_argv

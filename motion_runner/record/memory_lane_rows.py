@@ -207,6 +207,11 @@ def host_row(message: Message) -> HostRow:
             recipients=[(own["sender"], own["sender_type"])],
             fields={"tool_use_id": message.tool_id[:100], "is_error": message.is_error},
         )
+    if kind == Kind.THINKING:
+        # The model's thinking, a `Thought` (its block and its signature), the agent's to itself.
+        block = thinking_block(message)  # its block as the line holds it, else its text
+        fields = {"signature": str(block.get("signature") or "")}
+        return HostRow("thought", [block], **own, recipients=[(own["sender"], "ai")], fields=fields)
     if kind == Kind.DOT:
         text = message.text if message.text.startswith("<silent") else f"<silent>{message.text}</silent>"
         return HostRow("message", text, **own, stop_reason="end_turn")

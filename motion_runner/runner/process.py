@@ -18,6 +18,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 READ_CHUNK = 64 * 1024
 # Once the harness itself has exited, what it wrote is already in the pipe: read on while
@@ -34,6 +35,11 @@ class Outcome:
     # It printed its last word (the result line) but did not exit: a known Claude Code hang
     # (anthropics/claude-code#25629, #39700). Stopped after a grace; nothing was lost.
     LINGERED = "lingered"
+
+
+class Bell(Protocol):
+    def fileno(self) -> int | None: ...
+    def heard(self) -> bool: ...
 
 
 @dataclass
@@ -136,7 +142,7 @@ def kill_marked(markers: set[str], pgids: set[int] = frozenset()) -> list[int]:
 
 # Outcomes after which the pipe is read to its end once the harness is stopped. Not a flood:
 # its pipe holds only more of what flooded.
-DRAINED_OUTCOMES = (Outcome.STOPPED, Outcome.TIMED_OUT, Outcome.LINGERED)
+DRAINED_OUTCOMES = (Outcome.STOPPED, Outcome.TIMED_OUT, Outcome.SILENT, Outcome.LINGERED)
 # How long a stopped harness's pipe may stay silent before the drain gives up (a process outside
 # its group may hold it open).
 DRAIN_QUIET_SECONDS = 1.0
@@ -194,6 +200,8 @@ def run_streaming(
     ended: Callable[[], bool] | None = None,
     on_tick: Callable[[], str | None] | None = None,
     stdin: bytes | None = None,
+    bell: Bell | None = None,
+    on_ring: Callable[[], str | None] | None = None,
 ) -> ProcessResult:
     """`on_tick` is called at least twice a second whether or not the harness prints (the
     runner renews its lease and retries buffered writes there); a reason it returns stops the
@@ -201,7 +209,11 @@ def run_streaming(
 
     `stdin`: what the harness reads on its standard input (the prompt: an argument is capped at
     128 KiB by the kernel, a file is not). It is written to an unnamed temporary file first, so
-    the harness reads it at its own pace and never blocks on a pipe we are not draining."""
+    the harness reads it at its own pace and never blocks on a pipe we are not draining.
+
+    `bell` (runner/stop_bell.py) is selected on with the harness's pipes: when it has heard a
+    ring, `on_ring` is asked (once at the start too, for a stop asked before the bell listened)
+    and a reason it returns stops the harness at once."""
     started = time.monotonic()
     with tempfile.TemporaryFile() if stdin is not None else open(os.devnull, "rb") as source:
         if stdin is not None:
@@ -216,7 +228,7 @@ def run_streaming(
             cwd=cwd,
             start_new_session=True,
         )
-    return _stream(proc, started, limits, on_lines, on_start, should_stop, ended, on_tick)
+    return _stream(proc, started, limits, on_lines, on_start, should_stop, ended, on_tick, bell, on_ring)
 
 
 def _stream(
@@ -228,6 +240,8 @@ def _stream(
     should_stop: Callable[[], str | None] | None,
     ended: Callable[[], bool] | None,
     on_tick: Callable[[], str | None] | None,
+    bell: Bell | None = None,
+    on_ring: Callable[[], str | None] | None = None,
 ) -> ProcessResult:
     deadline = started + limits.timeout if limits.timeout is not None else float("inf")
     heard = started  # the last moment stdout said anything (the silence limit's clock)
@@ -237,6 +251,9 @@ def _stream(
     selector = selectors.DefaultSelector()
     selector.register(proc.stdout, selectors.EVENT_READ, "out")
     selector.register(proc.stderr, selectors.EVENT_READ, "err")
+    bell_fd = bell.fileno() if bell is not None and on_ring is not None else None
+    if bell_fd is not None:
+        selector.register(bell_fd, selectors.EVENT_READ, "bell")
     pending = bytearray()
     stderr_tail = bytearray()
     total = 0
@@ -247,6 +264,9 @@ def _stream(
     leader_exited = False
     lingering_since: float | None = None
     try:
+        if on_ring is not None and (reason := on_ring()):
+            outcome, detail = Outcome.STOPPED, reason
+            open_streams = 0
         while open_streams:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -269,6 +289,14 @@ def _stream(
             if not ready and leader_exited:
                 break  # the harness is gone and nothing more came: a leftover child holds the pipe
             for key, _ in ready:
+                if key.data == "bell":
+                    rang = bell.heard()
+                    if bell.fileno() is None:  # its connection dropped: the lease renewal looks
+                        selector.unregister(key.fileobj)
+                    if rang and (reason := on_ring()):
+                        outcome, detail = Outcome.STOPPED, reason
+                        break
+                    continue
                 chunk = os.read(key.fileobj.fileno(), READ_CHUNK)
                 if not chunk:
                     selector.unregister(key.fileobj)

@@ -22,7 +22,7 @@ from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapte
 from ..harnesses.base import json_object
 from ..ingest import EventWriter, IngestContext
 from ..lib.ids import system_uuid
-from ..models import Agent, Kind, Message, Motion, MotionSession, Turn, TurnStatus, recorded_turn_ends
+from ..models import Agent, Kind, Message, Motion, MotionSession, Scram, Turn, TurnStatus, recorded_turn_ends
 from ..redaction import redact
 from ..sessions import SessionConflict
 from ..signals import monitor_factories, prompt_builders, prompt_finalizers, turn_finished, turn_retried
@@ -32,6 +32,7 @@ from .limits import limits_for
 from .process import TURN_MARKER, Outcome, ProcessResult, run_streaming
 from .routing import send_turn
 from .sessions import choose_session
+from .stop_bell import StopBell
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ def enqueue_turn(
     mode: str = "look",
     mode_rule: str = "",
     effort: str = "",
+    model: str = "",
     max_budget_usd: Decimal | None = None,
     woken_by=None,
     ability: dict | None = None,
@@ -101,6 +103,7 @@ def enqueue_turn(
         mode=mode,
         mode_rule=mode_rule[:200],
         effort=effort,
+        model=model,
         max_budget_usd=max_budget_usd,
         woken_by=woken_by,
         ability=ability or {},
@@ -173,6 +176,8 @@ class TurnRun:
     lease_renewed: float = field(default_factory=time.monotonic)
     # Every Message announced once, after commit; the batches within NOTE_SECONDS together.
     announcer: PacedAnnouncer = field(default_factory=PacedAnnouncer)
+    # A person (or a scram) stopped it: `failure` holds who, and the turn ends killed, not failed.
+    stopped: bool = False
 
     def __post_init__(self) -> None:
         self.writer.announce = self.announcer
@@ -290,6 +295,30 @@ class TurnRun:
             self.database_back()
         if not held and not self.failure:
             self.failure = "its lease lapsed and the turn was ended as lost"
+        if held and not self.failure and (reason := self.stop_asked()):
+            # A ring lost with a dropped connection: the flag stays, and is read here.
+            self.failure, self.stopped = reason, True
+
+    def stop_asked(self) -> str | None:
+        """Someone stopped this turn (runner/stop_bell.py): the reason the thread gives."""
+        row = Turn.objects.filter(pk=self.turn.pk).values("stop_requested_at", "stopped_by").first()
+        if row is None or row["stop_requested_at"] is None:
+            return None
+        return f"{row['stopped_by'] or 'someone'} stopped it"
+
+    def on_ring(self) -> str | None:
+        """run_streaming's bell: a stop was rung for this turn (once at the start too)."""
+        try:
+            reason = self.stop_asked()
+        except DatabaseError as exc:
+            if is_outage(exc):
+                self.database_away(exc)
+                return None
+            raise
+        if reason and not self.failure:
+            self.failure = reason
+            self.stopped = True
+        return reason
 
     def write_events(self, events: list[Event]) -> None:
         try:
@@ -447,7 +476,38 @@ def fail_before_launch(turn: Turn, message: str) -> None:
     _announce_end(turn)
 
 
+def end_queued(turn: Turn, stopped_by: str) -> bool:
+    """A queued turn that will never start (someone stopped it, or a scram holds): ended killed,
+    its line said, its ledger settled."""
+    error = f"{stopped_by} stopped it before it started"
+    now = timezone.now()
+    with transaction.atomic():
+        if not Turn.objects.filter(pk=turn.pk, status=TurnStatus.QUEUED).update(
+            status=TurnStatus.KILLED,
+            ended_at=now,
+            stop_requested_at=now,
+            stopped_by=stopped_by[:200],
+            error=error,
+        ):
+            return False  # a worker claimed it meanwhile: its runner hears the flag instead
+        post_system_message(
+            turn.motion,
+            f"@{turn.agent.name}'s turn killed: {error}",
+            message_id=system_uuid("turn-error", turn.pk),
+            turn=turn,
+            kind=Kind.ERROR,
+        )
+    turn.refresh_from_db()
+    _announce_end(turn)
+    return True
+
+
 def execute_turn(turn_id: int, *, on_event: Callable[[Event], None] | None = None) -> Turn | None:
+    if (scram := Scram.holding()) is not None:  # nothing starts while a scram holds
+        queued = Turn.objects.select_related("motion", "agent").filter(pk=turn_id, status=TurnStatus.QUEUED)
+        if (turn := queued.first()) is not None:
+            end_queued(turn, f"{scram.raised_by} (scram: {scram.reason})")
+        return None
     turn = claim_turn(turn_id)
     if turn is None:
         return None
@@ -498,6 +558,7 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
         )
 
     env = {**launch.env, TURN_MARKER: turn_marker(turn.pk)}
+    bell = StopBell(turn.pk)
 
     try:
         result = run_streaming(
@@ -511,11 +572,14 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
             ended=lambda: run.turn_end is not None,
             on_tick=run.on_tick,
             stdin=launch.stdin.encode() if launch.stdin is not None else None,
+            bell=bell,
+            on_ring=run.on_ring,
         )
     except OSError as exc:  # the binary could not be executed at all
         fail_before_launch(turn, f"{launch.argv[0]}: {exc}")
         return Turn.objects.get(pk=turn.pk)
     finally:
+        bell.close()
         for path in launch.temp_files:
             path.unlink(missing_ok=True)
     if result.unterminated_tail.strip():
@@ -528,7 +592,9 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     finally:
         run.announcer.flush()  # the clocks end at its newest post
     while_database_away(run, lambda: run.writer.flush_activity(force=True))
-    if run.failure:
+    if run.stopped:
+        status, error = TurnStatus.KILLED, run.failure
+    elif run.failure:
         status, error = TurnStatus.FAILED, f"stopped: {run.failure}"
     else:
         status, error = judge(result, run.turn_end, limits.timeout)
@@ -663,6 +729,7 @@ def retire_and_wake_again(turn: Turn, session_id: str, *, retire: bool = True) -
         mode_rule=turn.mode_rule,
         resume_after_look_only=turn.resume_after_look_only,
         effort=turn.effort,
+        model=turn.model,
         ability=turn.ability,
         max_budget_usd=turn.max_budget_usd,
         woken_by=turn.woken_by,

@@ -103,7 +103,7 @@
   const AGAIN = /\(again after session .* was gone\)/;
 
   function isMaintenance(m) {
-    return m.turn_reason === "compact" || AGAIN.test(m.turn_reason_detail || "");
+    return m.turn_reason === "compact" || m.turn_reason === "command" || AGAIN.test(m.turn_reason_detail || "");
   }
 
   function wakeLineFor(m) {
@@ -237,6 +237,12 @@
     }
     if (m.kind === "request") return items.append(requestCard(m));
     if (m.kind === "turn_end") return items.append(turnEnd(m));
+    if (m.kind === "thinking") {
+      const details = el("details", "tool thinking");
+      details.dataset.id = m.id;
+      details.append(el("summary", "", "💭 thinking"), prose(m));
+      return items.append(details);
+    }
     if (m.kind === "compact") {
       const details = el("details", "tool compact");
       details.append(el("summary", "", "🧹 the session was compacted: its summary"), prose(m));
@@ -436,6 +442,8 @@
       typing = page.typing || [];
       showActivity();
       showRequests(page.requests || [], page.answered_requests || []);
+      // steer.js (■ stop, the scram banner, the menus) reads every poll from here.
+      document.dispatchEvent(new CustomEvent("motion:poll", { detail: page }));
       showConnection(true);
       if (nearBottom && page.results.length) window.scrollTo(0, document.body.scrollHeight);
       delay = page.more || cursor ? 0 : 1000;

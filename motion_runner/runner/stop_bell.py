@@ -1,0 +1,77 @@
+"""Stopping a running turn from anywhere: a flag on its row, then a ring its runner hears.
+
+A person's stop (or a scram) sets `Turn.stop_requested_at` and NOTIFYs `turn_stop` with the
+turn's id in the same transaction, so the ring is heard only once the flag is readable. Each
+running turn's runner LISTENs on its own connection and puts that connection's socket in the
+select loop that reads the harness (runner/process.py), so a ring wakes it at once: no poll.
+The lease renewal reads the flag too, so a ring lost with a dropped connection still stops the
+turn within a third of the lease.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+import psycopg
+from django.db import connection
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "turn_stop"
+
+
+def ring_stop(turn_ids: Iterable[int]) -> None:
+    """NOTIFY the runners of these turns (delivered when the caller's transaction commits)."""
+    if connection.vendor != "postgresql":
+        return  # no NOTIFY: the lease renewal reads the flag
+    with connection.cursor() as cursor:
+        for turn_id in turn_ids:
+            cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, str(turn_id)])
+
+
+class StopBell:
+    """One running turn's ear: `fileno()` for the select loop, `heard()` once it is readable."""
+
+    def __init__(self, turn_id: int) -> None:
+        self.turn_id = str(turn_id)
+        self.conn: psycopg.Connection | None = None
+        if connection.vendor != "postgresql":
+            return
+        params = connection.settings_dict
+        try:
+            self.conn = psycopg.connect(
+                dbname=params["NAME"],
+                user=params.get("USER") or None,
+                password=params.get("PASSWORD") or None,
+                host=params.get("HOST") or None,
+                port=params.get("PORT") or None,
+                autocommit=True,
+                application_name=f"motion-runner stop bell {turn_id}",
+            )
+            self.conn.execute(f"LISTEN {CHANNEL}")
+        except psycopg.Error as exc:  # the lease renewal still reads the flag
+            log.warning("turn %s: cannot listen for a stop (%s); the lease renewal reads it", turn_id, exc)
+            self.close()
+
+    def fileno(self) -> int | None:
+        return self.conn.pgconn.socket if self.conn is not None else None
+
+    def heard(self) -> bool:
+        """Read what arrived; True if one of the rings was for this turn."""
+        if self.conn is None:
+            return False
+        try:
+            return any(note.payload == self.turn_id for note in self.conn.notifies(timeout=0))
+        except psycopg.Error as exc:
+            log.warning("turn %s: the stop bell's connection dropped (%s)", self.turn_id, exc)
+            self.close()
+            return True  # look at the flag once; the lease renewal looks after that
+
+    def close(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except psycopg.Error:
+                pass
+            self.conn = None

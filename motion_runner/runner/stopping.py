@@ -1,0 +1,72 @@
+"""A person stops an agent's turns in a Motion; a scram stops every agent everywhere.
+
+Running turns get the flag and a ring (runner/stop_bell.py): their runner kills the process
+group, settles the cost and says who stopped it. Queued turns never start: they end here, with
+the same line. `turns_stopped` tells wakes/ to let go of what was owed before the stop (its
+mentions, the posts the loop had not considered yet).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from ..models import Agent, Motion, Scram, Turn, TurnStatus
+from ..signals import turns_stopped
+from .stop_bell import ring_stop
+from .turns import end_queued
+
+log = logging.getLogger(__name__)
+
+
+class ScramHeld(Exception):
+    """Raised by `raise_scram` when one already holds."""
+
+
+def stop_turns(motion: Motion, by: str, *, agents: list[Agent] | None = None, why: str = "") -> list[Turn]:
+    """Stop the Motion's running and queued turns (of `agents`, else of all): returns them."""
+    at = timezone.now()
+    stopped_by = f"{by} ({why})" if why else by
+    live = Turn.objects.filter(motion=motion, status__in=(TurnStatus.RUNNING, TurnStatus.QUEUED))
+    if agents is not None:
+        live = live.filter(agent__in=agents)
+    with transaction.atomic():
+        turns = list(live.select_related("agent", "motion").select_for_update(of=("self",)))
+        running = [turn.pk for turn in turns if turn.status == TurnStatus.RUNNING]
+        Turn.objects.filter(pk__in=running, stop_requested_at__isnull=True).update(
+            stop_requested_at=at, stopped_by=stopped_by[:200]
+        )
+        ring_stop(running)
+    for turn in turns:
+        if turn.status == TurnStatus.QUEUED:
+            end_queued(turn, stopped_by)
+    names = sorted({turn.agent.name for turn in turns} | {agent.name for agent in agents or []})
+    for _receiver, error in turns_stopped.send_robust(
+        sender=Turn, motion=motion, agent_names=names if agents is not None else None, by=by, at=at
+    ):
+        if isinstance(error, Exception):
+            log.error("a turns_stopped receiver failed in %s: %r", motion.pk, error)
+    return turns
+
+
+def raise_scram(by: str, reason: str) -> Scram:
+    """Hold everything: no wake, no queued turn starts, every running turn is stopped."""
+    try:
+        with transaction.atomic():
+            scram = Scram.objects.create(reason=reason, raised_by=by)
+    except IntegrityError as exc:
+        raise ScramHeld("a scram already holds") from exc
+    for motion in Motion.objects.filter(turns__status__in=(TurnStatus.RUNNING, TurnStatus.QUEUED)).distinct():
+        stop_turns(motion, by, why=f"scram: {reason}"[:150])
+    return scram
+
+
+def lift_scram(by: str) -> Scram | None:
+    scram = Scram.holding()
+    if scram is None:
+        return None
+    Scram.objects.filter(pk=scram.pk, holds=True).update(holds=False, lifted_by=by, lifted_at=timezone.now())
+    scram.refresh_from_db()
+    return scram

@@ -1,0 +1,96 @@
+"""`@agent /compact [what to keep]`, `/context`, `/usage` from the thread (issue 24): from a person
+who may grant full tools, the command is the whole prompt of a maintenance turn (no footer);
+the real Claude Code CLI's answer lands in the thread; anyone else is told, and nothing wakes.
+
+Personas: Justin signs in with his SSH key (he may grant full tools); Rosemary with a password.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from motion_runner.models import Kind, Message, Turn, TurnStatus
+from motion_runner.runner.turns import execute_turn
+from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
+from wakes.handlers import handle_message
+from wakes.models import Spend
+from wakes.steering import context_fullness
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def harbor(tmp_path):
+    motion = MotionFactory(slug="harbor", workspace=str(tmp_path))
+    motion.agents.add(AgentFactory(name="magent"))
+    return motion
+
+
+def post(motion, who: str, text: str, sign_in: str) -> list[Turn]:
+    person = UserFactory(username=who)
+    message = MessageFactory(
+        motion=motion, sender=who, author=person, sign_in=sign_in, source="web", text=text
+    )
+    return handle_message(message, dispatch=False)
+
+
+def test_context_is_the_whole_prompt_of_a_maintenance_turn(harbor):
+    [turn] = post(harbor, "justin", "@magent /context", sign_in="ssh")
+
+    assert turn.prompt == "/context"  # no footer, no steering: the CLI reads its own command
+    assert (turn.reason, turn.mode) == ("command", "look")
+    line = Message.objects.get(motion=harbor, kind=Kind.WAKE, turn=turn)
+    assert "/context asked by justin (maintenance)" in line.text
+
+
+def test_compact_carries_what_to_keep(harbor):
+    [turn] = post(harbor, "justin", "@magent /compact keep the tour dates and the merch plan", sign_in="ssh")
+
+    assert turn.prompt == "/compact keep the tour dates and the merch plan"
+
+
+def test_someone_who_may_not_grant_full_tools_is_told_and_nothing_wakes(harbor):
+    assert post(harbor, "rosemary", "@magent /usage", sign_in="password") == []
+
+    assert not Turn.objects.filter(motion=harbor).exists()
+    line = Message.objects.get(motion=harbor, kind=Kind.WAKE)
+    assert "commands are for people who may grant full tools" in line.text
+
+
+def test_a_command_further_into_a_post_is_an_ordinary_mention(harbor):
+    [turn] = post(harbor, "justin", "@magent what does /context show?", sign_in="ssh")
+
+    assert turn.reason == "mention"
+
+
+def test_the_agents_context_fullness_is_its_newest_calls_input(harbor):
+    magent = harbor.agents.get()
+    MessageFactory(
+        motion=harbor,
+        agent=magent,
+        sender="magent",
+        source="runner",
+        session_id="s1",
+        input_tokens=2_000,
+        cache_read_input_tokens=48_000,
+        cache_creation_input_tokens=0,
+    )
+
+    assert context_fullness(harbor.pk, magent) == {"tokens": 50_000, "window": 200_000, "percent": 25}
+
+
+@pytest.mark.e2e
+def test_the_real_cli_answers_context_in_the_thread(claude_on_fake, claude_binary, tmp_path):
+    motion = MotionFactory(slug="studio", workspace=str(tmp_path))
+    magent = AgentFactory(name="magent", harness="claude-code")
+    motion.agents.add(magent)
+    [queued] = post(motion, "justin", "@magent /context", sign_in="ssh")
+
+    turn = execute_turn(queued.pk)
+
+    assert turn.status == TurnStatus.FINISHED, turn.error
+    said = Message.objects.filter(turn=turn, kind=Kind.TEXT).exclude(source="system")
+    assert said.exists() and any("token" in m.text.lower() for m in said), [m.text for m in said]
+    assert claude_on_fake.message_requests() == []  # answered by the CLI itself: no model call
+    spend = Spend.objects.get(turn=turn)
+    assert spend.settled and not spend.counted

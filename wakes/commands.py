@@ -1,0 +1,70 @@
+"""`@agent /compact [what to keep]`, `@agent /context`, `@agent /usage` from the thread (issue 24).
+
+A person who may grant full tools (signed in with an SSH key, or named in `full_tools_for`)
+runs the command as the whole prompt of a maintenance turn in the agent's session: no footer,
+no steering, nothing else (the CLI reads a leading slash as its own command). The CLI's answer
+lands in the thread as any turn's words do (Claude Code answers /context and /usage with one
+synthetic assistant message, recorded). Anyone else is told who may, and nothing wakes.
+"""
+
+from __future__ import annotations
+
+import re
+
+from motion_runner.lib.ids import system_uuid
+from motion_runner.models import Agent, Kind, Message, Turn
+from motion_runner.runner.turns import enqueue_turn
+from motion_runner.system_lines import post_system_message
+
+from .trust import decide
+from .wake import post_wake_line
+
+COMMANDS = ("compact", "context", "usage")
+COMMAND_REASON = "command"
+# "@magent /compact keep the tour dates" — the command right after the agent's name, alone in
+# the post (what follows it is the command's argument).
+COMMAND = re.compile(
+    r"^\s*@(?P<name>[\w.-]+)\s+/(?P<command>[a-z]+)\b(?P<rest>.*)\Z", re.DOTALL | re.IGNORECASE
+)
+
+
+def command_in(message: Message, agent: Agent) -> tuple[str, str] | None:
+    """(command, argument) when the post is `@agent /command …` for this agent."""
+    match = COMMAND.match(message.text or "")
+    if match is None or match["name"].rstrip(".-").lower() != agent.name.lower():
+        return None
+    command = match["command"].lower()
+    if command not in COMMANDS:
+        return None
+    return command, match["rest"].strip()
+
+
+def run_command(
+    message: Message, agent: Agent, command: str, argument: str, *, dispatch: bool = True
+) -> Turn | None:
+    decision = decide(message)
+    if decision.mode != "full":
+        post_system_message(
+            message.motion,
+            f"@{agent.name} /{command} was not run: commands are for people who may grant full tools "
+            f"(signed in with an SSH key, or named in full_tools_for); {message.sender}'s post is not.",
+            kind=Kind.WAKE,
+            message_id=system_uuid("command-refused", message.pk, agent.pk),
+            agent=agent,
+        )
+        return None
+    prompt = f"/{command} {argument}".strip() if command == "compact" else f"/{command}"
+    turn = enqueue_turn(
+        message.motion,
+        agent,
+        prompt,
+        reason=COMMAND_REASON,
+        reason_detail=f"/{command} asked by {message.sender}",
+        mode="look",
+        mode_rule=f"a maintenance command by {message.sender} ({decision.rule})",
+        effort="low",
+        woken_by=message,
+        dispatch=dispatch,
+    )
+    post_wake_line(turn, f"/{command} asked by {message.sender} (maintenance)")
+    return turn

@@ -1,0 +1,275 @@
+"""How the room steers its agents from the thread (issue 24): listening, model, effort, reads,
+discretion and verbosity per agent; rules and archived per Motion; and the scram that holds
+every wake.
+
+Every change is a `Steer` row (append-only: who, when, until). What is in force for one
+(Motion, agent) resolves in this order, the later winning:
+
+1. the global dials (`Dials`, the admin's one page);
+2. the admin's overrides (`DialOverride`: Motion, then agent, then the pair);
+3. the room's settings in the thread: the newest row of each setting, until its `until` passes
+   (then the setting is back to what 1–2 say).
+
+Listening is the exception that only narrows: an agent the admin set not listening
+(`Agent.listening`) is not woken unprompted anywhere, whatever the thread says; "mentions"
+stops the loop's considerations, long quiets and watch wakes for this Motion while mentions still
+wake; "off" holds mentions too (`MentionWake.HELD`), and they are answered once it is back on.
+An archived Motion gets no unprompted look from any agent; mentions are still answered.
+A scram (`motion_runner.models.Scram`) holds everything: no mention, loop, watch or grant wakes.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from django.db.models import F, Q
+
+from motion_runner.lib.ids import system_uuid
+from motion_runner.models import Agent, Kind, Message, Motion, Scram
+from motion_runner.system_lines import post_system_message
+
+from . import clock
+from .conf import app_settings as wakes_settings
+from .models import Effort, ListenState, MentionWake, Steer
+
+log = logging.getLogger(__name__)
+
+S = Steer.Setting
+LISTENING = {"on": "on", "mentions": "mentions only", "off": "off"}
+DISCRETION = {"reserved": "reserved", "normal": "normal", "chatty": "chatty"}
+VERBOSITY = {"terse": "terse", "normal": "normal", "full": "full"}
+READS = {"thread": "the thread only", "motion": "the thread and its watches", "all": "everything it may read"}
+AGENT_SETTINGS = (
+    S.LISTENING,
+    S.MODEL,
+    S.MENTION_EFFORT,
+    S.CONSIDER_EFFORT,
+    S.READS,
+    S.DISCRETION,
+    S.VERBOSITY,
+)
+MOTION_SETTINGS = (S.RULES, S.ARCHIVED)
+# Widening trust or spend: only people who may grant full tools set these.
+WIDENING = (S.MODEL, S.MENTION_EFFORT, S.CONSIDER_EFFORT, S.READS)
+NEVER = datetime(9999, 12, 31, tzinfo=UTC)  # a held mention with no "until"
+
+DISCRETION_TEXT = {
+    "reserved": "Be reserved here: speak only when you are asked or have something plainly needed; "
+    "otherwise answer <silent>.",
+    "chatty": "Be forthcoming here: the people welcome your thoughts and follow-ups.",
+}
+VERBOSITY_TEXT = {
+    "terse": "Keep replies short here: a few sentences at most.",
+    "full": "Replies here may be long and thorough.",
+}
+
+
+class SteerError(ValueError):
+    """A setting or value the menus do not know: said back to the person, nothing written."""
+
+
+@dataclass
+class Steering:
+    """What the room set for one (Motion, agent): blank means the admin's dials stand."""
+
+    listening: str = "on"
+    listening_until: datetime | None = None
+    model: str = ""
+    mention_effort: str = ""
+    consider_effort: str = ""
+    reads: str = ""
+    discretion: str = ""
+    verbosity: str = ""
+    rules: str = ""
+    archived: bool = False
+    set_by: dict[str, str] = field(default_factory=dict)
+    untils: dict[str, datetime] = field(default_factory=dict)  # settings in force that end by themselves
+
+
+def steering_for(motion_id: str, agent_id: int | None, now: datetime | None = None) -> Steering:
+    """One query: the newest row of each setting of the pair and of the Motion, if in force."""
+    now = now or clock.now()
+    rows = Steer.objects.filter(motion_id=motion_id).filter(Q(agent_id=agent_id) | Q(agent__isnull=True))
+    steering = Steering()
+    seen: set[str] = set()
+    for row in rows.order_by("-at", "-pk"):
+        own = row.setting in MOTION_SETTINGS if row.agent_id is None else row.setting in AGENT_SETTINGS
+        if not own or row.setting in seen:
+            continue
+        seen.add(row.setting)
+        if row.until is not None and row.until <= now:
+            continue  # its time ran out: back to the default
+        if row.setting == S.ARCHIVED:
+            steering.archived = row.value == "yes"
+        elif row.setting == S.LISTENING:
+            steering.listening = row.value or "on"
+            steering.listening_until = row.until
+        else:
+            setattr(steering, row.setting, row.value)
+        steering.set_by[row.setting] = f"{row.by_name}, {row.at:%Y-%m-%d %H:%M} UTC"
+        if row.until is not None:
+            steering.untils[row.setting] = row.until
+    return steering
+
+
+def scram_holds() -> bool:
+    return Scram.objects.filter(holds=True).exists()
+
+
+def looks_unprompted(motion_id: str, agent_id: int) -> bool:
+    """The loop, long quiets and watch wakes may wake this pair (mentions are asked apart)."""
+    steering = steering_for(motion_id, agent_id)
+    return steering.listening == "on" and not steering.archived
+
+
+def unprompted_again_at(motion_id: str, agent_id: int, now: datetime) -> datetime | None:
+    """When the room's hush of this pair ends by itself (its listening's or archived's "until");
+    None when nothing in force ends by itself (the admin's switch, a hush without "until")."""
+    steering = steering_for(motion_id, agent_id, now)
+    if (steering.archived and "archived" not in steering.untils) or (
+        steering.listening != "on" and "listening" not in steering.untils
+    ):
+        return None
+    ends = [steering.untils[name] for name in ("listening", "archived") if name in steering.untils]
+    return min(ends) if ends else None
+
+
+def mentions_held(motion_id: str, agent_id: int) -> Steering | None:
+    """The pair's steering when its listening is off (a mention is held), else None."""
+    steering = steering_for(motion_id, agent_id)
+    return steering if steering.listening == "off" else None
+
+
+def wake_settings(motion_id: str, agent_id: int, reason: str, effort: str) -> tuple[str, str]:
+    """(effort, model) for a wake: the room's choice over the dials' (step 3 above)."""
+    steering = steering_for(motion_id, agent_id)
+    chosen = steering.mention_effort if reason in ("mention", "grant") else steering.consider_effort
+    return chosen or effort, steering.model
+
+
+def prompt_piece(motion: Motion, agent: Agent) -> str:
+    """What the room asked of this agent, said in every wake (wakes/footer.py puts it in)."""
+    steering = steering_for(motion.pk, agent.pk)
+    parts = []
+    if steering.rules.strip():
+        parts.append(f"The rules of this Motion, as its people set them:\n{steering.rules.strip()}")
+    if text := DISCRETION_TEXT.get(steering.discretion):
+        parts.append(text)
+    if text := VERBOSITY_TEXT.get(steering.verbosity):
+        parts.append(text)
+    return "\n\n".join(parts)
+
+
+def context_fullness(motion_id: str, agent: Agent) -> dict | None:
+    """How full the agent's context is here: its newest API call's input (fresh, cached and
+    cache-written tokens) in its newest session of this Motion, against the window."""
+    latest = (
+        Message.objects.filter(motion_id=motion_id, agent=agent, input_tokens__isnull=False)
+        .exclude(session_id="")
+        .order_by("-created_at", "-id")
+        .values("session_id", "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        .first()
+    )
+    if latest is None:
+        return None
+    used = sum(
+        latest[key] or 0 for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    )
+    window = wakes_settings.WAKES_CONTEXT_WINDOW_TOKENS
+    return {"tokens": used, "window": window, "percent": round(100 * used / window) if window else None}
+
+
+# --- a change from the thread's menus ----------------------------------------------------------
+
+
+def clean_value(setting: str, value: str) -> str:
+    value = (value or "").strip()
+    choices = {
+        S.LISTENING: LISTENING,
+        S.DISCRETION: DISCRETION,
+        S.VERBOSITY: VERBOSITY,
+        S.READS: READS,
+        S.ARCHIVED: {"yes": "yes", "no": "no"},
+        S.MENTION_EFFORT: dict(Effort.choices),
+        S.CONSIDER_EFFORT: dict(Effort.choices),
+    }.get(setting)
+    if choices is not None and value and value not in choices:
+        raise SteerError(
+            f"{setting} is one of {', '.join(choices)} (or blank for the default), not {value!r}"
+        )
+    if setting == S.MODEL and len(value) > 100:
+        raise SteerError("a model name is at most 100 characters")
+    if setting == S.RULES and len(value) > 4000:
+        raise SteerError("the rules are at most 4,000 characters")
+    return value
+
+
+def describe(row: Steer) -> str:
+    whose = f"@{row.agent.name}'s" if row.agent_id else "this Motion's"
+    name = row.setting.replace("_", " ")
+    if row.setting == S.RULES:
+        shown = "cleared" if not row.value else "changed"
+        text = f"{row.by_name} {shown} {whose} rules"
+    elif row.setting == S.ARCHIVED:
+        text = f"{row.by_name} {'archived' if row.value == 'yes' else 'unarchived'} this Motion"
+    else:
+        shown = LISTENING.get(row.value, row.value) if row.setting == S.LISTENING else row.value
+        text = f"{row.by_name} set {whose} {name} here to {shown or 'the default'}"
+    if row.until is not None:
+        text += f" until {row.until:%Y-%m-%d %H:%M} UTC"
+    return text
+
+
+def change(motion: Motion, agent: Agent | None, setting: str, value: str, until, user) -> Steer:
+    """Append the row, say it in the thread, and let the loop and held mentions catch up."""
+    if setting in AGENT_SETTINGS and agent is None:
+        raise SteerError(f"{setting} is set per agent: name one")
+    if setting in MOTION_SETTINGS and agent is not None:
+        raise SteerError(f"{setting} is the Motion's, not an agent's")
+    if setting not in AGENT_SETTINGS + MOTION_SETTINGS:
+        raise SteerError(f"unknown setting {setting!r}")
+    if until is not None and until <= clock.now():
+        raise SteerError("“until” is in the past")
+    row = Steer.objects.create(
+        motion=motion,
+        agent=agent,
+        setting=setting,
+        value=clean_value(setting, value),
+        until=until,
+        by=user,
+        by_name=user.get_username(),
+        at=clock.now(),
+    )
+    post_system_message(
+        motion, describe(row), kind=Kind.WAKE, message_id=system_uuid("steer", row.pk), agent=agent
+    )
+    if setting in (S.LISTENING, S.ARCHIVED):
+        catch_up(motion, agent)
+    return row
+
+
+def catch_up(motion: Motion, agent: Agent | None) -> None:
+    """After listening or archived changed: the loop looks at the pairs now (what was owed is
+    owed again, or dropped by its look). Held mentions are woken by the caller
+    (handlers.release_held)."""
+    states = ListenState.objects.filter(motion=motion)
+    if agent is not None:
+        states = states.filter(agent=agent)
+    states.update(due_at=clock.now(), busy_until=None, version=F("version") + 1)
+
+
+def let_go(sender, motion: Motion, agent_names: list[str] | None, by: str, at: datetime, **kwargs) -> None:
+    """turns_stopped receiver: what was owed before the stop is not owed any more."""
+    mentions = MentionWake.objects.filter(
+        message__motion=motion,
+        message__created_at__lte=at,
+        status__in=(MentionWake.Status.WAITING, MentionWake.Status.HELD),
+    )
+    states = ListenState.objects.filter(motion=motion, last_post_at__lte=at)
+    if agent_names is not None:
+        mentions = mentions.filter(agent__name__in=agent_names)
+        states = states.filter(agent__name__in=agent_names)
+    mentions.update(status=MentionWake.Status.LET_GO)
+    states.update(considered_through=F("last_post_at"), version=F("version") + 1)
