@@ -30,7 +30,11 @@ TYPING_TTL_DEFAULT = Dials._meta.get_field("typing_ttl_seconds").default
 
 def motion_list(request):
     motions = list(access().readable(request.user, Motion.objects.all()).prefetch_related("agents"))
-    return render(request, "motion_runner/motion_list.html", {"cards": motion_cards(motions)})
+    # "None" and "none you may see" differ: a signed-out visitor is told to sign in.
+    hidden = Motion.objects.count() - len(motions)
+    return render(
+        request, "motion_runner/motion_list.html", {"cards": motion_cards(motions), "hidden": hidden}
+    )
 
 
 def what_your_posts_wake(request) -> tuple[str, str]:
