@@ -110,7 +110,7 @@ def test_the_header_says_who_you_are_and_what_your_posts_wake(live_server, page,
     expect(header).to_contain_text("signed in with an SSH key")
     expect(header).to_contain_text("your posts wake agents with full tools")
     header.get_by_role("button", name="Sign out").click()
-    expect(page.locator("header.top")).to_contain_text("Sign in with SSH")
+    expect(page.locator("header.top")).to_contain_text("Sign in")
 
 
 HOSTILE = (
