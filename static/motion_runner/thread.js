@@ -1,4 +1,7 @@
-// The Motion thread: polls the messages API with a cursor and renders what is new.
+// The Motion thread: opens at the newest page of messages (or around a `#m-<id>` message), loads
+// older pages as the reader scrolls up, and polls the messages API with a cursor for what is new.
+// The page keeps at most MAX_ROWS rows: rows far from where the reader is are let go, and read
+// again from the API if the reader scrolls back to them.
 // Every poll looks back a little (overlap) and skips ids already shown, so a message whose
 // write committed a moment late is still shown, and nothing is ever shown twice.
 // Prose arrives as `html`, rendered and sanitized by the server (motion_runner/markup.py);
@@ -7,7 +10,7 @@
   "use strict";
   const root = document.getElementById("thread");
   if (!root) return;
-  const list = document.getElementById("messages");
+  let list = document.getElementById("messages"); // swapped for a scratch list while older rows render
   const activity = document.getElementById("activity");
   const connection = document.getElementById("connection");
   const url = root.dataset.messagesUrl;
@@ -218,6 +221,7 @@
     if (m.kind === "tool_result") {
       const call = toolCalls.get(m.tool_id);
       const pre = el("pre", "", m.text || "(empty)");
+      pre.dataset.id = m.id;
       if (call) {
         call.append(pre);
         if (m.is_error) call.classList.add(m.turn_mode === "look" ? "refused" : "error");
@@ -413,8 +417,14 @@
   }
 
   async function poll() {
+    if (!atLiveEnd && !isNearBottom()) { // reading far back: newer rows wait until wanted
+      pausedForReader = true;
+      inflight = null;
+      return;
+    }
     const controller = new AbortController();
     inflight = controller;
+    document.body.dataset.live = "1"; // following the thread: a long poll waits for what is new
     const params = new URLSearchParams({ limit: "500" });
     // A long poll: the server answers as soon as there is something new, or after the wait (20 s).
     if (cursor) { params.set("after", cursor); params.set("overlap", "2"); params.set("wait", root.dataset.pollWait || "20"); }
@@ -425,19 +435,20 @@
       }
       if (!response.ok) throw new Error(String(response.status));
       const page = await response.json();
-      const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+      if (controller.signal.aborted) return; // the rows around the reader changed meanwhile
+      const nearBottom = isNearBottom();
       for (const m of page.results) {
         if (seen.has(m.id)) continue;
-        seen.add(m.id);
-        render(m);
+        show(m);
       }
       if (page.next) cursor = page.next;
-      lastActivity = page.activity || [];
-      typing = page.typing || [];
-      showActivity();
-      showRequests(page.requests || [], page.answered_requests || []);
+      atLiveEnd = !page.more;
+      showLive(page);
       showConnection(true);
-      if (nearBottom && page.results.length) window.scrollTo(0, document.body.scrollHeight);
+      if (nearBottom && page.results.length) {
+        trimTop();
+        window.scrollTo(0, document.body.scrollHeight);
+      }
       delay = page.more || cursor ? 0 : 1000;
     } catch (err) {
       if (controller.signal.aborted) return; // a newer poll took over
@@ -446,6 +457,144 @@
     }
     inflight = null;
     timer = setTimeout(poll, delay);
+  }
+
+  // --- long threads: open at the newest page, older pages on scroll-up, the DOM kept bounded ----
+  const PAGE = 100; // messages a page
+  const MAX_ROWS = 600; // top-level rows kept on the page
+  let older = null; // the `before` cursor of the oldest row shown, or null at the thread's start
+  let loadingOlder = false;
+  let atLiveEnd = true; // false while the newest rows are not on the page (a reader far back)
+  let pausedForReader = false;
+
+  function isNearBottom() {
+    return window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+  }
+
+  function showLive(page) {
+    lastActivity = page.activity || [];
+    typing = page.typing || [];
+    showActivity();
+    showRequests(page.requests || [], page.answered_requests || []);
+  }
+
+  // Renders one message and marks the rows it made with its cursor: the first message's cursor
+  // is where to read older rows from once the rows above are let go, the last one's where to
+  // read newer rows from once the rows below are.
+  function show(m) {
+    seen.add(m.id);
+    render(m);
+    for (let row = list.lastElementChild; row && !row.dataset.cursor; row = row.previousElementSibling) {
+      row.dataset.cursor = m.cursor;
+    }
+    if (list.lastElementChild) list.lastElementChild.dataset.lastCursor = m.cursor;
+  }
+
+  function rowIds(row) {
+    const ids = [...row.querySelectorAll("[data-id]")].map((node) => node.dataset.id);
+    if (row.dataset.id) ids.push(row.dataset.id);
+    return ids;
+  }
+
+  // Lets go of the oldest rows while the reader is at the newest: scrolling up reads them again.
+  function trimTop() {
+    if (list.children.length <= MAX_ROWS) return;
+    while (list.children.length > MAX_ROWS) list.firstElementChild.remove();
+    const first = [...list.children].find((row) => row.dataset.cursor);
+    if (first) older = first.dataset.cursor;
+  }
+
+  // Lets go of the newest rows while the reader is far back; the poll reads them again when the
+  // reader scrolls down to them.
+  function trimBottom() {
+    if (list.children.length <= MAX_ROWS) return;
+    while (list.children.length > MAX_ROWS) {
+      for (const id of rowIds(list.lastElementChild)) seen.delete(id);
+      list.lastElementChild.remove();
+    }
+    const rows = [...list.children].reverse();
+    const last = rows.find((row) => row.dataset.lastCursor);
+    if (last) cursor = last.dataset.lastCursor;
+    atLiveEnd = false;
+    clearTimeout(timer);
+    if (inflight) inflight.abort();
+    inflight = null;
+    pausedForReader = true;
+  }
+
+  async function fetchPage(params) {
+    const response = await fetch(url + "?" + new URLSearchParams(params), { headers: { Accept: "application/json" } });
+    if (response.status === 401 || response.status === 403 || response.status === 404) {
+      showClosed(response.status);
+      return null;
+    }
+    if (!response.ok) throw new Error(String(response.status));
+    return response.json();
+  }
+
+  async function loadOlder() {
+    if (loadingOlder || !older) return;
+    loadingOlder = true;
+    try {
+      const page = await fetchPage({ before: older, limit: String(PAGE) });
+      if (!page) return;
+      const real = list;
+      const scratch = document.createElement("ol");
+      list = scratch;
+      try {
+        for (const m of page.results) show(m);
+      } finally {
+        list = real;
+      }
+      const height = document.body.scrollHeight;
+      real.prepend(...scratch.children);
+      window.scrollBy(0, document.body.scrollHeight - height); // the reader's place stays put
+      older = page.previous;
+      trimBottom();
+    } catch (err) {
+      showConnection(false);
+    } finally {
+      loadingOlder = false;
+    }
+  }
+
+  function onScroll() {
+    if (window.scrollY < 600) loadOlder();
+    if (pausedForReader && isNearBottom()) {
+      pausedForReader = false;
+      poll();
+    }
+  }
+
+  // The first page: the newest, or the one around the message a `#m-<id>` link names.
+  async function openThread() {
+    const target = /^#m-([0-9a-f-]{36})$/i.exec(location.hash);
+    let page = null;
+    try {
+      page = target ? await fetchPage({ around: target[1], limit: String(PAGE) }).catch(() => null) : null;
+      if (!page) page = await fetchPage({ latest: "1", limit: String(PAGE) });
+    } catch (err) {
+      showConnection(false, 2000);
+      setTimeout(openThread, 2000);
+      return;
+    }
+    if (!page) return; // closed: showClosed said why
+    for (const m of page.results) show(m);
+    older = page.previous;
+    cursor = page.next;
+    atLiveEnd = !page.more;
+    showLive(page);
+    showConnection(true);
+    const shown = target && list.querySelector(`[data-id="${target[1]}"]`);
+    if (shown) {
+      shown.classList.add("linked");
+      shown.scrollIntoView({ block: "center" });
+    } else {
+      window.scrollTo(0, document.body.scrollHeight);
+    }
+    window.addEventListener("scroll", onScroll, { passive: true });
+    if (document.body.scrollHeight <= window.innerHeight) loadOlder(); // too short to scroll up
+    poll();
   }
 
   // --- the composer ----------------------------------------------------------------------------
@@ -525,5 +674,5 @@
     });
     composer.addEventListener("submit", (event) => { event.preventDefault(); send(); });
   }
-  poll();
+  openThread();
 })();
