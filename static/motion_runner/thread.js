@@ -427,7 +427,7 @@
     document.body.dataset.live = "1"; // following the thread: a long poll waits for what is new
     const params = new URLSearchParams({ limit: "500" });
     // A long poll: the server answers as soon as there is something new, or after the wait (20 s).
-    if (cursor) { params.set("after", cursor); params.set("overlap", "2"); params.set("wait", root.dataset.pollWait || "20"); }
+    if (cursor) { params.set("after", cursor); params.set("overlap", "2"); params.set("wait", pollWait()); }
     try {
       const response = await fetch(url + "?" + params, { headers: { Accept: "application/json" }, signal: controller.signal });
       if (response.status === 401 || response.status === 403 || response.status === 404) {
@@ -606,9 +606,28 @@
   // Tell the loop (and everyone reading) that a person is composing; pings expire after a few seconds.
   function pingTyping() {
     const now = Date.now();
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(stopTyping, TYPING_IDLE_MS);
     if (!typingUrl || now - lastPing < 2000) return;
     lastPing = now;
     fetch(typingUrl, { method: "POST", headers: { "X-CSRFToken": root.dataset.csrf } }).catch(() => {});
+  }
+
+  // --- typing: said stopped a second after the last key, and at once on posting ------------------
+  const TYPING_IDLE_MS = 1000;
+  let idleTimer = null;
+
+  function stopTyping() {
+    clearTimeout(idleTimer);
+    if (!typingUrl || !lastPing) return;
+    lastPing = 0;
+    fetch(typingUrl, { method: "DELETE", headers: { "X-CSRFToken": root.dataset.csrf } }).catch(() => {});
+  }
+
+  // While someone is shown typing, the long poll asks again each second: their stopping (which
+  // writes no message) is seen within a second, not at the end of a 20 s wait.
+  function pollWait() {
+    return typing.length ? "1" : root.dataset.pollWait || "20";
   }
 
   // A v4 UUID per draft: a double click or a retry posts the same message once.
@@ -652,6 +671,7 @@
         if (response.ok) {
           // Only what was sent is cleared: anything typed meanwhile stays.
           if (box.value.trim() === text) box.value = "";
+          stopTyping();
           draftId = uuid4(); // the long poll answers with the new post by itself
         } else {
           showPostError(await humanError(response, "Not posted (your text is kept)"));

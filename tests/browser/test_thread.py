@@ -368,13 +368,55 @@ def test_everyone_reading_sees_who_is_typing(live_server, chromium, page, harbor
     maria = chromium.new_context(viewport={"width": 390, "height": 844}).new_page()
     sign_in_as(maria, live_server, UserFactory(username="maria"))
     maria.goto(f"{live_server.url}/motions/harbor/")
-    page.wait_for_timeout(500)  # both pages are long-polling now
+    for reader in (page, maria):  # both pages are long-polling now
+        expect(reader.locator("body")).to_have_attribute("data-live", "1")
 
     maria.locator("#composer textarea").type("hmm, about the")
 
     expect(page.locator("#activity")).to_have_text("maria is typing…", timeout=3000)
     expect(maria.locator("#activity")).not_to_contain_text("maria")
     maria.context.close()
+
+
+# Issue 25: "carol is typing…" stayed 19 s after she stopped (the typing dial says 6).
+# The bound is the behaviour's own (a second, with room for a loaded machine), not a sleep.
+STOPPED_TYPING_MS = 5000
+
+
+def test_typing_is_cleared_when_the_post_is_sent(live_server, chromium, page, harbor, justin):
+    sign_in_as(page, live_server, justin)
+    page.goto(f"{live_server.url}/motions/harbor/")
+    carol = chromium.new_context().new_page()
+    sign_in_as(carol, live_server, UserFactory(username="carol"))
+    carol.goto(f"{live_server.url}/motions/harbor/")
+    for reader in (page, carol):
+        expect(reader.locator("body")).to_have_attribute("data-live", "1")
+    box = carol.locator("#composer textarea")
+    box.press_sequentially("the van is packed")
+    expect(page.locator("#activity")).to_have_text("carol is typing…")
+
+    box.press("Enter")
+
+    expect(page.get_by_text("the van is packed")).to_be_visible()
+    expect(page.locator("#activity")).not_to_contain_text("carol", timeout=STOPPED_TYPING_MS)
+    carol.context.close()
+
+
+def test_typing_is_cleared_a_moment_after_the_person_stops(live_server, chromium, page, harbor, justin):
+    sign_in_as(page, live_server, justin)
+    page.goto(f"{live_server.url}/motions/harbor/")
+    carol = chromium.new_context().new_page()
+    sign_in_as(carol, live_server, UserFactory(username="carol"))
+    carol.goto(f"{live_server.url}/motions/harbor/")
+    for reader in (page, carol):
+        expect(reader.locator("body")).to_have_attribute("data-live", "1")
+
+    carol.locator("#composer textarea").press_sequentially("hmm, about the")
+    expect(page.locator("#activity")).to_have_text("carol is typing…")
+
+    # Carol stops: her page says so a second later, and Justin's page shows it.
+    expect(page.locator("#activity")).not_to_contain_text("carol", timeout=STOPPED_TYPING_MS)
+    carol.context.close()
 
 
 def test_an_agent_with_no_key_says_where_to_give_it_one(live_server, page, harbor):
