@@ -66,16 +66,20 @@
   }
 
   // `<silent>why</silent>` from the agent, or `<silent by="screen">why</silent>` from the screen.
-  const SILENT = /^\s*<silent(\s+by="([^"]*)")?\s*>([\s\S]*?)<\/silent>\s*$/i;
+  // A bare `<silent>` or `<silent/>` is a silence too, never shown as text.
+  const SILENT = /^\s*<silent(\s+by="([^"]*)")?\s*\/?>(?:([\s\S]*?)<\/silent>)?\s*$/i;
+  const dotOfTurn = new Map();
+  const turnsWithCard = new Set(); // turns that said something: their end goes on their card // turn -> its dot: one silence is one dot, with no card beside it
 
   function silentOf(m) {
     if (m.kind !== "dot" && !(m.kind === "text" && m.turn)) return null;
     const match = SILENT.exec(m.text || "");
-    if (match) return { by: match[2] || "", reason: match[3].trim() || "silent" };
+    if (match) return { by: match[2] || "", reason: (match[3] || "").trim() || "silent" };
     return m.kind === "dot" ? { by: "", reason: m.text || "silent" } : null;
   }
 
   function renderDot(m, silent) {
+    if (m.turn && dotOfTurn.has(m.turn)) return; // the agent's <silent> and the loop's dot: one silence
     const row = lastDots() || list.appendChild(el("li", "dots"));
     const screened = silent.by === "screen";
     const dot = el("button", "dot" + (screened ? " screened" : ""));
@@ -84,6 +88,7 @@
     const who = screened ? "screened for " + m.sender : m.sender + " stayed silent";
     dot.title = who + " · " + new Date(m.created_at).toLocaleString();
     dot.setAttribute("aria-label", dot.title);
+    if (m.turn) dotOfTurn.set(m.turn, dot);
     dot.addEventListener("click", () => {
       let note = row.nextElementSibling;
       if (!note || !note.classList.contains("dot-reason")) {
@@ -120,10 +125,21 @@
     return ["⏰", name + " woke: " + (detail || m.turn_reason || "a wake") + " · " + mode];
   }
 
+  // One short line (who woke, why, with what tools); the rest (session, effort, cost, cap) on
+  // hover, or on a click or Enter, which opens the whole line.
   function wakeLine(icon, text, iso, maintenance) {
     const li = el("li", "wake" + (maintenance ? " maintenance" : ""));
-    li.append(el("span", "icon", icon), el("span", "what", text));
+    const parts = text.split(" · ");
+    const what = el("span", "what", parts.slice(0, 2).join(" · "));
+    li.append(el("span", "icon", icon), what);
+    if (parts.length > 2) li.append(el("span", "detail", " · " + parts.slice(2).join(" · ")));
     if (iso) li.append(timeEl(iso));
+    li.title = text;
+    li.tabIndex = 0;
+    li.setAttribute("aria-expanded", "false");
+    const toggle = () => li.setAttribute("aria-expanded", String(li.classList.toggle("open")));
+    li.addEventListener("click", toggle);
+    li.addEventListener("keydown", (event) => { if (event.key === "Enter") toggle(); });
     return li;
   }
 
@@ -158,6 +174,7 @@
       list.append(wakeLine(icon, text, m.created_at, isMaintenance(m)));
       wakeLines.add(m.turn);
     }
+    if (m.turn) turnsWithCard.add(m.turn);
     const li = el("li", "group" + (m.turn ? " agent" : " person") + (isMaintenance(m) ? " maintenance" : ""));
     li.dataset.key = groupKey(m);
     li.dataset.lastAt = m.created_at;
@@ -171,6 +188,7 @@
   const NO_KEY = /^\s*Not logged in · Please run \/login\s*$/;
   const agentPages = JSON.parse((document.getElementById("agent-pages") || {}).textContent || "{}");
   const turnsWithoutKey = new Set();
+  const errorsOfTurn = new Map(); // turn -> the error text it showed
 
   function noKeyNote(m) {
     turnsWithoutKey.add(m.turn);
@@ -218,6 +236,9 @@
       li.append(prose(m), timeEl(m.created_at));
       return list.append(li);
     }
+    if (m.kind === "turn_end" && !m.is_error && dotOfTurn.has(m.turn) && !turnsWithCard.has(m.turn)) {
+      return silentTurnEnd(m); // a silence is a dot alone
+    }
     if (m.kind === "tool_result") {
       const call = toolCalls.get(m.tool_id);
       const pre = el("pre", "", m.text || "(empty)");
@@ -248,10 +269,22 @@
     }
     if ((m.kind === "text" || m.kind === "error") && NO_KEY.test(m.text || "")) return items.append(noKeyNote(m));
     if (m.kind === "error") {
+      if (m.turn) errorsOfTurn.set(m.turn, (m.text || "").trim());
       const gone = SESSION_GONE.test(m.text || "");
       return items.append(prose(m, gone ? "maintenance-note" : "error"));
     }
     items.append(prose(m));
+  }
+
+  // A silent turn's end: its cost goes on its dot's label, not on a card of its own.
+  function silentTurnEnd(m) {
+    endedTurns.add(m.turn);
+    showActivity();
+    const dot = dotOfTurn.get(m.turn);
+    if (m.cost_usd !== null && m.cost_usd !== undefined) {
+      dot.title += " · " + dollars(m.cost_usd);
+      dot.setAttribute("aria-label", dot.title);
+    }
   }
 
   function turnEnd(m) {
@@ -264,7 +297,10 @@
       footer.textContent = "↻ its session was gone: waking again in a new one";
       return footer;
     }
-    const why = turnsWithoutKey.has(m.turn) ? "no API key" : m.text || m.stop_reason || "error";
+    // An error the turn already said above is not said again in its footer.
+    const said = errorsOfTurn.get(m.turn);
+    const repeated = said && m.text && (said.includes(m.text.trim()) || m.text.includes(said));
+    const why = turnsWithoutKey.has(m.turn) ? "no API key" : repeated ? "see above" : m.text || m.stop_reason || "error";
     const parts = [m.is_error ? "✕ ended: " + why : "✓ done"];
     if (m.cost_usd !== null && m.cost_usd !== undefined) parts.push(dollars(m.cost_usd));
     const tokens = (m.input_tokens || 0) + (m.output_tokens || 0) + (m.cache_read_input_tokens || 0) + (m.cache_creation_input_tokens || 0);
@@ -613,6 +649,22 @@
     fetch(typingUrl, { method: "POST", headers: { "X-CSRFToken": root.dataset.csrf } }).catch(() => {});
   }
 
+  // --- mentions: a name that is no agent here (a typo, @magnet for @magent) wakes nobody ----------
+  const agentsHere = (root.dataset.agents || "").split(" ").filter(Boolean);
+  const MENTION = /(^|[^\w@])@([A-Za-z0-9_][A-Za-z0-9_.-]*)/g;
+
+  function hintMentions(text) {
+    const hint = document.getElementById("mention-hint");
+    if (!hint) return;
+    const unknown = [...new Set([...text.matchAll(MENTION)].map((m) => m[2].replace(/[.-]+$/, "")))]
+      .filter((name) => !agentsHere.some((agent) => agent.toLowerCase() === name.toLowerCase()));
+    hint.hidden = unknown.length === 0;
+    if (hint.hidden) return;
+    const here = agentsHere.length ? "agents here: " + agentsHere.map((a) => "@" + a).join(", ") : "no agents here";
+    hint.textContent = unknown.map((n) => "@" + n).join(", ") + (unknown.length === 1 ? " is" : " are") +
+      " not an agent here, so no agent wakes for " + (unknown.length === 1 ? "it" : "them") + " (" + here + ").";
+  }
+
   // --- typing: said stopped a second after the last key, and at once on posting ------------------
   const TYPING_IDLE_MS = 1000;
   let idleTimer = null;
@@ -671,6 +723,7 @@
         if (response.ok) {
           // Only what was sent is cleared: anything typed meanwhile stays.
           if (box.value.trim() === text) box.value = "";
+          hintMentions(box.value);
           stopTyping();
           draftId = uuid4(); // the long poll answers with the new post by itself
         } else {
@@ -685,7 +738,7 @@
       }
     }
 
-    box.addEventListener("input", () => { pingTyping(); });
+    box.addEventListener("input", () => { pingTyping(); hintMentions(box.value); });
     box.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
