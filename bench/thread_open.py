@@ -79,7 +79,9 @@ def page_open(browser, base_url: str, messages: int) -> tuple[float, int]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
@@ -89,8 +91,13 @@ def main() -> None:
     with bench_database("thread_open") as connection:
         fill(args.messages)
         # DEBUG=1 only so that the page's static files are served without a collectstatic.
-        with web_process(web_env(connection) | {"DEBUG": "1"}, 8) as base_url, sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_FLAGS)
+        with (
+            web_process(web_env(connection) | {"DEBUG": "1"}, 8) as base_url,
+            sync_playwright() as playwright,
+        ):
+            browser = playwright.chromium.launch(
+                executable_path=executable, headless=True, args=CHROMIUM_FLAGS
+            )
             page_open(browser, base_url, args.messages)  # warm: the first start of the page's static files
             opened = [page_open(browser, base_url, args.messages) for _ in range(args.runs)]
             browser.close()

@@ -37,9 +37,9 @@ ALLOWED_ATTRIBUTES = {
 ALLOWED_SCHEMES = {"http", "https", "mailto"}
 
 # breaks: a line break typed in a post (Shift+Enter) is kept, as chat and comment boxes keep it.
-_markdown = MarkdownIt("commonmark", {"linkify": True, "html": False, "typographer": False, "breaks": True}).enable(
-    ["linkify", "table", "strikethrough"]
-)
+_markdown = MarkdownIt(
+    "commonmark", {"linkify": True, "html": False, "typographer": False, "breaks": True}
+).enable(["linkify", "table", "strikethrough"])
 
 
 def strip_request_tags(text: str) -> str:

@@ -212,9 +212,16 @@ class MessageBell:
             backoff = min(backoff * 2, RECONNECT_MAX_SECONDS)
 
     def _set_listening(self, up: bool) -> None:
-        if up != self.listening:
-            (self._listening.set if up else self._listening.clear)()
-            # Anything written while the state changed may not have rung: everyone looks once.
+        if up == self.listening:
+            return
+        # Anything written while the state changed may not have rung: everyone looks once. Going
+        # down, after `listening` is cleared (the woken fall back to polling); coming up, before
+        # it is set, so that once `listening` says so, that ring is behind every waiter.
+        if up:
+            self.ring_everyone()
+            self._listening.set()
+        else:
+            self._listening.clear()
             self.ring_everyone()
 
 

@@ -59,7 +59,9 @@ def broadcast(folder: Path, motions: Iterable[str]) -> None:
                 log.debug("message bell: %s did not take a ring (%s)", path.name, exc)
 
 
-def listen(folder: Path, on_ring: Callable[[str], None], stop: threading.Event, up: Callable[[bool], None]) -> None:
+def listen(
+    folder: Path, on_ring: Callable[[str], None], stop: threading.Event, up: Callable[[bool], None]
+) -> None:
     """Hears rings until `stop` is set; `up(True)` once the socket is bound."""
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = folder / f"{os.getpid()}-{secrets.token_hex(4)}.sock"

@@ -4,7 +4,6 @@ Pete, a person with a password and no staff rights, signs in on the people's pag
 
 from __future__ import annotations
 
-
 import pytest
 from django.core.management import call_command
 from django.test import Client
@@ -89,7 +88,9 @@ def test_a_person_who_is_not_staff_signs_in_with_a_password_and_posts():
     pete.save()
     client = Client()
 
-    response = client.post("/sign-in/?next=/motions/harbor/", {"username": "pete", "password": "a long password"})
+    response = client.post(
+        "/sign-in/?next=/motions/harbor/", {"username": "pete", "password": "a long password"}
+    )
 
     assert response.status_code == 302 and response["Location"] == "/motions/harbor/"
     assert client.session["sign_in"] == "password"
@@ -132,7 +133,9 @@ def test_the_sign_in_page_never_sends_people_to_another_host():
     pete.set_password("a long password")
     pete.save()
 
-    response = Client().post("/sign-in/?next=https://evil.example/", {"username": "pete", "password": "a long password"})
+    response = Client().post(
+        "/sign-in/?next=https://evil.example/", {"username": "pete", "password": "a long password"}
+    )
 
     assert response.status_code == 302 and response["Location"] == "/"
 

@@ -103,7 +103,13 @@ def serve(tmp_path, request) -> Iterator[Serve]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "DJANGO_SETTINGS_MODULE", "MOTION_RUNNER_REQUIRE_SERVICES")
+        if k
+        not in (
+            "DATABASE_URL",
+            "CELERY_BROKER_URL",
+            "DJANGO_SETTINGS_MODULE",
+            "MOTION_RUNNER_REQUIRE_SERVICES",
+        )
     }
     port = free_port()
     env.update(PORT=str(port), MOTION_RUNNER_DATA_DIR=str(tmp_path / "var"), WORKERS="1", STOP_GRACE="10")
@@ -127,7 +133,9 @@ def serve(tmp_path, request) -> Iterator[Serve]:
 
 
 def part_pids(serve: Serve) -> dict[str, int]:
-    return {name: int(pid) for name, pid in re.findall(r"bin/serve: (\w+) started \(pid (\d+)\)", serve.output())}
+    return {
+        name: int(pid) for name, pid in re.findall(r"bin/serve: (\w+) started \(pid (\d+)\)", serve.output())
+    }
 
 
 @pytest.mark.timeout(900)
@@ -184,6 +192,8 @@ def test_a_part_that_keeps_dying_stops_everything_loudly(serve):
 
     os.killpg(part_pids(serve)["beat"], signal.SIGKILL)
 
-    serve.wait_for(r"bin/serve: beat exited with status \d+, its death number 1 in 60s \(MAX_RESTARTS=0\): stopping everything")
+    serve.wait_for(
+        r"bin/serve: beat exited with status \d+, its death number 1 in 60s \(MAX_RESTARTS=0\): stopping everything"
+    )
     assert serve.stopped_whole(groups), f"still running:\n{serve.output()}"
     assert serve.process.returncode == 1

@@ -60,7 +60,9 @@ def embedded(tmp_path) -> tuple[Path, dict]:
 
 def test_a_message_written_by_another_process_wakes_a_waiting_reader_by_the_bell(embedded):
     script, env = embedded
-    reader = subprocess.Popen([sys.executable, str(script), "reader"], env=env, stdout=subprocess.PIPE, text=True)
+    reader = subprocess.Popen(
+        [sys.executable, str(script), "reader"], env=env, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert reader.stdout.readline().strip() == "listening"
         subprocess.run([sys.executable, str(script), "writer"], env=env, check=True, timeout=300)

@@ -24,7 +24,14 @@ def garden():
     motion = MotionFactory(slug="garden", title="The garden")
     start = timezone.now() - timedelta(minutes=5)
     Message.objects.bulk_create(
-        Message(motion=motion, sender="justin", source="web", kind="text", text=f"m{n}", created_at=start + timedelta(seconds=n))
+        Message(
+            motion=motion,
+            sender="justin",
+            source="web",
+            kind="text",
+            text=f"m{n}",
+            created_at=start + timedelta(seconds=n),
+        )
         for n in range(10)
     )
     return motion
@@ -98,7 +105,9 @@ def test_around_a_message_of_another_motion_or_none_is_a_clear_error(garden, jus
 def test_before_and_after_together_are_refused(garden, justin):
     newest = page(justin, latest="1", limit=3)
 
-    response = justin.get("/api/motions/garden/messages/", {"before": newest["previous"], "after": newest["next"]})
+    response = justin.get(
+        "/api/motions/garden/messages/", {"before": newest["previous"], "after": newest["next"]}
+    )
 
     assert response.status_code == 400
 
@@ -110,7 +119,14 @@ def test_a_signed_out_reader_of_a_signed_in_motion_gets_no_latest_page(garden):
 def test_the_newest_page_of_a_long_thread_reads_only_its_own_rows(garden, justin):
     start = timezone.now() - timedelta(days=1)
     Message.objects.bulk_create(
-        Message(motion=garden, sender="justin", source="web", kind="text", text=f"old{n}", created_at=start + timedelta(milliseconds=n))
+        Message(
+            motion=garden,
+            sender="justin",
+            source="web",
+            kind="text",
+            text=f"old{n}",
+            created_at=start + timedelta(milliseconds=n),
+        )
         for n in range(3000)
     )
 
@@ -118,5 +134,9 @@ def test_the_newest_page_of_a_long_thread_reads_only_its_own_rows(garden, justin
         body = page(justin, latest="1", limit=50)
 
     assert texts(body)[-1] == "m9" and len(body["results"]) == 50
-    reads = [q["sql"] for q in queries.captured_queries if "motion_runner_message" in q["sql"] and "LIMIT" in q["sql"]]
+    reads = [
+        q["sql"]
+        for q in queries.captured_queries
+        if "motion_runner_message" in q["sql"] and "LIMIT" in q["sql"]
+    ]
     assert reads and all("LIMIT 50" in sql or "LIMIT 51" in sql for sql in reads), reads

@@ -180,4 +180,6 @@ def test_a_client_id_someone_else_used_is_a_conflict(harbor, person_signed_in_wi
 
 def test_a_line_break_typed_in_a_post_is_kept():
     # Issue 25: Shift+Enter's line breaks vanished when the post was shown.
-    assert render_markdown("the van is packed\nthe merch too") == "<p>the van is packed<br>\nthe merch too</p>"
+    assert (
+        render_markdown("the van is packed\nthe merch too") == "<p>the van is packed<br>\nthe merch too</p>"
+    )

@@ -1,10 +1,10 @@
 from django.contrib import admin
-from django.db.models import Count, Sum
+from django.db.models import Count, Q, Sum
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.html import format_html
 
-from motion_runner.admin import AgentAdmin, MotionAdmin, ReadOnlyAdmin, dollars
+from motion_runner.admin import AgentAdmin, LedgerRecordAdmin, MotionAdmin, NoAddAdmin, ReadOnlyAdmin, dollars
 from motion_runner.models import Agent, Motion
 
 from .models import Consideration, DialOverride, Dials, ListenState, MentionWake, Spend
@@ -111,7 +111,7 @@ class DialOverrideAdmin(admin.ModelAdmin):
 
 
 @admin.register(ListenState)
-class ListenStateAdmin(admin.ModelAdmin):
+class ListenStateAdmin(NoAddAdmin):
     list_display = ["motion", "agent", "due_at", "last_post_at", "considered_through", "idle_level", "rested"]
     list_filter = ["rested"]
 
@@ -177,13 +177,18 @@ class ConsiderationAdmin(ReadOnlyAdmin):
 
 
 @admin.register(MentionWake)
-class MentionWakeAdmin(admin.ModelAdmin):
+class MentionWakeAdmin(NoAddAdmin):
     list_display = ["created_at", "agent", "status", "due_at", "turn"]
     raw_id_fields = ["message", "turn"]
 
 
+# Today's spend is one sum everywhere (the Motion list, these totals): every row of the day is
+# spent; the rows `counted` are those the daily caps count (mentions, grants, manual wakes are not).
+COUNTED = Sum("amount", filter=Q(counted=True))
+
+
 @admin.register(Spend)
-class SpendAdmin(ReadOnlyAdmin):
+class SpendAdmin(LedgerRecordAdmin):
     """The ledger: each row in dollars with its turn, and the totals of what is shown by day and
     by Motion above the list."""
 
@@ -224,15 +229,15 @@ class SpendAdmin(ReadOnlyAdmin):
         if changelist is not None:
             rows = changelist.queryset.order_by()
             response.context_data["totals_by_day"] = [
-                {**row, "dollars": dollars(row["total"])}
+                {**row, "dollars": dollars(row["total"]), "counted_dollars": dollars(row["counted"] or 0)}
                 for row in rows.values("day")
-                .annotate(total=Sum("amount"), entries=Count("pk"))
+                .annotate(total=Sum("amount"), counted=COUNTED, entries=Count("pk"))
                 .order_by("-day")[:14]
             ]
             response.context_data["totals_by_motion"] = [
-                {**row, "dollars": dollars(row["total"])}
+                {**row, "dollars": dollars(row["total"]), "counted_dollars": dollars(row["counted"] or 0)}
                 for row in rows.values("motion__slug", "motion__title")
-                .annotate(total=Sum("amount"), entries=Count("pk"))
+                .annotate(total=Sum("amount"), counted=COUNTED, entries=Count("pk"))
                 .order_by("-total")[:20]
             ]
         return response

@@ -41,7 +41,9 @@ class TypingPingView(APIView):
     @extend_schema(
         request=None,
         responses={
-            200: inline_serializer("TypingStopped", {"typing": serializers.ListField(child=serializers.CharField())})
+            200: inline_serializer(
+                "TypingStopped", {"typing": serializers.ListField(child=serializers.CharField())}
+            )
         },
         description="The signed-in person stopped typing (or posted): said at once, not after the typing dial.",
     )

@@ -135,7 +135,9 @@ class MessageList(APIView):
             OpenApiParameter("raw", bool, description="Include the harness's raw JSON line."),
             OpenApiParameter("wait", float, description="Seconds to wait for something new (at most 25)."),
             OpenApiParameter("latest", bool, description="The newest page (a thread opens here)."),
-            OpenApiParameter("before", str, description="A message's cursor: the page just older; exclusive."),
+            OpenApiParameter(
+                "before", str, description="A message's cursor: the page just older; exclusive."
+            ),
             OpenApiParameter("around", str, description="A message's id: the page around it."),
         ],
         responses=inline_serializer(

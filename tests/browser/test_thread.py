@@ -7,6 +7,7 @@ read by the page's long poll); the harness's own formats are tested against reco
 from __future__ import annotations
 
 import re
+import time
 from decimal import Decimal
 
 import pytest
@@ -142,7 +143,8 @@ def test_nothing_an_agent_or_a_watched_page_writes_ever_runs(live_server, page, 
     expect(page.locator(".request-card")).to_be_visible()
     page.locator("details.tool summary").click()
     page.get_by_text("click me").first.click()  # a javascript: link is no link at all
-    page.wait_for_timeout(300)
+    # The click's tasks have run once the page's event loop has turned twice (no fixed wait).
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)))")
     assert page.evaluate("window.__ran") is None
     assert page.locator("#messages script, #messages img, #messages svg, #messages iframe").count() == 0
     assert page.locator('#messages a[href^="javascript"]').count() == 0
@@ -163,10 +165,19 @@ def test_a_post_sends_on_enter_once_however_often_it_is_clicked(live_server, pag
 
     expect(page.locator(".group.person .body")).to_contain_text("second line")
     expect(box).to_have_value("")
+    posts, answered = [], []
+    page.on("request", lambda r: posts.append(r) if r.method == "POST" and "/messages/" in r.url else None)
+    page.on("requestfinished", lambda r: answered.append(r) if r in posts else None)
+    page.on("requestfailed", lambda r: answered.append(r) if r in posts else None)
     box.fill("ship it")
     page.locator("#composer button").dblclick()
     expect(page.locator(".group.person .body", has_text="ship it")).to_have_count(1)
-    page.wait_for_timeout(500)
+    # Every post the double click sent has been answered (an event, not a fixed wait).
+    page.wait_for_function("() => !document.querySelector('#composer button').disabled")
+    deadline = time.monotonic() + 60
+    while len(answered) < len(posts) and time.monotonic() < deadline:
+        page.wait_for_timeout(50)  # lets Playwright deliver the events it holds
+    assert posts and len(answered) == len(posts)
     assert Message.objects.filter(motion=harbor, text="ship it").count() == 1
     screenshot(page, f"thread-posted-{viewport['width']}")
 
@@ -201,7 +212,7 @@ def test_a_turn_streams_in_and_its_activity_clears_when_it_ends(live_server, pag
     sign_in_as(page, live_server, justin, sign_in="ssh")
     page.goto(f"{live_server.url}/motions/harbor/")
     expect(page.locator("#messages")).to_be_attached()
-    page.wait_for_timeout(500)  # the first poll has answered; the page now long-polls
+    expect(page.locator("body")).to_have_attribute("data-live", "1")  # the page now long-polls
 
     turn = TurnFactory(
         motion=harbor, agent=harbor.agents.get(), reason="mention", mode="look",
@@ -347,7 +358,7 @@ def test_the_page_says_it_is_offline_and_catches_up_when_the_server_is_back(
 ):
     sign_in_as(page, live_server, justin)
     page.goto(f"{live_server.url}/motions/harbor/")
-    page.wait_for_timeout(300)
+    expect(page.locator("body")).to_have_attribute("data-live", "1")  # the long poll is waiting
     page.route(re.compile(r".*/api/.*"), lambda route: route.abort("connectionrefused"))
     page.locator("#composer textarea").fill("draft kept")
     MessageFactory(motion=harbor, sender="maria", text="hello")  # ends the long poll: the next one fails

@@ -39,7 +39,9 @@ def wake_line(turn, text: str):
 
 @pytest.mark.parametrize("silence", ["<silent>", "<silent/>", "<silent>nothing for me</silent>"])
 def test_a_silence_is_a_dot_alone(live_server, page, harbor, justin, silence):
-    turn = TurnFactory(motion=harbor, agent=harbor.agents.get(), reason="consider", status=TurnStatus.FINISHED)
+    turn = TurnFactory(
+        motion=harbor, agent=harbor.agents.get(), reason="consider", status=TurnStatus.FINISHED
+    )
     agent_says(turn, text=silence)
     agent_says(turn, kind="dot", text=silence)
     agent_says(turn, kind="turn_end", text="success", cost_usd=Decimal("0.0100"))
@@ -52,7 +54,9 @@ def test_a_silence_is_a_dot_alone(live_server, page, harbor, justin, silence):
     expect(page.locator(".dot")).to_have_count(1)
     expect(page.locator(".group.agent")).to_have_count(0)
     expect(page.locator("#messages")).not_to_contain_text("<silent")
-    expect(page.locator(".dot")).to_have_attribute("title", re.compile(r"^claude stayed silent · .+ · \$0\.01$"))
+    expect(page.locator(".dot")).to_have_attribute(
+        "title", re.compile(r"^claude stayed silent · .+ · \$0\.01$")
+    )
 
 
 def test_an_error_is_said_once_in_a_turn(live_server, page, harbor, justin):
