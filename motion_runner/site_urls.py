@@ -4,8 +4,8 @@ the admin and the API docs beside them. A host project keeps its own root urls i
 from django.contrib import admin
 from django.contrib.admin.exceptions import NotRegistered
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from django_celery_beat import models as beat
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 # Beat's schedule is the code's (motion_runner/celery.py), not a thing to edit by hand: its five
 # models stay off the admin's index.
