@@ -78,6 +78,24 @@ def page_open(browser, base_url: str, messages: int) -> tuple[float, int]:
     return seconds, made
 
 
+def parts(base_url: str, runs: int) -> tuple[float, float]:
+    """The page's two parts alone, over HTTP: its HTML, and its newest page of messages (ms, best of runs)."""
+    import httpx
+
+    html, latest = [], []
+    with httpx.Client(base_url=base_url, timeout=60) as client:
+        for _ in range(runs):
+            began = time.perf_counter()
+            client.get("/motions/bench/").raise_for_status()
+            html.append(time.perf_counter() - began)
+            began = time.perf_counter()
+            client.get(
+                "/api/motions/bench/messages/", params={"latest": "1", "limit": "100"}
+            ).raise_for_status()
+            latest.append(time.perf_counter() - began)
+    return min(html) * 1000, min(latest) * 1000
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -102,11 +120,15 @@ def main() -> None:
             opened = [page_open(browser, base_url, args.messages) for _ in range(args.runs)]
             browser.close()
             base = [baseline(base_url, args.messages) for _ in range(max(1, args.runs // 2))]
+            html_ms, latest_ms = parts(base_url, args.runs)
     times = [seconds for seconds, _ in opened]
     print(f"{args.messages:,} messages on {connection.vendor}")
     print(
         f"page: newest visible p50 {percentile(times, 50) * 1000:.0f} ms, max {max(times) * 1000:.0f} ms"
         f" over {len(times)} runs; message requests by then: {max(n for _, n in opened)}"
+    )
+    print(
+        f"  of which, over HTTP alone: the page's HTML {html_ms:.0f} ms, its newest page of messages {latest_ms:.0f} ms"
     )
     print(
         f"baseline (from the oldest, 500 a page, HTTP only): {min(s for s, _ in base) * 1000:.0f} ms,"

@@ -1,4 +1,7 @@
+from django import forms
 from django.contrib import admin
+from django.contrib.admin.widgets import FilteredSelectMultiple
+from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, Sum
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -9,10 +12,49 @@ from motion_runner.models import Agent, Motion
 
 from .models import Consideration, DialOverride, Dials, ListenState, MentionWake, Spend
 
+UNITS = {"usd": "($)", "seconds": "(seconds)", "minutes": "(minutes)", "hours": "(hours)"}
+WORDS = {"ttl": "shown for", "min": "minimum", "max": "maximum", "in": "input", "out": "output"}
+
+
+def dial_label(name: str) -> str:
+    """A dial's field name read aloud: `typing_ttl_seconds` → "Typing shown for (seconds)"."""
+    words = name.split("_")
+    unit = UNITS.get(words[-1])
+    words = [WORDS.get(word, word) for word in (words[:-1] if unit else words)]
+    return " ".join(words + ([unit] if unit else [])).capitalize()
+
+
+class DialsForm(forms.ModelForm):
+    # Picked from the people and agents there are (and any name already set), not typed as JSON.
+    full_tools_for = forms.MultipleChoiceField(
+        required=False,
+        widget=FilteredSelectMultiple("names", is_stacked=False),
+        label="Full tools for",
+        help_text=Dials._meta.get_field("full_tools_for").help_text.split(", as a list")[0]
+        + ". An agent's post counts only from a full-tools turn.",
+    )
+
+    class Meta:
+        model = Dials
+        fields = "__all__"
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for name, field in self.fields.items():
+            if name != "full_tools_for":
+                field.label = dial_label(name)
+        names = set(get_user_model().objects.values_list("username", flat=True))
+        names |= set(Agent.objects.values_list("name", flat=True))
+        names |= set(self.instance.full_tools_for or [])
+        self.fields["full_tools_for"].choices = [(name, name) for name in sorted(names, key=str.lower)]
+        self.initial["full_tools_for"] = list(self.instance.full_tools_for or [])
+
 
 @admin.register(Dials)
 class DialsAdmin(admin.ModelAdmin):
     """One row: the global defaults of every wake rule."""
+
+    form = DialsForm
 
     def changelist_view(self, request, extra_context=None):
         """There is one Dials: its list is its page."""
