@@ -36,7 +36,7 @@ class DialsForm(forms.ModelForm):
 
     class Meta:
         model = Dials
-        fields = "__all__"
+        fields = [f.name for f in Dials._meta.concrete_fields if f.editable and not f.primary_key]
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
