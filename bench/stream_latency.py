@@ -64,6 +64,9 @@ def listen(dsn: str, slug: str, heard: list[float], ready: threading.Event) -> N
     Motion on the channel the web process listens to (motion_runner/message_bell.py)."""
     import psycopg
 
+    if not dsn.startswith("postgres"):  # SQLite's bell rings on sockets: no stage breakdown
+        ready.set()
+        return
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute("LISTEN motion_messages")
         ready.set()

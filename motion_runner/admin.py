@@ -40,6 +40,22 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
+class NoAddAdmin(admin.ModelAdmin):
+    """Rows the runner makes (sessions, transcript files, listen states): looked at and, where
+    it helps, corrected here; never added by hand."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+class LedgerRecordAdmin(ReadOnlyAdmin):
+    """A money record (a turn, a ledger row): neither made, edited nor deleted by hand, so no
+    "Delete selected" either: the ledger = turns = usage × price holds only if rows stay."""
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
 def dollars(amount) -> str:
     return "" if amount is None else f"${amount:,.4f}" if abs(amount) < 1 else f"${amount:,.2f}"
 
@@ -215,7 +231,7 @@ class UnclaimedSessionAdmin(admin.ModelAdmin):
 
 
 @admin.register(TranscriptFile)
-class TranscriptFileAdmin(admin.ModelAdmin):
+class TranscriptFileAdmin(NoAddAdmin):
     list_display = [
         "path",
         "session_id",
@@ -242,7 +258,7 @@ class MotionAdmin(admin.ModelAdmin):
 
 
 @admin.register(MotionSession)
-class MotionSessionAdmin(admin.ModelAdmin):
+class MotionSessionAdmin(NoAddAdmin):
     list_display = ["session_id", "motion", "agent", "harness", "last_used_at"]
     list_filter = ["harness"]
     search_fields = ["session_id"]
@@ -261,7 +277,7 @@ class MessageAdmin(ReadOnlyAdmin):
 
 
 @admin.register(Turn)
-class TurnAdmin(ReadOnlyAdmin):
+class TurnAdmin(LedgerRecordAdmin):
     list_display = ["pk", "motion", "agent", "reason", "mode", "status", "cost", "queued_at"]
     list_filter = ["status", "mode", "reason"]
     raw_id_fields = ["woken_by"]

@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.backends.signals import connection_created
 from django.utils.module_loading import import_string
 
 
@@ -14,9 +15,18 @@ class MotionRunnerConfig(AppConfig):
         from .runner import tasks  # noqa: F401  (registers the Celery tasks)
 
         user_logged_in.connect(remember_sign_in, dispatch_uid="motion_runner.remember_sign_in")
+        connection_created.connect(ring_on_sqlite, dispatch_uid="motion_runner.ring_on_sqlite")
         # The record binding's receivers (memory_lane: a post made in the host reaches the apps);
         # by path, as the models it loads are ready only now.
         import_string("motion_runner.record.binding")().connect()
+
+
+def ring_on_sqlite(sender, connection, **kwargs) -> None:
+    """SQLite has no NOTIFY: each connection rings the message bell itself (socket_bell.py)."""
+    if connection.vendor == "sqlite":
+        from .socket_bell import install
+
+        install(connection)
 
 
 def remember_sign_in(sender, request, user, **kwargs) -> None:

@@ -36,9 +36,10 @@ ALLOWED_ATTRIBUTES = {
 }
 ALLOWED_SCHEMES = {"http", "https", "mailto"}
 
-_markdown = MarkdownIt("commonmark", {"linkify": True, "html": False, "typographer": False}).enable(
-    ["linkify", "table", "strikethrough"]
-)
+# breaks: a line break typed in a post (Shift+Enter) is kept, as chat and comment boxes keep it.
+_markdown = MarkdownIt(
+    "commonmark", {"linkify": True, "html": False, "typographer": False, "breaks": True}
+).enable(["linkify", "table", "strikethrough"])
 
 
 def strip_request_tags(text: str) -> str:

@@ -9,8 +9,10 @@ own. One daemon thread per process holds a dedicated connection that LISTENs, an
 `threading.Event` of each request waiting on that Motion: a waiting request costs no queries
 until something is written.
 
-When the channel is down (the listener lost its connection, or the database is SQLite, which
-has no NOTIFY) waiters fall back to a slow poll (`MESSAGES_FALLBACK_POLL_SECONDS`); each
+On SQLite, which has no NOTIFY, the same bell rings over Unix datagram sockets
+(motion_runner/socket_bell.py): a trigger on each connection rings after each committed write.
+
+When the channel is down (the listener lost its connection or its socket) waiters fall back to a slow poll (`MESSAGES_FALLBACK_POLL_SECONDS`); each
 change of the channel's state wakes every waiter once, so nothing written meanwhile waits for
 the next poll.
 """
@@ -31,6 +33,7 @@ try:
 except ImportError:  # a host on psycopg2 alone (memory-lane pins psycopg2-binary): listened to below
     psycopg = None
 
+from . import socket_bell
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 
 log = logging.getLogger(__name__)
@@ -144,16 +147,17 @@ class MessageBell:
     # --- the listener ----------------------------------------------------------------------
 
     def start(self) -> None:
-        if self._thread is not None or not settings.MESSAGES_LISTEN or connection.vendor != "postgresql":
+        if self._thread is not None or not settings.MESSAGES_LISTEN:
+            return
+        if connection.vendor not in ("postgresql", "sqlite"):
             return
         with self._lock:
             if self._thread is not None:
                 return
             self._stop.clear()
             params = dict(connection.settings_dict)
-            self._thread = threading.Thread(
-                target=self._listen, args=(params,), name="message-bell", daemon=True
-            )
+            target = self._listen if connection.vendor == "postgresql" else self._listen_socket
+            self._thread = threading.Thread(target=target, args=(params,), name="message-bell", daemon=True)
             self._thread.start()
 
     def stop(self) -> None:
@@ -189,10 +193,32 @@ class MessageBell:
             self._stop.wait(backoff)
             backoff = min(backoff * 2, RECONNECT_MAX_SECONDS)
 
+    def _listen_socket(self, params: dict) -> None:
+        def heard(motion: str) -> None:
+            self.rings += 1
+            self.ring(motion)
+
+        folder = socket_bell.folder_for(params["NAME"])
+        backoff = 0.5
+        while not self._stop.is_set():
+            try:
+                socket_bell.listen(folder, heard, self._stop, self._set_listening)
+            except OSError as exc:
+                log.warning("message bell: no socket in %s (%s); readers poll until there is", folder, exc)
+            self._stop.wait(backoff)
+            backoff = min(backoff * 2, RECONNECT_MAX_SECONDS)
+
     def _set_listening(self, up: bool) -> None:
-        if up != self.listening:
-            (self._listening.set if up else self._listening.clear)()
-            # Anything written while the state changed may not have rung: everyone looks once.
+        if up == self.listening:
+            return
+        # Anything written while the state changed may not have rung: everyone looks once. Going
+        # down, after `listening` is cleared (the woken fall back to polling); coming up, before
+        # it is set, so that once `listening` says so, that ring is behind every waiter.
+        if up:
+            self.ring_everyone()
+            self._listening.set()
+        else:
+            self._listening.clear()
             self.ring_everyone()
 
 
@@ -306,11 +332,14 @@ def release_connection() -> None:
 
 def ring_for(motion_id: str) -> None:
     """Wake the readers waiting on a Motion although no Message was written (someone started
-    typing): a NOTIFY on the bell's channel, heard by every process on commit; without PostgreSQL,
-    this process's waiters only."""
+    typing): a NOTIFY on the bell's channel, heard by every process on commit; on SQLite a ring on
+    the bell's sockets; on anything else, this process's waiters only."""
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, str(motion_id)])
+    elif connection.vendor == "sqlite" and settings.MESSAGES_LISTEN:
+        socket_bell.broadcast(socket_bell.folder_for(connection.settings_dict["NAME"]), [str(motion_id)])
+        bell.ring(str(motion_id))
     else:
         bell.ring(str(motion_id))
 

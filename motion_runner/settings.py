@@ -158,7 +158,8 @@ LOGIN_URL = "/admin/login/"
 # --- Celery -------------------------------------------------------------------------------
 # The embedded default is kombu's filesystem transport: a worker and beat on one machine
 # exchange messages through a folder, with no server to install.
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://")
+# With a host named: without one kombu warns "No hostname was supplied" at every connection.
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "filesystem://localhost/")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     _queue_dir = DATA_DIR / "broker"
     for _folder in ("queue", "processed", "control"):

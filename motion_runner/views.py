@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from django.contrib.auth import authenticate, login
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
 from django.urls import reverse
@@ -12,7 +15,15 @@ from .signin import NAMESPACE, SignInRefused, current_challenge, new_challenge, 
 
 
 def motion_thread(request, slug: str):
-    motion = readable_motion(request.user, slug)
+    try:
+        motion = readable_motion(request.user, slug)
+    except Http404:
+        # Signed out: to the sign-in page and back, whether or not the Motion exists (the same
+        # answer for both, so a signed-out visitor learns no slugs). Signed in: a plain page,
+        # never DEBUG's technical 404.
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.get_full_path(), reverse("sign-in"))
+        return render(request, "motion_runner/not_found.html", {"slug": slug}, status=404)
     context = {
         "motion": motion,
         "can_grant": False,
@@ -38,16 +49,24 @@ def favicon(request):
     return redirect(static("motion_runner/favicon.svg"), permanent=True)
 
 
+PASSWORD_REFUSED = "That username and password do not match an account that may sign in."
+
+
 def sign_in(request):
-    """Sign in by signing a one-time challenge with your SSH key. Anyone may call it (it is how
-    a person becomes someone); a visit gets a new challenge, a failed try keeps the username
-    and the challenge so the person can sign again without starting over."""
+    """The people's sign-in: a password (posts wake agents look-only) or a one-time challenge
+    signed with an SSH key (full tools). Anyone may call it (it is how a person becomes someone);
+    a visit gets a new challenge, a failed try keeps the username and the challenge so the
+    person can try again without starting over."""
     error = ""
     username = ""
     if request.method == "POST":
         username = request.POST.get("username", "").strip()
+        password = request.POST.get("password", "")
         try:
-            sign_in_with_ssh(request, username, request.POST.get("signature", ""))
+            if password:
+                sign_in_with_password(request, username, password)
+            else:
+                sign_in_with_ssh(request, username, request.POST.get("signature", ""))
         except SignInRefused as refusal:
             error = str(refusal)
         else:
@@ -59,6 +78,16 @@ def sign_in(request):
         {"challenge": challenge, "error": error, "namespace": NAMESPACE, "username": username},
         status=403 if error else 200,
     )
+
+
+def sign_in_with_password(request, username: str, password: str) -> None:
+    """Any active person with a password (staff or not): the trust rules make their posts wake
+    agents look-only (wakes/trust.py reads `sign_in`)."""
+    user = authenticate(request, username=username, password=password)
+    if user is None:
+        raise SignInRefused(PASSWORD_REFUSED)
+    login(request, user)
+    request.session["sign_in"] = "password"
 
 
 def safe_next(request) -> str:

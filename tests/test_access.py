@@ -143,8 +143,9 @@ ENDPOINTS: dict[str, tuple[Callable, tuple[int, ...]]] = {
         lambda c, h: c.delete(f"/api/watches/{h.watch.pk}/"),
         (401, 403, 204, 204, 204, 404, 401),
     ),
-    # Pages are for people: a key is no sign-in there.
-    "thread page": (lambda c, h: c.get("/motions/harbor/"), (404, 200, 200, 200, 404, 404, 404)),
+    # Pages are for people: a key is no sign-in there, so a key holder, like nobody, is sent to
+    # the sign-in page.
+    "thread page": (lambda c, h: c.get("/motions/harbor/"), (302, 200, 200, 200, 302, 302, 302)),
 }
 
 

@@ -191,3 +191,44 @@ def test_people_who_are_not_staff_get_no_admin_link_on_the_thread():
     reader.force_login(UserFactory(username="wiki-reader"))
 
     assert "/admin/motion_runner/motion/" not in reader.get("/motions/harbor/").content.decode()
+
+
+# Issue 25: rows that are records are not added, edited in bulk or deleted by hand.
+NO_ADD = {
+    "listen states": "/admin/wakes/listenstate/",
+    "mention wakes": "/admin/wakes/mentionwake/",
+    "Motion sessions": "/admin/motion_runner/motionsession/",
+    "transcript files": "/admin/motion_runner/transcriptfile/",
+    "ledger": "/admin/wakes/spend/",
+    "turns": "/admin/motion_runner/turn/",
+}
+
+
+@pytest.mark.parametrize("listing", list(NO_ADD))
+def test_records_offer_no_add(an_admin, listing):
+    path = NO_ADD[listing]
+
+    assert an_admin.get(path).status_code == 200
+    assert an_admin.get(path + "add/").status_code == 403
+    assert f'href="{path}add/"' not in an_admin.get(path).content.decode()
+
+
+@pytest.mark.parametrize("listing", ["ledger", "turns"])
+def test_money_records_offer_no_delete_selected(an_admin, records, listing):
+    page = an_admin.get(NO_ADD[listing]).content.decode()
+
+    assert "delete_selected" not in page
+
+
+def test_the_ledger_rows_cannot_be_deleted_one_by_one_either(an_admin, records):
+    row = Spend.objects.first()
+
+    assert an_admin.get(f"/admin/wakes/spend/{row.pk}/delete/").status_code == 403
+    assert Spend.objects.filter(pk=row.pk).exists()
+
+
+def test_beats_models_are_off_the_index(an_admin):
+    page = an_admin.get("/admin/").content.decode()
+
+    for model in ("Periodic tasks", "Intervals", "Crontabs", "Solar events", "Clocked"):
+        assert model not in page, model

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from decimal import Decimal
 
 import pytest
 from django.db import models
 
+from tests.factories import AgentFactory, UserFactory
 from wakes.models import Dials
 from wakes.trust import full_tools_for
 
@@ -56,6 +56,7 @@ def test_every_dial_says_what_it_does_and_its_default(field):
 
 
 def test_an_admin_sets_full_tools_for_and_the_loop_guard_in_the_admin(admin_client):
+    UserFactory(username="Justin")
     Dials.load()
     form = admin_client.get(CHANGE_PAGE).context["adminform"].form
     data = {}
@@ -66,7 +67,7 @@ def test_an_admin_sets_full_tools_for_and_the_loop_guard_in_the_admin(admin_clie
                 data[name] = "on"
         elif value is not None:
             data[name] = value
-    data.update(full_tools_for=json.dumps(["Justin"]), loop_same_call_in_a_row="4")
+    data.update(full_tools_for=["Justin"], loop_same_call_in_a_row="4")
 
     response = admin_client.post(CHANGE_PAGE, data)
 
@@ -74,3 +75,30 @@ def test_an_admin_sets_full_tools_for_and_the_loop_guard_in_the_admin(admin_clie
     dials = Dials.load()
     assert (dials.full_tools_for, dials.loop_same_call_in_a_row) == (["Justin"], 4)
     assert full_tools_for() == {"justin"}
+
+
+def test_dials_are_labelled_in_words_not_field_names(admin_client):
+    # Issue 25: the labels were the raw field names.
+    Dials.load()
+    form = admin_client.get(CHANGE_PAGE).context["adminform"].form
+
+    assert form.fields["typing_ttl_seconds"].label == "Typing shown for (seconds)"
+    assert form.fields["daily_budget_usd"].label == "Daily budget ($)"
+    assert form.fields["min_consideration_usd"].label == "Minimum consideration ($)"
+    assert all("_" not in str(field.label) for field in form.fields.values())
+
+
+def test_full_tools_for_is_picked_from_the_people_and_agents_there_are(admin_client):
+    UserFactory(username="rosemary")
+    AgentFactory(name="scribe")
+    dials = Dials.load()
+    dials.full_tools_for = ["wiki-justin"]  # a name set before, with no user here: kept as a choice
+    dials.save()
+
+    page = admin_client.get(CHANGE_PAGE).content.decode()
+    form = admin_client.get(CHANGE_PAGE).context["adminform"].form
+
+    choices = [value for value, _ in form.fields["full_tools_for"].choices]
+    assert {"rosemary", "scribe", "wiki-justin"} <= set(choices)
+    assert '<select name="full_tools_for"' in page and "multiple" in page
+    assert "SelectFilter" in page  # the admin's two-box picker

@@ -93,3 +93,23 @@ def test_a_waiting_request_shows_a_hammer(reader):
 
     assert "🔨" in card(page, "harbor")
     assert "🔨" not in card(page, "garden")
+
+
+def test_todays_spend_is_the_ledgers_and_says_what_the_caps_count(reader):
+    # Issue 25: the list said "today $0.06" where the ledger summed $0.13 for the same day.
+    Dials.objects.update_or_create(pk=1, defaults={"daily_budget_usd": Decimal("10.00")})
+    harbor = MotionFactory(slug="harbor")
+    agent = AgentFactory(name="claude")
+    spend(harbor, agent, "0.06")
+    Spend.objects.create(
+        kind="mention", motion=harbor, agent=agent, day=timezone.localdate(), at=timezone.now(),
+        amount=Decimal("0.07"), counted=False,
+    )  # fmt: skip
+    admin = Client()
+    admin.force_login(UserFactory(username="ana", is_staff=True, is_superuser=True))
+
+    shown = card(reader.get("/").content.decode(), "harbor")
+    ledger = admin.get("/admin/wakes/spend/").content.decode()
+
+    assert "today $0.13 ($0.06 counted against the caps) · $9.94 left" in shown
+    assert '<td class="amount">$0.1300</td><td class="amount">$0.0600</td>' in ledger

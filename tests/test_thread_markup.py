@@ -176,3 +176,10 @@ def test_a_client_id_someone_else_used_is_a_conflict(harbor, person_signed_in_wi
 
     assert response.status_code == 409
     assert Message.objects.get(pk=theirs.pk).text == "mine"
+
+
+def test_a_line_break_typed_in_a_post_is_kept():
+    # Issue 25: Shift+Enter's line breaks vanished when the post was shown.
+    assert (
+        render_markdown("the van is packed\nthe merch too") == "<p>the van is packed<br>\nthe merch too</p>"
+    )

@@ -66,6 +66,29 @@ def test_a_person_typing_pings_and_sees_who_else_is_typing(room, client, clock):
     assert TypingPing.objects.get(who="justin").at == clock.now()
 
 
+def test_a_person_who_stops_typing_says_so_and_readers_are_rung(room, client, clock, monkeypatch):
+    rung = []
+    monkeypatch.setattr("wakes.api.ring_for", rung.append)
+    TypingPing.objects.create(motion=room.motion, who="rosemary", at=clock.now())
+    client.force_login(room.justin)
+    client.post(f"/api/motions/{room.motion.slug}/typing/")
+
+    response = client.delete(f"/api/motions/{room.motion.slug}/typing/")
+
+    assert response.status_code == 200 and response.json() == {"typing": ["rosemary"]}
+    assert list(TypingPing.objects.values_list("who", flat=True)) == ["rosemary"]
+    assert rung == [room.motion.pk, room.motion.pk]  # the start and the stop
+
+
+def test_saying_you_stopped_typing_needs_a_signed_in_person(room, client, clock):
+    TypingPing.objects.create(motion=room.motion, who="rosemary", at=clock.now())
+
+    response = client.delete(f"/api/motions/{room.motion.slug}/typing/")
+
+    assert response.status_code in (401, 403)
+    assert TypingPing.objects.count() == 1
+
+
 def test_typing_needs_a_signed_in_person(room, client):
     response = client.post(f"/api/motions/{room.motion.slug}/typing/")
     assert response.status_code in (401, 403)

@@ -1,18 +1,60 @@
+from django import forms
 from django.contrib import admin
-from django.db.models import Count, Sum
+from django.contrib.admin.widgets import FilteredSelectMultiple
+from django.contrib.auth import get_user_model
+from django.db.models import Count, Q, Sum
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.html import format_html
 
-from motion_runner.admin import AgentAdmin, MotionAdmin, ReadOnlyAdmin, dollars
+from motion_runner.admin import AgentAdmin, LedgerRecordAdmin, MotionAdmin, NoAddAdmin, ReadOnlyAdmin, dollars
 from motion_runner.models import Agent, Motion
 
 from .models import Consideration, DialOverride, Dials, ListenState, MentionWake, Spend
+
+UNITS = {"usd": "($)", "seconds": "(seconds)", "minutes": "(minutes)", "hours": "(hours)"}
+WORDS = {"ttl": "shown for", "min": "minimum", "max": "maximum", "in": "input", "out": "output"}
+
+
+def dial_label(name: str) -> str:
+    """A dial's field name read aloud: `typing_ttl_seconds` → "Typing shown for (seconds)"."""
+    words = name.split("_")
+    unit = UNITS.get(words[-1])
+    words = [WORDS.get(word, word) for word in (words[:-1] if unit else words)]
+    return " ".join(words + ([unit] if unit else [])).capitalize()
+
+
+class DialsForm(forms.ModelForm):
+    # Picked from the people and agents there are (and any name already set), not typed as JSON.
+    full_tools_for = forms.MultipleChoiceField(
+        required=False,
+        widget=FilteredSelectMultiple("names", is_stacked=False),
+        label="Full tools for",
+        help_text=Dials._meta.get_field("full_tools_for").help_text.split(", as a list")[0]
+        + ". An agent's post counts only from a full-tools turn.",
+    )
+
+    class Meta:
+        model = Dials
+        fields = [f.name for f in Dials._meta.concrete_fields if f.editable and not f.primary_key]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for name, field in self.fields.items():
+            if name != "full_tools_for":
+                field.label = dial_label(name)
+        names = set(get_user_model().objects.values_list("username", flat=True))
+        names |= set(Agent.objects.values_list("name", flat=True))
+        names |= set(self.instance.full_tools_for or [])
+        self.fields["full_tools_for"].choices = [(name, name) for name in sorted(names, key=str.lower)]
+        self.initial["full_tools_for"] = list(self.instance.full_tools_for or [])
 
 
 @admin.register(Dials)
 class DialsAdmin(admin.ModelAdmin):
     """One row: the global defaults of every wake rule."""
+
+    form = DialsForm
 
     def changelist_view(self, request, extra_context=None):
         """There is one Dials: its list is its page."""
@@ -126,7 +168,7 @@ class DialOverrideAdmin(admin.ModelAdmin):
 
 
 @admin.register(ListenState)
-class ListenStateAdmin(admin.ModelAdmin):
+class ListenStateAdmin(NoAddAdmin):
     list_display = ["motion", "agent", "due_at", "last_post_at", "considered_through", "idle_level", "rested"]
     list_filter = ["rested"]
 
@@ -194,13 +236,18 @@ class ConsiderationAdmin(ReadOnlyAdmin):
 
 
 @admin.register(MentionWake)
-class MentionWakeAdmin(admin.ModelAdmin):
+class MentionWakeAdmin(NoAddAdmin):
     list_display = ["created_at", "agent", "status", "due_at", "turn"]
     raw_id_fields = ["message", "turn"]
 
 
+# Today's spend is one sum everywhere (the Motion list, these totals): every row of the day is
+# spent; the rows `counted` are those the daily caps count (mentions, grants, manual wakes are not).
+COUNTED = Sum("amount", filter=Q(counted=True))
+
+
 @admin.register(Spend)
-class SpendAdmin(ReadOnlyAdmin):
+class SpendAdmin(LedgerRecordAdmin):
     """The ledger: each row in dollars with its turn, and the totals of what is shown by day and
     by Motion above the list."""
 
@@ -241,15 +288,15 @@ class SpendAdmin(ReadOnlyAdmin):
         if changelist is not None:
             rows = changelist.queryset.order_by()
             response.context_data["totals_by_day"] = [
-                {**row, "dollars": dollars(row["total"])}
+                {**row, "dollars": dollars(row["total"]), "counted_dollars": dollars(row["counted"] or 0)}
                 for row in rows.values("day")
-                .annotate(total=Sum("amount"), entries=Count("pk"))
+                .annotate(total=Sum("amount"), counted=COUNTED, entries=Count("pk"))
                 .order_by("-day")[:14]
             ]
             response.context_data["totals_by_motion"] = [
-                {**row, "dollars": dollars(row["total"])}
+                {**row, "dollars": dollars(row["total"]), "counted_dollars": dollars(row["counted"] or 0)}
                 for row in rows.values("motion__slug", "motion__title")
-                .annotate(total=Sum("amount"), entries=Count("pk"))
+                .annotate(total=Sum("amount"), counted=COUNTED, entries=Count("pk"))
                 .order_by("-total")[:20]
             ]
         return response

@@ -38,6 +38,26 @@ class TypingPingView(APIView):
         ring_for(motion.pk)  # readers waiting in a long poll see the typing at once
         return Response({"typing": typing_in(motion, exclude=who)}, status=status.HTTP_200_OK)
 
+    @extend_schema(
+        request=None,
+        responses={
+            200: inline_serializer(
+                "TypingStopped", {"typing": serializers.ListField(child=serializers.CharField())}
+            )
+        },
+        description="The signed-in person stopped typing (or posted): said at once, not after the typing dial.",
+    )
+    def delete(self, request: Request, slug: str) -> Response:
+        if not request.user.is_authenticated:
+            raise NotAuthenticated("Sign in to post in a Motion.")
+        motion = readable_motion(request.user, slug)
+        if not access().can_type(request.user, motion):
+            raise PermissionDenied("Only a person who may read this Motion says they are typing in it.")
+        who = request.user.get_username()
+        if TypingPing.objects.filter(motion=motion, who=who).delete()[0]:
+            ring_for(motion.pk)  # readers waiting in a long poll see it stop at once
+        return Response({"typing": typing_in(motion, exclude=who)}, status=status.HTTP_200_OK)
+
 
 def typing_in(motion, exclude: str | None = None) -> list[str]:
     """Who is typing in the Motion now (pings younger than the typing dial), but `exclude`."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
-from django.db.models import Max, Sum
+from django.db.models import Max, Q, Sum
 
 from motion_runner.models import Message, Motion, Turn, TurnStatus
 
@@ -27,10 +27,11 @@ class AgentState:
 class MotionCard:
     motion: Motion
     last_activity: datetime | None
-    spent_today: Decimal
+    spent_today: Decimal  # every row of the day (the ledger's "Spent")
     budget_left: Decimal
     request_waiting: bool
     agents: list[AgentState] = field(default_factory=list)
+    counted_today: Decimal = Decimal("0")  # the rows counted against the caps (the ledger's "Counted")
 
 
 def motion_cards(motions: list[Motion]) -> list[MotionCard]:
@@ -45,12 +46,13 @@ def motion_cards(motions: list[Motion]) -> list[MotionCard]:
         .annotate(at=Max("created_at"))
         .values_list("motion_id", "at")
     )
-    spent = dict(
-        Spend.objects.filter(day=today, counted=True, motion_id__in=slugs)
+    # Today's spend, as the ledger sums it: every row of the day; the caps count the counted ones.
+    sums = {
+        row["motion_id"]: row
+        for row in Spend.objects.filter(day=today, motion_id__in=slugs)
         .values("motion_id")
-        .annotate(total=Sum("amount"))
-        .values_list("motion_id", "total")
-    )
+        .annotate(spent=Sum("amount"), counted=Sum("amount", filter=Q(counted=True)))
+    }
     caps = dict(
         DialOverride.objects.filter(
             motion_id__in=slugs, agent__isnull=True, daily_budget_usd__isnull=False
@@ -72,7 +74,8 @@ def motion_cards(motions: list[Motion]) -> list[MotionCard]:
     global_left = Dials.load().daily_budget_usd - spent_today(today)
     cards = []
     for motion in motions:
-        mine = spent.get(motion.pk) or Decimal("0")
+        row = sums.get(motion.pk, {})
+        mine = row.get("counted") or Decimal("0")
         left = global_left
         if motion.pk in caps:
             left = min(left, caps[motion.pk] - mine)
@@ -92,7 +95,8 @@ def motion_cards(motions: list[Motion]) -> list[MotionCard]:
             MotionCard(
                 motion=motion,
                 last_activity=last.get(motion.pk),
-                spent_today=mine,
+                spent_today=row.get("spent") or Decimal("0"),
+                counted_today=mine,
                 budget_left=max(left, Decimal("0")),
                 request_waiting=motion.pk in waiting,
                 agents=agents,

@@ -31,7 +31,9 @@ TYPING_TTL_DEFAULT = Dials._meta.get_field("typing_ttl_seconds").default
 
 def motion_list(request):
     motions = list(access().readable(request.user, Motion.objects.all()).prefetch_related("agents"))
-    context = {"cards": motion_cards(motions), "scram": Scram.holding()}
+    # "None" and "none you may see" differ: a signed-out visitor is told to sign in.
+    hidden = Motion.objects.count() - len(motions)
+    context = {"cards": motion_cards(motions), "hidden": hidden, "scram": Scram.holding()}
     return render(request, "motion_runner/motion_list.html", context)
 
 

@@ -5,6 +5,7 @@ from django.forms import ModelForm
 from .checker import check_all_now
 from .kinds import InvalidTarget, get_kind
 from .models import Watch
+from .tasks import check_soon
 
 
 class WatchForm(ModelForm):
@@ -68,10 +69,13 @@ class WatchAdmin(admin.ModelAdmin):
             ("What the checker keeps", {"classes": ["collapse"], "fields": self.readonly_fields})
         ]
 
-    @admin.action(description="Check at the next cycle", permissions=["change"])
+    @admin.action(description="Check now", permissions=["change"])
     def check_now(self, request, queryset):
         check_all_now(queryset)
-        messages.info(request, f"{queryset.count()} watch(es) due now.")
+        check_soon()
+        messages.info(
+            request, f"{queryset.count()} watch(es) being checked now: their Motion says what was found."
+        )
 
     @admin.action(description="Pause", permissions=["change"])
     def pause(self, request, queryset):

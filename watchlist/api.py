@@ -17,6 +17,7 @@ from motion_runner.models import Motion
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .kinds import KINDS, InvalidTarget, get_kind
 from .models import Watch
+from .tasks import check_soon
 
 
 class ReadableMotionField(serializers.SlugRelatedField):
@@ -123,6 +124,7 @@ class WatchViewSet(viewsets.ModelViewSet):
             raise serializers.ValidationError({"motion": [f"Object with slug={motion.slug} does not exist."]})
         self.check_write(motion, "add")
         serializer.save()
+        check_soon()  # its first check ("now watching") within seconds, not at the next cycle
 
     def perform_update(self, serializer: WatchSerializer) -> None:
         self.check_write(serializer.instance.motion, "change")

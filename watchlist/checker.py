@@ -214,6 +214,7 @@ def is_quiet(watch: Watch, snapshot_state: dict, outcome: Outcome) -> bool:
         and watch.consecutive_failures == 0
         and not watch.failure_notified
         and not watch.last_error
+        and watch.last_checked_at is not None  # a first check says "now watching"
     )
 
 
@@ -255,6 +256,7 @@ def apply_outcome(watch: Watch, token: str, outcome: Outcome, report: CycleRepor
             release(watch, token)
             return
         fields = ["claim", "claimed_until", "last_checked_at", "next_due_at"]
+        first = current.last_checked_at is None
         current.claim, current.claimed_until, current.last_checked_at = "", None, now
         if outcome.error is not None:
             fields += record_failure(current, outcome.error, now, report)
@@ -269,6 +271,8 @@ def apply_outcome(watch: Watch, token: str, outcome: Outcome, report: CycleRepor
                     key=f"recovered:{current.failing_since.isoformat() if current.failing_since else ''}",
                     kind=Kind.WATCH,
                 )
+            if first:  # the thread learns the watch works; changes from here on are posted
+                say_now_watching(current)
             current.consecutive_failures = 0
             current.failing_since = None
             current.failure_notified = False
@@ -321,6 +325,21 @@ def record_failure(watch: Watch, error: CheckError, now: datetime, report: Cycle
             kind=Kind.ERROR,
         )
     return fields
+
+
+def say_now_watching(watch: Watch) -> None:
+    """A notice, not a change: said by the watch as the runner's own line (source system, which
+    wakes nobody), once per target (a watch edited to watch something else says it again)."""
+    insert_system_line(
+        Message(
+            id=uuid.UUID(system_uuid("watch-started", watch.pk, watch.settings_hash)),
+            motion=watch.motion,
+            sender="watch",
+            source=Source.SYSTEM,
+            kind=Kind.TEXT,
+            text=f"👁 now watching {watch}: a change is posted here",
+        )
+    )
 
 
 def post_line(watch: Watch, line: str, *, key: str, link: str = "", kind: str = Kind.WATCH) -> Message | None:

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict
 
 from celery import shared_task
+from django.db import transaction
 
 from .checker import run_cycle
 
@@ -20,3 +22,19 @@ def check_watches() -> dict:
     data = asdict(report)
     data.pop("http", None)
     return data
+
+
+log = logging.getLogger(__name__)
+
+
+def check_soon() -> None:
+    """A cycle now (once the caller's transaction commits), not at beat's next tick: "check now"
+    and a new watch are checked within seconds. Without a broker, beat's next cycle does it."""
+
+    def send() -> None:
+        try:
+            check_watches.delay()
+        except Exception as exc:  # noqa: BLE001 - the broker is away: the next cycle checks it
+            log.warning("watchlist: could not send a check now (%s); the next cycle checks it", exc)
+
+    transaction.on_commit(send)

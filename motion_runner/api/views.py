@@ -4,6 +4,7 @@ from contextlib import nullcontext
 from datetime import timedelta
 from functools import cache
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
@@ -139,6 +140,11 @@ class MessageList(APIView):
             OpenApiParameter("overlap", int, description="Seconds to look back before `after`."),
             OpenApiParameter("raw", bool, description="Include the harness's raw JSON line."),
             OpenApiParameter("wait", float, description="Seconds to wait for something new (at most 25)."),
+            OpenApiParameter("latest", bool, description="The newest page (a thread opens here)."),
+            OpenApiParameter(
+                "before", str, description="A message's cursor: the page just older; exclusive."
+            ),
+            OpenApiParameter("around", str, description="A message's id: the page around it."),
         ],
         responses=inline_serializer(
             "MessagePage",
@@ -148,6 +154,12 @@ class MessageList(APIView):
                     allow_null=True, help_text="The cursor to send as `after` next."
                 ),
                 "more": serializers.BooleanField(help_text="True when the page was full: ask again at once."),
+                "previous": serializers.CharField(
+                    required=False,
+                    allow_null=True,
+                    help_text="With latest, before or around: the cursor to send as `before` for "
+                    "the older page, or null at the thread's start.",
+                ),
                 "activity": serializers.ListField(child=serializers.DictField(), help_text="Running turns."),
                 "requests": serializers.ListField(
                     child=serializers.DictField(), help_text="Open request cards."
@@ -160,6 +172,8 @@ class MessageList(APIView):
         params = request.query_params
         queryset = Message.objects.filter(motion=motion).select_related("turn")
         limit = whole_number(params, "limit", DEFAULT_PAGE, low=1, high=MAX_PAGE)
+        if any(params.get(name) for name in ("latest", "before", "around")):
+            return Response(backward_page(request, motion, queryset, limit))
         overlap = whole_number(params, "overlap", 0, low=0, high=MAX_OVERLAP_SECONDS)
         wait = finite_number(params, "wait", 0.0, low=0.0, high=MAX_WAIT_SECONDS)
         newer = None
@@ -265,6 +279,54 @@ class MessageList(APIView):
             raise Conflict(str(taken)) from taken
         answer = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         return Response(MessageSerializer(message).data, status=answer)
+
+
+def backward_page(request: Request, motion: Motion, queryset, limit: int) -> dict:
+    """A page read from the newest end: the newest (`latest`), the one just older than a cursor
+    (`before`) or the one around a message (`around`), in order, with `previous` (older, or
+    None at the start) and `next` (to poll after). A long thread opens here in one request
+    however long it is: each page reads its own rows off the (motion, created_at, id) index."""
+    params = request.query_params
+    if params.get("after"):
+        raise ValidationError({"after": ["not with latest, before or around: one direction a page"]})
+    raw = params.get("raw") in ("1", "true")
+    newest_first = ("-created_at", "-id")
+    more = False
+    if around := params.get("around"):
+        try:
+            target = queryset.filter(pk=around).values("created_at", "id").first()
+        except (ValueError, DjangoValidationError):
+            target = None
+        if target is None:
+            raise ValidationError({"around": [f"no message {around[:40]!r} in this Motion"]})
+        at, pk = target["created_at"], target["id"]
+        older_count = limit // 2
+        older = Q(created_at__lt=at) | Q(created_at=at, id__lt=pk)
+        older_rows = message_rows(queryset.filter(older).order_by(*newest_first)[: older_count + 1], raw=raw)
+        newer_rows = message_rows(
+            queryset.exclude(older).order_by("created_at", "id")[: limit - older_count + 1], raw=raw
+        )
+        more = len(newer_rows) > limit - older_count
+        has_older = len(older_rows) > older_count
+        rows = older_rows[:older_count][::-1] + newer_rows[: limit - older_count]
+    else:
+        if before := params.get("before"):
+            created, message_id = cursors.decode(before)
+            queryset = queryset.filter(Q(created_at__lt=created) | Q(created_at=created, id__lt=message_id))
+        rows = message_rows(queryset.order_by(*newest_first)[: limit + 1], raw=raw)
+        has_older = len(rows) > limit
+        rows = rows[:limit][::-1]
+    me = request.user.get_username() if request.user.is_authenticated else None
+    body = {
+        "results": rows,
+        "next": rows[-1]["cursor"] if rows else params.get("before"),
+        "previous": rows[0]["cursor"] if rows and has_older else None,
+        "more": more,
+        "activity": running_activity(motion),
+    }
+    for provide in thread_poll_fields:  # wakes/: request cards and who is typing
+        body.update(provide(motion, me))
+    return body
 
 
 class TurnList(generics.ListAPIView):

@@ -243,7 +243,9 @@ def guard_url(url: httpx.URL, rules: list[AllowRule], dns: dict | None = None) -
     for address in addresses:
         if problem := check_address(address, port, rules):
             shown = host if host == address else f"{host} ({address})"
-            raise BlockedAddress(f"refused {shown}: {problem}")
+            raise BlockedAddress(
+                f"refused {shown}: {problem} (an operator may allow a network with WATCH_HTTP_ALLOW_NETWORKS)"
+            )
     return addresses[0]
 
 

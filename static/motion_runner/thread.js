@@ -1,4 +1,7 @@
-// The Motion thread: polls the messages API with a cursor and renders what is new.
+// The Motion thread: opens at the newest page of messages (or around a `#m-<id>` message), loads
+// older pages as the reader scrolls up, and polls the messages API with a cursor for what is new.
+// The page keeps at most MAX_ROWS rows: rows far from where the reader is are let go, and read
+// again from the API if the reader scrolls back to them.
 // Every poll looks back a little (overlap) and skips ids already shown, so a message whose
 // write committed a moment late is still shown, and nothing is ever shown twice.
 // Prose arrives as `html`, rendered and sanitized by the server (motion_runner/markup.py);
@@ -7,7 +10,7 @@
   "use strict";
   const root = document.getElementById("thread");
   if (!root) return;
-  const list = document.getElementById("messages");
+  let list = document.getElementById("messages"); // swapped for a scratch list while older rows render
   const activity = document.getElementById("activity");
   const connection = document.getElementById("connection");
   const url = root.dataset.messagesUrl;
@@ -63,16 +66,20 @@
   }
 
   // `<silent>why</silent>` from the agent, or `<silent by="screen">why</silent>` from the screen.
-  const SILENT = /^\s*<silent(\s+by="([^"]*)")?\s*>([\s\S]*?)<\/silent>\s*$/i;
+  // A bare `<silent>` or `<silent/>` is a silence too, never shown as text.
+  const SILENT = /^\s*<silent(\s+by="([^"]*)")?\s*\/?>(?:([\s\S]*?)<\/silent>)?\s*$/i;
+  const dotOfTurn = new Map();
+  const turnsWithCard = new Set(); // turns that said something: their end goes on their card // turn -> its dot: one silence is one dot, with no card beside it
 
   function silentOf(m) {
     if (m.kind !== "dot" && !(m.kind === "text" && m.turn)) return null;
     const match = SILENT.exec(m.text || "");
-    if (match) return { by: match[2] || "", reason: match[3].trim() || "silent" };
+    if (match) return { by: match[2] || "", reason: (match[3] || "").trim() || "silent" };
     return m.kind === "dot" ? { by: "", reason: m.text || "silent" } : null;
   }
 
   function renderDot(m, silent) {
+    if (m.turn && dotOfTurn.has(m.turn)) return; // the agent's <silent> and the loop's dot: one silence
     const row = lastDots() || list.appendChild(el("li", "dots"));
     const screened = silent.by === "screen";
     const dot = el("button", "dot" + (screened ? " screened" : ""));
@@ -81,6 +88,7 @@
     const who = screened ? "screened for " + m.sender : m.sender + " stayed silent";
     dot.title = who + " · " + new Date(m.created_at).toLocaleString();
     dot.setAttribute("aria-label", dot.title);
+    if (m.turn) dotOfTurn.set(m.turn, dot);
     dot.addEventListener("click", () => {
       let note = row.nextElementSibling;
       if (!note || !note.classList.contains("dot-reason")) {
@@ -117,10 +125,21 @@
     return ["⏰", name + " woke: " + (detail || m.turn_reason || "a wake") + " · " + mode];
   }
 
+  // One short line (who woke, why, with what tools); the rest (session, effort, cost, cap) on
+  // hover, or on a click or Enter, which opens the whole line.
   function wakeLine(icon, text, iso, maintenance) {
     const li = el("li", "wake" + (maintenance ? " maintenance" : ""));
-    li.append(el("span", "icon", icon), el("span", "what", text));
+    const parts = text.split(" · ");
+    const what = el("span", "what", parts.slice(0, 2).join(" · "));
+    li.append(el("span", "icon", icon), what);
+    if (parts.length > 2) li.append(el("span", "detail", " · " + parts.slice(2).join(" · ")));
     if (iso) li.append(timeEl(iso));
+    li.title = text;
+    li.tabIndex = 0;
+    li.setAttribute("aria-expanded", "false");
+    const toggle = () => li.setAttribute("aria-expanded", String(li.classList.toggle("open")));
+    li.addEventListener("click", toggle);
+    li.addEventListener("keydown", (event) => { if (event.key === "Enter") toggle(); });
     return li;
   }
 
@@ -155,6 +174,7 @@
       list.append(wakeLine(icon, text, m.created_at, isMaintenance(m)));
       wakeLines.add(m.turn);
     }
+    if (m.turn) turnsWithCard.add(m.turn);
     const li = el("li", "group" + (m.turn ? " agent" : " person") + (isMaintenance(m) ? " maintenance" : ""));
     li.dataset.key = groupKey(m);
     li.dataset.lastAt = m.created_at;
@@ -168,6 +188,7 @@
   const NO_KEY = /^\s*Not logged in · Please run \/login\s*$/;
   const agentPages = JSON.parse((document.getElementById("agent-pages") || {}).textContent || "{}");
   const turnsWithoutKey = new Set();
+  const errorsOfTurn = new Map(); // turn -> the error text it showed
 
   function noKeyNote(m) {
     turnsWithoutKey.add(m.turn);
@@ -215,9 +236,13 @@
       li.append(prose(m), timeEl(m.created_at));
       return list.append(li);
     }
+    if (m.kind === "turn_end" && !m.is_error && dotOfTurn.has(m.turn) && !turnsWithCard.has(m.turn)) {
+      return silentTurnEnd(m); // a silence is a dot alone
+    }
     if (m.kind === "tool_result") {
       const call = toolCalls.get(m.tool_id);
       const pre = el("pre", "", m.text || "(empty)");
+      pre.dataset.id = m.id;
       if (call) {
         call.append(pre);
         if (m.is_error) call.classList.add(m.turn_mode === "look" ? "refused" : "error");
@@ -250,10 +275,22 @@
     }
     if ((m.kind === "text" || m.kind === "error") && NO_KEY.test(m.text || "")) return items.append(noKeyNote(m));
     if (m.kind === "error") {
+      if (m.turn) errorsOfTurn.set(m.turn, (m.text || "").trim());
       const gone = SESSION_GONE.test(m.text || "");
       return items.append(prose(m, gone ? "maintenance-note" : "error"));
     }
     items.append(prose(m));
+  }
+
+  // A silent turn's end: its cost goes on its dot's label, not on a card of its own.
+  function silentTurnEnd(m) {
+    endedTurns.add(m.turn);
+    showActivity();
+    const dot = dotOfTurn.get(m.turn);
+    if (m.cost_usd !== null && m.cost_usd !== undefined) {
+      dot.title += " · " + dollars(m.cost_usd);
+      dot.setAttribute("aria-label", dot.title);
+    }
   }
 
   function turnEnd(m) {
@@ -266,7 +303,10 @@
       footer.textContent = "↻ its session was gone: waking again in a new one";
       return footer;
     }
-    const why = turnsWithoutKey.has(m.turn) ? "no API key" : m.text || m.stop_reason || "error";
+    // An error the turn already said above is not said again in its footer.
+    const said = errorsOfTurn.get(m.turn);
+    const repeated = said && m.text && (said.includes(m.text.trim()) || m.text.includes(said));
+    const why = turnsWithoutKey.has(m.turn) ? "no API key" : repeated ? "see above" : m.text || m.stop_reason || "error";
     const parts = [m.is_error ? "✕ ended: " + why : "✓ done"];
     if (m.cost_usd !== null && m.cost_usd !== undefined) parts.push(dollars(m.cost_usd));
     const tokens = (m.input_tokens || 0) + (m.output_tokens || 0) + (m.cache_read_input_tokens || 0) + (m.cache_creation_input_tokens || 0);
@@ -419,11 +459,17 @@
   }
 
   async function poll() {
+    if (!atLiveEnd && !isNearBottom()) { // reading far back: newer rows wait until wanted
+      pausedForReader = true;
+      inflight = null;
+      return;
+    }
     const controller = new AbortController();
     inflight = controller;
+    document.body.dataset.live = "1"; // following the thread: a long poll waits for what is new
     const params = new URLSearchParams({ limit: "500" });
     // A long poll: the server answers as soon as there is something new, or after the wait (20 s).
-    if (cursor) { params.set("after", cursor); params.set("overlap", "2"); params.set("wait", root.dataset.pollWait || "20"); }
+    if (cursor) { params.set("after", cursor); params.set("overlap", "2"); params.set("wait", pollWait()); }
     try {
       const response = await fetch(url + "?" + params, { headers: { Accept: "application/json" }, signal: controller.signal });
       if (response.status === 401 || response.status === 403 || response.status === 404) {
@@ -431,21 +477,20 @@
       }
       if (!response.ok) throw new Error(String(response.status));
       const page = await response.json();
-      const nearBottom = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+      if (controller.signal.aborted) return; // the rows around the reader changed meanwhile
+      const nearBottom = isNearBottom();
       for (const m of page.results) {
         if (seen.has(m.id)) continue;
-        seen.add(m.id);
-        render(m);
+        show(m);
       }
       if (page.next) cursor = page.next;
-      lastActivity = page.activity || [];
-      typing = page.typing || [];
-      showActivity();
-      showRequests(page.requests || [], page.answered_requests || []);
-      // steer.js (■ stop, the scram banner, the menus) reads every poll from here.
-      document.dispatchEvent(new CustomEvent("motion:poll", { detail: page }));
+      atLiveEnd = !page.more;
+      showLive(page);
       showConnection(true);
-      if (nearBottom && page.results.length) window.scrollTo(0, document.body.scrollHeight);
+      if (nearBottom && page.results.length) {
+        trimTop();
+        window.scrollTo(0, document.body.scrollHeight);
+      }
       delay = page.more || cursor ? 0 : 1000;
     } catch (err) {
       if (controller.signal.aborted) return; // a newer poll took over
@@ -454,6 +499,146 @@
     }
     inflight = null;
     timer = setTimeout(poll, delay);
+  }
+
+  // --- long threads: open at the newest page, older pages on scroll-up, the DOM kept bounded ----
+  const PAGE = 100; // messages a page
+  const MAX_ROWS = 600; // top-level rows kept on the page
+  let older = null; // the `before` cursor of the oldest row shown, or null at the thread's start
+  let loadingOlder = false;
+  let atLiveEnd = true; // false while the newest rows are not on the page (a reader far back)
+  let pausedForReader = false;
+
+  function isNearBottom() {
+    return window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+  }
+
+  function showLive(page) {
+    lastActivity = page.activity || [];
+    typing = page.typing || [];
+    showActivity();
+    showRequests(page.requests || [], page.answered_requests || []);
+    // steer.js (■ stop, the scram banner, the menus) reads every poll from here.
+    document.dispatchEvent(new CustomEvent("motion:poll", { detail: page }));
+  }
+
+  // Renders one message and marks the rows it made with its cursor: the first message's cursor
+  // is where to read older rows from once the rows above are let go, the last one's where to
+  // read newer rows from once the rows below are.
+  function show(m) {
+    seen.add(m.id);
+    render(m);
+    for (let row = list.lastElementChild; row && !row.dataset.cursor; row = row.previousElementSibling) {
+      row.dataset.cursor = m.cursor;
+    }
+    if (list.lastElementChild) list.lastElementChild.dataset.lastCursor = m.cursor;
+  }
+
+  function rowIds(row) {
+    const ids = [...row.querySelectorAll("[data-id]")].map((node) => node.dataset.id);
+    if (row.dataset.id) ids.push(row.dataset.id);
+    return ids;
+  }
+
+  // Lets go of the oldest rows while the reader is at the newest: scrolling up reads them again.
+  function trimTop() {
+    if (list.children.length <= MAX_ROWS) return;
+    while (list.children.length > MAX_ROWS) list.firstElementChild.remove();
+    const first = [...list.children].find((row) => row.dataset.cursor);
+    if (first) older = first.dataset.cursor;
+  }
+
+  // Lets go of the newest rows while the reader is far back; the poll reads them again when the
+  // reader scrolls down to them.
+  function trimBottom() {
+    if (list.children.length <= MAX_ROWS) return;
+    while (list.children.length > MAX_ROWS) {
+      for (const id of rowIds(list.lastElementChild)) seen.delete(id);
+      list.lastElementChild.remove();
+    }
+    const rows = [...list.children].reverse();
+    const last = rows.find((row) => row.dataset.lastCursor);
+    if (last) cursor = last.dataset.lastCursor;
+    atLiveEnd = false;
+    clearTimeout(timer);
+    if (inflight) inflight.abort();
+    inflight = null;
+    pausedForReader = true;
+  }
+
+  async function fetchPage(params) {
+    const response = await fetch(url + "?" + new URLSearchParams(params), { headers: { Accept: "application/json" } });
+    if (response.status === 401 || response.status === 403 || response.status === 404) {
+      showClosed(response.status);
+      return null;
+    }
+    if (!response.ok) throw new Error(String(response.status));
+    return response.json();
+  }
+
+  async function loadOlder() {
+    if (loadingOlder || !older) return;
+    loadingOlder = true;
+    try {
+      const page = await fetchPage({ before: older, limit: String(PAGE) });
+      if (!page) return;
+      const real = list;
+      const scratch = document.createElement("ol");
+      list = scratch;
+      try {
+        for (const m of page.results) show(m);
+      } finally {
+        list = real;
+      }
+      const height = document.body.scrollHeight;
+      real.prepend(...scratch.children);
+      window.scrollBy(0, document.body.scrollHeight - height); // the reader's place stays put
+      older = page.previous;
+      trimBottom();
+    } catch (err) {
+      showConnection(false);
+    } finally {
+      loadingOlder = false;
+    }
+  }
+
+  function onScroll() {
+    if (window.scrollY < 600) loadOlder();
+    if (pausedForReader && isNearBottom()) {
+      pausedForReader = false;
+      poll();
+    }
+  }
+
+  // The first page: the newest, or the one around the message a `#m-<id>` link names.
+  async function openThread() {
+    const target = /^#m-([0-9a-f-]{36})$/i.exec(location.hash);
+    let page = null;
+    try {
+      page = target ? await fetchPage({ around: target[1], limit: String(PAGE) }).catch(() => null) : null;
+      if (!page) page = await fetchPage({ latest: "1", limit: String(PAGE) });
+    } catch (err) {
+      showConnection(false, 2000);
+      setTimeout(openThread, 2000);
+      return;
+    }
+    if (!page) return; // closed: showClosed said why
+    for (const m of page.results) show(m);
+    older = page.previous;
+    cursor = page.next;
+    atLiveEnd = !page.more;
+    showLive(page);
+    showConnection(true);
+    const shown = target && list.querySelector(`[data-id="${target[1]}"]`);
+    if (shown) {
+      shown.classList.add("linked");
+      shown.scrollIntoView({ block: "center" });
+    } else {
+      window.scrollTo(0, document.body.scrollHeight);
+    }
+    window.addEventListener("scroll", onScroll, { passive: true });
+    if (document.body.scrollHeight <= window.innerHeight) loadOlder(); // too short to scroll up
+    poll();
   }
 
   // --- the composer ----------------------------------------------------------------------------
@@ -465,9 +650,44 @@
   // Tell the loop (and everyone reading) that a person is composing; pings expire after a few seconds.
   function pingTyping() {
     const now = Date.now();
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(stopTyping, TYPING_IDLE_MS);
     if (!typingUrl || now - lastPing < 2000) return;
     lastPing = now;
     fetch(typingUrl, { method: "POST", headers: { "X-CSRFToken": root.dataset.csrf } }).catch(() => {});
+  }
+
+  // --- mentions: a name that is no agent here (a typo, @magnet for @magent) wakes nobody ----------
+  const agentsHere = (root.dataset.agents || "").split(" ").filter(Boolean);
+  const MENTION = /(^|[^\w@])@([A-Za-z0-9_][A-Za-z0-9_.-]*)/g;
+
+  function hintMentions(text) {
+    const hint = document.getElementById("mention-hint");
+    if (!hint) return;
+    const unknown = [...new Set([...text.matchAll(MENTION)].map((m) => m[2].replace(/[.-]+$/, "")))]
+      .filter((name) => !agentsHere.some((agent) => agent.toLowerCase() === name.toLowerCase()));
+    hint.hidden = unknown.length === 0;
+    if (hint.hidden) return;
+    const here = agentsHere.length ? "agents here: " + agentsHere.map((a) => "@" + a).join(", ") : "no agents here";
+    hint.textContent = unknown.map((n) => "@" + n).join(", ") + (unknown.length === 1 ? " is" : " are") +
+      " not an agent here, so no agent wakes for " + (unknown.length === 1 ? "it" : "them") + " (" + here + ").";
+  }
+
+  // --- typing: said stopped a second after the last key, and at once on posting ------------------
+  const TYPING_IDLE_MS = 1000;
+  let idleTimer = null;
+
+  function stopTyping() {
+    clearTimeout(idleTimer);
+    if (!typingUrl || !lastPing) return;
+    lastPing = 0;
+    fetch(typingUrl, { method: "DELETE", headers: { "X-CSRFToken": root.dataset.csrf } }).catch(() => {});
+  }
+
+  // While someone is shown typing, the long poll asks again each second: their stopping (which
+  // writes no message) is seen within a second, not at the end of a 20 s wait.
+  function pollWait() {
+    return typing.length ? "1" : root.dataset.pollWait || "20";
   }
 
   // A v4 UUID per draft: a double click or a retry posts the same message once.
@@ -511,6 +731,8 @@
         if (response.ok) {
           // Only what was sent is cleared: anything typed meanwhile stays.
           if (box.value.trim() === text) box.value = "";
+          hintMentions(box.value);
+          stopTyping();
           draftId = uuid4(); // the long poll answers with the new post by itself
         } else {
           showPostError(await humanError(response, "Not posted (your text is kept)"));
@@ -524,7 +746,7 @@
       }
     }
 
-    box.addEventListener("input", () => { pingTyping(); });
+    box.addEventListener("input", () => { pingTyping(); hintMentions(box.value); });
     box.addEventListener("keydown", (event) => {
       if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
         event.preventDefault();
@@ -533,5 +755,5 @@
     });
     composer.addEventListener("submit", (event) => { event.preventDefault(); send(); });
   }
-  poll();
+  openThread();
 })();

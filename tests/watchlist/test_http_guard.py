@@ -127,7 +127,10 @@ def test_a_web_watch_on_a_private_address_is_stopped_with_the_reason(watch, merc
 
     page.refresh_from_db()
     assert not page.enabled
-    assert page.disabled_reason == "refused router.example (192.168.0.10): a private address"
+    assert page.disabled_reason == (
+        "refused router.example (192.168.0.10): a private address"
+        " (an operator may allow a network with WATCH_HTTP_ALLOW_NETWORKS)"
+    )
     assert "a private address" in lines(merch)[0]
 
 

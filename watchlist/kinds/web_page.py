@@ -64,7 +64,9 @@ def refuse_literal_address(url: str, field: str) -> None:
         address, port, parse_allow_rules(settings.WATCH_HTTP_ALLOW_NETWORKS)
     ):
         raise InvalidTarget(
-            f"{host} is {address_problem(address)}: watches fetch only public addresses", field=field
+            f"{host} is {address_problem(address)}: watches fetch only public addresses"
+            " (an operator may allow a network with the setting WATCH_HTTP_ALLOW_NETWORKS)",
+            field=field,
         )
 
 
