@@ -294,8 +294,11 @@ def mention_prompt(
     )
 
 
-def new_posts_prompt(motion: Motion, agent: Agent, posts: list[Message], previous_through=None) -> str:
-    """Posts since the agent last spoke, ► on those new to this consideration, with lead-in."""
+def new_posts_prompt(
+    motion: Motion, agent: Agent, posts: list[Message], previous_through=None, *, summarize: bool = True
+) -> str:
+    """Posts since the agent last spoke, ► on those new to this consideration, with lead-in.
+    `summarize=False` where nothing may be spent (the wakes preview page)."""
     dials = resolve(motion.pk, agent.pk)
     since = last_word_at(motion.pk, agent)
     through = posts[-1].created_at if posts else None
@@ -312,6 +315,7 @@ def new_posts_prompt(motion: Motion, agent: Agent, posts: list[Message], previou
         dials,
         heading="The Motion lately:",
         linked=linked_reading(posts, motion, dials),
+        summarize=summarize,
     )
 
 

@@ -1,5 +1,5 @@
 """A page per Motion (`/motions/<slug>/wakes/`): what each kind of wake would tell each agent now,
-footer included, without waking anyone. The prompts are built as a wake builds them (wakes/wake.py)
+footer included, without waking anyone. The prompts are built as a wake builds them (wakes/context.py), never summarized here (nothing is spent),
 and passed through the runner's prompt finalizers, as `enqueue_turn` passes them."""
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from motion_runner.models import Agent, Message, Motion
 from motion_runner.signals import prompt_finalizers
 
 from . import clock
+from .context import mention_prompt, new_posts_prompt, quiet_prompt
 from .loop import new_posts
 from .models import Consideration, Dials, ListenState, WakeKind, resolve
 from .steering import wake_settings
 from .trust import decide, decide_burst
-from .wake import mention_prompt, new_posts_prompt, quiet_prompt
+from .wake import human_duration
 
 
 def finalized(prompt: str, motion: Motion, agent: Agent, mode: str, reason: str) -> str:
@@ -50,7 +51,9 @@ def previews_for(motion: Motion, agent: Agent, reader, sign_in: str) -> list[dic
             "mode": mode,
             "effort": effort,
             "model": model or agent.model or "the harness's default",
-            "prompt": finalized(mention_prompt(sample, agent), motion, agent, mode, "mention"),
+            "prompt": finalized(
+                mention_prompt(motion, agent, [sample], summarize=False), motion, agent, mode, "mention"
+            ),
         }
     )
 
@@ -67,7 +70,8 @@ def previews_for(motion: Motion, agent: Agent, reader, sign_in: str) -> list[dic
         )
     mode = decide_burst(posts).mode if posts else "look"
     effort, model = wake_settings(motion.pk, agent.pk, WakeKind.NEW_POSTS, resolved.consider_effort)
-    body = new_posts_prompt(motion, agent, posts, dials.prompt_max_posts) if posts else ""
+    previous = state.considered_through if state is not None else None
+    body = new_posts_prompt(motion, agent, posts, previous, summarize=False) if posts else ""
     kinds.append(
         {
             "kind": "new posts" + ("" if posts else " (none are waiting now: nothing would be quoted)"),
@@ -87,7 +91,7 @@ def previews_for(motion: Motion, agent: Agent, reader, sign_in: str) -> list[dic
             "effort": effort,
             "model": model or agent.model or "the harness's default",
             "prompt": finalized(
-                quiet_prompt(motion, agent, now - quiet_since), motion, agent, "look", WakeKind.QUIET
+                quiet_prompt(motion, agent, human_duration(now - quiet_since)), motion, agent, "look", WakeKind.QUIET
             ),
         }
     )

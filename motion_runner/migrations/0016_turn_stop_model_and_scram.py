@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('motion_runner', '0014_message_fewer_indexes'),
+        ('motion_runner', '0015_turn_queue_and_fresh_start'),
     ]
 
     operations = [

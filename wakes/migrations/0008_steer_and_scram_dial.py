@@ -9,8 +9,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('motion_runner', '0015_turn_stop_model_and_scram'),
-        ('wakes', '0006_admin_names'),
+        ('motion_runner', '0016_turn_stop_model_and_scram'),
+        ('wakes', '0007_wake_context_and_mention_holds'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
