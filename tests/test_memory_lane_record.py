@@ -64,6 +64,10 @@ def test_the_runners_session_is_claimed_by_the_renamed_mood(seen):
     assert seen["claimed_by"] == ["harbor-of-moods"]
 
 
+def test_a_line_memory_lane_stored_before_the_claim_gets_the_mood_with_it(seen):
+    assert seen["waiting_line_mood"] == "harbor-of-moods"
+
+
 # --- a Mood is a Motion -------------------------------------------------------------------------
 
 
@@ -168,7 +172,8 @@ def test_the_apps_own_lines_are_systems_never_the_agents_words(seen, line):
 def test_the_wake_line_is_no_self_mention_and_no_turn_of_the_agent(seen):
     assert not any(word.startswith("@scribe woke") for word in seen["turn_words"])
     # memory-lane's count of what was said leaves the system's rows out
-    host_alone = 3  # the Thought, the continuation and the prompt's echo (system's, so not counted)
+    # the host's alone: the Thought, the continuation, ada's line (the prompt's echo is system's)
+    host_alone = 4
     assert seen["message_count"] == seen["record"]["host_total"] + host_alone - seen["system_rows"]
 
 
@@ -223,6 +228,7 @@ def test_a_compaction_summary_is_the_agents_folded_continuation(seen):
 
 def test_only_the_agents_own_words_and_peoples_posts_are_turns(seen):
     assert seen["turn_words"] == [
+        "typed before the claim",  # ada's, stored by memory-lane's watcher before the claim
         "Let me use Read.",
         "Done: the file says hello.",
         "It means 42.",

@@ -108,9 +108,11 @@ class MemoryLaneRecord(OwnRecord):
         session_uuid = as_uuid(session_id)
         if session_uuid is None:
             return  # not a UUID (Codex, Pi): memory-lane cannot hold it; the lines carry their Mood
-        host_model("mood_session").objects.update_or_create(
-            session_id=session_uuid, defaults={"mood": self.mood_for(motion)}
-        )
+        mood = self.mood_for(motion)
+        host_model("mood_session").objects.update_or_create(session_id=session_uuid, defaults={"mood": mood})
+        # Lines memory-lane's own watcher stored before anyone claimed the session wait with no
+        # Mood ("until claimed"): the claim routes them too.
+        host_model("message").objects.filter(session_id=session_uuid, mood__isnull=True).update(mood=mood)
 
     # --- Moods and Motions -------------------------------------------------------------------
 

@@ -76,6 +76,13 @@ def main() -> dict:
     motion.agents.add(scribe)  # an admin's step (README, step 6): which agents a Motion has
     key = create_key(scribe)[1]
     session = recorded.session_id()
+    # memory-lane's own watcher stored a line of this session before anyone claimed it: no Mood yet.
+    early = host.ThinkingEntity.objects.create(name="ada", participant_type="human")
+    waiting_id = uuid.uuid4()
+    with transaction.atomic():
+        host.Message.objects.create(
+            id=waiting_id, content="typed before the claim", sender=early, session_id=session
+        )
     events = recorded.first_run()
     # memory-lane's runner learned the old name before the rename: posts under the alias, then again.
     seen["stream_status"] = [
@@ -84,6 +91,7 @@ def main() -> dict:
         post(client, key, "harbor", "held", {"reason": "at its hourly cap"}),
     ]
     seen["activity_after_turn"] = page.activity(mood)
+    seen["waiting_line_mood"] = host.Message.objects.get(pk=waiting_id).mood.slug
 
     # A turn whose model thinks first (a line of its own, as Claude Code streams it), posted twice.
     thinking_session, thought_id, reply_id = (str(uuid.uuid4()) for _ in range(3))
@@ -213,7 +221,7 @@ def main() -> dict:
     rows = {
         str(m.pk): m
         for m in host.Message.objects.filter(mood=mood, thought=None)
-        .exclude(pk__in=[prompt_id, continued_id])
+        .exclude(pk__in=[prompt_id, continued_id, waiting_id])
         .select_related("tooluse", "toolresult")
     }  # thinking and prompt lines are the host's alone: the apps' own record keeps neither
     index = {str(pk) for pk in Message.objects.filter(motion=motion).values_list("pk", flat=True)}
