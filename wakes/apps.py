@@ -40,3 +40,4 @@ class WakesConfig(AppConfig):
         signals.message_created.connect(handlers.on_message_created, dispatch_uid="wakes.message_created")
         signals.turn_finished.connect(handlers.on_turn_finished, dispatch_uid="wakes.turn_finished")
         signals.turn_retried.connect(handlers.on_turn_retried, dispatch_uid="wakes.turn_retried")
+        signals.turn_repriced.connect(handlers.on_turn_repriced, dispatch_uid="wakes.turn_repriced")

@@ -15,7 +15,7 @@ from motion_runner.record import poller_fenced_agents
 from motion_runner.system_lines import post_system_message
 
 from . import clock
-from .budget import day_of, reserve_for_retry, settle_turn, watch_wake_refusal
+from .budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch_wake_refusal
 from .conf import app_settings as wakes_settings
 from .loop import answered_since, due_mention_wakes, free_pair, is_person, mark_busy, note_post, post_dot
 from .mentions import mentioned_names
@@ -222,6 +222,16 @@ def on_turn_finished(sender, turn: Turn, **kwargs) -> None:
         )
     except Exception:
         log.exception("wakes could not finish turn %s", turn.pk)
+
+
+def on_turn_repriced(sender, turn: Turn, **kwargs) -> None:
+    """The ledger's row takes the turn's raised cost (the runner stored more after the sweep
+    ended and settled it)."""
+    retry_outages(
+        lambda: resettle_turn(turn),
+        seconds=wakes_settings.WAKES_SETTLE_RETRY_SECONDS,
+        what=f"turn {turn.pk}'s settle",
+    )
 
 
 def on_turn_retried(sender, failed: Turn, retry: Turn, **kwargs) -> None:
