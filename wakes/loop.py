@@ -24,7 +24,7 @@ from django.db.models import F, Max, Q
 
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.lib.ids import system_uuid
-from motion_runner.lib.tasks import task_named
+from motion_runner.lib.tasks import send_when_broker_answers
 from motion_runner.message_fit import POST_KINDS, is_post
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, TurnStatus
 from motion_runner.record import poller_fenced_agents
@@ -252,7 +252,7 @@ def tick(*, dispatch: bool = True) -> list[Consideration]:
             claimed.append(consideration)
     if dispatch:
         for consideration in claimed:
-            transaction.on_commit(lambda pk=consideration.pk: task_named(CONSIDER).delay(pk), robust=True)
+            transaction.on_commit(lambda pk=consideration.pk: send_when_broker_answers(CONSIDER, pk), robust=True)
     return claimed
 
 
@@ -278,7 +278,7 @@ def recover_considerations(now: datetime, *, dispatch: bool = True) -> dict[str,
             resent.append(pk)
     if dispatch and resent:
         for pk in resent:
-            transaction.on_commit(lambda pk=pk: task_named(CONSIDER).delay(pk), robust=True)
+            transaction.on_commit(lambda pk=pk: send_when_broker_answers(CONSIDER, pk), robust=True)
     stuck = Consideration.objects.filter(
         Q(status=Consideration.Status.CLAIMED, resent_at__lt=now - bound)
         | Q(status=Consideration.Status.RUNNING, turn__isnull=True, created_at__lt=now - 10 * bound)

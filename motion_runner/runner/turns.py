@@ -22,7 +22,7 @@ from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapte
 from ..harnesses.base import json_object
 from ..ingest import EventWriter, IngestContext
 from ..lib.ids import system_uuid
-from ..lib.tasks import task_named
+from ..lib.tasks import send_when_broker_answers
 from ..models import Agent, Kind, Message, Motion, MotionSession, Turn, TurnStatus, recorded_turn_ends
 from ..redaction import redact
 from ..sessions import SessionConflict
@@ -113,7 +113,7 @@ def enqueue_turn(
         ability=ability or {},
     )
     if dispatch:
-        transaction.on_commit(lambda: task_named(RUN_TURN).delay(turn.pk), robust=True)
+        transaction.on_commit(lambda: send_when_broker_answers(RUN_TURN, turn.pk), robust=True)
     return turn
 
 
@@ -770,4 +770,4 @@ def start_next_queued(motion_id: str, agent_id: int) -> None:
         .first()
     )
     if next_id is not None:
-        transaction.on_commit(lambda: task_named(RUN_TURN).delay(next_id), robust=True)
+        transaction.on_commit(lambda: send_when_broker_answers(RUN_TURN, next_id), robust=True)
