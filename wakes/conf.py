@@ -27,6 +27,9 @@ DEFAULTS: dict[str, Any] = {
     "WAKES_TICK_SECONDS": 3.0,
     # A claimed consideration not started within this long is sent again, once; see settings.py.
     "WAKES_CONSIDERATION_START_SECONDS": 30.0,
+    # A started consideration not woken within this long (and twice the screen's timeout) lost its
+    # worker; see settings.py.
+    "WAKES_CONSIDERATION_RUN_SECONDS": 40.0,
     # How long a turn's end (its settle, first) is tried again while the database is away, before
     # it is left to the settle job.
     "WAKES_SETTLE_RETRY_SECONDS": 600.0,

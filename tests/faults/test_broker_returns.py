@@ -47,6 +47,8 @@ def test_a_wake_queued_while_the_broker_is_down_is_sent_as_soon_as_it_is_back():
 
             broker.start()
             # The sweep would send it only after RUNNER_RESEND_AFTER_SECONDS (60 s).
-            assert wait_for("the turn's task in the broker", lambda: sent_turns(broker), seconds=15) == [turn.pk]
+            assert wait_for("the turn's task in the broker", lambda: sent_turns(broker), seconds=15) == [
+                turn.pk
+            ]
     finally:
         broker.stop()
