@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from django.db import IntegrityError, transaction
 
+from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.db_retry import retry_outages
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
@@ -16,7 +17,6 @@ from motion_runner.system_lines import post_system_message
 
 from . import clock
 from .budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch_wake_refusal
-from .conf import app_settings as wakes_settings
 from .loop import answered_since, due_mention_wakes, free_pair, is_person, mark_busy, note_post, post_dot
 from .mentions import mentioned_names
 from .models import Consideration, Dials, MentionWake, Spend, resolve
@@ -217,7 +217,7 @@ def on_turn_finished(sender, turn: Turn, **kwargs) -> None:
     try:
         retry_outages(
             lambda: handle_turn_finished(turn),
-            seconds=wakes_settings.WAKES_SETTLE_RETRY_SECONDS,
+            seconds=runner_settings.RUNNER_END_RETRY_SECONDS,
             what=f"turn {turn.pk}'s settle",
         )
     except Exception:
@@ -229,7 +229,7 @@ def on_turn_repriced(sender, turn: Turn, **kwargs) -> None:
     ended and settled it)."""
     retry_outages(
         lambda: resettle_turn(turn),
-        seconds=wakes_settings.WAKES_SETTLE_RETRY_SECONDS,
+        seconds=runner_settings.RUNNER_END_RETRY_SECONDS,
         what=f"turn {turn.pk}'s settle",
     )
 
