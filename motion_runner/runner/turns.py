@@ -670,13 +670,8 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
     # The row and its line in the thread together or not at all, so a retry after the database
     # came back (while_database_away) finds either both or neither.
     with transaction.atomic():
-        if not Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(**fields):
-            # Ended meanwhile by the sweep (our lease lapsed while the database was away): it
-            # has said so in the thread and settled the turn; a second end would say it twice.
-            # But what we stored since may show more spent than it charged.
-            turn.refresh_from_db()
-            return charge_what_was_stored(turn)
-        if error and not _said_by_turn_end(result, end):
+        ended_here = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(**fields)
+        if ended_here and error and not _said_by_turn_end(result, end):
             post_system_message(
                 turn.motion,
                 f"@{turn.agent.name}'s turn {status.replace('_', ' ')}: {error}",
@@ -685,6 +680,12 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
                 kind=Kind.ERROR,
             )
     turn.refresh_from_db()
+    # (A retry after this commit finds the row as this call wrote it: still ours to announce.)
+    if not ended_here and (turn.status, turn.error) != (status, error):
+        # Ended meanwhile by the sweep (our lease lapsed while the database was away): it has
+        # said so in the thread and settled the turn; a second end would say it twice. But what
+        # we stored since may show more spent than it charged.
+        return charge_what_was_stored(turn)
     _announce_end(turn)
     return turn
 

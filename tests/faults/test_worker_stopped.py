@@ -40,14 +40,16 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_frozen_past_its_lease_stores_what_was_printed_and_the_turn_is_charged_for_it(tmp_path):
-    launches = tmp_path / "launches"
+    launches, printed = tmp_path / "launches", tmp_path / "printed"
     motion = MotionFactory(slug="readme-question", workspace=str(tmp_path))
     magent = AgentFactory(
         name="magent",
         binary=str(FAKE_HARNESS),
         env={
             "FAKE_HARNESS_LINES": str(recording_path("tool_call")),
-            "FAKE_HARNESS_PLAN": json.dumps({"pace": 0.3, "launches": str(launches)}),
+            "FAKE_HARNESS_PLAN": json.dumps(
+                {"pace": 0.3, "launches": str(launches), "printed": str(printed)}
+            ),
         },
     )
     turn = enqueue_turn(motion, magent, "What does the README say?", dispatch=False)
@@ -75,6 +77,10 @@ def test_a_worker_frozen_past_its_lease_stores_what_was_printed_and_the_turn_is_
             "the first words stored", lambda: Message.objects.filter(turn=turn, kind=Kind.TEXT).exists(), 60
         )
         worker.send_signal(signal.SIGSTOP)
+        lines = len(recording_path("tool_call").read_text().splitlines())
+        wait_for(
+            "the harness done printing", lambda: printed.exists() and int(printed.read_text()) == lines, 30
+        )
         wait_for("the lapsed lease reclaimed", reclaim_lapsed_turns, seconds=LEASE_SECONDS + 30, every=0.2)
         turn.refresh_from_db()
         charged_by_the_sweep = turn.cost_usd
