@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..lib.ids import system_uuid
-from ..lib.tasks import task_named
+from ..lib.tasks import send_when_broker_answers
 from ..models import Kind, Turn, TurnStatus
 from ..system_lines import post_system_message
 from ..transcripts import recover_turn_lines
@@ -147,7 +147,6 @@ def resend_waiting_turns(now: datetime) -> int:
     lost the task; RUNNER_RESEND_AFTER_SECONDS): sent again, at most once a minute each, the re-send claimed by a conditional
     UPDATE on `resent_at` so two sweeps never both send it. A task delivered twice still runs the
     turn once (the claim is a conditional UPDATE on status)."""
-    run_turn = task_named(RUN_TURN)
     quiet = now - timedelta(seconds=settings.RUNNER_RESEND_AFTER_SECONDS)
     waiting = Turn.objects.filter(status=TurnStatus.QUEUED, queued_at__lt=quiet).filter(
         Q(resent_at__isnull=True) | Q(resent_at__lt=quiet)
@@ -157,7 +156,7 @@ def resend_waiting_turns(now: datetime) -> int:
         if Turn.objects.filter(motion_id=motion_id, agent_id=agent_id, status=TurnStatus.RUNNING).exists():
             continue  # it waits for the running one, which starts it when it ends
         if Turn.objects.filter(pk=pk, status=TurnStatus.QUEUED, resent_at=last_sent).update(resent_at=now):
-            transaction.on_commit(lambda pk=pk: run_turn.delay(pk), robust=True)
+            transaction.on_commit(lambda pk=pk: send_when_broker_answers(RUN_TURN, pk), robust=True)
             resent += 1
     return resent
 
