@@ -198,9 +198,12 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 # The consider loop's look; its other numbers are dials in the admin (wakes.Dials).
 WAKES_TICK_SECONDS = env_float("WAKES_TICK_SECONDS", 3.0)
 # A claimed consideration not started within this long is sent again, once (the broker may have
-# lost its task); one still not started after as long again, or started and stuck for ten times
-# as long without waking, is given up: its reservation released and its posts owed again.
+# lost its task); one still not started after as long again is given up: its reservation released
+# and its posts owed again.
 WAKES_CONSIDERATION_START_SECONDS = env_float("WAKES_CONSIDERATION_START_SECONDS", 30.0)
+# A started consideration not woken within this long (and twice the screen's timeout) lost its
+# worker: it is given up the same way.
+WAKES_CONSIDERATION_RUN_SECONDS = env_float("WAKES_CONSIDERATION_RUN_SECONDS", 40.0)
 # --- REST framework -----------------------------------------------------------------------
 # Who may read, post, watch, type and answer in a Motion: a class with MotionAccess's methods
 # (motion_runner/access.py, docs/security.md). A host project names its own here.

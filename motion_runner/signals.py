@@ -52,6 +52,15 @@ the spend ledger, the loop's backoff, request cards, the compaction after a loop
 and the turn's ability.
 """
 
+turn_repriced = Signal()
+"""
+Arguments: ``turn`` (an ended Turn whose ``cost_usd`` was raised), ``was`` (what it was charged).
+
+Sent robustly with ``sender=Turn`` by ``motion_runner/runner/turns.py`` when the sweep ended a
+turn as lost and its runner, alive after all, stored lines after that show more spent. wakes/
+listens: the ledger's row takes the new cost.
+"""
+
 turn_retried = Signal()
 """
 Arguments: ``failed`` (the Turn whose session was gone), ``retry`` (the Turn queued again in a

@@ -46,3 +46,4 @@ class WakesConfig(AppConfig):
         signals.turn_finished.connect(handlers.on_turn_finished, dispatch_uid="wakes.turn_finished")
         signals.turn_retried.connect(handlers.on_turn_retried, dispatch_uid="wakes.turn_retried")
         signals.turns_stopped.connect(let_go, dispatch_uid="wakes.let_go")
+        signals.turn_repriced.connect(handlers.on_turn_repriced, dispatch_uid="wakes.turn_repriced")

@@ -219,6 +219,16 @@ def settle_turn(turn) -> None:
         )
 
 
+def resettle_turn(turn) -> None:
+    """A turn charged more after it was settled (turn_repriced): its settled row takes the new
+    cost, never a lower one; an unsettled one is settled as any."""
+    settle_turn(turn)
+    note = f"settled again: {turn.cost_source or 'cost unknown'}"[:300]
+    Spend.objects.filter(turn=turn, settled=True, amount__lt=turn.cost_usd).update(
+        amount=turn.cost_usd, note=note
+    )
+
+
 def reserve_for_retry(failed, retry) -> Spend | None:
     """The same wake run again in a fresh session (its session was gone): the retry is counted
     as the failed turn was, and holds its cap as a reservation while it runs."""

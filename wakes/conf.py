@@ -27,9 +27,9 @@ DEFAULTS: dict[str, Any] = {
     "WAKES_TICK_SECONDS": 3.0,
     # A claimed consideration not started within this long is sent again, once; see settings.py.
     "WAKES_CONSIDERATION_START_SECONDS": 30.0,
-    # How long a turn's end (its settle, first) is tried again while the database is away, before
-    # it is left to the settle job.
-    "WAKES_SETTLE_RETRY_SECONDS": 600.0,
+    # A started consideration not woken within this long (and twice the screen's timeout) lost its
+    # worker; see settings.py.
+    "WAKES_CONSIDERATION_RUN_SECONDS": 40.0,
     # Bot passwords per wiki api.php URL: a password is never sent to a wiki it is not for.
     "WIKI_BOT_CREDENTIALS": dict,
     "WIKI_REPLY_ASSERT": "user",

@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from django.db import IntegrityError, transaction
 
+from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.db_retry import retry_outages
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
@@ -15,9 +16,8 @@ from motion_runner.record import poller_fenced_agents
 from motion_runner.system_lines import post_system_message
 
 from . import clock
-from .budget import day_of, reserve_for_retry, settle_turn, watch_wake_refusal
+from .budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch_wake_refusal
 from .commands import command_in, run_command
-from .conf import app_settings as wakes_settings
 from .context import watch_prompt
 from .loop import answered_since, due_mention_wakes, free_pair, is_person, mark_busy, note_post, post_dot
 from .mention_turns import wake_for_mention
@@ -248,11 +248,21 @@ def on_turn_finished(sender, turn: Turn, **kwargs) -> None:
     try:
         retry_outages(
             lambda: handle_turn_finished(turn),
-            seconds=wakes_settings.WAKES_SETTLE_RETRY_SECONDS,
+            seconds=runner_settings.RUNNER_END_RETRY_SECONDS,
             what=f"turn {turn.pk}'s settle",
         )
     except Exception:
         log.exception("wakes could not finish turn %s", turn.pk)
+
+
+def on_turn_repriced(sender, turn: Turn, **kwargs) -> None:
+    """The ledger's row takes the turn's raised cost (the runner stored more after the sweep
+    ended and settled it)."""
+    retry_outages(
+        lambda: resettle_turn(turn),
+        seconds=runner_settings.RUNNER_END_RETRY_SECONDS,
+        what=f"turn {turn.pk}'s settle",
+    )
 
 
 def on_turn_retried(sender, failed: Turn, retry: Turn, **kwargs) -> None:

@@ -24,7 +24,7 @@ from django.db.models import F, Max, Q
 
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.lib.ids import system_uuid
-from motion_runner.lib.tasks import task_named
+from motion_runner.lib.tasks import send_when_broker_answers
 from motion_runner.message_fit import POST_KINDS, is_post
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, TurnStatus
 from motion_runner.record import poller_fenced_agents
@@ -256,7 +256,9 @@ def tick(*, dispatch: bool = True) -> list[Consideration]:
             claimed.append(consideration)
     if dispatch:
         for consideration in claimed:
-            transaction.on_commit(lambda pk=consideration.pk: task_named(CONSIDER).delay(pk), robust=True)
+            transaction.on_commit(
+                lambda pk=consideration.pk: send_when_broker_answers(CONSIDER, pk), robust=True
+            )
     return claimed
 
 
@@ -282,10 +284,22 @@ def recover_considerations(now: datetime, *, dispatch: bool = True) -> dict[str,
             resent.append(pk)
     if dispatch and resent:
         for pk in resent:
-            transaction.on_commit(lambda pk=pk: task_named(CONSIDER).delay(pk), robust=True)
+            transaction.on_commit(lambda pk=pk: send_when_broker_answers(CONSIDER, pk), robust=True)
+    # A run is its screen (bounded by its timeout) and a few queries: one running much longer
+    # lost its worker.
+    run_bound = timedelta(
+        seconds=max(wakes_settings.WAKES_CONSIDERATION_RUN_SECONDS, 2 * Dials.load().screen_timeout_seconds)
+    )
     stuck = Consideration.objects.filter(
         Q(status=Consideration.Status.CLAIMED, resent_at__lt=now - bound)
-        | Q(status=Consideration.Status.RUNNING, turn__isnull=True, created_at__lt=now - 10 * bound)
+        | Q(status=Consideration.Status.RUNNING, turn__isnull=True, started_at__lt=now - run_bound)
+        # Started before started_at was kept.
+        | Q(
+            status=Consideration.Status.RUNNING,
+            turn__isnull=True,
+            started_at__isnull=True,
+            created_at__lt=now - 10 * bound,
+        )
     ).select_related("motion", "agent")
     abandoned = sum(1 for c in stuck if abandon(c, now))
     return {"resent": len(resent), "abandoned": abandoned}
@@ -438,7 +452,7 @@ def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=No
     """Budget, screen, wake. Idempotent: a consideration runs once (claimed → running)."""
     if (
         Consideration.objects.filter(pk=consideration_id, status=Consideration.Status.CLAIMED).update(
-            status=Consideration.Status.RUNNING
+            status=Consideration.Status.RUNNING, started_at=clock.now()
         )
         != 1
     ):
@@ -493,6 +507,8 @@ def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=No
         why = f"a long quiet: nothing said for {human_duration(quiet)}"
         prompt = quiet_prompt(c.motion, c.agent, human_duration(quiet))
         woken_by = None
+    if not Consideration.objects.filter(pk=c.pk, status=Consideration.Status.RUNNING).exists():
+        return None  # given up as lost meanwhile (its screen outlasted the bound): its posts are owed again
     turn = wake(
         c.motion,
         c.agent,

@@ -600,6 +600,9 @@ class Consideration(models.Model):
     resent_at = models.DateTimeField(
         null=True, blank=True, help_text="Claimed but not started in time: its task was sent again (once)."
     )
+    started_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a worker started it; one not woken soon after lost its worker."
+    )
 
     class Meta:
         constraints = [

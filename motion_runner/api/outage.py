@@ -1,7 +1,8 @@
 """The database away (restarting, unreachable, its pool timed out): 503 with Retry-After, in the
-error body the route's clients read, instead of Django's HTML 500. A client that retries on 503
-(memory-lane's runner does, on every non-4xx) keeps its batch; the stream's ids make the retry
-store each line once."""
+error body the route's clients read, instead of Django's HTML 500. A client that sends again after
+Retry-After keeps its batch (memory-lane's watcher does; its runner gives up on a 503, and the
+transcript brings those lines later: docs/memory-lane.md); the stream's ids make a retry store each
+line once."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ import logging
 from datetime import datetime, timedelta
 
 from ..lib.ids import system_uuid
-from ..lib.tasks import task_named
+from ..lib.tasks import send_when_broker_answers, task_named
 from ..models import Kind, Turn, TurnStatus
 from ..system_lines import post_system_message
 
@@ -33,17 +33,14 @@ def queue_of(turn: Turn) -> str:
 
 
 def send_turn(turn: Turn | int, *, countdown: float = 0) -> None:
-    """Send a turn's task to its queue (call it on commit)."""
+    """Send a turn's task to its queue (call it on commit); if the broker cannot take it now, it
+    is sent again as soon as the broker answers (lib/tasks.send_when_broker_answers)."""
     if not isinstance(turn, Turn):
         turn = Turn.objects.select_related("motion", "agent").get(pk=turn)
     options: dict = {"countdown": countdown} if countdown > 0 else {}
     if queue := queue_of(turn):
         options["queue"] = queue
-    task = task_named(RUN_TURN)
-    if options:
-        task.apply_async((turn.pk,), **options)
-    else:
-        task.delay(turn.pk)
+    send_when_broker_answers(RUN_TURN, turn.pk, **options)
 
 
 def consumed_queues(timeout: float = 1.0) -> set[str] | None:

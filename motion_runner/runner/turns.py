@@ -25,7 +25,14 @@ from ..lib.ids import system_uuid
 from ..models import Agent, Kind, Message, Motion, MotionSession, Scram, Turn, TurnStatus, recorded_turn_ends
 from ..redaction import redact
 from ..sessions import SessionConflict
-from ..signals import monitor_factories, prompt_builders, prompt_finalizers, turn_finished, turn_retried
+from ..signals import (
+    monitor_factories,
+    prompt_builders,
+    prompt_finalizers,
+    turn_finished,
+    turn_repriced,
+    turn_retried,
+)
 from ..system_lines import post_system_message
 from .announcing import PacedAnnouncer
 from .limits import limits_for
@@ -169,9 +176,9 @@ class TurnRun:
     # written first once it does (a blip of a few seconds loses nothing and stops nothing).
     backlog: list[Event] = field(default_factory=list)
     outage_since: float | None = None
-    # The failure is the outage bound: what the harness printed before its stop is still kept
-    # (and written once the database is back), only nothing more is asked of it.
-    outage_failure: bool = False
+    # The failure is the outage bound or a lost lease: what the harness printed before its stop
+    # is still kept (and written once the database is back), only nothing more is asked of it.
+    keep_printed: bool = False
     next_try: float = 0.0
     lease_renewed: float = field(default_factory=time.monotonic)
     # Every Message announced once, after commit; the batches within NOTE_SECONDS together.
@@ -188,7 +195,7 @@ class TurnRun:
         (`drain`). If a write fails otherwise, each event is written on its own, so what can
         be kept is kept; an event that cannot be written ends the turn, and the error never
         escapes the runner."""
-        if self.failure and not self.outage_failure:
+        if self.failure and not self.keep_printed:
             return
         events = [event for line in lines for event in self.events_for_line(line)]
         for event in events:
@@ -229,7 +236,7 @@ class TurnRun:
         away = now - self.outage_since if self.outage_since is not None else 0.0
         if away > settings.RUNNER_DB_OUTAGE_SECONDS and not self.failure:
             self.failure = f"the database did not answer for {away:.0f} s, so the harness was stopped"
-            self.outage_failure = True
+            self.keep_printed = True
 
     def may_try(self) -> bool:
         """Whether to ask the database now: not while backing off, and during an outage only
@@ -295,6 +302,7 @@ class TurnRun:
             self.database_back()
         if not held and not self.failure:
             self.failure = "its lease lapsed and the turn was ended as lost"
+            self.keep_printed = True
         if held and not self.failure and (reason := self.stop_asked()):
             # A ring lost with a dropped connection: the flag stays, and is read here.
             self.failure, self.stopped = reason, True
@@ -584,7 +592,7 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
             path.unlink(missing_ok=True)
     if result.unterminated_tail.strip():
         run.on_lines([result.unterminated_tail])
-    if not run.failure or run.outage_failure:
+    if not run.failure or run.keep_printed:
         for event in run.parser.finish():
             run.emit(event)
     try:
@@ -773,12 +781,8 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
     # The row and its line in the thread together or not at all, so a retry after the database
     # came back (while_database_away) finds either both or neither.
     with transaction.atomic():
-        if not Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(**fields):
-            # Ended meanwhile by the sweep (our lease lapsed while the database was away): it
-            # has said so in the thread and settled the turn; a second end would say it twice.
-            turn.refresh_from_db()
-            return turn
-        if error and not _said_by_turn_end(result, end):
+        ended_here = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(**fields)
+        if ended_here and error and not _said_by_turn_end(result, end):
             post_system_message(
                 turn.motion,
                 f"@{turn.agent.name}'s turn {status.replace('_', ' ')}: {error}",
@@ -787,6 +791,12 @@ def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, er
                 kind=Kind.ERROR,
             )
     turn.refresh_from_db()
+    # (A retry after this commit finds the row as this call wrote it: still ours to announce.)
+    if not ended_here and (turn.status, turn.error) != (status, error):
+        # Ended meanwhile by the sweep (our lease lapsed while the database was away): it has
+        # said so in the thread and settled the turn; a second end would say it twice. But what
+        # we stored since may show more spent than it charged.
+        return charge_what_was_stored(turn)
     _announce_end(turn)
     return turn
 
@@ -834,6 +844,29 @@ def dead_turn_cost(turn: Turn) -> dict:
     if end.stop_reason:
         fields["result_subtype"] = end.stop_reason[:64]
     return fields
+
+
+def charge_what_was_stored(turn: Turn) -> Turn:
+    """A turn the sweep ended (and charged from what was stored then) whose runner stored more
+    after: charged again from its lines if they show more (never less), and the ledger told
+    through turn_repriced."""
+    fields = dead_turn_cost(turn)
+    charged = turn.cost_usd or Decimal(0)
+    if fields["cost_usd"] <= charged:
+        return turn
+    if not Turn.objects.filter(pk=turn.pk, cost_usd=turn.cost_usd).update(**fields):
+        return Turn.objects.get(pk=turn.pk)  # charged again meanwhile by someone else
+    turn.refresh_from_db()
+    log.warning(
+        "turn %s: charged $%s, not $%s, for what its runner stored after it ended",
+        turn.pk,
+        turn.cost_usd,
+        charged,
+    )
+    for _receiver, error in turn_repriced.send_robust(sender=Turn, turn=turn, was=charged):
+        if isinstance(error, Exception):
+            log.error("a turn_repriced receiver failed for turn %s: %r", turn.pk, error)
+    return turn
 
 
 def cost_note(turn: Turn) -> str:

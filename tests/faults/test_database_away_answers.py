@@ -98,3 +98,16 @@ def test_a_stream_post_while_the_database_is_stopped_is_told_to_come_back(served
             "SELECT id::text FROM motion_runner_message WHERE session_id = %s", [session_id]
         ).fetchall()
     assert sorted(row[0] for row in stored) == sorted(line["uuid"] for line in first + second)
+
+
+def test_a_page_while_the_database_is_stopped_says_so_with_a_503(served, private_postgres):
+    assert served.get("/").status_code < 500
+    private_postgres.stop()
+    try:
+        answer = served.get("/")
+    finally:
+        private_postgres.start()
+
+    assert answer.status_code == 503
+    assert int(answer.headers["Retry-After"]) > 0
+    assert "database" in answer.text
