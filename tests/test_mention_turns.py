@@ -119,3 +119,17 @@ def test_the_holds_of_a_motion_are_refused_to_whoever_may_not_read_it(room, cloc
     assert client.get(f"/api/motions/{room.motion.slug}/holds/").status_code == 404
     client.logout()
     assert client.get(f"/api/motions/{room.motion.slug}/holds/").status_code == 404
+
+
+def test_a_hold_is_where_memory_lanes_thread_page_reads_it_until_its_turn_starts(room, clock, client):
+    say(room.motion, room.justin, "@magent first question", clock)
+    first = Turn.objects.get(agent=room.magent)
+    Turn.objects.filter(pk=first.pk).update(status=TurnStatus.RUNNING)
+    say(room.motion, room.rosemary, "@magent second question", clock.advance(5) and clock)
+
+    held = client.get(f"/api/moods/{room.motion.slug}/held/").json()["held"]
+
+    assert held["magent"]["reason"] == "a turn is under way here; this one is next"
+    finish(first, said="answer one")
+    build_prompt_at_start(Turn.objects.get(agent=room.magent, status=TurnStatus.QUEUED))
+    assert client.get(f"/api/moods/{room.motion.slug}/held/").json()["held"] == {}

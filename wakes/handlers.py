@@ -17,7 +17,7 @@ from . import clock
 from .budget import day_of, reserve_for_retry, settle_turn, watch_wake_refusal
 from .context import watch_prompt
 from .loop import answered_since, due_mention_wakes, free_pair, is_person, mark_busy, note_post, post_dot
-from .mention_turns import wake_for_mention
+from .mention_turns import renew_holds, wake_for_mention
 from .mentions import mentioned_names
 from .models import Consideration, Dials, MentionWake, Spend, resolve
 from .wake import human_duration, wake
@@ -173,6 +173,7 @@ def check_mentions(*, dispatch: bool = True) -> dict[str, int]:
         waited = human_duration(now - record.message.created_at)
         wake_for_mention(record, dispatch=dispatch, late=f" in a terminal session, unanswered for {waited}")
         counts["woken"] += 1
+    renew_holds()
     return counts
 
 
