@@ -36,7 +36,7 @@ def magent():
 
 @pytest.fixture
 def run(workroom, magent):
-    def run(plan: dict, *, mode: str, prompt: str = "Do the work.") :
+    def run(plan: dict, *, mode: str, prompt: str = "Do the work."):
         magent.env = {**magent.env, "FAKE_HARNESS_PLAN": json.dumps(plan)}
         magent.save()
         return execute_turn(enqueue_turn(workroom, magent, prompt, mode=mode, dispatch=False).pk)

@@ -163,7 +163,9 @@ def check_mentions(*, dispatch: bool = True) -> dict[str, int]:
         else:
             status = MentionWake.Status.WOKEN
         won = MentionWake.objects.filter(pk=record.pk, status=MentionWake.Status.WAITING).update(
-            status=status, hold="", hold_until=None  # answered, or its turn is being decided now
+            status=status,
+            hold="",
+            hold_until=None,  # answered, or its turn is being decided now
         )
         if won != 1:
             continue  # another worker took it

@@ -171,7 +171,9 @@ def build_started_prompt(turn: Turn) -> str | None:
     if turn.reason != MENTION:
         return None
     records = list(
-        MentionWake.objects.filter(turn=turn).select_related("message", "agent").order_by("message__created_at")
+        MentionWake.objects.filter(turn=turn)
+        .select_related("message", "agent")
+        .order_by("message__created_at")
     )
     if not records:
         return None
@@ -180,7 +182,9 @@ def build_started_prompt(turn: Turn) -> str | None:
     mentions = [r.message for r in records]
     if not Message.objects.filter(pk=wake_line_id(turn.pk)).exists():
         names = ", ".join(dict.fromkeys(m.sender for m in mentions))
-        post_wake_line(turn, f"mentioned by {names}", cost_note="not counted against the consideration budget")
+        post_wake_line(
+            turn, f"mentioned by {names}", cost_note="not counted against the consideration budget"
+        )
     motion: Motion = turn.motion
     prompt = mention_prompt(motion, turn.agent, mentions)
     return finalize_prompt(prompt, motion, turn.agent, turn.mode, turn.reason)
