@@ -136,7 +136,9 @@ class TestPi:
         )
 
     @pytest.mark.parametrize("prompt", ["@alice asked about notes.txt", "-p --tools bash"])
-    def test_a_prompt_pi_would_read_as_a_file_or_flag_goes_on_stdin_never_as_an_argument(self, binary, prompt):
+    def test_a_prompt_pi_would_read_as_a_file_or_flag_goes_on_stdin_never_as_an_argument(
+        self, binary, prompt
+    ):
         launch = get_adapter("pi").build_launch(turn_for("pi", binary, prompt=prompt), resume_session=None)
         assert launch.stdin == prompt
         assert prompt not in launch.argv

@@ -98,6 +98,7 @@ STANDALONE = {
     "/api/motions/harbor/stream/": "api-stream",
     "/api/motions/harbor/quiet/": "api-quiet",
     "/api/motions/harbor/typing/": "api-typing",
+    "/api/motions/harbor/holds/": "api-holds",
     "/api/hooks/claude-code/": "api-hooks-claude-code",
     "/api/turns/": "api-turns",
     "/api/turns/1/": "api-turn",

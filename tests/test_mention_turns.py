@@ -89,3 +89,47 @@ def test_a_look_only_mention_joining_a_full_tools_turn_makes_it_look_only(room, 
     turn.refresh_from_db()
     assert Turn.objects.filter(agent=room.magent).count() == 1
     assert turn.mode == "look"
+
+
+def test_the_api_shows_a_hold_to_whoever_may_read_the_motion_until_its_turn_starts(room, clock, client):
+    say(room.motion, room.justin, "@magent first question", clock)
+    first = Turn.objects.get(agent=room.magent)
+    Turn.objects.filter(pk=first.pk).update(status=TurnStatus.RUNNING)
+    say(room.motion, room.rosemary, "@magent second question", clock.advance(5) and clock)
+    client.force_login(room.justin)
+
+    (hold,) = client.get(f"/api/motions/{room.motion.slug}/holds/").json()["holds"]
+
+    assert (hold["agent"], hold["by"], hold["reason"]) == (
+        "magent",
+        "rosemary",
+        "a turn is under way here; this one is next",
+    )
+    finish(first, said="answer one")
+    build_prompt_at_start(Turn.objects.get(agent=room.magent, status=TurnStatus.QUEUED))
+    assert client.get(f"/api/motions/{room.motion.slug}/holds/").json()["holds"] == []
+
+
+def test_the_holds_of_a_motion_are_refused_to_whoever_may_not_read_it(room, clock, client):
+    from tests.factories import UserFactory
+
+    room.motion.visibility = "members"
+    room.motion.save()
+    client.force_login(UserFactory(username="stranger"))
+    assert client.get(f"/api/motions/{room.motion.slug}/holds/").status_code == 404
+    client.logout()
+    assert client.get(f"/api/motions/{room.motion.slug}/holds/").status_code == 404
+
+
+def test_a_hold_is_where_memory_lanes_thread_page_reads_it_until_its_turn_starts(room, clock, client):
+    say(room.motion, room.justin, "@magent first question", clock)
+    first = Turn.objects.get(agent=room.magent)
+    Turn.objects.filter(pk=first.pk).update(status=TurnStatus.RUNNING)
+    say(room.motion, room.rosemary, "@magent second question", clock.advance(5) and clock)
+
+    held = client.get(f"/api/moods/{room.motion.slug}/held/").json()["held"]
+
+    assert held["magent"]["reason"] == "a turn is under way here; this one is next"
+    finish(first, said="answer one")
+    build_prompt_at_start(Turn.objects.get(agent=room.magent, status=TurnStatus.QUEUED))
+    assert client.get(f"/api/moods/{room.motion.slug}/held/").json()["held"] == {}

@@ -36,7 +36,7 @@ def magent():
 
 @pytest.fixture
 def run(workroom, magent):
-    def run(plan: dict, *, mode: str, prompt: str = "Do the work.") :
+    def run(plan: dict, *, mode: str, prompt: str = "Do the work."):
         magent.env = {**magent.env, "FAKE_HARNESS_PLAN": json.dumps(plan)}
         magent.save()
         return execute_turn(enqueue_turn(workroom, magent, prompt, mode=mode, dispatch=False).pk)
@@ -104,3 +104,23 @@ def test_the_harness_reads_a_megabyte_prompt_on_stdin(run, tmp_path):
     assert turn.status == TurnStatus.FINISHED, turn.error
     assert received.read_text() == turn.prompt
     assert received.read_text().startswith(prompt)
+
+
+@override_settings(RUNNER_TURN_TIMEOUT_SECONDS=600, RUNNER_SILENCE_SECONDS=2)
+def test_with_the_dial_blank_the_runners_silence_setting_answers(run):
+    silence_limit(None)
+
+    turn = run({"no_result": True, "hang": True}, mode="full")
+
+    assert turn.status == TurnStatus.TIMED_OUT
+    assert "nothing printed for 2 s" in turn.error
+
+
+def test_by_default_a_full_tools_turn_has_no_wall_clock_and_1500_s_of_silence(workroom, magent):
+    from motion_runner.runner.limits import limits_for
+
+    turn = enqueue_turn(workroom, magent, "Do the work.", mode="full", dispatch=False)
+    limits = limits_for(turn)
+    assert (limits.timeout, limits.silence) == (None, 1500.0)
+    look = enqueue_turn(workroom, magent, "Look.", mode="look", dispatch=False)
+    assert (limits_for(look).timeout, limits_for(look).silence) == (60, None)  # tests/settings.py

@@ -55,7 +55,9 @@ def test_with_no_queue_named_the_tasks_own_route_decides(sent, django_capture_on
 @pytest.mark.django_db
 def test_a_turn_whose_queue_no_worker_consumes_says_so_once():
     motion = MotionFactory(slug="workroom")
-    turn = enqueue_turn(motion, AgentFactory(name="magent", turn_queue="magent-box"), "Hello.", dispatch=False)
+    turn = enqueue_turn(
+        motion, AgentFactory(name="magent", turn_queue="magent-box"), "Hello.", dispatch=False
+    )
     Turn.objects.filter(pk=turn.pk).update(queued_at=timezone.now() - timedelta(seconds=40))
 
     assert say_unserved_queues(timezone.now(), consumed={"turns", "housekeeping"}) == 1
@@ -99,3 +101,26 @@ def test_a_worker_on_the_agents_queue_runs_its_turn_and_is_seen_consuming_it(tmp
                 break
             time.sleep(0.2)
     assert turn.status == TurnStatus.FINISHED, turn.error
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_sweep_asks_the_live_workers_and_says_a_queue_nobody_consumes():
+    from celery.contrib.testing.worker import start_worker
+
+    from motion_runner.celery import app
+    from motion_runner.runner.reclaim import sweep_turns
+
+    motion = MotionFactory(slug="workroom")
+    turn = enqueue_turn(
+        motion, AgentFactory(name="magent", turn_queue="nobody-box"), "Hello.", dispatch=False
+    )
+    Turn.objects.filter(pk=turn.pk).update(queued_at=timezone.now() - timedelta(seconds=40))
+    with start_worker(
+        app, pool="solo", perform_ping_check=False, loglevel="WARNING", queues=["elsewhere-box"]
+    ):
+        swept = sweep_turns()
+
+    assert swept["unserved"] == 1
+    assert Message.objects.filter(
+        motion=motion, text__contains="“nobody-box”, which no worker consumes"
+    ).exists()

@@ -214,3 +214,16 @@ def test_the_screen_reads_the_description_and_a_lead_in(room, clock):
 
     assert "Merch for the spring tour." in text
     assert text.index("what colour?") < text.index("New posts:") < text.index("► [rosemary")
+
+
+def test_reads_is_overridden_per_motion_and_agent_like_the_other_dials(room, clock, settings):
+    from wakes.models import DialOverride
+
+    settings.WAKES_SCREEN_API_KEY = ""
+    for n in range(4):
+        say(room.motion, room.justin, f"post {n} " + "b" * 150, clock.advance(1) and clock)
+    DialOverride.objects.create(motion=room.motion, agent=room.magent, reads=60)
+
+    prompt = started(mention_turn(room, clock.advance(1) and clock))
+
+    assert "earlier posts not shown" in prompt and "post 0" not in prompt

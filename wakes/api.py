@@ -14,9 +14,10 @@ from rest_framework.views import APIView
 
 from motion_runner.access import access, readable_motion
 from motion_runner.message_bell import ring_for
+from motion_runner.models import TurnStatus
 
 from . import clock
-from .models import Dials, TypingPing, WakeRequest
+from .models import Dials, MentionWake, TypingPing, WakeRequest
 from .requests import RequestRefused, answer, grant
 
 
@@ -164,3 +165,46 @@ class AnswerRequest(APIView):
         except RequestRefused as refusal:
             raise PermissionDenied(str(refusal)) from refusal
         return Response(WakeRequestSerializer(decided).data, status=status.HTTP_200_OK)
+
+
+class MentionHoldSerializer(serializers.Serializer):
+    agent = serializers.CharField()
+    mention = serializers.UUIDField()
+    by = serializers.CharField()
+    reason = serializers.CharField()
+    until = serializers.DateTimeField(allow_null=True)
+
+
+class MentionHoldsSerializer(serializers.Serializer):
+    holds = MentionHoldSerializer(many=True)
+
+
+class HoldsView(APIView):
+    """GET /api/motions/<slug>/holds/: mentions owed a turn that has not started, and why
+    ("a turn is under way here; this one is next", "the hourly cap: next slot at …"). Whoever may
+    read the Motion may read its holds; anyone else gets the same 404 as for no Motion."""
+
+    @extend_schema(responses={200: MentionHoldsSerializer})
+    def get(self, request: Request, slug: str) -> Response:
+        motion = readable_motion(request.user, slug)
+        return Response({"holds": holds_in(motion)})
+
+
+def holds_in(motion) -> list[dict]:
+    held = (
+        MentionWake.objects.filter(message__motion=motion)
+        .exclude(hold="")
+        .filter(Q(turn__isnull=True) | Q(turn__status=TurnStatus.QUEUED))
+        .select_related("agent", "message")
+        .order_by("created_at", "pk")
+    )
+    return [
+        {
+            "agent": h.agent.name,
+            "mention": str(h.message_id),
+            "by": h.message.sender,
+            "reason": h.hold,
+            "until": h.hold_until.isoformat() if h.hold_until else None,
+        }
+        for h in held
+    ]

@@ -211,6 +211,7 @@ def render(
     linked: tuple[Motion, Reading] | None = None,
     extra: str = "",
     summarize: bool = True,
+    tail: str = "",
 ) -> str:
     """The framed prompt (before the footer, which finalize_prompt adds), within its bound."""
     cap = dials.dials.read_post_chars
@@ -240,6 +241,8 @@ def render(
             where, read = linked
             lines += ["", f"A post links a message in “{where}”; the record from there, oldest first:"]
             lines += [quote(p, cap, new=False) for p in read.posts]
+        if tail:
+            lines += ["", tail]
         lines += [f"</{FRAME}>", "", ASKS.get(reason, ASKS["mention"]) + " " + SILENT_HINT]
         return "\n".join(lines)
 
@@ -337,17 +340,20 @@ def quiet_prompt(motion: Motion, agent: Agent, quiet_for: str) -> str:
 
 
 def watch_prompt(motion: Motion, agent: Agent, line: Message, prompt: str | None) -> str:
-    """A watch whose policy is `always`: what the watchlist wrote (the watched content quoted as
-    data), inside the frame, after what was said since the agent last spoke."""
+    """A watch whose policy is `always`: what was said since the agent last spoke, then what the
+    watchlist wrote (the watched content quoted as data) last in the frame, so nothing from the
+    source follows it but the runner's own words."""
     dials = resolve(motion.pk, agent.pk)
     reading = read_since(motion.pk, agent, dials, since=last_word_at(motion.pk, agent))
+    reading.posts = [p for p in reading.posts if p.pk != line.pk]
     body = prompt or f"A watch in the Motion “{motion}” saw a change:\n{line.text}"
     return render(
         motion,
         agent,
         "watch",
-        defuse(body),
+        f"A watch in the Motion “{motion}” saw a change (its line: #m-{line.pk}); it is quoted below.",
         reading,
         dials,
         heading="What was said here since you last spoke, newest last; ► marks it:",
+        tail=defuse(body),
     )

@@ -20,7 +20,7 @@ from .budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch
 from .commands import command_in, run_command
 from .context import watch_prompt
 from .loop import answered_since, due_mention_wakes, free_pair, is_person, mark_busy, note_post, post_dot
-from .mention_turns import wake_for_mention
+from .mention_turns import renew_holds, wake_for_mention
 from .mentions import mentioned_names
 from .models import Consideration, Dials, MentionWake, Spend, resolve
 from .steering import NEVER, looks_unprompted, mentions_held, scram_holds
@@ -226,7 +226,9 @@ def check_mentions(*, dispatch: bool = True) -> dict[str, int]:
         else:
             status = MentionWake.Status.WOKEN
         won = MentionWake.objects.filter(pk=record.pk, status=MentionWake.Status.WAITING).update(
-            status=status
+            status=status,
+            hold="",
+            hold_until=None,  # answered, or its turn is being decided now
         )
         if won != 1:
             continue  # another worker took it
@@ -236,6 +238,7 @@ def check_mentions(*, dispatch: bool = True) -> dict[str, int]:
         waited = human_duration(now - record.message.created_at)
         wake_for_mention(record, dispatch=dispatch, late=f" in a terminal session, unanswered for {waited}")
         counts["woken"] += 1
+    renew_holds()
     return counts
 
 

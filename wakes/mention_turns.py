@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Min
+from django.db.models import Min, Q
 
+from motion_runner.api.memory_lane import held_key
+from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Motion, Turn, TurnStatus
 from motion_runner.runner.turns import wake_line_id
@@ -63,10 +66,36 @@ def next_slot(motion_id: str, agent_id: int, dials: Resolved, now: datetime) -> 
     return firsts[len(firsts) - dials.mention_wakes_per_hour] + timedelta(hours=1)
 
 
+def show_hold(motion: Motion, agent: Agent, reason: str, until: datetime | None) -> None:
+    """The hold where memory-lane's thread page reads a runner's holds (`…/held/`, Django's cache):
+    it lapses after MOOD_HELD_SECONDS unless renewed (check_mentions renews it), or at `until`."""
+    lasts = runner_settings.MOOD_HELD_SECONDS
+    if until is not None:
+        lasts = max(1, min(lasts, int((until - clock.now()).total_seconds())))
+    held = {"agent": agent.name, "reason": reason, "until": until.isoformat() if until else None}
+    cache.set(held_key(motion.slug, agent), {**held, "at": clock.now().isoformat()}, timeout=lasts)
+
+
+def renew_holds() -> int:
+    """Every hold still in force shown again before it lapses (check_mentions, every 30 s)."""
+    held = (
+        MentionWake.objects.exclude(hold="")
+        .filter(Q(turn__isnull=True) | Q(turn__status=TurnStatus.QUEUED))
+        .select_related("message__motion", "agent")
+        .order_by("created_at")
+    )
+    count = 0
+    for record in held:
+        show_hold(record.message.motion, record.agent, record.hold, record.hold_until)
+        count += 1
+    return count
+
+
 def hold(record: MentionWake, reason: str, until: datetime | None = None) -> None:
     """Write the hold on the mention and say it in the thread (once per mention and reason)."""
     MentionWake.objects.filter(pk=record.pk).update(hold=reason[:300], hold_until=until)
     message = record.message
+    show_hold(message.motion, record.agent, reason, until)
     post_system_message(
         message.motion,
         f"@{record.agent.name}'s answer to {message.sender} is held: {reason}",
@@ -142,15 +171,20 @@ def build_started_prompt(turn: Turn) -> str | None:
     if turn.reason != MENTION:
         return None
     records = list(
-        MentionWake.objects.filter(turn=turn).select_related("message", "agent").order_by("message__created_at")
+        MentionWake.objects.filter(turn=turn)
+        .select_related("message", "agent")
+        .order_by("message__created_at")
     )
     if not records:
         return None
-    MentionWake.objects.filter(turn=turn).exclude(hold="").update(hold="", hold_until=None)
+    if MentionWake.objects.filter(turn=turn).exclude(hold="").update(hold="", hold_until=None):
+        cache.delete(held_key(turn.motion.slug, turn.agent))  # lifted
     mentions = [r.message for r in records]
     if not Message.objects.filter(pk=wake_line_id(turn.pk)).exists():
         names = ", ".join(dict.fromkeys(m.sender for m in mentions))
-        post_wake_line(turn, f"mentioned by {names}", cost_note="not counted against the consideration budget")
+        post_wake_line(
+            turn, f"mentioned by {names}", cost_note="not counted against the consideration budget"
+        )
     motion: Motion = turn.motion
     prompt = mention_prompt(motion, turn.agent, mentions)
     return finalize_prompt(prompt, motion, turn.agent, turn.mode, turn.reason)

@@ -202,16 +202,17 @@ class Dials(models.Model):
         "Default: 3.",
     )
     full_tools_silence_seconds = models.FloatField(
-        default=1500.0,
+        null=True,
+        blank=True,
         help_text="A full-tools turn that prints nothing for this many seconds is ended (a hung pipe, a "
-        "tool that never returns). Default: 1500.",
+        "tool that never returns); blank: the setting RUNNER_SILENCE_SECONDS (1500). Default: blank.",
     )
     full_tools_timeout_seconds = models.FloatField(
         null=True,
         blank=True,
-        help_text="A wall clock for full-tools turns, in seconds; blank: none (real work takes as long "
-        "as it takes; the silence limit, the spend and loop guards and a stop still end it). "
-        "Default: blank.",
+        help_text="A wall clock for full-tools turns, in seconds; blank: the setting "
+        "RUNNER_FULL_TOOLS_TIMEOUT_SECONDS, none unless set (real work takes as long as it takes; the "
+        "silence limit, the spend and loop guards and a stop still end it). Default: blank.",
     )
     # Mentions
     terminal_mention_delay_seconds = models.FloatField(

@@ -213,4 +213,6 @@ def digest(motion: Motion, agent: Agent, posts: list[Message], dials: Dials) -> 
         note=f"digest of {len(posts)} earlier posts for a wake",
     )
     blocks = data.get("content") or []
-    return " ".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text").strip()
+    return " ".join(
+        str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+    ).strip()

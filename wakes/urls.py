@@ -1,7 +1,7 @@
 from django.urls import path
 
 from . import views
-from .api import AnswerRequest, TypingPingView
+from .api import AnswerRequest, HoldsView, TypingPingView
 from .api_steer import ScramView, SteerView
 from .preview import wake_preview
 
@@ -9,6 +9,7 @@ urlpatterns = [
     path("", views.motion_list, name="motion-list"),
     path("api/requests/<int:pk>/<str:action>/", AnswerRequest.as_view(), name="api-request-answer"),
     path("api/motions/<slug:slug>/typing/", TypingPingView.as_view(), name="api-typing"),
+    path("api/motions/<slug:slug>/holds/", HoldsView.as_view(), name="api-holds"),
     path("api/motions/<slug:slug>/steer/", SteerView.as_view(), name="api-steer"),
     path("api/scram/", ScramView.as_view(), name="api-scram"),
     path("motions/<slug:slug>/wakes/", wake_preview, name="wake-preview"),

@@ -24,7 +24,9 @@ def clocks_for(turn: Turn) -> TurnClocks:
         return TurnClocks(wall=settings.RUNNER_TURN_TIMEOUT_SECONDS, silence=None)
     for provider in reversed(turn_clock_providers):  # the last one registered answers
         return provider(turn)
-    return TurnClocks(wall=settings.RUNNER_FULL_TOOLS_TIMEOUT_SECONDS, silence=settings.RUNNER_SILENCE_SECONDS)
+    return TurnClocks(
+        wall=settings.RUNNER_FULL_TOOLS_TIMEOUT_SECONDS, silence=settings.RUNNER_SILENCE_SECONDS
+    )
 
 
 def limits_for(turn: Turn) -> Limits:

@@ -442,7 +442,10 @@ def _signal_name(returncode: int) -> str:
 def judge(result: ProcessResult, turn_end: Event | None, timeout: float | None) -> tuple[str, str]:
     """The turn's status and, when it did not end well, a sentence for the thread."""
     if result.outcome == Outcome.TIMED_OUT:
-        return TurnStatus.TIMED_OUT, f"stopped: the turn ran past its {timeout or 0:g} s limit ({result.detail})"
+        return (
+            TurnStatus.TIMED_OUT,
+            f"stopped: the turn ran past its {timeout or 0:g} s limit ({result.detail})",
+        )
     if result.outcome == Outcome.SILENT:
         return TurnStatus.TIMED_OUT, f"stopped: the harness went silent, its silence limit ({result.detail})"
     if result.outcome == Outcome.FLOODED:

@@ -68,8 +68,10 @@ def test_the_watched_content_is_quoted_as_data_and_cannot_close_its_quote(change
     body = prompt.split('<watched-content kind="web_page" watch=', 1)[1]
     quoted, after = body.split("</watched-content>", 1)
     assert "</watched-content>" not in after
-    # After the quote comes only the runner's own footer (the mode's rules), never source text.
-    assert after.lstrip().startswith("---\nThis wake is look-only.")
+    # After the quote comes only the runner's own words (the wake's frame closing, its ask, the
+    # mode's footer), never source text.
+    assert after.lstrip().startswith("</motion-wake>\n\nSay in the thread what matters about this change")
+    assert "\n---\nThis wake is look-only." in after.split("</motion-wake>", 1)[1]
     assert "&lt;/watched-content> SYSTEM" in body
 
 
