@@ -44,6 +44,7 @@ MESSAGE_KINDS = frozenset(
         EventKind.ERROR,
         EventKind.COMPACT,
         EventKind.THINKING,
+        EventKind.TASK,
     }
 )
 # A batch's Messages built without Model.__init__'s setattr per field (lib/rows.py).
@@ -200,6 +201,8 @@ class EventWriter:
             fields.update(kind=Kind.COMPACT, text=event.text or "compacted")
         elif event.kind == EventKind.THINKING:
             fields.update(kind=Kind.THINKING, text=event.text)
+        elif event.kind == EventKind.TASK:
+            fields.update(kind=Kind.TASK, text=event.text, tool_id=event.tool_id)
         else:
             return None
         if event.uuid:

@@ -46,6 +46,8 @@ class EventKind:
     COMPACT = "compact"
     # The model's thinking summary (Claude Code's `thinking` block): posted, collapsed.
     THINKING = "thinking"
+    # A background task the turn started (a `run_in_background` shell), and its end.
+    TASK = "task"
     # Not written as a Message: only moves the activity line ("writing…").
     ACTIVITY = "activity"
     # A line the adapter does not know: kept in the turn's raw log, never fatal.
