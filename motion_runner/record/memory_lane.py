@@ -74,12 +74,21 @@ def content_for(message: Message) -> Any:
     if message.kind == Kind.TURN_END:
         cost = str(message.cost_usd) if message.cost_usd is not None else None
         return {"type": "turn-result", "text": message.text, "cost_usd": cost, "is_error": message.is_error}
+    block = own_block(message)
+    return [block] if block is not None else message.text
+
+
+def own_block(message: Message) -> dict | None:
+    """The content block of the harness line that is this message's, if the raw line has one."""
     raw = message.raw if isinstance(message.raw, dict) else {}
     blocks = (raw.get("message") or {}).get("content") if isinstance(raw.get("message"), dict) else None
     if isinstance(blocks, list):
-        wanted = {Kind.TEXT: "text", Kind.TOOL_CALL: "tool_use", Kind.TOOL_RESULT: "tool_result"}.get(
-            message.kind
-        )
+        wanted = {
+            Kind.TEXT: "text",
+            Kind.TOOL_CALL: "tool_use",
+            Kind.TOOL_RESULT: "tool_result",
+            Kind.THINKING: "thinking",
+        }.get(message.kind)
         for block in blocks:
             if not isinstance(block, dict) or block.get("type") != wanted:
                 continue
@@ -87,8 +96,8 @@ def content_for(message: Message) -> Any:
                 continue
             if wanted == "tool_result" and block.get("tool_use_id") != message.tool_id:
                 continue
-            return [block]
-    return message.text
+            return block
+    return None
 
 
 def text_of(content: Any) -> str:
@@ -210,6 +219,9 @@ class MemoryLaneRecord(OwnRecord):
                 "tool_use_id": message.tool_id[:100],
                 "is_error": message.is_error,
             }
+        if message.kind == Kind.THINKING:  # memory-lane's Thought, with the vendor's signature
+            block = own_block(message) or {}
+            return host_model("thought"), {"signature": str(block.get("signature") or "")}
         return host_model("message"), {}
 
     # --- a post made in the host --------------------------------------------------------------
