@@ -43,6 +43,7 @@ MESSAGE_KINDS = frozenset(
         EventKind.ERROR,
         EventKind.COMPACT,
         EventKind.THINKING,
+        EventKind.TASK,
     }
 )
 # Events no Message of the apps' index is made of, handed to the record binding alone.
@@ -202,6 +203,8 @@ class EventWriter:
             fields.update(kind=Kind.COMPACT, text=event.text or "compacted")
         elif event.kind == EventKind.THINKING:
             fields.update(kind=Kind.THINKING, text=event.text)
+        elif event.kind == EventKind.TASK:
+            fields.update(kind=Kind.TASK, text=event.text, tool_id=event.tool_id)
         else:
             return None
         if event.uuid:

@@ -151,6 +151,7 @@ class Kind(models.TextChoices):
     COMPACT = "compact"
     WAKE = "wake"  # why an agent woke and what it cost (wakes/)
     THINKING = "thinking"  # the model's thinking summary, shown collapsed
+    TASK = "task"  # a background task the turn started, and its end
 
 
 class Message(models.Model):

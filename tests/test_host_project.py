@@ -21,13 +21,14 @@ from django.db import connection
 
 from tests import recorded
 from tests.conftest import require_cli
-from tests.fakes.anthropic_api import FakeAnthropic, Reply, Text, Usage
+from tests.fakes.anthropic_api import FakeAnthropic, Reply, Text, Thinking, Usage
 
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parent.parent
 README = "# Demo workspace\n\nThe answer to the demo question is 42.\n"
 ANSWERS = "The README says the answer is 42."
+THINKS = "The README holds the answer; quote it."
 
 
 def host_database_url() -> tuple[str, str]:
@@ -70,7 +71,9 @@ def host_run(tmp_path_factory):
     (workspace / "README.md").write_text(README)
     try:
         with FakeAnthropic() as model:
-            model.script(Reply(Text(ANSWERS), usage=Usage(input_tokens=1200, output_tokens=12)))
+            model.script(
+                Reply(Thinking(THINKS), Text(ANSWERS), usage=Usage(input_tokens=1200, output_tokens=12))
+            )
             # The host's own environment: none of this run's Django variables.
             env = {
                 **{k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")},
@@ -137,6 +140,10 @@ def test_a_real_claude_code_wake_lands_in_the_hosts_message_table_once(host_run)
     assert wake["index"] and wake["host"]["ids"] == wake["index"]
     assert wake["claimed_by"] == ["harbor-of-moods"]
     assert [ANSWERS] in [[block.get("text") for block in c] for c in wake["texts"] if isinstance(c, list)]
+
+
+def test_a_thinking_summary_is_memory_lanes_thought_with_its_signature(host_run):
+    assert host_run["seen"]["wake"]["host"]["thought_signatures"] == ["fake-signature"]
 
 
 def test_every_line_is_in_the_hosts_record_exactly_once_with_memory_lanes_subclasses(host_run):

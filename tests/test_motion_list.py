@@ -11,9 +11,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from motion_runner.models import TurnStatus
+from motion_runner.models import Scram, TurnStatus
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
-from wakes.models import DialOverride, Dials, ListenState, Spend, WakeRequest
+from wakes.models import DialOverride, Dials, ListenState, Spend, Steer, WakeRequest
 
 pytestmark = pytest.mark.django_db
 
@@ -66,6 +66,27 @@ def test_each_agent_says_whether_it_rests_listens_or_works(reader):
     assert "@claude · resting" in shown
     assert "@codex · working" in shown
     assert "@pi · listening" in shown
+
+
+def test_an_agent_the_room_hushed_says_so(reader):
+    harbor = MotionFactory(slug="harbor")
+    hushed, off = AgentFactory(name="claude"), AgentFactory(name="codex")
+    harbor.agents.add(hushed, off)
+    Steer.objects.create(motion=harbor, agent=hushed, setting="listening", value="mentions", by_name="justin")
+    Steer.objects.create(motion=harbor, agent=off, setting="listening", value="off", by_name="justin")
+
+    shown = card(reader.get("/").content.decode(), "harbor")
+
+    assert "@claude · mentions only" in shown
+    assert "@codex · not listening here" in shown
+
+
+def test_a_scram_is_said_above_the_motions(reader):
+    Scram.objects.create(reason="runaway spend", raised_by="ops")
+
+    page = reader.get("/").content.decode()
+
+    assert "Scram: every agent is stopped and nothing wakes — runaway spend" in page
 
 
 def test_todays_spend_and_the_budget_left(reader):

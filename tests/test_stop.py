@@ -221,3 +221,15 @@ def test_a_scram_ends_a_running_turn_within_seconds(harbor, magent):
     turn = running.ended()
     assert turn.status == TurnStatus.KILLED
     assert turn.stopped_by == "ops (scram: runaway spend)"
+
+
+def test_the_stop_is_rung_not_found_by_the_lease_renewal(harbor, magent, justin, settings):
+    # The lease renewal (which also reads the flag) now looks only every 100 s: a stop within
+    # 5 s can only have come from the ring.
+    settings.RUNNER_LEASE_SECONDS = 300.0
+    running = RunningTurn(harbor, magent)
+
+    client_for(justin).post(f"/api/motions/{harbor.slug}/stop/", {"agent": "magent"}, format="json")
+
+    assert wait_for(lambda: not running.group_alive(), 5.0), "the process group is gone within 5 s"
+    assert running.ended().stopped_by == "justin"

@@ -13,7 +13,9 @@ from motion_runner.harnesses.claude_code import ClaudeCodeParser
 from motion_runner.ingest import EventWriter, IngestContext
 from motion_runner.models import Kind, Message
 from motion_runner.redaction import MARK
+from motion_runner.runner.turns import enqueue_turn, execute_turn
 from tests.factories import AgentFactory, MotionFactory, TurnFactory, UserFactory
+from tests.fakes.anthropic_api import Reply, Text, Thinking, Usage
 
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4" * 5
 
@@ -75,3 +77,24 @@ def test_a_thinking_summary_is_stored_redacted_and_served_as_markdown(client):
     served = client.get("/api/motions/studio/messages/").json()["results"]
     [thinking] = [m for m in served if m["kind"] == "thinking"]
     assert "<strong>token</strong>" in thinking["html"] and GITHUB_TOKEN not in thinking["html"]
+
+
+@pytest.mark.e2e
+@pytest.mark.django_db
+def test_the_real_cli_s_thinking_lands_as_one_thinking_step(claude_on_fake, claude_binary, tmp_path):
+    claude_on_fake.script(
+        Reply(
+            Thinking("The README holds the answer."),
+            Text("It says 42."),
+            usage=Usage(input_tokens=90, output_tokens=9),
+        )
+    )
+    motion = MotionFactory(slug="studio", workspace=str(tmp_path))
+    queued = enqueue_turn(motion, AgentFactory(name="magent"), "What does the README say?", dispatch=False)
+
+    turn = execute_turn(queued.pk)
+
+    assert turn.status == "finished", turn.error
+    kinds = list(Message.objects.filter(turn=turn).exclude(source="system").values_list("kind", "text"))
+    assert (Kind.THINKING, "The README holds the answer.") in kinds
+    assert (Kind.TEXT, "It says 42.") in kinds

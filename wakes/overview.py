@@ -15,12 +15,13 @@ from motion_runner.models import Message, Motion, Turn, TurnStatus
 from . import clock
 from .budget import day_of, spent_today
 from .models import DialOverride, Dials, ListenState, Spend, WakeRequest
+from .steering import hushes
 
 
 @dataclass
 class AgentState:
     name: str
-    state: str  # "working", "resting", "listening", "not listening"
+    state: str  # "working", "resting", "listening", "not listening", the room's "mentions only" …
 
 
 @dataclass
@@ -71,6 +72,7 @@ def motion_cards(motions: list[Motion]) -> list[MotionCard]:
             "motion_id", "agent_id"
         )
     )
+    hushed = hushes(slugs, now)
     global_left = Dials.load().daily_budget_usd - spent_today(today)
     cards = []
     for motion in motions:
@@ -86,6 +88,10 @@ def motion_cards(motions: list[Motion]) -> list[MotionCard]:
                 state = "working"
             elif not agent.listening:
                 state = "not listening"
+            elif (motion.pk, None) in hushed:
+                state = "archived: mentions only"
+            elif pair in hushed:
+                state = "mentions only" if hushed[pair] == "mentions" else "not listening here"
             elif pair in resting:
                 state = "resting"
             else:

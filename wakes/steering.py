@@ -114,6 +114,29 @@ def steering_for(motion_id: str, agent_id: int | None, now: datetime | None = No
     return steering
 
 
+def hushes(motion_ids: list[str], now: datetime | None = None) -> dict[tuple[str, int | None], str]:
+    """One query for a list of Motions: {(motion, agent): "mentions"/"off"} for pairs the room
+    hushed, {(motion, None): "archived"} for archived Motions (the Motion list's chips)."""
+    now = now or clock.now()
+    found: dict[tuple[str, int | None], str] = {}
+    seen: set[tuple[str, int | None]] = set()
+    rows = Steer.objects.filter(motion_id__in=motion_ids, setting__in=(S.LISTENING, S.ARCHIVED))
+    for motion_id, agent_id, setting, value, until in rows.order_by("-at", "-pk").values_list(
+        "motion_id", "agent_id", "setting", "value", "until"
+    ):
+        key = (motion_id, agent_id)
+        if key in seen or (setting == S.ARCHIVED) != (agent_id is None):
+            continue
+        seen.add(key)
+        if until is not None and until <= now:
+            continue
+        if setting == S.ARCHIVED and value == "yes":
+            found[key] = "archived"
+        elif setting == S.LISTENING and value in ("mentions", "off"):
+            found[key] = value
+    return found
+
+
 def scram_holds() -> bool:
     return Scram.objects.filter(holds=True).exists()
 

@@ -45,6 +45,8 @@ class EventKind:
     TURN_END = "turn_end"
     ERROR = "error"
     COMPACT = "compact"
+    # A background task the turn started (a `run_in_background` shell), and its end.
+    TASK = "task"
     # Not written as a Message: only moves the activity line ("writing…").
     ACTIVITY = "activity"
     # A line the adapter does not know: kept in the turn's raw log, never fatal.

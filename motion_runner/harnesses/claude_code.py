@@ -113,6 +113,9 @@ class ClaudeCodeParser(StreamParser):
         self.baseline_usd = baseline_usd
         self.model = ""
         self.tool_names: dict[str, str] = {}  # tool_use id -> name, for the results
+        # Background tasks started and not yet ended: the CLI stays up for them after its
+        # result, and answers their end with another turn (recorded, 2.1.332).
+        self.background_tasks: dict[str, str] = {}
 
     def feed(self, line: dict[str, Any]) -> list[Event]:
         kind = line.get("type")
@@ -181,6 +184,8 @@ class ClaudeCodeParser(StreamParser):
                     raw=line,
                 )
             ]
+        if subtype in ("task_started", "task_notification", "task_updated", "background_tasks_changed"):
+            return self._task(line, subtype)
         if subtype in IGNORED_SYSTEM_SUBTYPES:
             return []
         return [Event(EventKind.UNKNOWN, session_id=self.session_id, raw=line)]
@@ -338,6 +343,38 @@ class ClaudeCodeParser(StreamParser):
         if priced is None:
             return None, f"no price for model {self.model or '?'} in motion_runner/pricing.py"
         return priced, "usage × price (the session's total before this turn is unknown)"
+
+    def _task(self, line: dict[str, Any], subtype: str) -> list[Event]:
+        """A background task's start and its end, each a line in the thread; the rest only
+        keeps count of what is still running."""
+        task_id = str(line.get("task_id") or "")
+        description = str(line.get("description") or "") or self.background_tasks.get(task_id, "") or task_id
+        common = {
+            "uuid": line.get("uuid"),
+            "session_id": self.session_id,
+            "tool_id": str(line.get("tool_use_id") or ""),
+        }
+        if subtype == "task_started":
+            if not line.get("is_backgrounded"):
+                return []
+            self.background_tasks[task_id] = description
+            return [Event(EventKind.TASK, text=f"background task started: {description}", raw=line, **common)]
+        if subtype == "task_notification":
+            self.background_tasks.pop(task_id, None)
+            said = str(
+                line.get("summary") or f"background task {description}: {line.get('status') or 'ended'}"
+            )
+            return [Event(EventKind.TASK, text=said, raw=line, **common)]
+        if subtype == "task_updated":
+            if (line.get("patch") or {}).get("status") in ("completed", "failed", "killed", "stopped"):
+                self.background_tasks.pop(task_id, None)
+            return []
+        # background_tasks_changed: the CLI's whole list of what still runs
+        running = {
+            str(task.get("task_id") or "") for task in line.get("tasks") or [] if isinstance(task, dict)
+        }
+        self.background_tasks = {key: value for key, value in self.background_tasks.items() if key in running}
+        return []
 
     def _partial(self, line: dict[str, Any]) -> list[Event]:
         """A block's start moves the activity line; its deltas (dozens a second) do not, and

@@ -58,6 +58,7 @@ class Migration(migrations.Migration):
                     ("compact", "Compact"),
                     ("wake", "Wake"),
                     ("thinking", "Thinking"),
+                    ("task", "Task"),
                 ],
                 default="text",
                 max_length=16,

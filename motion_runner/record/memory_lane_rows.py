@@ -43,7 +43,7 @@ COMPACTION_PREFIX = "This session is being continued from a previous conversatio
 # memory-lane files its composer's posts so; its page reads them as posted, not typed in a session.
 COMPOSER_SOURCE_FILE = "mood-web"
 # The apps' own lines: written by `system`, never as anyone's words.
-OWN_LINE_KINDS = frozenset({Kind.WAKE, Kind.REQUEST, Kind.WATCH, Kind.ERROR})
+OWN_LINE_KINDS = frozenset({Kind.WAKE, Kind.REQUEST, Kind.WATCH, Kind.ERROR, Kind.TASK})
 
 
 @dataclass

@@ -580,7 +580,8 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
             on_lines=run.on_lines,
             on_start=on_start,
             should_stop=run.stop_reason,
-            ended=lambda: run.turn_end is not None,
+            # Its last word said, and no background task of its own still running.
+            ended=lambda: run.turn_end is not None and not getattr(run.parser, "background_tasks", None),
             on_tick=run.on_tick,
             stdin=launch.stdin.encode() if launch.stdin is not None else None,
             bell=bell,

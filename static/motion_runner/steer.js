@@ -242,6 +242,10 @@
 
   function draw(state) {
     body.textContent = "";
+    // How full each agent's context is, on the menus' closed summary too.
+    const summary = document.querySelector("#steer summary");
+    const full = state.agents.filter((a) => a.context).map((a) => `@${a.name} context ${a.context.percent}%`);
+    if (summary) summary.textContent = "Agents here: listening, model, effort, rules" + (full.length ? " · " + full.join(" · ") : "");
     const errorBox = el("div", "steer-error");
     errorBox.setAttribute("role", "alert");
     if (!canPost) body.append(el("p", "muted", "Only people who may post here change these."));

@@ -262,6 +262,11 @@
     }
     if (m.kind === "request") return items.append(requestCard(m));
     if (m.kind === "turn_end") return items.append(turnEnd(m));
+    if (m.kind === "task") {
+      const line = el("div", "task", (/started/.test(m.text || "") ? "⏳ " : "⏹ ") + m.text);
+      line.dataset.id = m.id;
+      return items.append(line);
+    }
     if (m.kind === "thinking") {
       const details = el("details", "tool thinking");
       details.dataset.id = m.id;

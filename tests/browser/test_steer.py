@@ -166,3 +166,20 @@ def test_the_person_whose_mention_was_answered_gets_a_notice(live_server, page, 
 
     expect(page.locator("#notice")).to_have_text("@magent answered you", timeout=30_000)
     assert page.js_errors == []
+
+
+def test_each_agents_context_fullness_shows_in_the_thread(live_server, page, harbor, magent, rosemary):  # noqa: F811
+    MessageFactory(
+        motion=harbor,
+        agent=magent,
+        sender="magent",
+        source="runner",
+        session_id="s1",
+        input_tokens=2_000,
+        cache_read_input_tokens=48_000,
+    )
+    sign_in_as(page, live_server, rosemary)
+
+    page.goto(f"{live_server.url}/motions/{harbor.slug}/")
+
+    expect(page.locator("#steer summary")).to_contain_text("@magent context 25%")

@@ -41,6 +41,9 @@ def host_rows(**filters) -> dict:
         "ids": sorted(str(pk) for pk in rows.values_list("pk", flat=True)),
         "tool_use": host.ToolUse.objects.filter(pk__in=rows.values("pk")).count(),
         "tool_result": host.ToolResult.objects.filter(pk__in=rows.values("pk")).count(),
+        "thought_signatures": list(
+            host.Thought.objects.filter(pk__in=rows.values("pk")).values_list("signature", flat=True)
+        ),
         "senders": sorted(set(rows.values_list("sender_id", flat=True))),
         "moods": sorted({str(slug) for slug in rows.values_list("mood__slug", flat=True)}),
     }
@@ -108,7 +111,9 @@ def main(workspace: str) -> dict:
         ),
         "texts": [
             m.content
-            for m in host.Message.objects.filter(session_id=turn.session_id, toolresult=None, tooluse=None)
+            for m in host.Message.objects.filter(
+                session_id=turn.session_id, toolresult=None, tooluse=None, thought=None
+            )
         ],
     }
 
