@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('wakes', '0006_admin_names'),
+        ('wakes', '0008_steer_and_scram_dial'),
     ]
 
     operations = [
