@@ -172,8 +172,9 @@ def test_the_apps_own_lines_are_systems_never_the_agents_words(seen, line):
 def test_the_wake_line_is_no_self_mention_and_no_turn_of_the_agent(seen):
     assert not any(word.startswith("@scribe woke") for word in seen["turn_words"])
     # memory-lane's count of what was said leaves the system's rows out
-    # the host's alone: the Thought, the continuation, ada's line (the prompt's echo is system's)
-    host_alone = 4
+    # the host's alone: the continuation, ada's line (the prompt's echo is system's); the Thought
+    # is in both records (a collapsed step in the apps' thread)
+    host_alone = 3
     assert seen["message_count"] == seen["record"]["host_total"] + host_alone - seen["system_rows"]
 
 
@@ -198,8 +199,8 @@ def test_the_models_thinking_is_a_thought_of_the_agent_kept_once_and_redacted(se
     assert "thought" in seen["timeline_kinds"]
 
 
-def test_the_apps_own_record_keeps_no_thinking(seen):
-    assert seen["thought"]["in_index"] is False
+def test_the_apps_own_thread_keeps_the_thinking_as_its_collapsed_step(seen):
+    assert seen["thought"]["in_index"] is True
 
 
 def test_a_prompts_echo_is_kept_as_systems_line_never_anyones_words(seen):

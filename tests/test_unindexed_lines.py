@@ -1,7 +1,8 @@
-"""Lines the apps' own record never keeps (issue 22): the model's thinking and a user line that is no
-tool result (a `claude -p` prompt's echo, a compaction's summary). The Claude Code parser says what
-they are; the own binding drops them unread, as before, so the apps' thread and index are unchanged;
-the memory_lane binding writes them into memory-lane's record (tests/test_memory_lane_record.py)."""
+"""Lines of Claude Code the apps' thread shows differently from memory-lane's record (issues 22 and
+24). The model's thinking is a collapsed step of the thread (and a `Thought` in memory-lane's
+record); a user line that is no tool result (a `claude -p` prompt's echo, a compaction's summary)
+is never in the apps' thread: the own binding drops it unread, and the memory_lane binding writes
+it into memory-lane's record (tests/test_memory_lane_record.py)."""
 
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ def test_a_tool_result_line_is_still_a_tool_result():
 
 
 @pytest.mark.django_db
-def test_the_own_record_keeps_neither_and_counts_them_as_nothing_to_show(client, scribe):
+def test_the_own_record_keeps_the_thinking_and_drops_the_prompts_echo(client, scribe):
     lines = [thinking_line(), user_line("Answer @justin in the thread.")]
     answer = client.post(
         "/api/motions/harbor/stream/",
@@ -77,5 +78,6 @@ def test_the_own_record_keeps_neither_and_counts_them_as_nothing_to_show(client,
         **scribe.headers,
     )
     assert answer.status_code == 200
-    assert (answer.json()["imported"], answer.json()["skipped"]) == (0, 2)
-    assert not Message.objects.filter(pk__in=[line["uuid"] for line in lines]).exists()
+    assert (answer.json()["imported"], answer.json()["skipped"]) == (1, 1)
+    assert Message.objects.get(pk=lines[0]["uuid"]).kind == "thinking"
+    assert not Message.objects.filter(pk=lines[1]["uuid"]).exists()

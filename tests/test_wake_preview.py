@@ -4,6 +4,8 @@ without waking anyone (issue 24)."""
 # ruff: noqa: F401, F811  (pytest fixtures are imported from tests.wakes_support by name)
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from motion_runner.models import Turn
@@ -40,7 +42,8 @@ def test_it_quotes_the_posts_a_consideration_would_carry_and_claims_nothing(clie
 
     page = preview(client, room)
 
-    assert "rosemary: the shirts are in" in page
+    # quoted as a wake quotes it (wakes/quoting.py): ► new, who, when, its link, the words
+    assert re.search(r"► \[rosemary, [0-9: -]+ UTC, #m-[0-9a-f-]{36}\] the shirts are in", page)
     assert not Consideration.objects.exists() and not Turn.objects.exists()
 
 

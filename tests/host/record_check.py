@@ -220,10 +220,10 @@ def main() -> dict:
     seen["activity_after_refusal"] = page.activity(mood)
     rows = {
         str(m.pk): m
-        for m in host.Message.objects.filter(mood=mood, thought=None)
+        for m in host.Message.objects.filter(mood=mood)
         .exclude(pk__in=[prompt_id, continued_id, waiting_id])
         .select_related("tooluse", "toolresult")
-    }  # thinking and prompt lines are the host's alone: the apps' own record keeps neither
+    }  # prompt lines are the host's alone; thinking is in both (a Thought there, a step here)
     index = {str(pk) for pk in Message.objects.filter(motion=motion).values_list("pk", flat=True)}
     timeline = page.timeline(mood)
 
