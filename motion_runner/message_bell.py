@@ -235,14 +235,14 @@ class Channel:
     (the standalone settings), or psycopg2 (a host such as memory-lane that pins psycopg2-binary;
     installing psycopg 3 beside it would switch that host's own database driver)."""
 
-    def __init__(self, params: dict) -> None:
+    def __init__(self, params: dict, application_name: str = "motion-runner message bell") -> None:
         kwargs = {
             "dbname": params["NAME"],
             "user": params.get("USER") or None,
             "password": params.get("PASSWORD") or None,
             "host": params.get("HOST") or None,
             "port": params.get("PORT") or None,
-            "application_name": "motion-runner message bell",
+            "application_name": application_name,
         }
         if psycopg is not None:
             self.conn: Any = psycopg.connect(autocommit=True, **kwargs)
@@ -256,6 +256,13 @@ class Channel:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.conn.close()
+
+    def fileno(self) -> int:
+        """The connection's socket, for a select loop that waits on it (runner/stop_bell.py)."""
+        return self.conn.pgconn.socket if psycopg is not None else self.conn.fileno()
+
+    def close(self) -> None:
         self.conn.close()
 
     def execute(self, sql: str) -> None:

@@ -115,7 +115,7 @@ def process_gone(pid: int, wait: float = 3.0) -> bool:
             with open(f"/proc/{pid}/status") as status:
                 if "zombie" in status.read():
                     return True
-        except FileNotFoundError:
+        except (FileNotFoundError, ProcessLookupError):  # gone, or going while read
             return True
         time.sleep(0.05)
     return False

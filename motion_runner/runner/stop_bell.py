@@ -13,8 +13,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-import psycopg
 from django.db import connection
+
+from ..message_bell import Channel, driver_errors
 
 log = logging.getLogger(__name__)
 
@@ -35,35 +36,28 @@ class StopBell:
 
     def __init__(self, turn_id: int) -> None:
         self.turn_id = str(turn_id)
-        self.conn: psycopg.Connection | None = None
+        # Through whichever driver the host's Django uses (message_bell.Channel): psycopg 3, or a
+        # host's psycopg2 (memory-lane pins psycopg2-binary).
+        self.conn: Channel | None = None
         if connection.vendor != "postgresql":
             return
-        params = connection.settings_dict
         try:
-            self.conn = psycopg.connect(
-                dbname=params["NAME"],
-                user=params.get("USER") or None,
-                password=params.get("PASSWORD") or None,
-                host=params.get("HOST") or None,
-                port=params.get("PORT") or None,
-                autocommit=True,
-                application_name=f"motion-runner stop bell {turn_id}",
-            )
+            self.conn = Channel(connection.settings_dict, f"motion-runner stop bell {turn_id}")
             self.conn.execute(f"LISTEN {CHANNEL}")
-        except psycopg.Error as exc:  # the lease renewal still reads the flag
+        except driver_errors() as exc:  # the lease renewal still reads the flag
             log.warning("turn %s: cannot listen for a stop (%s); the lease renewal reads it", turn_id, exc)
             self.close()
 
     def fileno(self) -> int | None:
-        return self.conn.pgconn.socket if self.conn is not None else None
+        return self.conn.fileno() if self.conn is not None else None
 
     def heard(self) -> bool:
         """Read what arrived; True if one of the rings was for this turn."""
         if self.conn is None:
             return False
         try:
-            return any(note.payload == self.turn_id for note in self.conn.notifies(timeout=0))
-        except psycopg.Error as exc:
+            return any(payload == self.turn_id for payload in self.conn.notifies(timeout=0))
+        except driver_errors() as exc:
             log.warning("turn %s: the stop bell's connection dropped (%s)", self.turn_id, exc)
             self.close()
             return True  # look at the flag once; the lease renewal looks after that
@@ -72,6 +66,6 @@ class StopBell:
         if self.conn is not None:
             try:
                 self.conn.close()
-            except psycopg.Error:
+            except driver_errors():
                 pass
             self.conn = None
