@@ -1,5 +1,5 @@
-"""`read_json`'s contract: orjson's reading, the standard library's for what orjson refuses, and an
-integer past 64 bits read as the float nearest it. Every reader of a body or a line goes through it
+"""`read_json`'s contract: orjson's reading, and the standard library's for what orjson refuses or
+would read differently (an integer past 64 bits, kept exact). Every reader of a body or a line goes through it
 (the API's parser, harness and transcript lines)."""
 
 from __future__ import annotations
@@ -39,8 +39,17 @@ def test_a_value_within_64_bits_reads_as_the_standard_library_reads_it(value, as
 
 
 @pytest.mark.parametrize("number", [2**64, -(2**63) - 1, 123456789012345678901234567890])
-def test_an_integer_past_64_bits_is_read_as_the_float_nearest_it(number):
-    assert typed(read_json(f'{{"n": {number}}}')) == typed({"n": float(number)})
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_an_integer_past_64_bits_is_kept_exact(number, as_bytes):
+    text = f'{{"n": {number}, "cost": 0.00016800000000000002}}'
+    value = read_json(text.encode() if as_bytes else text)
+    assert typed(value) == typed({"n": number, "cost": 0.00016800000000000002})
+
+
+@given(st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text())
+def test_any_integer_beside_a_float_and_a_string_reads_as_the_standard_library_reads_it(n, x, words):
+    text = json.dumps({"n": n, "x": x, "words": words})
+    assert typed(read_json(text)) == typed(json.loads(text))
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ def test_dropped_lines_still_carry_the_prompt_and_entrypoint_and_bad_ones_are_co
     path.write_bytes(b"".join(lines + junk))
     import_file(path)
     record = TranscriptFile.objects.get()
-    assert record.last_prompt_id == str(98765432109876543210987654321.0)  # read_json's contract: a float
+    assert record.last_prompt_id == "98765432109876543210987654321"  # an integer past 64 bits, exact
     assert record.entrypoint == ("cli-long-" + "x" * 40)[:32]
     assert record.bad_lines == 1
     assert record.lines == len(lines) + len(junk)

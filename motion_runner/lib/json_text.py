@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
+
+# A run of 19 digits or more that does not follow a digit or a point: where an integer past 64 bits
+# may stand, which orjson would read as the nearest float. A long fraction (a cost's
+# 0.00016800000000000002) follows its point; a long number in a string costs only the slower read.
+_LONG_INTEGER = re.compile(r"(?<![0-9.])[0-9]{19}")
+_LONG_INTEGER_BYTES = re.compile(rb"(?<![0-9.])[0-9]{19}")
 
 
 def read_json(text: str | bytes, **stdlib: Any) -> Any:
@@ -18,16 +25,19 @@ def read_json(text: str | bytes, **stdlib: Any) -> Any:
       `json.loads(text, **stdlib)`, so it is accepted or refused exactly as the standard library
       (with the caller's hooks: DRF's strict constants, a float hook) accepts or refuses it: a
       ValueError for a bad text, a RecursionError for one nested past Python's own limit.
-    - An integer past 64 bits is read as the float nearest it (orjson's reading; `json.loads`
-      keeps it an int). No harness or transcript writes one; a client that needs one exact sends
-      it as a string.
+    - A text with a run of 19 digits or more outside a fraction (where an integer past 64 bits may
+      stand, which orjson would read as the nearest float) is read by the standard library, so
+      every integer is kept exact.
     - Bytes are a line: where orjson refuses them, they are decoded as UTF-8 (an invalid sequence
       becomes U+FFFD) and stripped of whitespace before the standard library reads them, so a
       damaged byte costs that character, not the line. A caller with its own decoding (the API's
       charset) passes text.
     """
+    long_integer = _LONG_INTEGER_BYTES if isinstance(text, bytes) else _LONG_INTEGER
     try:
-        return orjson.loads(text)
+        if long_integer.search(text) is None:
+            return orjson.loads(text)
+        raise orjson.JSONDecodeError("a long integer: read exactly", "", 0)
     except orjson.JSONDecodeError:
         if isinstance(text, bytes):
             text = text.decode("utf-8", "replace").strip()
