@@ -474,3 +474,43 @@ def test_a_quiet_dot_under_another_agents_message_id_is_a_409(client, scribe, ri
     message_id = str(uuid.uuid4())
     assert post_message(client, rival, message_id, "rival's words").status_code == 201
     assert post_message(client, scribe, message_id, "nothing to add", path="quiet").status_code == 409
+
+
+# --- 11: Markdown is rendered once per text, and a text's render is bounded ----------------------
+
+
+def test_a_text_past_the_markdown_bound_is_served_plain_without_rendering(monkeypatch):
+    from motion_runner import markup
+
+    monkeypatch.setattr(markup, "_render", lambda text: pytest.fail("rendered a text past the bound"))
+    assert markup.html_for("text", "![" * 50_000) is None
+
+
+def test_a_text_is_rendered_once_whichever_process_reads_it_next(monkeypatch):
+    from motion_runner import markup
+
+    rendered = []
+    real = markup._render
+    monkeypatch.setattr(markup, "_render", lambda text: rendered.append(text) or real(text))
+    text = f"**once** {uuid.uuid4()}"
+    first = markup.html_for("text", text)
+    markup.render_markdown.cache_clear()  # another process: nothing of this one's kept
+    assert markup.html_for("text", text) == first == f"<p><strong>once</strong> {text[9:]}</p>"
+    assert rendered == [text]
+
+
+def test_reading_a_thread_of_hostile_markdown_costs_little(client, scribe, harbor):
+    import time
+
+    from motion_runner import markup
+
+    harbor.visibility = Visibility.PUBLIC
+    harbor.save(update_fields=["visibility"])
+    for n in range(10):
+        assert post_message(client, scribe, str(uuid.uuid4()), "![" * 49_000 + str(n)).status_code == 201
+    markup.render_markdown.cache_clear()
+    started = time.process_time()
+    response = client.get("/api/motions/harbor/messages/", {"since": "2000-01-01T00:00:00Z"})
+    spent = time.process_time() - started
+    assert response.status_code == 200 and len(response.json()["results"]) == 10
+    assert spent < 5  # seconds of CPU for the read: a generous bound (it took ~15 s rendered)
