@@ -150,6 +150,8 @@ GITHUB_TOKEN = "ghp_" + "A1b2C3d4" * 5
         ("export OPENAI_KEY=opensesame-7781", "opensesame-7781"),
         ("PGPASSWORD=correcthorsebattery psql -h db", "correcthorsebattery"),
         ("Cookie: sessionid=k3j4h5g6f7d8s9a0; csrftoken=zz", "k3j4h5g6f7d8s9a0"),
+        ("set-cookie: SESSIONID=k3j4h5g6f7d8s9a0; Path=/", "k3j4h5g6f7d8s9a0"),
+        ("curl -b csrftoken=k3j4h5g6f7d8s9a0 …", "k3j4h5g6f7d8s9a0"),
         ('{"headers": "sessionid=k3j4h5g6f7d8s9a0"}', "k3j4h5g6f7d8s9a0"),
         ("SENTRY_DSN=https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/42", "0123456789abcdef"),
         ("dsn: https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/42", "0123456789abcdef"),
@@ -171,6 +173,8 @@ def test_each_promised_shape_is_redacted(text, secret):
         "PASS=1 FAIL=0",  # a test summary, no secret
         "git clone https://github.com/cryptograss/memory-lane",
         "monkey=banana123",
+        "my_session=abcdefgh12345 is a variable",
+        "KEYBOARD_LAYOUT=us-intl-altgr",
     ],
 )
 def test_what_is_no_secret_is_left_alone(text):
