@@ -349,6 +349,20 @@ def test_an_ingested_line_nested_ten_thousand_deep_is_an_error_of_that_line(clie
     assert response.json()["errors"] == ["line 0: not a JSON object (nested too deep to read)"]
 
 
+def test_an_ingested_line_deep_enough_to_read_but_not_to_store_is_an_error_of_that_line(
+    client, settings, scribe, harbor
+):
+    import json
+
+    settings.INGEST_API_KEY = INGEST_KEY
+    MotionSession.objects.create(session_id=SESSION, motion=harbor, agent=scribe.agent, harness="claude-code")
+    reply = next(line for line in recorded.lines("transcript") if line.get("type") == "assistant")
+    deep = json.dumps(reply)[:-1] + ', "x": ' + "[" * 900 + "]" * 900 + "}"
+    response = ingest(client, [deep])
+    assert response.status_code == 200
+    assert response.json()["errors"] == ["line 0: nested deeper than 64 levels"]
+
+
 def test_the_watchers_username_does_not_let_an_agent_of_that_name_claim_the_session(client, settings, scribe):
     settings.INGEST_API_KEY = INGEST_KEY
     lines = [json_line for json_line in recorded.raw_lines("transcript")]

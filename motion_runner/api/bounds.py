@@ -23,6 +23,7 @@ from rest_framework.utils import json
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..lib import json_bytes
+from ..lib.json_depth import deeper_than
 
 NUL = "\x00"
 NUL_ESCAPE = "\\u0000"  # how a NUL is written inside a JSON string
@@ -120,24 +121,6 @@ def refuse_lone_surrogates(value: Any) -> None:
             stack.extend((child, f"{where}.{name}") for name, child in item.items())
         elif isinstance(item, list):
             stack.extend((child, f"{where}[{index}]") for index, child in enumerate(item))
-
-
-def deeper_than(value: Any, max_depth: int) -> bool:
-    """Whether a container in `value` is nested deeper than `max_depth` (the root is 1): one
-    level at a time, looking at containers only."""
-    level = [value] if isinstance(value, dict | list) else []
-    depth = 1
-    while level:
-        if depth > max_depth:
-            return True
-        level = [
-            child
-            for item in level
-            for child in (item.values() if isinstance(item, dict) else item)
-            if isinstance(child, dict | list)
-        ]
-        depth += 1
-    return False
 
 
 # Exact types: a parsed body holds plain dicts, lists and floats only.
