@@ -109,6 +109,10 @@ DEFAULTS: dict[str, Any] = {
     "MESSAGE_TEXT_MAX_CHARS": 100_000,
     "MESSAGE_TOOL_RESULT_MAX_CHARS": 64 * 1024,
     "THREAD_TOOL_RESULT_SHOWN_CHARS": 0,
+    # A post longer than this is served as plain text, not Markdown (a bound on the render's work);
+    # a rendering is kept this long in the shared cache, by content hash.
+    "THREAD_MARKDOWN_MAX_CHARS": 20_000,
+    "THREAD_MARKDOWN_CACHE_SECONDS": 7 * 24 * 3600,
     # A look-only Codex turn reads anywhere (its sandbox confines writes only): refused unless "allow".
     "RUNNER_CODEX_LOOK_ONLY": "refuse",
     # How long the thread page's long poll waits for news before it asks again.

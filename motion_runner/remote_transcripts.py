@@ -29,6 +29,7 @@ from django.db import transaction
 
 from .conf import app_settings
 from .harnesses.base import json_object
+from .lib.json_depth import deeper_than
 from .models import Agent, MotionSession, TranscriptFile
 from .transcripts import TranscriptReader, import_file, note_unclaimed
 
@@ -122,7 +123,12 @@ def ingest_lines(lines: list[Any], *, username: str, source: str) -> IngestAnswe
             answer.error(index, f"a line is a string of JSON, not a {type(line).__name__}")
             continue
         try:
-            session_id = str(json_object(line).get("sessionId") or "")
+            parsed = json_object(line)
+            if deeper_than(parsed, app_settings.API_MAX_JSON_DEPTH):
+                # Stored, it would nest past what a writer walks (a 900-deep line was a 500).
+                answer.error(index, f"nested deeper than {app_settings.API_MAX_JSON_DEPTH} levels")
+                continue
+            session_id = str(parsed.get("sessionId") or "")
         except ValueError as exc:
             answer.error(index, f"not a JSON object ({exc})")
             continue

@@ -235,6 +235,8 @@ MESSAGE_TEXT_MAX_CHARS = env_int("MESSAGE_TEXT_MAX_CHARS", 100_000)
 MESSAGE_TOOL_RESULT_MAX_CHARS = env_int("MESSAGE_TOOL_RESULT_MAX_CHARS", 64 * 1024)
 # How much of a tool's output a reader of the thread is served (0: all that is kept).
 THREAD_TOOL_RESULT_SHOWN_CHARS = env_int("THREAD_TOOL_RESULT_SHOWN_CHARS", 0)
+# A post longer than this is shown as plain text, not rendered as Markdown (a bound on one text's work).
+THREAD_MARKDOWN_MAX_CHARS = env_int("THREAD_MARKDOWN_MAX_CHARS", 20_000)
 MOTION_RUNNER_ACCESS = os.environ.get("MOTION_RUNNER_ACCESS", "motion_runner.access.MotionAccess")
 
 REST_FRAMEWORK = {

@@ -111,6 +111,10 @@ ENDPOINTS: dict[str, tuple[Callable, tuple[int, ...]]] = {
         post_json("/api/moods/harbor/quiet/", {"reason": "nothing to add"}),
         (401, 401, 401, 401, 201, 403, 401),
     ),
+    "memory-lane's held (read)": (
+        lambda c, h: c.get("/api/moods/harbor/held/"),
+        (404, 200, 200, 200, 200, 404, 401),
+    ),
     "quiet": (
         post_json("/api/motions/harbor/quiet/", {"reason": "nothing to add"}),
         (401, 401, 401, 401, 201, 403, 401),

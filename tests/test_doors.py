@@ -150,6 +150,8 @@ GITHUB_TOKEN = "ghp_" + "A1b2C3d4" * 5
         ("export OPENAI_KEY=opensesame-7781", "opensesame-7781"),
         ("PGPASSWORD=correcthorsebattery psql -h db", "correcthorsebattery"),
         ("Cookie: sessionid=k3j4h5g6f7d8s9a0; csrftoken=zz", "k3j4h5g6f7d8s9a0"),
+        ("set-cookie: SESSIONID=k3j4h5g6f7d8s9a0; Path=/", "k3j4h5g6f7d8s9a0"),
+        ("curl -b csrftoken=k3j4h5g6f7d8s9a0 …", "k3j4h5g6f7d8s9a0"),
         ('{"headers": "sessionid=k3j4h5g6f7d8s9a0"}', "k3j4h5g6f7d8s9a0"),
         ("SENTRY_DSN=https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/42", "0123456789abcdef"),
         ("dsn: https://0123456789abcdef0123456789abcdef@o1.ingest.sentry.io/42", "0123456789abcdef"),
@@ -171,6 +173,8 @@ def test_each_promised_shape_is_redacted(text, secret):
         "PASS=1 FAIL=0",  # a test summary, no secret
         "git clone https://github.com/cryptograss/memory-lane",
         "monkey=banana123",
+        "my_session=abcdefgh12345 is a variable",
+        "KEYBOARD_LAYOUT=us-intl-altgr",
     ],
 )
 def test_what_is_no_secret_is_left_alone(text):
@@ -345,6 +349,20 @@ def test_an_ingested_line_nested_ten_thousand_deep_is_an_error_of_that_line(clie
     assert response.json()["errors"] == ["line 0: not a JSON object (nested too deep to read)"]
 
 
+def test_an_ingested_line_deep_enough_to_read_but_not_to_store_is_an_error_of_that_line(
+    client, settings, scribe, harbor
+):
+    import json
+
+    settings.INGEST_API_KEY = INGEST_KEY
+    MotionSession.objects.create(session_id=SESSION, motion=harbor, agent=scribe.agent, harness="claude-code")
+    reply = next(line for line in recorded.lines("transcript") if line.get("type") == "assistant")
+    deep = json.dumps(reply)[:-1] + ', "x": ' + "[" * 900 + "]" * 900 + "}"
+    response = ingest(client, [deep])
+    assert response.status_code == 200
+    assert response.json()["errors"] == ["line 0: nested deeper than 64 levels"]
+
+
 def test_the_watchers_username_does_not_let_an_agent_of_that_name_claim_the_session(client, settings, scribe):
     settings.INGEST_API_KEY = INGEST_KEY
     lines = [json_line for json_line in recorded.raw_lines("transcript")]
@@ -474,3 +492,43 @@ def test_a_quiet_dot_under_another_agents_message_id_is_a_409(client, scribe, ri
     message_id = str(uuid.uuid4())
     assert post_message(client, rival, message_id, "rival's words").status_code == 201
     assert post_message(client, scribe, message_id, "nothing to add", path="quiet").status_code == 409
+
+
+# --- 11: Markdown is rendered once per text, and a text's render is bounded ----------------------
+
+
+def test_a_text_past_the_markdown_bound_is_served_plain_without_rendering(monkeypatch):
+    from motion_runner import markup
+
+    monkeypatch.setattr(markup, "_render", lambda text: pytest.fail("rendered a text past the bound"))
+    assert markup.html_for("text", "![" * 50_000) is None
+
+
+def test_a_text_is_rendered_once_whichever_process_reads_it_next(monkeypatch):
+    from motion_runner import markup
+
+    rendered = []
+    real = markup._render
+    monkeypatch.setattr(markup, "_render", lambda text: rendered.append(text) or real(text))
+    text = f"**once** {uuid.uuid4()}"
+    first = markup.html_for("text", text)
+    markup.render_markdown.cache_clear()  # another process: nothing of this one's kept
+    assert markup.html_for("text", text) == first == f"<p><strong>once</strong> {text[9:]}</p>"
+    assert rendered == [text]
+
+
+def test_reading_a_thread_of_hostile_markdown_costs_little(client, scribe, harbor):
+    import time
+
+    from motion_runner import markup
+
+    harbor.visibility = Visibility.PUBLIC
+    harbor.save(update_fields=["visibility"])
+    for n in range(10):
+        assert post_message(client, scribe, str(uuid.uuid4()), "![" * 49_000 + str(n)).status_code == 201
+    markup.render_markdown.cache_clear()
+    started = time.process_time()
+    response = client.get("/api/motions/harbor/messages/", {"since": "2000-01-01T00:00:00Z"})
+    spent = time.process_time() - started
+    assert response.status_code == 200 and len(response.json()["results"]) == 10
+    assert spent < 5  # seconds of CPU for the read: a generous bound (it took ~15 s rendered)

@@ -9,6 +9,8 @@ is driven by hypothesis here.)
 
 from __future__ import annotations
 
+import os
+
 import pytest
 import schemathesis
 from django.core.signals import request_finished, request_started
@@ -23,7 +25,9 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-EXAMPLES_PER_OPERATION = 30
+# CI's depth; SCHEMA_FUZZ_EXAMPLES and SCHEMA_FUZZ_STATEFUL_EXAMPLES run deeper by hand.
+EXAMPLES_PER_OPERATION = int(os.environ.get("SCHEMA_FUZZ_EXAMPLES", 30))
+INGEST_KEY = "an-ingest-key-the-fuzzer-does-not-know"
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 
 pytestmark = pytest.mark.django_db
@@ -65,7 +69,7 @@ def fuzz(operation, headers: dict[str, str], *, pin=lambda case: case) -> None:
 
 def test_no_5xx_and_every_answer_is_documented(api_schema, scribe, harbor, settings):
     # memory-lane's ingest answers 503 while no key is configured, by its contract: configure one.
-    settings.INGEST_API_KEY = "an-ingest-key-the-fuzzer-does-not-know"
+    settings.INGEST_API_KEY = INGEST_KEY
     failures = []
     operations = [result.ok() for result in api_schema.get_all_operations()]
     for operation in operations:
@@ -73,8 +77,47 @@ def test_no_5xx_and_every_answer_is_documented(api_schema, scribe, harbor, setti
             fuzz(operation, {"Authorization": f"Bearer {scribe.key}"})
             if "{slug}" in operation.path:
                 fuzz(operation, {"Authorization": f"Bearer {scribe.key}"}, pin=in_harbor)
+            if operation.path == "/api/ingest/":  # the watcher's key, as memory-lane sends it
+                fuzz(operation, {"Authorization": f"Bearer {INGEST_KEY}"})
         except (Exception, BaseExceptionGroup) as exc:  # every operation is tried; all failures are shown
             failures.append(f"{operation.label}: {str(exc)[:1500]}")
 
     assert len(operations) >= 15
     assert not failures, "\n\n".join(failures)
+
+
+# --- the stateful phase (issue 20, item 15): sequences that follow the schema's links ------------
+
+STATEFUL_EXAMPLES = int(os.environ.get("SCHEMA_FUZZ_STATEFUL_EXAMPLES", 20))
+STATEFUL_STEPS = 6
+
+
+@pytest.mark.parametrize("caller", ["agent", "anonymous"])
+def test_sequences_that_follow_the_links_answer_as_documented(api_schema, scribe, harbor, settings, caller):
+    """schemathesis's stateful phase: e.g. a watch made, then read, changed, paused and deleted by
+    the id its answer gave; a Motion listed, then its messages read and posted to. The links are
+    schemathesis's own inference from the schema (56 transitions), each answer checked as above,
+    a fixed number of derandomized runs."""
+    settings.INGEST_API_KEY = INGEST_KEY
+    machine = api_schema.as_state_machine()
+    assert api_schema.statistic.transitions.total >= 40  # the phase is no empty walk
+    headers = {"Authorization": f"Bearer {scribe.key}"} if caller == "agent" else {}
+
+    class AsTheCaller(machine):
+        def get_call_kwargs(self, case):
+            return {"headers": headers}
+
+        def validate_response(self, response, case, **kwargs):
+            case.validate_response(response, checks=CHECKS)
+
+    AsTheCaller.run(
+        settings=hypothesis_settings(
+            max_examples=STATEFUL_EXAMPLES,
+            stateful_step_count=STATEFUL_STEPS,
+            derandomize=True,
+            deadline=None,
+            database=None,
+            phases=[Phase.explicit, Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
+    )

@@ -16,9 +16,10 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
 
 from motion_runner.api import bounds
-from motion_runner.api.bounds import BoundedJSONParser, deeper_than, walk_json
+from motion_runner.api.bounds import BoundedJSONParser, walk_json
 from motion_runner.api.stream_batch import StreamBody
 from motion_runner.conf import app_settings
+from motion_runner.lib.json_depth import deeper_than
 from tests import recorded
 
 SESSION = recorded.session_id()

@@ -10,7 +10,6 @@ import codecs
 import math
 import re
 from datetime import datetime
-from itertools import chain, compress
 from typing import Any
 
 from django.http import JsonResponse
@@ -20,6 +19,7 @@ from rest_framework.parsers import JSONParser, get_encoding
 from rest_framework.utils import json
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from ..lib.json_depth import deeper_than
 from ..lib.json_text import read_json
 
 NUL = "\x00"
@@ -62,10 +62,6 @@ def walk_json(value: Any, *, max_depth: int, replace_nul: bool) -> Any:
     return root[0]
 
 
-# A parsed body holds plain dicts and lists only: their exact types.
-_IS_CONTAINER = frozenset({dict, list}).__contains__
-
-
 # A surrogate escape (\\ud800 to \\udfff) in a JSON text: json.loads joins a pair into one
 # character, but leaves a lone one as a str no UTF-8 (PostgreSQL, a file) can hold.
 SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -90,21 +86,6 @@ def refuse_lone_surrogates(value: Any) -> None:
         elif isinstance(item, list):
             stack.extend((child, f"{where}[{index}]") for index, child in enumerate(item))
 
-
-def deeper_than(value: Any, max_depth: int) -> bool:
-    """Whether a container in `value` is nested deeper than `max_depth` (the root is 1): one
-    level at a time, the per-value work in C (map, compress, chain) rather than a Python loop
-    over every value of every post."""
-    level = [value]
-    depth = 0
-    while True:
-        containers = list(compress(level, map(_IS_CONTAINER, map(type, level))))
-        if not containers:
-            return False
-        depth += 1
-        if depth > max_depth:
-            return True
-        level = list(chain.from_iterable([c.values() if type(c) is dict else c for c in containers]))
 
 
 class BoundedJSONParser(JSONParser):
