@@ -558,8 +558,8 @@
     pausedForReader = true;
   }
 
-  async function fetchPage(params) {
-    const response = await fetch(url + "?" + new URLSearchParams(params), { headers: { Accept: "application/json" } });
+  async function fetchPage(params, early) {
+    const response = await (early || fetch(url + "?" + new URLSearchParams(params), { headers: { Accept: "application/json" } }));
     if (response.status === 401 || response.status === 403 || response.status === 404) {
       showClosed(response.status);
       return null;
@@ -608,7 +608,10 @@
     let page = null;
     try {
       page = target ? await fetchPage({ around: target[1], limit: String(PAGE) }).catch(() => null) : null;
-      if (!page) page = await fetchPage({ latest: "1", limit: String(PAGE) });
+      // The page's head asked for the newest page already (thread.html), while this script loaded.
+      const early = window.threadFirstPage;
+      window.threadFirstPage = null;
+      if (!page) page = await fetchPage({ latest: "1", limit: String(PAGE) }, early);
     } catch (err) {
       showConnection(false, 2000);
       setTimeout(openThread, 2000);
