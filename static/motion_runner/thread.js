@@ -496,7 +496,7 @@
   }
 
   // --- long threads: open at the newest page, older pages on scroll-up, the DOM kept bounded ----
-  const PAGE = 100; // messages a page
+  const PAGE = 50; // messages a page (a screen and more; thread.html asks for the first with the same limit)
   const MAX_ROWS = 600; // top-level rows kept on the page
   let older = null; // the `before` cursor of the oldest row shown, or null at the thread's start
   let loadingOlder = false;
