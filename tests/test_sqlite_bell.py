@@ -89,3 +89,58 @@ def test_a_bell_whose_reader_is_gone_is_tidied_and_a_write_still_succeeds(embedd
     subprocess.run([sys.executable, str(script), "writer"], env=env, check=True, timeout=300)
 
     assert not (folder / "1-dead.sock").exists()
+
+
+MIGRATE_THEN_WRITE = """
+import sys
+sys.path.insert(0, {root!r})
+import django
+django.setup()
+from django.core.management import call_command
+from django.db import connection
+from motion_runner.models import Message, Motion
+
+connection.ensure_connection()  # opened before the message table exists
+call_command("migrate", verbosity=0)
+Motion.objects.create(slug="harbor", title="Harbor")
+print("migrated", flush=True)
+sys.stdin.readline()  # once the reader waits
+Message.objects.create(motion_id="harbor", sender="justin", text="hello")
+"""
+
+
+def test_a_connection_opened_before_migrate_still_rings(tmp_path):
+    # bench/stream_latency.py's writer: its connection made the tables, then wrote on them.
+    env = dict(
+        os.environ,
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        DJANGO_SETTINGS_MODULE="motion_runner.settings",
+        MOTION_RUNNER_DATA_DIR=str(tmp_path / "var"),
+        MESSAGES_FALLBACK_POLL_SECONDS="600",
+    )
+    (tmp_path / "writer.py").write_text(MIGRATE_THEN_WRITE.format(root=str(settings.BASE_DIR)))
+    (tmp_path / "bell.py").write_text(SCRIPT.format(root=str(settings.BASE_DIR)))
+    writer = subprocess.Popen(
+        [sys.executable, str(tmp_path / "writer.py")],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    reader = None
+    try:
+        assert writer.stdout.readline().strip() == "migrated"
+        reader = subprocess.Popen(
+            [sys.executable, str(tmp_path / "bell.py"), "reader"], env=env, stdout=subprocess.PIPE, text=True
+        )
+        assert reader.stdout.readline().strip() == "listening"
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+        answer = json.loads(reader.stdout.readline())
+    finally:
+        for process in (writer, reader):
+            if process is not None:
+                process.kill()
+                process.wait()
+
+    assert answer == {"woken": True, "rings": 1}
