@@ -32,9 +32,17 @@ elif role == "reader":
     bell.start()
     if not bell._listening.wait(60):
         sys.exit("the bell never listened")
-    print("listening", flush=True)
-    woken = bell.wait("harbor", lambda: Message.objects.filter(motion_id="harbor").exists(), 120)
-    print(json.dumps({{"woken": woken, "rings": bell.rings}}), flush=True)
+    looks = []
+
+    def has_news():
+        found = Message.objects.filter(motion_id="harbor").exists()
+        looks.append(found)
+        if len(looks) == 1:  # waiting, and the first look found nothing: now the writer writes
+            print("waiting", flush=True)
+        return found
+
+    woken = bell.wait("harbor", has_news, 120)
+    print(json.dumps({{"woken": woken, "rings": bell.rings, "looks": looks}}), flush=True)
 elif role == "writer":
     with transaction.atomic():  # rung on commit, not at the insert: the reader finds the row
         Message.objects.create(motion_id="harbor", sender="justin", text="hello")
@@ -64,14 +72,14 @@ def test_a_message_written_by_another_process_wakes_a_waiting_reader_by_the_bell
         [sys.executable, str(script), "reader"], env=env, stdout=subprocess.PIPE, text=True
     )
     try:
-        assert reader.stdout.readline().strip() == "listening"
+        assert reader.stdout.readline().strip() == "waiting"
         subprocess.run([sys.executable, str(script), "writer"], env=env, check=True, timeout=300)
         answer = json.loads(reader.stdout.readline())
     finally:
         reader.kill()
         reader.wait()
 
-    assert answer == {"woken": True, "rings": 1}
+    assert answer == {"woken": True, "rings": 1, "looks": [False, True]}
 
 
 def test_a_bell_whose_reader_is_gone_is_tidied_and_a_write_still_succeeds(embedded, tmp_path):
@@ -133,7 +141,7 @@ def test_a_connection_opened_before_migrate_still_rings(tmp_path):
         reader = subprocess.Popen(
             [sys.executable, str(tmp_path / "bell.py"), "reader"], env=env, stdout=subprocess.PIPE, text=True
         )
-        assert reader.stdout.readline().strip() == "listening"
+        assert reader.stdout.readline().strip() == "waiting"
         writer.stdin.write("go\n")
         writer.stdin.flush()
         answer = json.loads(reader.stdout.readline())
@@ -143,4 +151,4 @@ def test_a_connection_opened_before_migrate_still_rings(tmp_path):
                 process.kill()
                 process.wait()
 
-    assert answer == {"woken": True, "rings": 1}
+    assert answer == {"woken": True, "rings": 1, "looks": [False, True]}
