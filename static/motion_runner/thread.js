@@ -21,6 +21,7 @@
   const requestCards = new Map(); // request id -> card element
   const GROUP_GAP_MS = 5 * 60 * 1000; // a person's posts closer than this share one header
   let cursor = null;
+  let catchingUp = false; // the last page was full: ask again at once, with no overlap
   let delay = 1000;
   let lastActivity = [];
   let typing = [];
@@ -463,7 +464,10 @@
     document.body.dataset.live = "1"; // following the thread: a long poll waits for what is new
     const params = new URLSearchParams({ limit: "500" });
     // A long poll: the server answers as soon as there is something new, or after the wait (20 s).
-    if (cursor) { params.set("after", cursor); params.set("overlap", "2"); params.set("wait", pollWait()); }
+    // It looks back 2 s for rows committed late, except while catching up after a full page: more
+    // than a page written within 2 s would otherwise be read again and again, never past it.
+    const overlap = Boolean(cursor) && !catchingUp;
+    if (cursor) { params.set("after", cursor); if (overlap) params.set("overlap", "2"); params.set("wait", pollWait()); }
     try {
       const response = await fetch(url + "?" + params, { headers: { Accept: "application/json" }, signal: controller.signal });
       if (response.status === 401 || response.status === 403 || response.status === 404) {
@@ -473,11 +477,17 @@
       const page = await response.json();
       if (controller.signal.aborted) return; // the rows around the reader changed meanwhile
       const nearBottom = isNearBottom();
+      let newest = null;
       for (const m of page.results) {
         if (seen.has(m.id)) continue;
         show(m);
+        newest = m.cursor;
       }
-      if (page.next) cursor = page.next;
+      // Without overlap the page is strictly after the cursor; with it, only its new rows move
+      // the cursor (a page of rows seen before would take it back).
+      if (!overlap && page.next) cursor = page.next;
+      else if (newest) cursor = newest;
+      catchingUp = Boolean(page.more);
       atLiveEnd = !page.more;
       showLive(page);
       showConnection(true);
@@ -621,6 +631,7 @@
     for (const m of page.results) show(m);
     older = page.previous;
     cursor = page.next;
+    catchingUp = Boolean(page.more);
     atLiveEnd = !page.more;
     showLive(page);
     showConnection(true);
