@@ -160,7 +160,7 @@
     const line = el("div", "meta");
     line.append(el("span", "sender", m.turn ? "@" + m.sender : m.sender));
     if (m.turn_mode) line.append(el("span", "mode " + m.turn_mode, m.turn_mode === "full" ? "full tools" : "look-only"));
-    line.append(timeEl(m.created_at));
+    line.append(permalink(m));
     return line;
   }
 
@@ -611,6 +611,26 @@
       poll();
     }
   }
+
+  // A group's time links to its first message (`#m-<id>`): the page opens around it.
+  function permalink(m) {
+    const link = el("a", "permalink");
+    link.href = "#m-" + m.id;
+    link.append(timeEl(m.created_at));
+    return link;
+  }
+
+  // A `#m-<id>` followed on the page: shown if it is here, else the page opens around it.
+  function followLink() {
+    const target = /^#m-([0-9a-f-]{36})$/i.exec(location.hash);
+    if (!target) return;
+    const shown = list.querySelector(`[data-id="${target[1]}"]`);
+    if (!shown) return location.reload();
+    document.querySelectorAll(".linked").forEach((node) => node.classList.remove("linked"));
+    shown.classList.add("linked");
+    shown.scrollIntoView({ block: "center" });
+  }
+  window.addEventListener("hashchange", followLink);
 
   // The first page: the newest, or the one around the message a `#m-<id>` link names.
   async function openThread() {
