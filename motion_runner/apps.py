@@ -2,6 +2,8 @@ from django.apps import AppConfig
 from django.db.backends.signals import connection_created
 from django.utils.module_loading import import_string
 
+from .socket_bell import install
+
 
 class MotionRunnerConfig(AppConfig):
     name = "motion_runner"
@@ -24,8 +26,6 @@ class MotionRunnerConfig(AppConfig):
 def ring_on_sqlite(sender, connection, **kwargs) -> None:
     """SQLite has no NOTIFY: each connection rings the message bell itself (socket_bell.py)."""
     if connection.vendor == "sqlite":
-        from .socket_bell import install
-
         install(connection)
 
 

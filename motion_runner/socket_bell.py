@@ -16,6 +16,7 @@ import logging
 import os
 import secrets
 import socket
+import sqlite3
 import tempfile
 import threading
 from collections.abc import Callable, Iterable
@@ -85,15 +86,19 @@ def listen(
 def install(connection) -> None:
     """On a new SQLite connection (Django's `connection_created`): the function the trigger
     calls, the trigger, and the wrapper that rings after each committed write."""
-    raw = connection.connection
-    raw.create_function(FUNCTION, 1, _written)
-    try:
-        raw.execute(TRIGGER)
-    except Exception as exc:  # noqa: BLE001 - the table is not made yet (before the first migrate)
-        log.debug("message bell: no trigger on this connection yet (%s)", exc)
-        return
+    connection.connection.create_function(FUNCTION, 1, _written)
+    connection.motion_bell_trigger = _create_trigger(connection.connection)
     if _ring_after not in connection.execute_wrappers:
         connection.execute_wrappers.insert(0, _ring_after)
+
+
+def _create_trigger(raw) -> bool:
+    try:
+        raw.execute(TRIGGER)
+        return True
+    except sqlite3.Error as exc:  # no message table yet: a connection opened before `migrate`
+        log.debug("message bell: no trigger on this connection yet (%s)", exc)
+        return False
 
 
 def _written(motion_id) -> None:
@@ -104,9 +109,12 @@ def _written(motion_id) -> None:
 
 
 def _ring_after(execute, sql, params, many, context):
+    connection = context["connection"]
+    if not getattr(connection, "motion_bell_trigger", True) and sql.lstrip()[:6].upper() == "INSERT":
+        # Opened before the table was made (migrate on this very connection): add it now.
+        connection.motion_bell_trigger = _create_trigger(connection.connection)
     result = execute(sql, params, many, context)
     if getattr(_pending, "motions", None):
-        connection = context["connection"]
         if connection.in_atomic_block:
             # Once per transaction: a rolled-back one drops its callback, and the next registers anew.
             flush = getattr(_pending, "flush", None)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.contrib.auth import authenticate, login
 from django.contrib.auth.views import redirect_to_login
+from django.core.cache import cache
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
@@ -80,12 +81,23 @@ def sign_in(request):
     )
 
 
+PASSWORD_TRIES = 10  # failed tries for one username in PASSWORD_TRIES_SECONDS, then a pause
+PASSWORD_TRIES_SECONDS = 300
+
+
 def sign_in_with_password(request, username: str, password: str) -> None:
     """Any active person with a password (staff or not): the trust rules make their posts wake
-    agents look-only (wakes/trust.py reads `sign_in`)."""
+    agents look-only (wakes/trust.py reads `sign_in`). Guessing is slowed: after PASSWORD_TRIES
+    failures for a username, it is refused for a while (counted in Django's cache: Redis in
+    production, shared by the web processes)."""
+    tries_key = "motion-runner-sign-in-failures:" + username.lower()
+    if cache.get(tries_key, 0) >= PASSWORD_TRIES:
+        raise SignInRefused("Too many failed tries for this username: wait five minutes and try again.")
     user = authenticate(request, username=username, password=password)
     if user is None:
+        cache.set(tries_key, cache.get(tries_key, 0) + 1, PASSWORD_TRIES_SECONDS)
         raise SignInRefused(PASSWORD_REFUSED)
+    cache.delete(tries_key)
     login(request, user)
     request.session["sign_in"] = "password"
 

@@ -38,7 +38,7 @@ def test_a_wait_that_is_no_finite_positive_number_is_a_400_at_once(client, scrib
     response = read(client, scribe, "/api/motions/harbor/messages/", after=a_cursor, wait=wait)
 
     assert response.status_code == 400 and "wait" in response.json()["error"]["fields"]
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 20  # refused, not waited for (a wait lasts up to 25 s)
 
 
 @pytest.mark.parametrize(

@@ -145,3 +145,22 @@ def test_the_header_offers_the_peoples_sign_in_page_not_the_admin_login(demo):
 
     assert "/admin/login/" not in page
     assert "/sign-in/?next=/" in page
+
+
+def test_guessing_a_password_is_paused_after_ten_failures():
+    from django.core.cache import cache
+
+    cache.delete("motion-runner-sign-in-failures:pete")
+    pete = UserFactory(username="pete")
+    pete.set_password("a long password")
+    pete.save()
+    client = Client()
+    for _ in range(10):
+        assert client.post("/sign-in/", {"username": "pete", "password": "guess"}).status_code == 403
+
+    response = client.post("/sign-in/", {"username": "pete", "password": "a long password"})
+
+    assert response.status_code == 403
+    assert "Too many failed tries" in response.content.decode()
+    assert "_auth_user_id" not in client.session
+    cache.delete("motion-runner-sign-in-failures:pete")

@@ -27,12 +27,18 @@ from wakes.views import thread_poll_fields
 
 
 def listening() -> bool:
+    # The ring everyone gets as the listener connects comes before it says it listens.
     bell.start()
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60
     while not bell.listening and time.monotonic() < deadline:
         time.sleep(0.01)
-    time.sleep(0.1)  # the ring everyone gets as the listener connects
     return bell.listening
+
+
+def until_a_reader_waits() -> None:
+    deadline = time.monotonic() + 60
+    while not bell.waiting() and time.monotonic() < deadline:
+        time.sleep(0.01)
 
 
 def page(motion, client=None, **params) -> dict:
@@ -89,7 +95,7 @@ def test_a_woken_long_poll_costs_four_queries_after_the_wake(uses_real_services)
     motion, cursor = listened_to("woken", uses_real_services)
 
     def write() -> None:
-        time.sleep(0.5)
+        until_a_reader_waits()
         MessageFactory(motion=motion, sender="magent", source="runner", text="while you waited")
         connection.close()
 

@@ -124,7 +124,9 @@ def test_a_hanging_harness_is_stopped_at_the_turn_timeout(wake, readme_motion):
 
     turn = wake({"no_result": True, "hang": True, "stderr": "waiting for something\n"})
 
-    assert time.monotonic() - started < 15
+    # TIMED_OUT says the timeout stopped it (a hang has no other end); the bound is only a
+    # backstop, generous for a busy machine.
+    assert time.monotonic() - started < 120
     assert turn.status == TurnStatus.TIMED_OUT
     assert "ran past its 2 s limit" in the_error(readme_motion).text
     assert "waiting for something" in turn.stderr_tail
@@ -196,7 +198,9 @@ def test_a_child_holding_stdout_does_not_keep_a_finished_turn_open(wake, readme_
 
     turn = wake({"child": str(child_file)})
 
-    assert time.monotonic() - started < 10
+    # FINISHED, not TIMED_OUT: the child did not hold the turn to its 30 s timeout (which would
+    # end it TIMED_OUT), whatever the machine's load.
+    assert time.monotonic() - started < 30
     assert turn.status == TurnStatus.FINISHED
     assert not messages(readme_motion, Kind.ERROR)
     assert wait_dead(int(child_file.read_text()))
@@ -312,7 +316,8 @@ def test_a_harness_that_lingers_after_its_result_is_stopped_and_the_turn_finishe
 
     turn = wake({"hang": True})
 
-    assert time.monotonic() - started < 15
+    # FINISHED, not TIMED_OUT: stopped after the 1 s grace, not at the 60 s timeout.
+    assert time.monotonic() - started < 60
     assert turn.status == TurnStatus.FINISHED
     assert turn.error == ""
     assert not messages(readme_motion, Kind.ERROR)

@@ -32,9 +32,17 @@ elif role == "reader":
     bell.start()
     if not bell._listening.wait(60):
         sys.exit("the bell never listened")
-    print("listening", flush=True)
-    woken = bell.wait("harbor", lambda: Message.objects.filter(motion_id="harbor").exists(), 120)
-    print(json.dumps({{"woken": woken, "rings": bell.rings}}), flush=True)
+    looks = []
+
+    def has_news():
+        found = Message.objects.filter(motion_id="harbor").exists()
+        looks.append(found)
+        if len(looks) == 1:  # waiting, and the first look found nothing: now the writer writes
+            print("waiting", flush=True)
+        return found
+
+    woken = bell.wait("harbor", has_news, 120)
+    print(json.dumps({{"woken": woken, "rings": bell.rings, "looks": looks}}), flush=True)
 elif role == "writer":
     with transaction.atomic():  # rung on commit, not at the insert: the reader finds the row
         Message.objects.create(motion_id="harbor", sender="justin", text="hello")
@@ -64,14 +72,14 @@ def test_a_message_written_by_another_process_wakes_a_waiting_reader_by_the_bell
         [sys.executable, str(script), "reader"], env=env, stdout=subprocess.PIPE, text=True
     )
     try:
-        assert reader.stdout.readline().strip() == "listening"
+        assert reader.stdout.readline().strip() == "waiting"
         subprocess.run([sys.executable, str(script), "writer"], env=env, check=True, timeout=300)
         answer = json.loads(reader.stdout.readline())
     finally:
         reader.kill()
         reader.wait()
 
-    assert answer == {"woken": True, "rings": 1}
+    assert answer == {"woken": True, "rings": 1, "looks": [False, True]}
 
 
 def test_a_bell_whose_reader_is_gone_is_tidied_and_a_write_still_succeeds(embedded, tmp_path):
@@ -89,3 +97,58 @@ def test_a_bell_whose_reader_is_gone_is_tidied_and_a_write_still_succeeds(embedd
     subprocess.run([sys.executable, str(script), "writer"], env=env, check=True, timeout=300)
 
     assert not (folder / "1-dead.sock").exists()
+
+
+MIGRATE_THEN_WRITE = """
+import sys
+sys.path.insert(0, {root!r})
+import django
+django.setup()
+from django.core.management import call_command
+from django.db import connection
+from motion_runner.models import Message, Motion
+
+connection.ensure_connection()  # opened before the message table exists
+call_command("migrate", verbosity=0)
+Motion.objects.create(slug="harbor", title="Harbor")
+print("migrated", flush=True)
+sys.stdin.readline()  # once the reader waits
+Message.objects.create(motion_id="harbor", sender="justin", text="hello")
+"""
+
+
+def test_a_connection_opened_before_migrate_still_rings(tmp_path):
+    # bench/stream_latency.py's writer: its connection made the tables, then wrote on them.
+    env = dict(
+        os.environ,
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        DJANGO_SETTINGS_MODULE="motion_runner.settings",
+        MOTION_RUNNER_DATA_DIR=str(tmp_path / "var"),
+        MESSAGES_FALLBACK_POLL_SECONDS="600",
+    )
+    (tmp_path / "writer.py").write_text(MIGRATE_THEN_WRITE.format(root=str(settings.BASE_DIR)))
+    (tmp_path / "bell.py").write_text(SCRIPT.format(root=str(settings.BASE_DIR)))
+    writer = subprocess.Popen(
+        [sys.executable, str(tmp_path / "writer.py")],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    reader = None
+    try:
+        assert writer.stdout.readline().strip() == "migrated"
+        reader = subprocess.Popen(
+            [sys.executable, str(tmp_path / "bell.py"), "reader"], env=env, stdout=subprocess.PIPE, text=True
+        )
+        assert reader.stdout.readline().strip() == "waiting"
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+        answer = json.loads(reader.stdout.readline())
+    finally:
+        for process in (writer, reader):
+            if process is not None:
+                process.kill()
+                process.wait()
+
+    assert answer == {"woken": True, "rings": 1, "looks": [False, True]}

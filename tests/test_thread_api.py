@@ -142,13 +142,17 @@ def test_a_long_poll_returns_a_message_written_while_it_waits():
     def later():
         from django.db import connection
 
-        time.sleep(0.3)
+        from motion_runner.message_bell import bell
+
+        deadline = time.monotonic() + 60  # once the reader waits (an event, not a fixed time)
+        while not bell.waiting() and time.monotonic() < deadline:
+            time.sleep(0.01)
         MessageFactory(motion=motion, text="while you waited")
         connection.close()
 
     writer = threading.Thread(target=later)
     writer.start()
-    body = page(reader(), motion, after=cursor, wait=10, overlap=2)
+    body = page(reader(), motion, after=cursor, wait=25, overlap=2)
     writer.join()
     assert [m["text"] for m in body["results"]] == ["before", "while you waited"]
 

@@ -140,3 +140,14 @@ def test_the_newest_page_of_a_long_thread_reads_only_its_own_rows(garden, justin
         if "motion_runner_message" in q["sql"] and "LIMIT" in q["sql"]
     ]
     assert reads and all("LIMIT 50" in sql or "LIMIT 51" in sql for sql in reads), reads
+
+
+def test_latest_false_is_the_ordinary_page_from_the_start(garden, justin):
+    assert texts(page(justin, latest="false", limit=2)) == ["m0", "m1"]
+
+
+def test_a_before_that_is_no_cursor_is_a_clear_error(garden, justin):
+    response = justin.get("/api/motions/garden/messages/", {"before": "not-a-cursor"})
+
+    assert response.status_code == 400
+    assert "not a cursor" in response.json()["error"]["fields"]["before"][0]

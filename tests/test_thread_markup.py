@@ -139,17 +139,20 @@ def test_a_long_poll_answers_when_someone_else_starts_typing(harbor, person_sign
     maria = APIClient()
     maria.force_authenticate(UserFactory(username="maria"))
 
+    from motion_runner.message_bell import bell
+
     def someone_types():
-        time.sleep(0.5)
+        deadline = time.monotonic() + 60  # once the reader waits (an event, not a fixed time)
+        while not bell.waiting() and time.monotonic() < deadline:
+            time.sleep(0.01)
         maria.post(f"/api/motions/{harbor.slug}/typing/")
 
     typist = threading.Thread(target=someone_types)
     typist.start()
-    began = time.monotonic()
-    answered = messages(person_signed_in_with_ssh, harbor, after=cursor, wait=20)
+    answered = messages(person_signed_in_with_ssh, harbor, after=cursor, wait=25)
     typist.join()
 
-    assert time.monotonic() - began < 5
+    # Answered by the ping: at the end of the wait her ping (6 s) would have lapsed.
     assert answered["typing"] == ["maria"]
 
 

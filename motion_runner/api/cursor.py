@@ -14,10 +14,10 @@ def encode(created_at: datetime, message_id: uuid.UUID | str) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def decode(cursor: str) -> tuple[datetime, uuid.UUID]:
+def decode(cursor: str, field: str = "after") -> tuple[datetime, uuid.UUID]:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         created, message_id = base64.urlsafe_b64decode(padded).decode().split("|", 1)
         return datetime.fromisoformat(created), uuid.UUID(message_id)
     except (ValueError, UnicodeDecodeError) as exc:
-        raise ValidationError({"after": [f"not a cursor this API gave out: {cursor[:40]!r}"]}) from exc
+        raise ValidationError({field: [f"not a cursor this API gave out: {cursor[:40]!r}"]}) from exc

@@ -172,7 +172,7 @@ class MessageList(APIView):
         params = request.query_params
         queryset = Message.objects.filter(motion=motion).select_related("turn")
         limit = whole_number(params, "limit", DEFAULT_PAGE, low=1, high=MAX_PAGE)
-        if any(params.get(name) for name in ("latest", "before", "around")):
+        if params.get("latest") in ("1", "true") or params.get("before") or params.get("around"):
             return Response(backward_page(request, motion, queryset, limit))
         overlap = whole_number(params, "overlap", 0, low=0, high=MAX_OVERLAP_SECONDS)
         wait = finite_number(params, "wait", 0.0, low=0.0, high=MAX_WAIT_SECONDS)
@@ -311,7 +311,7 @@ def backward_page(request: Request, motion: Motion, queryset, limit: int) -> dic
         rows = older_rows[:older_count][::-1] + newer_rows[: limit - older_count]
     else:
         if before := params.get("before"):
-            created, message_id = cursors.decode(before)
+            created, message_id = cursors.decode(before, "before")
             queryset = queryset.filter(Q(created_at__lt=created) | Q(created_at=created, id__lt=message_id))
         rows = message_rows(queryset.order_by(*newest_first)[: limit + 1], raw=raw)
         has_older = len(rows) > limit

@@ -21,6 +21,7 @@
   const requestCards = new Map(); // request id -> card element
   const GROUP_GAP_MS = 5 * 60 * 1000; // a person's posts closer than this share one header
   let cursor = null;
+  let catchingUp = false; // the last page was full: ask again at once, with no overlap
   let delay = 1000;
   let lastActivity = [];
   let typing = [];
@@ -159,7 +160,7 @@
     const line = el("div", "meta");
     line.append(el("span", "sender", m.turn ? "@" + m.sender : m.sender));
     if (m.turn_mode) line.append(el("span", "mode " + m.turn_mode, m.turn_mode === "full" ? "full tools" : "look-only"));
-    line.append(timeEl(m.created_at));
+    line.append(permalink(m));
     return line;
   }
 
@@ -474,7 +475,10 @@
     document.body.dataset.live = "1"; // following the thread: a long poll waits for what is new
     const params = new URLSearchParams({ limit: "500" });
     // A long poll: the server answers as soon as there is something new, or after the wait (20 s).
-    if (cursor) { params.set("after", cursor); params.set("overlap", "2"); params.set("wait", pollWait()); }
+    // It looks back 2 s for rows committed late, except while catching up after a full page: more
+    // than a page written within 2 s would otherwise be read again and again, never past it.
+    const overlap = Boolean(cursor) && !catchingUp;
+    if (cursor) { params.set("after", cursor); if (overlap) params.set("overlap", "2"); params.set("wait", pollWait()); }
     try {
       const response = await fetch(url + "?" + params, { headers: { Accept: "application/json" }, signal: controller.signal });
       if (response.status === 401 || response.status === 403 || response.status === 404) {
@@ -484,11 +488,17 @@
       const page = await response.json();
       if (controller.signal.aborted) return; // the rows around the reader changed meanwhile
       const nearBottom = isNearBottom();
+      let newest = null;
       for (const m of page.results) {
         if (seen.has(m.id)) continue;
         show(m);
+        newest = m.cursor;
       }
-      if (page.next) cursor = page.next;
+      // Without overlap the page is strictly after the cursor; with it, only its new rows move
+      // the cursor (a page of rows seen before would take it back).
+      if (!overlap && page.next) cursor = page.next;
+      else if (newest) cursor = newest;
+      catchingUp = Boolean(page.more);
       atLiveEnd = !page.more;
       showLive(page);
       showConnection(true);
@@ -507,7 +517,7 @@
   }
 
   // --- long threads: open at the newest page, older pages on scroll-up, the DOM kept bounded ----
-  const PAGE = 100; // messages a page
+  const PAGE = 50; // messages a page (a screen and more; thread.html asks for the first with the same limit)
   const MAX_ROWS = 600; // top-level rows kept on the page
   let older = null; // the `before` cursor of the oldest row shown, or null at the thread's start
   let loadingOlder = false;
@@ -571,8 +581,8 @@
     pausedForReader = true;
   }
 
-  async function fetchPage(params) {
-    const response = await fetch(url + "?" + new URLSearchParams(params), { headers: { Accept: "application/json" } });
+  async function fetchPage(params, early) {
+    const response = await (early || fetch(url + "?" + new URLSearchParams(params), { headers: { Accept: "application/json" } }));
     if (response.status === 401 || response.status === 403 || response.status === 404) {
       showClosed(response.status);
       return null;
@@ -615,13 +625,36 @@
     }
   }
 
+  // A group's time links to its first message (`#m-<id>`): the page opens around it.
+  function permalink(m) {
+    const link = el("a", "permalink");
+    link.href = "#m-" + m.id;
+    link.append(timeEl(m.created_at));
+    return link;
+  }
+
+  // A `#m-<id>` followed on the page: shown if it is here, else the page opens around it.
+  function followLink() {
+    const target = /^#m-([0-9a-f-]{36})$/i.exec(location.hash);
+    if (!target) return;
+    const shown = list.querySelector(`[data-id="${target[1]}"]`);
+    if (!shown) return location.reload();
+    document.querySelectorAll(".linked").forEach((node) => node.classList.remove("linked"));
+    shown.classList.add("linked");
+    shown.scrollIntoView({ block: "center" });
+  }
+  window.addEventListener("hashchange", followLink);
+
   // The first page: the newest, or the one around the message a `#m-<id>` link names.
   async function openThread() {
     const target = /^#m-([0-9a-f-]{36})$/i.exec(location.hash);
     let page = null;
     try {
       page = target ? await fetchPage({ around: target[1], limit: String(PAGE) }).catch(() => null) : null;
-      if (!page) page = await fetchPage({ latest: "1", limit: String(PAGE) });
+      // The page's head asked for the newest page already (thread.html), while this script loaded.
+      const early = window.threadFirstPage;
+      window.threadFirstPage = null;
+      if (!page) page = await fetchPage({ latest: "1", limit: String(PAGE) }, early);
     } catch (err) {
       showConnection(false, 2000);
       setTimeout(openThread, 2000);
@@ -631,6 +664,7 @@
     for (const m of page.results) show(m);
     older = page.previous;
     cursor = page.next;
+    catchingUp = Boolean(page.more);
     atLiveEnd = !page.more;
     showLive(page);
     showConnection(true);

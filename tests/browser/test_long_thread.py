@@ -5,6 +5,7 @@ message is measured in bench/thread_open.py; a test here waits for events, never
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -115,3 +116,46 @@ def test_a_newcomer_signs_in_with_the_printed_password_and_lands_on_the_thread(l
     page.locator("#composer textarea").press("Enter")
     expect(page.locator("#messages")).to_contain_text("hello from the demo")
     screenshot(page, "first-minute-demo")
+
+
+def test_a_flood_read_live_at_the_bottom_keeps_the_page_bounded(live_server, page, long_harbor):
+    sign_in_as(page, live_server, UserFactory(username="justin"))
+    page.goto(f"{live_server.url}/motions/harbor/")
+    expect(page.get_by_text("message 19999", exact=True)).to_be_in_viewport()
+    expect(page.locator("body")).to_have_attribute("data-live", "1")
+    later = timezone.now()
+
+    Message.objects.bulk_create(
+        Message(
+            motion=long_harbor,
+            sender="maria" if n % 2 else "justin",  # a row each: the most rows a flood makes
+            source="web",
+            kind="text",
+            text=f"flood {n}",
+            created_at=later + timedelta(milliseconds=n),
+        )
+        for n in range(1200)
+    )
+
+    expect(page.get_by_text("flood 1199", exact=True)).to_be_in_viewport(
+        timeout=60_000
+    )  # a bound, not a wait
+    assert page.locator("#messages > li").count() <= MAX_ROWS
+    # What was let go above is read again on the way up.
+    page.evaluate("window.scrollTo(0, 0)")
+    expect(page.get_by_text("flood 599", exact=True)).to_be_attached(timeout=60_000)
+
+
+def test_a_posts_time_is_its_link(live_server, page, long_harbor):
+    sign_in_as(page, live_server, UserFactory(username="justin"))
+    page.goto(f"{live_server.url}/motions/harbor/")
+    newest = Message.objects.get(motion=long_harbor, text="message 19999")
+    group = page.locator(".group", has=page.get_by_text("message 19999", exact=True))
+
+    group.locator("a.permalink").first.click()
+
+    expect(page).to_have_url(re.compile(r"#m-[0-9a-f-]{36}$"))
+    linked = page.url.rsplit("#m-", 1)[1]
+    expect(page.locator(f'[data-id="{linked}"]')).to_have_class(re.compile(r"\blinked\b"))
+    assert Message.objects.filter(pk=linked, motion=long_harbor).exists()
+    assert newest.created_at >= Message.objects.get(pk=linked).created_at

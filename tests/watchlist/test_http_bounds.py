@@ -107,4 +107,4 @@ def test_headers_trickled_a_byte_at_a_time_do_not_outlast_the_deadline(trickler)
         pytest.raises(FetchError, match="longer than 1"),
     ):
         client.get(trickler)
-    assert time.monotonic() - started < 2.5
+    assert time.monotonic() - started < 7  # cut at the 1 s deadline, not at the trickle's 8 s end
