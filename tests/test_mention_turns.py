@@ -126,6 +126,7 @@ def test_a_hold_is_where_memory_lanes_thread_page_reads_it_until_its_turn_starts
     first = Turn.objects.get(agent=room.magent)
     Turn.objects.filter(pk=first.pk).update(status=TurnStatus.RUNNING)
     say(room.motion, room.rosemary, "@magent second question", clock.advance(5) and clock)
+    client.force_login(room.justin)  # who is held is read only by whoever may read the Motion
 
     held = client.get(f"/api/moods/{room.motion.slug}/held/").json()["held"]
 

@@ -35,13 +35,21 @@ _unsent_lock = threading.Lock()
 _resender: threading.Thread | None = None
 
 
+def _send(name: str, args: tuple, options: dict) -> None:
+    task = task_named(name)
+    if options:
+        task.apply_async(args, **options)
+    else:
+        task.delay(*args)
+
+
 def send_when_broker_answers(name: str, *args, **options) -> bool:
     """`task_named(name).apply_async(args, **options)` (a queue, a countdown), or, if the broker
     cannot take it now, the same again as soon as it can (a thread of this process). True when
     sent now. Never raises: the caller's post or turn has already happened and must not fail for
     the broker."""
     try:
-        task_named(name).apply_async(args, **options)
+        _send(name, args, options)
         return True
     except Exception as exc:
         log.warning("could not send %s%r (%s); sending it again once the broker answers", name, args, exc)
@@ -61,7 +69,7 @@ def _resend_until_sent() -> None:
                 return
             name, args, options, give_up_at = _unsent[0]
         try:
-            task_named(name).apply_async(args, **options)
+            _send(name, args, options)
         except Exception:
             if time.monotonic() < give_up_at:
                 time.sleep(RESEND_EVERY_SECONDS)
