@@ -8,7 +8,7 @@ Personas (tests/wakes_support.py): Justin and Rosemary post from the web and are
 # ruff: noqa: F401, F811  (pytest fixtures are imported from tests.wakes_support by name)
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 import pytest
 from rest_framework.test import APIClient
@@ -18,7 +18,7 @@ from tests.factories import MotionFactory, UserFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
 from wakes.footer import finalize_prompt
 from wakes.handlers import check_mentions
-from wakes.models import MentionWake, Steer
+from wakes.models import DialOverride, MentionWake, Steer, resolve
 
 pytestmark = pytest.mark.django_db
 
@@ -123,6 +123,82 @@ def test_an_unknown_value_is_a_clear_error(room, clock):
 
     assert response.status_code == 400
     assert "listening is one of on, mentions, off" in str(response.json())
+
+
+def holds_said(room) -> list[dict]:
+    return as_person(room.rosemary).get(f"/api/motions/{room.motion.slug}/holds/").json()["holds"]
+
+
+def held_for_memory_lane(room) -> dict:
+    return APIClient().get(f"/api/moods/{room.motion.slug}/held/").json()["held"]
+
+
+def test_a_mention_held_by_listening_off_is_among_the_holds_until_its_time(room, clock):
+    until = clock.now() + timedelta(hours=1)
+    steer(room, room.justin, "listening", "off", until=until)
+    say(room.motion, room.rosemary, "@magent after lunch?", clock)
+
+    reason = f"hushed until {until.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+    [hold] = holds_said(room)
+    assert (hold["agent"], hold["by"], hold["reason"]) == ("magent", "rosemary", reason)
+    assert held_for_memory_lane(room)["magent"]["reason"] == reason
+
+    clock.advance(hours=1, seconds=1)
+    check_mentions(dispatch=False)
+
+    assert holds_said(room) == []
+    assert "magent" not in held_for_memory_lane(room)
+
+
+def test_a_mention_held_without_an_until_says_so_and_is_lifted_once_listening_is_back(room, clock):
+    steer(room, room.justin, "listening", "off")
+    say(room.motion, room.rosemary, "@magent are you there?", clock)
+
+    [hold] = holds_said(room)
+    assert hold["reason"] == "hushed until its listening is back on" and hold["until"] is None
+    assert held_for_memory_lane(room)["magent"]["reason"] == "hushed until its listening is back on"
+
+    steer(room, room.justin, "listening", "on")
+
+    assert holds_said(room) == []
+    assert "magent" not in held_for_memory_lane(room)
+
+
+# --- reads ------------------------------------------------------------------------------------
+
+
+def test_the_reads_a_person_sets_in_the_thread_bound_what_the_next_wake_quotes(room, clock, settings):
+    settings.WAKES_SCREEN_API_KEY = ""
+    say(room.motion, room.justin, "the old plan " + "a" * 3000, clock)
+    for n in range(3):  # about 12,000 characters in all: within the default 10,000 tokens
+        say(room.motion, room.justin, f"post {n} " + "b" * 3000, clock.advance(1) and clock)
+    response = steer(room, room.rosemary, "reads", "2000", sign_in="ssh")  # about 8,000 characters
+    assert response.status_code == 201, response.content
+
+    say(room.motion, room.justin, "@magent what now?", clock.advance(1) and clock)
+
+    [turn] = mention_turns(room)
+    assert "earlier posts not shown" in turn.prompt
+    assert "the old plan" not in turn.prompt and "post 0 " not in turn.prompt
+    assert "post 2 " in turn.prompt and "@magent what now?" in turn.prompt
+
+
+def test_the_threads_reads_win_over_the_admins_override_until_its_until(room, clock):
+    dials(reads=10_000)
+    DialOverride.objects.create(motion=room.motion, agent=room.magent, reads=40_000)
+    steer(room, room.rosemary, "reads", "2000", sign_in="ssh", until=clock.now() + timedelta(hours=1))
+
+    assert resolve(room.motion.pk, room.magent.pk).reads == 2000
+    clock.advance(hours=1, seconds=1)
+    assert resolve(room.motion.pk, room.magent.pk).reads == 40_000
+
+
+def test_reads_is_a_token_budget_from_the_menu(room, clock):
+    response = steer(room, room.rosemary, "reads", "thread", sign_in="ssh")
+
+    assert response.status_code == 400
+    assert "reads is one of 2000, 10000, 40000" in str(response.json())
+    assert Steer.objects.count() == 0
 
 
 # --- who may ----------------------------------------------------------------------------------

@@ -174,7 +174,9 @@ def advance_clocks(state: ListenState, post: PostFacts, dials: Dials, overrides:
         state.last_person_at = max(filter(None, (state.last_person_at, at)))
         state.idle_level = 0
         state.rested = False
-    state.due_at = schedule(state, resolve(state.motion_id, state.agent_id, dials, overrides))
+    # On every post's path, for each listening pair: no query for the room's `reads` (unused here).
+    resolved = resolve(state.motion_id, state.agent_id, dials, overrides, steered=False)
+    state.due_at = schedule(state, resolved)
 
 
 def note_unlocked(

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from motion_runner.models import Agent, Message, Motion, Turn
 
+from . import clock
 from . import dials as wake_texts
 
 
@@ -493,8 +494,12 @@ def resolve(
     agent_id: int,
     dials: Dials | None = None,
     overrides: Iterable[DialOverride] | None = None,
+    *,
+    steered: bool = True,
 ) -> Resolved:
-    """`overrides`: a superset of the pair's, read already (overrides_for); else they are asked."""
+    """`overrides`: a superset of the pair's, read already (overrides_for); else they are asked.
+    Then the room's `reads` from the thread (wakes/steering.py's order: dials → overrides → the
+    thread); `steered=False` skips that query where `reads` is not used (the loop's schedule)."""
     dials = dials or Dials.load()
     values = {name: getattr(dials, name) for name in OVERRIDABLE}
     caps: list[tuple[str, Decimal]] = [("all", dials.daily_budget_usd)]
@@ -516,7 +521,24 @@ def resolve(
                 values[name] = value
         if row.daily_budget_usd is not None:
             caps.append((("motion", "agent", "pair")[rank(row)], row.daily_budget_usd))
+    if steered and (tokens := room_reads(motion_id, agent_id)) is not None:
+        values["reads"] = tokens
     return Resolved(dials=dials, daily_caps=caps, **values)
+
+
+def room_reads(motion_id: str, agent_id: int) -> int | None:
+    """The `reads` the room set in the thread's menu: its newest row while its "until" lasts;
+    None when none is in force (blank is "the default", and a word from before the menu offered
+    token budgets means nothing here)."""
+    row = (
+        Steer.objects.filter(motion_id=motion_id, agent_id=agent_id, setting=Steer.Setting.READS)
+        .order_by("-at", "-pk")
+        .values("value", "until")
+        .first()
+    )
+    if row is None or (row["until"] is not None and row["until"] <= clock.now()):
+        return None
+    return int(row["value"]) if row["value"].isdigit() else None
 
 
 class ListenState(models.Model):

@@ -40,7 +40,8 @@ S = Steer.Setting
 LISTENING = {"on": "on", "mentions": "mentions only", "off": "off"}
 DISCRETION = {"reserved": "reserved", "normal": "normal", "chatty": "chatty"}
 VERBOSITY = {"terse": "terse", "normal": "normal", "full": "full"}
-READS = {"thread": "the thread only", "motion": "the thread and its watches", "all": "everything it may read"}
+# Tokens of the record a wake quotes word for word: the `reads` dial (models.resolve applies it).
+READS = {"2000": "2,000 tokens", "10000": "10,000 tokens", "40000": "40,000 tokens"}
 AGENT_SETTINGS = (
     S.LISTENING,
     S.MODEL,
@@ -238,7 +239,7 @@ def describe(row: Steer) -> str:
     elif row.setting == S.ARCHIVED:
         text = f"{row.by_name} {'archived' if row.value == 'yes' else 'unarchived'} this Motion"
     else:
-        shown = LISTENING.get(row.value, row.value) if row.setting == S.LISTENING else row.value
+        shown = {S.LISTENING: LISTENING, S.READS: READS}.get(row.setting, {}).get(row.value, row.value)
         text = f"{row.by_name} set {whose} {name} here to {shown or 'the default'}"
     if row.until is not None:
         text += f" until {row.until:%Y-%m-%d %H:%M} UTC"

@@ -142,7 +142,7 @@
     listening: [["on", "on"], ["mentions", "mentions only"], ["off", "off"]],
     discretion: [["", "default"], ["reserved", "reserved"], ["normal", "normal"], ["chatty", "chatty"]],
     verbosity: [["", "default"], ["terse", "terse"], ["normal", "normal"], ["full", "full"]],
-    reads: [["", "default"], ["thread", "the thread only"], ["motion", "thread and watches"], ["all", "everything it may read"]],
+    reads: [["", "default"], ["2000", "2,000 tokens"], ["10000", "10,000 tokens"], ["40000", "40,000 tokens"]],
     mention_effort: EFFORTS.map((e) => [e, e || "default"]),
     consider_effort: EFFORTS.map((e) => [e, e || "default"]),
   };
