@@ -14,6 +14,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from motion_runner.models import Kind, Message, Scram, Turn, TurnStatus
+from motion_runner.signals import turns_stopped
 from tests.factories import MotionFactory, UserFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
 from wakes.footer import finalize_prompt
@@ -130,7 +131,7 @@ def holds_said(room) -> list[dict]:
 
 
 def held_for_memory_lane(room) -> dict:
-    return APIClient().get(f"/api/moods/{room.motion.slug}/held/").json()["held"]
+    return as_person(room.rosemary).get(f"/api/moods/{room.motion.slug}/held/").json()["held"]
 
 
 def test_a_mention_held_by_listening_off_is_among_the_holds_until_its_time(room, clock):
@@ -160,6 +161,17 @@ def test_a_mention_held_without_an_until_says_so_and_is_lifted_once_listening_is
 
     steer(room, room.justin, "listening", "on")
 
+    assert holds_said(room) == []
+    assert "magent" not in held_for_memory_lane(room)
+
+
+def test_a_stop_lets_go_a_hushed_mention_and_it_leaves_the_holds(room, clock):
+    steer(room, room.justin, "listening", "off")
+    say(room.motion, room.rosemary, "@magent are you there?", clock)
+
+    turns_stopped.send(sender=Turn, motion=room.motion, agent_names=None, by="justin", at=clock.now())
+
+    assert MentionWake.objects.get().status == MentionWake.Status.LET_GO
     assert holds_said(room) == []
     assert "magent" not in held_for_memory_lane(room)
 

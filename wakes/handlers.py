@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import logging
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
+from django.core.cache import cache
 from django.db import IntegrityError, transaction
 
+from motion_runner.api.memory_lane import held_key
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.db_retry import retry_outages
 from motion_runner.lib.ids import system_uuid
@@ -20,7 +22,7 @@ from .budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch
 from .commands import command_in, run_command
 from .context import watch_prompt
 from .loop import answered_since, due_mention_wakes, free_pair, is_person, mark_busy, note_post, post_dot
-from .mention_turns import renew_holds, wake_for_mention
+from .mention_turns import renew_holds, show_hold, wake_for_mention
 from .mentions import mentioned_names
 from .models import Consideration, Dials, MentionWake, Spend, resolve
 from .steering import NEVER, looks_unprompted, mentions_held, scram_holds
@@ -109,14 +111,30 @@ def mention(message: Message, agent: Agent, *, dispatch: bool = True) -> Turn | 
     return wake_for_mention(record, dispatch=dispatch)
 
 
+def hushed(until: datetime | None) -> str:
+    """A held mention's reason among the Motion's holds (`/holds/`, memory-lane's `…/held/`)."""
+    if until is None:
+        return "hushed until its listening is back on"
+    return f"hushed until {until.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
+
+
 def hold(message: Message, agent: Agent, until, now) -> None:
-    """The agent's listening is off here: the mention waits, and is answered once it is back."""
+    """The agent's listening is off here: the mention waits, and is answered once it is back.
+    It is among the Motion's holds meanwhile (renew_holds keeps memory-lane's copy shown)."""
+    reason = hushed(until)
     _, made = MentionWake.objects.get_or_create(
         message=message,
         agent=agent,
-        defaults={"status": MentionWake.Status.HELD, "due_at": until or NEVER, "created_at": now},
+        defaults={
+            "status": MentionWake.Status.HELD,
+            "due_at": until or NEVER,
+            "created_at": now,
+            "hold": reason,
+            "hold_until": until,
+        },
     )
     if made:
+        show_hold(message.motion, agent, reason, until)
         back = f"at {until:%Y-%m-%d %H:%M} UTC" if until else "when its listening is back on"
         post_system_message(
             message.motion,
@@ -145,9 +163,10 @@ def release_held(*, motion_id: str | None = None, now=None) -> int:
         if mentions_held(record.message.motion_id, record.agent_id):
             continue
         won = MentionWake.objects.filter(pk=record.pk, status=MentionWake.Status.HELD).update(
-            status=MentionWake.Status.WOKEN
+            status=MentionWake.Status.WOKEN, hold="", hold_until=None
         )
         if won == 1:
+            cache.delete(held_key(record.message.motion.slug, record.agent))  # lifted
             wake_for_mention(record, late=" (held while its listening here was off)")
             woken += 1
     return woken

@@ -24,8 +24,10 @@ import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from django.core.cache import cache
 from django.db.models import F, Q
 
+from motion_runner.api.memory_lane import held_key
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Motion, Scram
 from motion_runner.system_lines import post_system_message
@@ -295,5 +297,8 @@ def let_go(sender, motion: Motion, agent_names: list[str] | None, by: str, at: d
     if agent_names is not None:
         mentions = mentions.filter(agent__name__in=agent_names)
         states = states.filter(agent__name__in=agent_names)
-    mentions.update(status=MentionWake.Status.LET_GO)
+    held = set(mentions.exclude(hold="").values_list("agent_id", flat=True))
+    mentions.update(status=MentionWake.Status.LET_GO, hold="", hold_until=None)
+    for agent in Agent.objects.filter(pk__in=held):
+        cache.delete(held_key(motion.slug, agent))  # no longer among the holds
     states.update(considered_through=F("last_post_at"), version=F("version") + 1)
