@@ -208,7 +208,12 @@ def test_the_threads_reads_win_over_the_admins_override_until_its_until(room, cl
 def test_a_reads_word_from_before_the_menu_offered_budgets_leaves_the_dial_standing(room, clock):
     dials(reads=10_000)
     Steer.objects.create(
-        motion=room.motion, agent=room.magent, setting="reads", value="thread", by_name="justin", at=clock.now()
+        motion=room.motion,
+        agent=room.magent,
+        setting="reads",
+        value="thread",
+        by_name="justin",
+        at=clock.now(),
     )
 
     assert resolve(room.motion.pk, room.magent.pk).reads == 10_000
