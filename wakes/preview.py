@@ -91,7 +91,11 @@ def previews_for(motion: Motion, agent: Agent, reader, sign_in: str) -> list[dic
             "effort": effort,
             "model": model or agent.model or "the harness's default",
             "prompt": finalized(
-                quiet_prompt(motion, agent, human_duration(now - quiet_since)), motion, agent, "look", WakeKind.QUIET
+                quiet_prompt(motion, agent, human_duration(now - quiet_since)),
+                motion,
+                agent,
+                "look",
+                WakeKind.QUIET,
             ),
         }
     )

@@ -87,7 +87,6 @@ def refuse_lone_surrogates(value: Any) -> None:
             stack.extend((child, f"{where}[{index}]") for index, child in enumerate(item))
 
 
-
 class BoundedJSONParser(JSONParser):
     """JSON only, nested at most API_MAX_JSON_DEPTH deep, no NUL in any string.
 
