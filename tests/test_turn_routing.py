@@ -92,6 +92,10 @@ def test_a_worker_on_the_agents_queue_runs_its_turn_and_is_seen_consuming_it(tmp
     )
     motion = MotionFactory(slug="workroom", workspace=str(tmp_path))
     with start_worker(app, pool="solo", perform_ping_check=False, loglevel="WARNING", queues=["magent-box"]):
+        # The worker answers the broadcast once its control consumer is up: asked until it does.
+        seen = time.monotonic() + 60
+        while "magent-box" not in (consumed_queues(timeout=2) or set()) and time.monotonic() < seen:
+            pass
         assert "magent-box" in (consumed_queues(timeout=5) or set())
         turn = enqueue_turn(motion, agent, "What does the README say?")
         deadline = time.monotonic() + 120
