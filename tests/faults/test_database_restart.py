@@ -13,7 +13,6 @@ import json
 import subprocess
 import sys
 import threading
-import time
 
 import psycopg
 
@@ -69,12 +68,11 @@ def test_an_outage_longer_than_the_bound_ends_the_turn_with_one_clear_line(priva
         private_postgres.stop()
         threading.Timer(4.0, private_postgres.start).start()
 
-    started = time.monotonic()
     outcome = run_turn(
         private_postgres, {"pace": 0.4, "hang": True}, away_for_a_while, RUNNER_DB_OUTAGE_SECONDS="1.5"
     )
 
-    assert time.monotonic() - started < 60
+    # The harness hangs for ever: only the outage bound can have ended it (the line says so).
     assert outcome["status"] == "failed", outcome
     (line,) = outcome["errors"]
     assert "the database did not answer for" in line
