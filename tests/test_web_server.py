@@ -91,7 +91,12 @@ def web_server(transactional_db, tmp_path):
     gunicorn = str(Path(sys.executable).parent / "gunicorn")
     log = open(tmp_path / "gunicorn.log", "wb")
     server = subprocess.Popen(
-        [gunicorn, *args, "--log-level", "warning"], cwd=ROOT, env=env, stdout=log, stderr=log
+        [gunicorn, *args, "--log-level", "warning"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,  # its own group: the teardown can end its workers with it
     )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -107,7 +112,11 @@ def web_server(transactional_db, tmp_path):
         yield base
     finally:
         server.send_signal(signal.SIGQUIT)  # gunicorn's quick shutdown: the readers' 25 s are not waited
-        server.wait(timeout=30)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:  # a loaded machine: the group is ended, not waited on
+            os.killpg(server.pid, signal.SIGKILL)
+            server.wait(timeout=30)
         log.close()
 
 
