@@ -112,7 +112,7 @@ def write_transcripts(root: Path, megabytes: float, sessions: int) -> tuple[list
 def baseline_messages(events_by_session: list[tuple[str, list[dict]]], motion, agent, source: str) -> int:
     """memory-lane's way: parse each line, then one get_or_create(id=uuid) per message."""
     from motion_runner.harnesses import get_adapter
-    from motion_runner.ingest import EventWriter, IngestContext
+    from motion_runner.ingest.writer import EventWriter, IngestContext
     from motion_runner.models import Message
 
     created = 0
@@ -159,8 +159,8 @@ def main() -> None:
 
 def run(args, tmp: Path) -> None:
     from motion_runner.api.auth import create_key
+    from motion_runner.ingest.sessions import claim_session
     from motion_runner.models import Agent, Message, Motion, MotionSession
-    from motion_runner.sessions import claim_session
     from motion_runner.transcripts import import_all
 
     print(

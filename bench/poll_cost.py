@@ -29,8 +29,8 @@ def main() -> None:
         from django.test.utils import CaptureQueriesContext
         from rest_framework.test import APIClient
 
-        from motion_runner.message_bell import bell
         from motion_runner.models import Message, Motion
+        from motion_runner.thread.bell import bell
 
         settings.ALLOWED_HOSTS = ["*"]
         motion = Motion.objects.create(slug="poll-cost", title="poll cost", visibility="public")

@@ -50,10 +50,10 @@ def main() -> None:
 
     from motion_runner.api.bounds import BoundedJSONParser
     from motion_runner.harnesses import EventKind, get_adapter
-    from motion_runner.ingest import EventWriter, IngestContext
-    from motion_runner.message_fit import fit_message
+    from motion_runner.ingest.fit import fit_message
+    from motion_runner.ingest.redaction import Redactor
+    from motion_runner.ingest.writer import EventWriter, IngestContext
     from motion_runner.models import Agent, Message, Motion, Source
-    from motion_runner.redaction import Redactor
 
     raws = bodies_for(args.bodies * 100, 100)
     motion, agent = Motion(pk=1, slug="bench", title="Bench"), Agent(pk=1, name="bencher")

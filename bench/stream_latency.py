@@ -61,7 +61,7 @@ HARNESS = textwrap.dedent(
 
 def listen(dsn: str, slug: str, heard: list[float], ready: threading.Event) -> None:
     """The bell as a process of the web's kind hears it: the arrival time of each NOTIFY for the
-    Motion on the channel the web process listens to (motion_runner/message_bell.py)."""
+    Motion on the channel the web process listens to (motion_runner/thread/bell.py)."""
     import psycopg
 
     if not dsn.startswith("postgres"):  # SQLite's bell rings on sockets: no stage breakdown
@@ -167,7 +167,7 @@ def run_runner(motion, events: int, pace: float, template: dict, script: Path) -
 def run_baseline(motion, events: int, pace: float, template: dict, script: Path) -> None:
     """A watcher tailing the transcript file and posting new lines every 2 s."""
     from motion_runner.harnesses import get_adapter
-    from motion_runner.ingest import EventWriter, IngestContext
+    from motion_runner.ingest.writer import EventWriter, IngestContext
     from motion_runner.models import Agent
 
     agent = Agent.objects.create(name="bench-baseline")

@@ -21,7 +21,7 @@ from .models import (
     Turn,
     UnclaimedSession,
 )
-from .signin import fingerprint_of
+from .people.signin import fingerprint_of
 from .transcripts import assign_session
 
 admin.site.site_header = "Motion Runner"

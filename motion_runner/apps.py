@@ -2,7 +2,7 @@ from django.apps import AppConfig
 from django.db.backends.signals import connection_created
 from django.utils.module_loading import import_string
 
-from .socket_bell import install
+from .thread.socket_bell import install
 
 
 class MotionRunnerConfig(AppConfig):
@@ -13,7 +13,7 @@ class MotionRunnerConfig(AppConfig):
     def ready(self) -> None:
         from django.contrib.auth.signals import user_logged_in
 
-        from . import checks, host_checks  # noqa: F401  (registers the system checks)
+        from . import checks  # noqa: F401  (registers the system checks)
         from .runner import tasks  # noqa: F401  (registers the Celery tasks)
 
         user_logged_in.connect(remember_sign_in, dispatch_uid="motion_runner.remember_sign_in")
@@ -30,6 +30,6 @@ def ring_on_sqlite(sender, connection, **kwargs) -> None:
 
 
 def remember_sign_in(sender, request, user, **kwargs) -> None:
-    """Every sign-in says how it was made; only the SSH one sets "ssh" (motion_runner.signin)."""
+    """Every sign-in says how it was made; only the SSH one sets "ssh" (motion_runner.people.signin)."""
     if request is not None and hasattr(request, "session"):
         request.session.setdefault("sign_in", "password")

@@ -84,9 +84,9 @@ DEFAULTS: dict[str, Any] = {
     "INGEST_SPOOL_DIR": lambda: str(data_dir() / "ingest"),
     # A runner's hold lapses unless renewed (memory-lane: services/mood_view.py, HELD_FOR).
     "MOOD_HELD_SECONDS": 15 * 60,
-    # Who may read, post, watch, type and answer (motion_runner/access.py, docs/security.md).
-    "MOTION_RUNNER_ACCESS": "motion_runner.access.MotionAccess",
-    # Secrets taken out of what is stored and served (motion_runner/redaction.py): the values of
+    # Who may read, post, watch, type and answer (motion_runner/people/access.py, docs/security.md).
+    "MOTION_RUNNER_ACCESS": "motion_runner.people.access.MotionAccess",
+    # Secrets taken out of what is stored and served (motion_runner/ingest/redaction.py): the values of
     # these settings wherever they appear, and the shapes of keys, tokens and passwords.
     "REDACT_SECRETS": True,
     "REDACT_SETTINGS": [
@@ -117,7 +117,7 @@ DEFAULTS: dict[str, Any] = {
     "RUNNER_CODEX_LOOK_ONLY": "refuse",
     # How long the thread page's long poll waits for news before it asks again.
     "THREAD_POLL_WAIT_SECONDS": 20.0,
-    # Long-poll readers woken by PostgreSQL NOTIFY (motion_runner/message_bell.py).
+    # Long-poll readers woken by PostgreSQL NOTIFY (motion_runner/thread/bell.py).
     "MESSAGES_LISTEN": True,
     "MESSAGES_FALLBACK_POLL_SECONDS": 1.0,
     "MESSAGES_WOKEN_READERS_AT_ONCE": 10,

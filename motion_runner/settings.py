@@ -97,7 +97,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "motion_runner.context.viewer",
+                "motion_runner.people.context.viewer",
             ],
         },
     },
@@ -206,8 +206,8 @@ WAKES_CONSIDERATION_START_SECONDS = env_float("WAKES_CONSIDERATION_START_SECONDS
 WAKES_CONSIDERATION_RUN_SECONDS = env_float("WAKES_CONSIDERATION_RUN_SECONDS", 40.0)
 # --- REST framework -----------------------------------------------------------------------
 # Who may read, post, watch, type and answer in a Motion: a class with MotionAccess's methods
-# (motion_runner/access.py, docs/security.md). A host project names its own here.
-# Secrets are taken out of what is stored and served (motion_runner/redaction.py): the values of
+# (motion_runner/people/access.py, docs/security.md). A host project names its own here.
+# Secrets are taken out of what is stored and served (motion_runner/ingest/redaction.py): the values of
 # these settings wherever they appear, and the shapes of keys, tokens and passwords.
 REDACT_SECRETS = env_bool("REDACT_SECRETS", True)
 REDACT_SETTINGS = [
@@ -237,7 +237,7 @@ MESSAGE_TOOL_RESULT_MAX_CHARS = env_int("MESSAGE_TOOL_RESULT_MAX_CHARS", 64 * 10
 THREAD_TOOL_RESULT_SHOWN_CHARS = env_int("THREAD_TOOL_RESULT_SHOWN_CHARS", 0)
 # A post longer than this is shown as plain text, not rendered as Markdown (a bound on one text's work).
 THREAD_MARKDOWN_MAX_CHARS = env_int("THREAD_MARKDOWN_MAX_CHARS", 20_000)
-MOTION_RUNNER_ACCESS = os.environ.get("MOTION_RUNNER_ACCESS", "motion_runner.access.MotionAccess")
+MOTION_RUNNER_ACCESS = os.environ.get("MOTION_RUNNER_ACCESS", "motion_runner.people.access.MotionAccess")
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -276,7 +276,7 @@ HARNESS_BIN_DIRS = env_list("HARNESS_BIN_DIRS", [str(BASE_DIR / "node_modules" /
 RUNNER_CODEX_LOOK_ONLY = os.environ.get("RUNNER_CODEX_LOOK_ONLY", "refuse")
 RUNNER_TURN_TIMEOUT_SECONDS = env_float("RUNNER_TURN_TIMEOUT_SECONDS", 15 * 60)
 
-# Long-poll readers are woken by PostgreSQL NOTIFY (motion_runner/message_bell.py); while the
+# Long-poll readers are woken by PostgreSQL NOTIFY (motion_runner/thread/bell.py); while the
 # channel is down (or on SQLite) they look again at this pace instead.
 MESSAGES_LISTEN = env_bool("MESSAGES_LISTEN", True)
 MESSAGES_FALLBACK_POLL_SECONDS = env_float("MESSAGES_FALLBACK_POLL_SECONDS", 1.0)
@@ -312,8 +312,8 @@ REQUIRE_REAL_SERVICES = env_bool("MOTION_RUNNER_REQUIRE_SERVICES", False)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    # Every line is redacted of secrets (motion_runner/redaction.py) before it is written.
-    "formatters": {"redacted": {"()": "motion_runner.redaction.RedactingFormatter"}},
+    # Every line is redacted of secrets (motion_runner/ingest/redaction.py) before it is written.
+    "formatters": {"redacted": {"()": "motion_runner.ingest.redaction.RedactingFormatter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "redacted"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     # httpx logs every request at INFO: a watch cycle makes hundreds of them.

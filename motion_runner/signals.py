@@ -34,7 +34,7 @@ Arguments: ``message`` (a ``motion_runner.models.Message``), ``newest_of_batch``
 absent, meaning True).
 
 Sent after commit for every Message that was really inserted (never for a skipped duplicate),
-with ``sender=Message``, by the writer in ``motion_runner/ingest.py``. ``newest_of_batch`` is
+with ``sender=Message``, by the writer in ``motion_runner/ingest/writer.py``. ``newest_of_batch`` is
 True on one of the messages one write inserted together (one Motion, one speaker; the runner
 announces what it committed within 0.25 s together, runner/announcing.py): the newest post among
 them (``message_fit.is_post``), or the last message when none is a post. A receiver can do
@@ -134,7 +134,7 @@ the policy from its shared tool list, its dials and the wake footer. With none r
 turn gets the harness layer's most closed policy (local reads only, no MCP server).
 """
 
-# --- Hooks of the thread page and its poll (motion_runner/views.py, motion_runner/api/views.py) -
+# --- Hooks of the thread page and its poll (motion_runner/thread/views.py, motion_runner/api/views.py) -
 
 ThreadPageContext = Callable[["HttpRequest", "Motion"], dict[str, Any]]
 thread_page_context: list[ThreadPageContext] = []

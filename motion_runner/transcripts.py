@@ -28,10 +28,11 @@ from .conf import app_settings as settings  # the app's settings, with defaults 
 from .harnesses import Event, EventKind, get_adapter
 from .harnesses.base import json_object
 from .harnesses.env import harness_environment
-from .ingest import EventWriter, IngestContext
+from .ingest.fit import announce as announce_messages
+from .ingest.fit import fit_message
+from .ingest.sessions import claim_session
+from .ingest.writer import EventWriter, IngestContext
 from .lib.ids import stable_uuid
-from .message_fit import announce as announce_messages
-from .message_fit import fit_message
 from .models import (
     Agent,
     Kind,
@@ -44,7 +45,6 @@ from .models import (
     UnclaimedSession,
     recorded_turn_ends,
 )
-from .sessions import claim_session
 
 log = logging.getLogger(__name__)
 

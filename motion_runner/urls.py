@@ -9,9 +9,9 @@ imports neither (import-linter's contracts, pyproject.toml)."""
 from django.contrib.auth.views import LogoutView
 from django.urls import include, path
 
-from . import views
 from .api import agent_views, memory_lane, stop
 from .api import views as api
+from .thread import views
 
 urlpatterns = [
     path("motions/<slug:slug>/", views.motion_thread, name="motion-thread"),

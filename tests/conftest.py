@@ -37,7 +37,7 @@ def pytest_sessionstart(session):
 @pytest.fixture(scope="session", autouse=True)
 def message_bell_closed_before_the_database_is_dropped(django_db_setup):
     """The long-poll listener holds a connection to the test database: close it first."""
-    from motion_runner.message_bell import bell
+    from motion_runner.thread.bell import bell
 
     yield
     bell.stop()

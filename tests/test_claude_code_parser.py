@@ -13,7 +13,7 @@ import pytest
 
 from motion_runner.harnesses import EventKind
 from motion_runner.harnesses.claude_code import MICRO, ClaudeCodeParser
-from motion_runner.ingest import EventWriter, IngestContext
+from motion_runner.ingest.writer import EventWriter, IngestContext
 from motion_runner.models import Kind, Message
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
 from tests.recorded import parse_recording, recorded_lines, recording_meta, transcript_lines

@@ -7,11 +7,10 @@ from decimal import Decimal
 
 import pytest
 
-from motion_runner import pricing
-from motion_runner.harnesses import get_adapter
+from motion_runner.harnesses import get_adapter, pricing
 from motion_runner.harnesses.base import EventKind
 from motion_runner.harnesses.codex import CodexParser
-from motion_runner.ingest import EventWriter, IngestContext
+from motion_runner.ingest.writer import EventWriter, IngestContext
 from motion_runner.models import Kind, Message
 from tests.factories import AgentFactory, MotionFactory
 from tests.recordings_util import kinds, posted, recorded_lines, replay
@@ -79,7 +78,10 @@ def test_the_turn_end_message_shows_the_unknown_price():
     for event in replay(parser(model="gpt-imaginary"), "codex", "text"):
         writer.write(event)
     end = Message.objects.get(motion=motion, kind=Kind.TURN_END)
-    assert end.text == "done · cost unknown · no price for model gpt-imaginary in motion_runner/pricing.py"
+    assert (
+        end.text
+        == "done · cost unknown · no price for model gpt-imaginary in motion_runner/harnesses/pricing.py"
+    )
 
 
 def test_a_resumed_run_is_charged_only_its_own_tokens():

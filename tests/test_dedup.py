@@ -12,9 +12,9 @@ from django.db import connection
 from django.test import Client
 
 from motion_runner.harnesses import get_adapter
-from motion_runner.ingest import EventWriter, IngestContext
+from motion_runner.ingest.sessions import claim_session
+from motion_runner.ingest.writer import EventWriter, IngestContext
 from motion_runner.models import Message
-from motion_runner.sessions import claim_session
 from motion_runner.transcripts import import_file
 from tests import recorded
 

@@ -160,7 +160,7 @@ GITHUB_TOKEN = "ghp_" + "A1b2C3d4" * 5
     ],
 )
 def test_each_promised_shape_is_redacted(text, secret):
-    from motion_runner.redaction import redact
+    from motion_runner.ingest.redaction import redact
 
     assert secret not in redact(text)
 
@@ -178,7 +178,7 @@ def test_each_promised_shape_is_redacted(text, secret):
     ],
 )
 def test_what_is_no_secret_is_left_alone(text):
-    from motion_runner.redaction import redact
+    from motion_runner.ingest.redaction import redact
 
     assert redact(text) == text
 
@@ -498,14 +498,14 @@ def test_a_quiet_dot_under_another_agents_message_id_is_a_409(client, scribe, ri
 
 
 def test_a_text_past_the_markdown_bound_is_served_plain_without_rendering(monkeypatch):
-    from motion_runner import markup
+    from motion_runner.thread import markup
 
     monkeypatch.setattr(markup, "_render", lambda text: pytest.fail("rendered a text past the bound"))
     assert markup.html_for("text", "![" * 50_000) is None
 
 
 def test_a_text_is_rendered_once_whichever_process_reads_it_next(monkeypatch):
-    from motion_runner import markup
+    from motion_runner.thread import markup
 
     rendered = []
     real = markup._render
@@ -520,7 +520,7 @@ def test_a_text_is_rendered_once_whichever_process_reads_it_next(monkeypatch):
 def test_reading_a_thread_of_hostile_markdown_costs_little(client, scribe, harbor):
     import time
 
-    from motion_runner import markup
+    from motion_runner.thread import markup
 
     harbor.visibility = Visibility.PUBLIC
     harbor.save(update_fields=["visibility"])

@@ -13,7 +13,7 @@ import pytest
 from django.db.models import Sum
 from django.utils import timezone
 
-from motion_runner import pricing
+from motion_runner.harnesses import pricing
 from motion_runner.models import Turn, TurnStatus
 from motion_runner.runner.turns import execute_turn
 from tests.fakes.anthropic_api import Reply, Text, ToolUse, Usage

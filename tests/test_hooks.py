@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from motion_runner.ingest import EventWriter, IngestContext
+from motion_runner.ingest.writer import EventWriter, IngestContext
 from motion_runner.models import Message, MotionSession, TranscriptFile, UnclaimedSession
 from motion_runner.transcripts import import_file
 from tests import recorded

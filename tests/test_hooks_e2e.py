@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings as django_settings
 
-from motion_runner.hooks_snippet import hooks_settings
+from motion_runner.harnesses.claude_code_hooks import hooks_settings
 from motion_runner.models import Message, MotionSession
 from motion_runner.transcripts import import_all
 from tests.fakes.anthropic_api import FakeAnthropic, tool_then_reply

@@ -13,9 +13,8 @@ from django.core.management import call_command
 from django.urls import resolve, reverse
 
 from motion_runner import urls
-from motion_runner.checks import harness_binaries, production_settings
+from motion_runner.checks import celery_configured, harness_binaries, production_settings
 from motion_runner.conf import app_settings as runner_settings
-from motion_runner.host_checks import celery_configured
 from tests import recorded
 from tests.factories import AgentFactory
 from wakes.conf import app_settings as wakes_settings

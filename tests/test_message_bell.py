@@ -15,8 +15,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from motion_runner.message_bell import MessageBell, bell
 from motion_runner.models import Message
+from motion_runner.thread.bell import MessageBell, bell
 from tests.factories import MessageFactory, MotionFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -17,8 +17,8 @@ from rest_framework.test import APIClient
 
 from motion_runner.api import views
 from motion_runner.api.serializers import message_rows
-from motion_runner.message_bell import MessageBell, SharedAnswers, bell
 from motion_runner.models import Scram, Turn, TurnStatus
+from motion_runner.thread.bell import MessageBell, SharedAnswers, bell
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
 from wakes import clock
 from wakes.api import open_requests, recently_answered, typing_in

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import logging.config
 
-from motion_runner.redaction import redacted_logging
+from motion_runner.ingest.redaction import redacted_logging
 
 SECRET = "sk-ant-api03-" + "Q" * 40
 

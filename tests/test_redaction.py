@@ -13,10 +13,10 @@ from django.test import override_settings
 from hypothesis import given
 from hypothesis import strategies as st
 
-from motion_runner import redaction
-from motion_runner.message_fit import fit_message
+from motion_runner.ingest import redaction
+from motion_runner.ingest.fit import fit_message
+from motion_runner.ingest.redaction import MARK, RedactingFormatter, Redactor, redact, redact_json
 from motion_runner.models import Message, Turn
-from motion_runner.redaction import MARK, RedactingFormatter, Redactor, redact, redact_json
 from motion_runner.runner.turns import fail_before_launch
 from tests import recorded
 from tests.factories import TurnFactory
@@ -149,10 +149,10 @@ def test_a_secret_in_a_log_line_is_redacted(settings):
 def test_the_standalone_sites_log_lines_pass_through_the_redacting_formatter(settings):
     handler = settings.LOGGING["handlers"]["console"]
     formatter = settings.LOGGING["formatters"][handler["formatter"]]
-    assert formatter["()"] == "motion_runner.redaction.RedactingFormatter"
+    assert formatter["()"] == "motion_runner.ingest.redaction.RedactingFormatter"
 
 
-# --- the shortcuts of a batch's redaction (motion_runner/redaction.py: SHORTEST_SECRET, Redactor) ---
+# --- the shortcuts of a batch's redaction (motion_runner/ingest/redaction.py: SHORTEST_SECRET, Redactor) ---
 
 
 def test_no_shape_matches_fewer_characters_than_the_shortest_secret():

@@ -11,9 +11,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from motion_runner import ingest
+from motion_runner.ingest import writer as ingest
+from motion_runner.ingest.sessions import SessionConflict, claim_session
 from motion_runner.models import Message, MotionSession, Turn, TurnStatus
-from motion_runner.sessions import SessionConflict, claim_session
 from tests import recorded
 from tests.factories import MotionFactory, TurnFactory
 

@@ -286,7 +286,7 @@ def test_two_workers_given_the_same_turn_at_once_launch_it_once(tmp_path):
 
 
 def test_a_runner_error_mid_turn_stops_the_harness_and_fails_the_turn(wake, readme_motion, monkeypatch):
-    from motion_runner.ingest import EventWriter
+    from motion_runner.ingest.writer import EventWriter
 
     real_write_many = EventWriter.write_many
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from motion_runner.ingest import EventWriter, IngestContext
+from motion_runner.ingest.writer import EventWriter, IngestContext
 from motion_runner.models import Kind, Message
 from motion_runner.runner.announcing import PacedAnnouncer
 from motion_runner.runner.turns import TurnRun, enqueue_turn, execute_turn

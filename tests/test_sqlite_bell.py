@@ -1,6 +1,6 @@
 """Issue 25: on the embedded default (SQLite) a message written by one process wakes a reader
 waiting in another at once: the message bell rings over Unix datagram sockets
-(motion_runner/socket_bell.py), not a 1 s poll. Real processes on a real SQLite file, the way
+(motion_runner/thread/socket_bell.py), not a 1 s poll. Real processes on a real SQLite file, the way
 bin/serve runs them (a worker writes, the web process's long poll waits)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import django
 django.setup()
 from django.core.management import call_command
 from django.db import transaction
-from motion_runner.message_bell import bell
+from motion_runner.thread.bell import bell
 from motion_runner.models import Message, Motion
 
 role = sys.argv[1]
@@ -83,7 +83,7 @@ def test_a_message_written_by_another_process_wakes_a_waiting_reader_by_the_bell
 
 
 def test_a_bell_whose_reader_is_gone_is_tidied_and_a_write_still_succeeds(embedded, tmp_path):
-    from motion_runner import socket_bell
+    from motion_runner.thread import socket_bell
 
     script, env = embedded
     folder = socket_bell.folder_for(str(tmp_path / "db.sqlite3"))

@@ -7,7 +7,7 @@ import re
 import pytest
 from django.test import Client
 
-from motion_runner.signin import NO_MATCH, add_key
+from motion_runner.people.signin import NO_MATCH, add_key
 from tests.factories import MotionFactory, UserFactory
 from tests.ssh_keys import make_key, sign
 
@@ -162,7 +162,7 @@ def test_an_unknown_username_is_checked_by_ssh_keygen_as_a_known_one_is(
     client: Client, tmp_path, monkeypatch
 ):
     """Not only the same words: the same work, so the answer's timing tells nothing either."""
-    from motion_runner import signin
+    from motion_runner.people import signin
 
     stranger = make_key(tmp_path, "stranger")
     challenge = challenge_from(client.get("/sign-in/"))

@@ -13,7 +13,6 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from motion_runner.access import MotionAccess
 from motion_runner.api import stream_batch
 from motion_runner.api.agent_views import StreamView
 from motion_runner.api.auth import revoke_key
@@ -29,6 +28,7 @@ from motion_runner.models import (
     TurnStatus,
     recorded_turn_ends,
 )
+from motion_runner.people.access import MotionAccess
 from tests import recorded
 from tests.factories import MotionFactory, TurnFactory
 

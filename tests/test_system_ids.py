@@ -8,9 +8,9 @@ from decimal import Decimal
 
 import pytest
 
+from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import stable_uuid, system_uuid
 from motion_runner.models import Kind, Message, Turn
-from motion_runner.system_lines import post_system_message
 from wakes.wake import wake
 
 pytestmark = pytest.mark.django_db
@@ -59,7 +59,7 @@ def test_a_collision_is_logged_and_the_line_is_said_under_a_new_id(harbor, caplo
     taken = system_uuid("cap", harbor.pk)
     Message.objects.create(id=taken, motion=harbor, sender="someone", source="api", kind=Kind.TEXT, text="x")
 
-    with caplog.at_level(logging.ERROR, logger="motion_runner.ingest"):
+    with caplog.at_level(logging.ERROR, logger="motion_runner.ingest.writer"):
         said = post_system_message(harbor, "the daily cap is reached", message_id=taken)
 
     assert said is not None and str(said.id) != taken

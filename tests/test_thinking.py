@@ -10,9 +10,9 @@ import pytest
 
 from motion_runner.harnesses import EventKind
 from motion_runner.harnesses.claude_code import ClaudeCodeParser
-from motion_runner.ingest import EventWriter, IngestContext
+from motion_runner.ingest.redaction import MARK
+from motion_runner.ingest.writer import EventWriter, IngestContext
 from motion_runner.models import Kind, Message
-from motion_runner.redaction import MARK
 from motion_runner.runner.turns import enqueue_turn, execute_turn
 from tests.factories import AgentFactory, MotionFactory, TurnFactory, UserFactory
 from tests.fakes.anthropic_api import Reply, Text, Thinking, Usage

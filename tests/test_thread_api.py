@@ -142,7 +142,7 @@ def test_a_long_poll_returns_a_message_written_while_it_waits():
     def later():
         from django.db import connection
 
-        from motion_runner.message_bell import bell
+        from motion_runner.thread.bell import bell
 
         deadline = time.monotonic() + 60  # once the reader waits (an event, not a fixed time)
         while not bell.waiting() and time.monotonic() < deadline:

@@ -10,8 +10,8 @@ import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from motion_runner.markup import REQUEST_TAG, render_markdown
 from motion_runner.models import Message
+from motion_runner.thread.markup import REQUEST_TAG, render_markdown
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
 from wakes.models import TypingPing, WakeRequest
 from wakes.requests import TAG as WAKES_REQUEST_TAG
@@ -139,7 +139,7 @@ def test_a_long_poll_answers_when_someone_else_starts_typing(harbor, person_sign
     maria = APIClient()
     maria.force_authenticate(UserFactory(username="maria"))
 
-    from motion_runner.message_bell import bell
+    from motion_runner.thread.bell import bell
 
     def someone_types():
         deadline = time.monotonic() + 60  # once the reader waits (an event, not a fixed time)

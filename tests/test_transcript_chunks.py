@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from motion_runner import transcripts
+from motion_runner.ingest.sessions import claim_session
 from motion_runner.models import Message, TranscriptFile
-from motion_runner.sessions import claim_session
 from motion_runner.transcripts import import_file
 from tests import recorded
 

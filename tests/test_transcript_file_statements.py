@@ -13,8 +13,8 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
+from motion_runner.ingest.sessions import claim_session
 from motion_runner.models import Kind, Message, MotionSession, Source, TranscriptFile
-from motion_runner.sessions import claim_session
 from motion_runner.transcripts import (
     TranscriptReader,
     claimed_session,

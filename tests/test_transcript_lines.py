@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from motion_runner.ingest.sessions import claim_session
 from motion_runner.models import Message, TranscriptFile
-from motion_runner.sessions import claim_session
 from motion_runner.transcripts import import_file
 from tests import recorded
 

@@ -9,8 +9,8 @@ import shutil
 import pytest
 from django.core.management import call_command
 
+from motion_runner.ingest.sessions import claim_session
 from motion_runner.models import Message, MotionSession, TranscriptFile, UnclaimedSession
-from motion_runner.sessions import claim_session
 from motion_runner.transcripts import assign_session, import_all, import_file
 from tests import recorded
 

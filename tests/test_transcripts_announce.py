@@ -11,8 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from motion_runner import transcripts
+from motion_runner.ingest.sessions import claim_session
 from motion_runner.models import Message
-from motion_runner.sessions import claim_session
 from motion_runner.signals import message_created
 from motion_runner.transcripts import ImportAnnouncer, import_all
 from tests import recorded

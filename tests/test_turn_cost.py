@@ -20,8 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from motion_runner import pricing
-from motion_runner.harnesses import EventKind
+from motion_runner.harnesses import EventKind, pricing
 from motion_runner.harnesses.claude_code import MICRO, ClaudeCodeParser, last_cost_state, transcript_file
 from motion_runner.harnesses.codex import CodexParser
 from motion_runner.harnesses.pi import PiParser

@@ -9,9 +9,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from motion_runner.display import HOOK_STOP_TEXT
+from motion_runner.ingest.display import HOOK_STOP_TEXT
+from motion_runner.ingest.twins import hook_replies_stored, session_lock, stored_like, without_twins
 from motion_runner.models import Kind, Message
-from motion_runner.twins import hook_replies_stored, session_lock, stored_like, without_twins
 from tests.factories import MessageFactory
 
 pytestmark = pytest.mark.django_db

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from motion_runner.harnesses import Event, EventKind
-from motion_runner.ingest import EventWriter, IngestContext
+from motion_runner.ingest.writer import EventWriter, IngestContext
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
 
 pytestmark = pytest.mark.django_db

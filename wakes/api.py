@@ -12,9 +12,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from motion_runner.access import access, readable_motion
-from motion_runner.message_bell import ring_for
 from motion_runner.models import TurnStatus
+from motion_runner.people.access import access, readable_motion
+from motion_runner.thread.bell import ring_for
 
 from . import clock
 from .models import Dials, MentionWake, TypingPing, WakeRequest

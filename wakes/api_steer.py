@@ -15,9 +15,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from motion_runner.access import access, is_person, readable_motion
-from motion_runner.context import sign_in_of
 from motion_runner.models import Agent, Motion, Scram
+from motion_runner.people.access import access, is_person, readable_motion
+from motion_runner.people.context import sign_in_of
 from motion_runner.runner.stopping import ScramHeld, lift_scram, raise_scram
 
 from .handlers import release_held

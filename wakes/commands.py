@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 
+from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Turn
 from motion_runner.runner.turns import enqueue_turn
-from motion_runner.system_lines import post_system_message
 
 from .trust import decide
 from .wake import post_wake_line

@@ -4,10 +4,10 @@ resume straight into the loop it was stopped in."""
 from __future__ import annotations
 
 from motion_runner.harnesses import get_adapter
+from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Kind, Turn, TurnStatus
 from motion_runner.runner.turns import enqueue_turn
-from motion_runner.system_lines import post_system_message
 
 from .loop_guard import LOOP_GUARD_PREFIX
 

@@ -11,11 +11,11 @@ from django.db import IntegrityError, transaction
 
 from motion_runner.api.memory_lane import held_key
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
-from motion_runner.db_retry import retry_outages
+from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
 from motion_runner.record import poller_fenced_agents
-from motion_runner.system_lines import post_system_message
+from motion_runner.runner.db_retry import retry_outages
 
 from . import clock
 from .budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch_wake_refusal

@@ -23,12 +23,12 @@ from django.db import router, transaction
 from django.db.models import F, Max, Q
 
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
+from motion_runner.ingest.fit import POST_KINDS, is_post
+from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.lib.tasks import send_when_broker_answers
-from motion_runner.message_fit import POST_KINDS, is_post
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, TurnStatus
 from motion_runner.record import poller_fenced_agents
-from motion_runner.system_lines import post_system_message
 
 from . import clock
 from .budget import Refusal, release, reserve, turn_cap

@@ -7,9 +7,9 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import render
 
-from motion_runner.access import access, readable_motion
-from motion_runner.context import sign_in_of
 from motion_runner.models import Agent, Message, Motion
+from motion_runner.people.access import access, readable_motion
+from motion_runner.people.context import sign_in_of
 from motion_runner.signals import prompt_finalizers
 
 from . import clock

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from motion_runner.message_fit import POST_KINDS
+from motion_runner.ingest.fit import POST_KINDS
 from motion_runner.models import Kind, Message, Source
 
 FRAME = "motion-wake"

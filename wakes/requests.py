@@ -13,10 +13,10 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
+from motion_runner.ingest.system_lines import insert_system_line
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Kind, Message, Turn
 from motion_runner.runner.turns import enqueue_turn
-from motion_runner.system_lines import insert_system_line
 
 from .models import WakeRequest
 from .steering import scram_holds

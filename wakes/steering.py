@@ -28,9 +28,9 @@ from django.core.cache import cache
 from django.db.models import F, Q
 
 from motion_runner.api.memory_lane import held_key
+from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Motion, Scram
-from motion_runner.system_lines import post_system_message
 
 from . import clock
 from .conf import app_settings as wakes_settings

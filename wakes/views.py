@@ -15,9 +15,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from motion_runner.access import access
-from motion_runner.context import sign_in_of
 from motion_runner.models import Message, Motion, Scram
+from motion_runner.people.access import access
+from motion_runner.people.context import sign_in_of
 
 from . import clock
 from .api import RECENTLY_ANSWERED, request_cards, typing_since

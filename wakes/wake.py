@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
+from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.models import Agent, Kind, Message, Motion, Turn
 from motion_runner.runner.turns import enqueue_turn, wake_line_id
-from motion_runner.system_lines import post_system_message
 
 from .models import Dials, SessionAfterLookOnly
 from .steering import wake_settings

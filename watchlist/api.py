@@ -11,8 +11,8 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from motion_runner.access import access
 from motion_runner.models import Motion
+from motion_runner.people.access import access
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .kinds import KINDS, InvalidTarget, get_kind

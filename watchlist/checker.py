@@ -34,11 +34,11 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from motion_runner.ingest.redaction import redact
+from motion_runner.ingest.system_lines import insert_system_line
 from motion_runner.lib.http import HttpClient
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Kind, Message, Source
-from motion_runner.redaction import redact
-from motion_runner.system_lines import insert_system_line
 from wakes.abilities import ability_prompt, reply_on_wiki_page
 from wakes.handlers import wake_for_watch
 

@@ -16,12 +16,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..access import MotionAccess, access
-from ..display import HOOK_STOP_TEXT, summarize_input
-from ..ingest import EventWriter, IngestContext, insert_one
+from ..ingest.display import HOOK_STOP_TEXT, summarize_input
+from ..ingest.fit import fit_message
+from ..ingest.writer import EventWriter, IngestContext, insert_one
 from ..lib.ids import stable_uuid
-from ..message_fit import fit_message
 from ..models import Agent, Kind, Message, Motion, MotionSession, Source
+from ..people.access import MotionAccess, access
 from ..record import binding
 from ..transcripts import (
     HARNESS as CLAUDE_CODE,

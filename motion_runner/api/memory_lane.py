@@ -36,9 +36,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from ..access import readable_motion
 from ..conf import app_settings
 from ..models import Agent, Motion
+from ..people.access import readable_motion
 from ..remote_transcripts import ingest_lines
 from .agent_views import AgentAPIView, BodyTooLarge, QuietView, check_speaks_for, member_motion
 from .auth import AgentKeyAuthentication, request_agent

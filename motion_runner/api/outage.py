@@ -12,7 +12,7 @@ from collections.abc import Callable
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from ..db_retry import is_outage
+from ..runner.db_retry import is_outage
 
 log = logging.getLogger(__name__)
 

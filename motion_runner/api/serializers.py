@@ -3,8 +3,8 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from ..markup import html_for
 from ..models import Message, Motion, Turn
+from ..thread.markup import html_for
 from . import cursor
 
 

@@ -10,8 +10,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..access import access, readable_motion
 from ..models import Agent
+from ..people.access import access, readable_motion
 from ..runner.stopping import stop_turns
 from .auth import AgentKeyAuthentication, request_agent
 

@@ -29,12 +29,12 @@ from django.utils import timezone
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, PermissionDenied
 
-from ..access import access
-from ..db_retry import retry_conflicts
 from ..harnesses import HARNESSES, EventKind, HarnessError, get_adapter
-from ..ingest import EventWriter, IngestContext, WriteOutcome, event_message_id
+from ..ingest.fit import BadEvent
+from ..ingest.sessions import SessionConflict, claim_session
+from ..ingest.system_lines import post_system_message
+from ..ingest.writer import EventWriter, IngestContext, WriteOutcome, event_message_id
 from ..lib.rows import db_value
-from ..message_fit import BadEvent
 from ..models import (
     Agent,
     Kind,
@@ -45,10 +45,10 @@ from ..models import (
     UnclaimedSession,
     recorded_turn_ends,
 )
+from ..people.access import access
 from ..record import binding
 from ..remote_transcripts import spool_path
-from ..sessions import SessionConflict, claim_session
-from ..system_lines import post_system_message
+from ..runner.db_retry import retry_conflicts
 from .auth import AgentPrincipal
 
 log = logging.getLogger(__name__)

@@ -17,11 +17,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..access import access, readable_motion
-from ..message_bell import bell, release_connection, shared_answers
 from ..models import Agent, Kind, Message, Motion, Turn, TurnStatus
-from ..posting import PostIdTaken, post_person_message
+from ..people.access import access, readable_motion
+from ..people.posting import PostIdTaken, post_person_message
 from ..signals import thread_poll_fields, thread_poll_news
+from ..thread.bell import bell, release_connection, shared_answers
 from . import cursor as cursors
 from .agent_views import Conflict, member_motion, post_as_agent
 from .auth import AgentKeyAuthentication, request_agent
@@ -43,7 +43,7 @@ MAX_WAIT_SECONDS = 25.0
 def wait_for_messages(motion: Motion, newer, wait: float, someone_typing=None) -> bool:
     """Until something is written after the cursor or someone else starts typing (True), or the
     wait is over (False): one look, then none until the message bell rings for this Motion
-    (motion_runner/message_bell.py; a typing ping rings it too)."""
+    (motion_runner/thread/bell.py; a typing ping rings it too)."""
 
     looked = False
 

@@ -42,9 +42,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from .. import pricing
 from ..lib.ids import stable_uuid
-from . import register
+from . import pricing, register
 from .base import (
     Event,
     EventKind,
@@ -341,7 +340,7 @@ class ClaudeCodeParser(StreamParser):
             return total, "harness total (the session's was not restored)"
         priced = pricing.anthropic_cost(self.model, usage)
         if priced is None:
-            return None, f"no price for model {self.model or '?'} in motion_runner/pricing.py"
+            return None, f"no price for model {self.model or '?'} in motion_runner/harnesses/pricing.py"
         return priced, "usage × price (the session's total before this turn is unknown)"
 
     def _task(self, line: dict[str, Any], subtype: str) -> list[Event]:

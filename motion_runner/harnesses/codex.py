@@ -15,7 +15,7 @@ What the recordings showed that matters here:
   the earlier runs' tokens plus its own. The turn's own usage is that total minus the total
   at the end of the thread's previous turn (read from its turn-end Message).
 - No dollars and no model name in the stream: the cost is priced from usage with
-  motion_runner/pricing.py for the agent's model (or the `model` in its CODEX_HOME config).
+  motion_runner/harnesses/pricing.py for the agent's model (or the `model` in its CODEX_HOME config).
 - A model error ends with `turn.failed` (exit code 1); an in-band stream failure is retried
   (top-level `error` lines), then `turn.failed` (exit code 0 or 1). An unreachable server is
   retried with no end: the runner's turn timeout stops it.
@@ -29,10 +29,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .. import pricing
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..lib.ids import stable_uuid
-from . import register
+from . import pricing, register
 from .base import (
     Event,
     EventKind,
@@ -263,7 +262,7 @@ class CodexParser(StreamParser):
         note = ""
         if cost is None:
             model = self.model or "(not configured)"
-            note = f"no price for model {model} in motion_runner/pricing.py"
+            note = f"no price for model {model} in motion_runner/harnesses/pricing.py"
         return Event(
             EventKind.TURN_END,
             uuid=self._uuid("turn-end"),

@@ -1,5 +1,5 @@
 """A statement-level trigger that NOTIFYs `motion_messages` with each Motion a statement wrote
-messages to (motion_runner/message_bell.py wakes the long-poll readers). PostgreSQL only:
+messages to (motion_runner/thread/bell.py wakes the long-poll readers). PostgreSQL only:
 SQLite has no NOTIFY, and its readers poll."""
 
 from django.db import migrations

@@ -1,5 +1,5 @@
 """The seam's interface. A binding stores Messages the apps built (already fitted and redacted by
-`motion_runner.message_fit.fit_message`) and claims sessions; it never builds Messages itself."""
+`motion_runner.ingest.fit.fit_message`) and claims sessions; it never builds Messages itself."""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ from django.db.models.signals import post_save
 from django.utils import timezone
 
 from ..conf import app_settings as settings
-from ..message_fit import announce, fit_message
+from ..ingest.fit import announce, fit_message
 from ..models import Agent, Kind, Message, Motion, Source
 from .memory_lane_rows import host_row, parent_of, turn_stop, unindexed_row
 from .own import OwnRecord

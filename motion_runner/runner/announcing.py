@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ..message_fit import announce as announce_messages
+from ..ingest.fit import announce as announce_messages
 from ..models import Message
 
 NOTE_SECONDS = 0.25

@@ -21,9 +21,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from ..ingest.system_lines import post_system_message
 from ..lib.ids import system_uuid
 from ..models import Kind, Turn, TurnStatus
-from ..system_lines import post_system_message
 from ..transcripts import recover_turn_lines
 from .process import kill_marked, marked_processes
 from .routing import say_unserved_queues, send_turn

@@ -15,10 +15,10 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
+from ..ingest.system_lines import post_system_message
 from ..lib.ids import system_uuid
 from ..lib.tasks import send_when_broker_answers, task_named
 from ..models import Kind, Turn, TurnStatus
-from ..system_lines import post_system_message
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..ingest.sessions import latest_session
 from ..models import Agent, Motion, Turn
-from ..sessions import latest_session
 
 FULL = "full"
 LOOK = "look"

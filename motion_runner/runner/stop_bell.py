@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from django.db import connection
 
-from ..message_bell import Channel, driver_errors
+from ..thread.bell import Channel, driver_errors
 
 log = logging.getLogger(__name__)
 

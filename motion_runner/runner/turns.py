@@ -17,14 +17,14 @@ from django.db import DatabaseError, IntegrityError, OperationalError, connectio
 from django.utils import timezone
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from ..db_retry import database_answers, is_outage, retry_outages
 from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
 from ..harnesses.base import json_object
-from ..ingest import EventWriter, IngestContext
+from ..ingest.redaction import redact
+from ..ingest.sessions import SessionConflict
+from ..ingest.system_lines import post_system_message
+from ..ingest.writer import EventWriter, IngestContext
 from ..lib.ids import system_uuid
 from ..models import Agent, Kind, Message, Motion, MotionSession, Scram, Turn, TurnStatus, recorded_turn_ends
-from ..redaction import redact
-from ..sessions import SessionConflict
 from ..signals import (
     monitor_factories,
     prompt_builders,
@@ -33,8 +33,8 @@ from ..signals import (
     turn_repriced,
     turn_retried,
 )
-from ..system_lines import post_system_message
 from .announcing import PacedAnnouncer
+from .db_retry import database_answers, is_outage, retry_outages
 from .limits import limits_for
 from .process import TURN_MARKER, Outcome, ProcessResult, run_streaming
 from .routing import send_turn

@@ -9,8 +9,8 @@ import pytest
 from playwright.sync_api import expect
 
 from motion_runner.models import Turn, TurnStatus
+from motion_runner.people.signin import add_key
 from motion_runner.runner.turns import execute_turn
-from motion_runner.signin import add_key
 from tests.browser.conftest import screenshot
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
 from tests.fakes.anthropic_api import Reply, Text

@@ -237,7 +237,7 @@ def test_a_turn_streams_in_and_its_activity_clears_when_it_ends(live_server, pag
 
 
 def test_a_compaction_and_a_retry_are_shown_as_maintenance(live_server, page, harbor, justin):
-    from motion_runner.ingest import EventWriter, IngestContext
+    from motion_runner.ingest.writer import EventWriter, IngestContext
     from tests.recorded import parse_recording
 
     agent = harbor.agents.get()
@@ -431,7 +431,7 @@ def test_typing_is_cleared_a_moment_after_the_person_stops(live_server, chromium
 
 
 def test_an_agent_with_no_key_says_where_to_give_it_one(live_server, page, harbor):
-    from motion_runner.ingest import EventWriter, IngestContext
+    from motion_runner.ingest.writer import EventWriter, IngestContext
     from tests.recorded import parse_recording
 
     agent = harbor.agents.get()
@@ -456,7 +456,7 @@ def test_an_agent_with_no_key_says_where_to_give_it_one(live_server, page, harbo
 
 
 def test_a_write_refused_in_a_look_only_turn_is_not_shown_as_a_failure(live_server, page, harbor, justin):
-    from motion_runner.ingest import EventWriter, IngestContext
+    from motion_runner.ingest.writer import EventWriter, IngestContext
     from tests.recorded import parse_recording
 
     agent = harbor.agents.get()

@@ -23,7 +23,7 @@ from django.db import transaction  # noqa: E402
 from django.test import Client, override_settings  # noqa: E402
 
 from motion_runner.api.auth import create_key  # noqa: E402
-from motion_runner.ingest import insert_one  # noqa: E402
+from motion_runner.ingest.writer import insert_one  # noqa: E402
 from motion_runner.models import Agent, Kind, Message, Motion, Source  # noqa: E402
 from motion_runner.record import binding  # noqa: E402
 from tests import recorded  # noqa: E402

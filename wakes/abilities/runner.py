@@ -17,10 +17,10 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.lib.tasks import task_named
 from motion_runner.models import Kind, Turn, TurnStatus
-from motion_runner.system_lines import post_system_message
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..models import AbilityRun

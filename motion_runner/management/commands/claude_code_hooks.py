@@ -4,7 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from motion_runner.hooks_snippet import hooks_settings
+from motion_runner.harnesses.claude_code_hooks import hooks_settings
 
 
 class Command(BaseCommand):

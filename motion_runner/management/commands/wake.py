@@ -4,8 +4,8 @@ from decimal import Decimal
 
 from django.core.management.base import BaseCommand, CommandError
 
-from motion_runner.display import summarize_input
 from motion_runner.harnesses import Event, EventKind, HarnessError, get_adapter
+from motion_runner.ingest.display import summarize_input
 from motion_runner.models import Agent, Motion
 from motion_runner.runner.turns import enqueue_turn, execute_turn
 

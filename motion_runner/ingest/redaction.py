@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from django.core.signals import setting_changed
 
-from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 
 MARK = "[REDACTED]"
 
@@ -275,8 +275,8 @@ class _RedactedFormatter(logging.Formatter):
 
 
 REDACTING_FACTORIES = (
-    "motion_runner.redaction.RedactingFormatter",
-    "motion_runner.redaction.redacting_formatter",
+    "motion_runner.ingest.redaction.RedactingFormatter",
+    "motion_runner.ingest.redaction.redacting_formatter",
 )
 
 

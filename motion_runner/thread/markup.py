@@ -18,7 +18,7 @@ import nh3
 from django.core.cache import cache
 from markdown_it import MarkdownIt
 
-from .conf import app_settings
+from ..conf import app_settings
 
 log = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 import uuid
 
-from .ingest import insert_one
-from .models import Agent, Kind, Message, Motion, Turn
+from ..models import Agent, Kind, Message, Motion, Turn
+from .writer import insert_one
 
 log = logging.getLogger(__name__)
 

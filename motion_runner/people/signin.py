@@ -18,7 +18,7 @@ from django.contrib.auth import get_user_model, login
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from .models import SshKey
+from ..models import SshKey
 
 NAMESPACE = "motion-runner"
 CHALLENGE_SECONDS = 300

@@ -11,9 +11,9 @@ from contextlib import contextmanager
 
 from django.db import connection, connections, router, transaction
 
+from ..lib.rows import Columns
+from ..models import Kind, Message
 from .display import HOOK_STOP_TEXT, turn_end_text
-from .lib.rows import Columns
-from .models import Kind, Message
 
 # Columns the transcript knows better than a live stream or a hook: filled in when blank.
 FILL_IN_FIELDS = (

@@ -16,9 +16,9 @@ from django.db.models import Q, QuerySet
 from django.http import Http404
 from django.utils.module_loading import import_string
 
-from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from .models import Agent, Motion, Visibility
-from .record import binding
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from ..models import Agent, Motion, Visibility
+from ..record import binding
 
 
 def actor_agent(actor: Any) -> Agent | None:

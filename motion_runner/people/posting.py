@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import uuid
 
-from .ingest import insert_one
-from .models import Message, Motion
+from ..ingest.writer import insert_one
+from ..models import Message, Motion
 
 
 class PostIdTaken(Exception):

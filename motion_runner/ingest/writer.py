@@ -19,11 +19,11 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from ..harnesses.base import Event, EventKind
+from ..models import Agent, Kind, Message, Motion, Turn
+from ..record import binding
 from .display import summarize_input, turn_end_text
-from .harnesses.base import Event, EventKind
-from .message_fit import BadEvent, announce, fit_message
-from .models import Agent, Kind, Message, Motion, Turn
-from .record import binding
+from .fit import BadEvent, announce, fit_message
 from .redaction import Redactor
 from .sessions import claim_session
 from .twins import fill_in, session_lock, without_twins

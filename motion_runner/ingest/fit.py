@@ -14,10 +14,10 @@ from typing import Any
 from django.core.signals import setting_changed
 from django.db import models
 
-from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from .models import Kind, Message, Source
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from ..models import Kind, Message, Source
+from ..signals import message_created  # declared in the catalogue, with its arguments
 from .redaction import Redactor
-from .signals import message_created  # declared in the catalogue, with its arguments
 
 # What the consider loop counts as a post (wakes/loop.py): what people and agents say, and watches.
 POST_KINDS = (Kind.TEXT, Kind.WATCH)
@@ -75,7 +75,7 @@ def fit_message(message: Message, redactor: Redactor | None = None) -> Message:
             setattr(message, attname, None)
     if isinstance(message.text, str) and "\x00" in message.text:
         message.text = message.text.replace("\x00", "")  # PostgreSQL text cannot hold NUL
-    # Secrets never reach the table (nor so any reader): motion_runner/redaction.py.
+    # Secrets never reach the table (nor so any reader): motion_runner/ingest/redaction.py.
     redactor = redactor or Redactor()
     message.text = redactor.redact(message.text) if isinstance(message.text, str) else message.text
     message.raw = redactor.redact_json(message.raw)

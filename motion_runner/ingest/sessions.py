@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from .models import Agent, Motion, MotionSession, UnclaimedSession
-from .record import binding
+from ..models import Agent, Motion, MotionSession, UnclaimedSession
+from ..record import binding
 
 
 class SessionConflict(Exception):

@@ -9,10 +9,10 @@ from django.templatetags.static import static
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from .access import readable_motion
-from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from .signals import thread_page_context
-from .signin import NAMESPACE, SignInRefused, current_challenge, new_challenge, sign_in_with_ssh
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from ..people.access import readable_motion
+from ..people.signin import NAMESPACE, SignInRefused, current_challenge, new_challenge, sign_in_with_ssh
+from ..signals import thread_page_context
 
 
 def motion_thread(request, slug: str):

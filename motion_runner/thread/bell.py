@@ -10,7 +10,7 @@ own. One daemon thread per process holds a dedicated connection that LISTENs, an
 until something is written.
 
 On SQLite, which has no NOTIFY, the same bell rings over Unix datagram sockets
-(motion_runner/socket_bell.py): a trigger on each connection rings after each committed write.
+(motion_runner/thread/socket_bell.py): a trigger on each connection rings after each committed write.
 
 When the channel is down (the listener lost its connection or its socket) waiters fall back to a slow poll (`MESSAGES_FALLBACK_POLL_SECONDS`); each
 change of the channel's state wakes every waiter once, so nothing written meanwhile waits for
@@ -33,8 +33,8 @@ try:
 except ImportError:  # a host on psycopg2 alone (memory-lane pins psycopg2-binary): listened to below
     psycopg = None
 
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from . import socket_bell
-from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 
 log = logging.getLogger(__name__)
 
