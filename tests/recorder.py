@@ -330,7 +330,7 @@ def read_then_reply(s: Session) -> Run:
 
 
 # Every turn of the money scenarios reports these tokens (priced by the CLI at its list price),
-# so three equal turns must cost three equal amounts: tests/test_turn_cost.py pins them.
+# so three equal turns must cost three equal amounts: tests/motion_runner/harnesses/test_turn_cost.py pins them.
 MONEY_USAGE = Usage(
     input_tokens=3000, output_tokens=200, cache_creation_input_tokens=1000, cache_read_input_tokens=5000
 )

@@ -14,7 +14,7 @@ generated config holding only the read servers; Pi gets `--tools` (an exact allo
 `mcp__` entry switches its MCP side from "keep everything" to "only these").
 
 A look-only Claude Code turn's reads are confined to its workspace by `--restricted` (checked
-with the real CLI, 2.1.332, tests/test_e2e_wake_modes.py): a bare `Read` allow rule lets Read,
+with the real CLI, 2.1.332, tests/e2e/test_e2e_wake_modes.py): a bare `Read` allow rule lets Read,
 Grep and Glob reach any path, and the user's own or the workspace's `.claude/settings.json` may
 hold one, so the allow rules name the workspace (`Read(//ws/**)`) and `--restricted` makes the
 CLI ignore those settings files and refuse any path outside the working directory, through a

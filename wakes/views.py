@@ -88,7 +88,7 @@ def thread_poll_fields(motion: Motion, reader: str | None) -> dict[str, Any]:
     Every poll of the thread asks, so it is one query: the typing dial, whether any request card
     shows, and the Motion's pings (one row each, or one row of NULLs); the cards themselves only
     when some show (`request_cards`). The same answers as `open_requests`, `recently_answered`
-    and `typing_in` (tests/test_poll_cost.py)."""
+    and `typing_in` (tests/motion_runner/api/test_poll_cost.py)."""
     now = clock.now()
     since = now - RECENTLY_ANSWERED
     reader = reader or ""

@@ -97,7 +97,7 @@ WORD_CHAR = re.compile(r"[A-Za-z0-9]")
 # Nothing above matches fewer characters: a URL's password (`://a:b@`) takes 7, a configured value
 # 8, an assignment (`token=` and six characters) 12, a token shape 15. A shorter string (most of a
 # harness line's: "user", "text", "off") is left as it is without a look. A new shape that can be
-# shorter must lower this (tests/test_redaction.py checks the shortest of each).
+# shorter must lower this (tests/motion_runner/ingest/test_redaction.py checks the shortest of each).
 SHORTEST_SECRET = 7
 
 

@@ -11,7 +11,7 @@ each row in C) into a temporary table of this connection, and one statement move
 the same `ON CONFLICT DO NOTHING` (no conflict target, as Django writes it) and the same
 returned ids, in id order so two writers take the unique index's locks alike. The values are
 the ones Django would write: each field's `pre_save` and `get_db_prep_save`, skipped only for
-value types where those return the value itself (`identity_types`; tests/test_pg_copy_insert.py
+value types where those return the value itself (`identity_types`; tests/motion_runner/record/test_pg_copy_insert.py
 compares the rows column for column).
 
 The stage is created in every transaction that uses it (`CREATE TEMP TABLE IF NOT EXISTS`, one

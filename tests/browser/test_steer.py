@@ -10,9 +10,9 @@ from playwright.sync_api import expect
 from motion_runner.models import Scram, Turn, TurnStatus
 from tests.browser.conftest import screenshot, sign_in_as
 from tests.factories import MessageFactory, TurnFactory, UserFactory
-from tests.test_stop import RunningTurn, alive, wait_for
-from tests.test_stop import harbor as harbor  # noqa: F401  (fixtures by name)
-from tests.test_stop import magent as magent  # noqa: F401
+from tests.motion_runner.api.test_stop import RunningTurn, alive, wait_for
+from tests.motion_runner.api.test_stop import harbor as harbor  # noqa: F401  (fixtures by name)
+from tests.motion_runner.api.test_stop import magent as magent  # noqa: F401
 from wakes.models import Steer
 
 pytestmark = pytest.mark.django_db(transaction=True)

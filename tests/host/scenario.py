@@ -1,4 +1,4 @@
-"""What tests/test_host_project.py does inside the host project, after `migrate`: prints one JSON
+"""What tests/motion_runner/site/test_host_project.py does inside the host project, after `migrate`: prints one JSON
 object of what it saw, for the test to assert on.
 
 `python -m tests.host.scenario <workspace>` with DJANGO_SETTINGS_MODULE=tests.host.settings:

@@ -1,6 +1,6 @@
 """A foreign host project's settings, shaped like memory-lane's, plus exactly the README's block.
 
-Run by tests/test_host_project.py in subprocesses against its own PostgreSQL database
+Run by tests/motion_runner/site/test_host_project.py in subprocesses against its own PostgreSQL database
 (HOST_DATABASE_URL, created and dropped by the test): DEBUG off, its own secret, hosts, root urls,
 base.html and `conversations` app; none of the apps' settings but what the README's "Adding it to
 memory-lane" block adds, read out of README.md itself so the two cannot drift apart.

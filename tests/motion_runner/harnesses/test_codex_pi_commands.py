@@ -1,0 +1,159 @@
+"""The command lines the runner launches Codex and Pi with, per wake mode."""
+
+from __future__ import annotations
+
+import pytest
+
+from motion_runner.harnesses import get_adapter
+from tests.factories import AgentFactory, MotionFactory, TurnFactory
+
+
+@pytest.fixture(autouse=True)
+def codex_look_only_accepted(settings):
+    """The command lines themselves; the runner's default refuses a look-only Codex turn
+    (tests/motion_runner/harnesses/test_codex_look_only.py)."""
+    settings.RUNNER_CODEX_LOOK_ONLY = "allow"
+
+
+@pytest.fixture
+def binary(tmp_path):
+    path = tmp_path / "harness-cli"
+    path.write_text("#!/bin/sh\n")
+    return str(path)
+
+
+def turn_for(
+    harness: str, binary: str, *, mode: str = "look", prompt: str = "What do the notes say?", **agent
+):
+    agent = AgentFactory.build(name=f"{harness}-bot", harness=harness, binary=binary, **agent)
+    return TurnFactory.build(
+        agent=agent, motion=MotionFactory.build(workspace="/srv/notes"), mode=mode, prompt=prompt
+    )
+
+
+def argv(turn, resume: str | None = None) -> list[str]:
+    return get_adapter(turn.agent.harness).build_launch(turn, resume_session=resume).argv
+
+
+class TestCodex:
+    def test_a_look_only_turn_runs_in_the_read_only_sandbox(self, binary):
+        assert argv(turn_for("codex", binary)) == [
+            binary,
+            "exec",
+            "--json",
+            "--skip-git-repo-check",
+            "-s",
+            "read-only",
+            "-",
+        ]
+
+    def test_a_full_turn_may_write_its_workspace(self, binary):
+        line = argv(turn_for("codex", binary, mode="full"))
+        assert line[line.index("-s") + 1] == "workspace-write"
+
+    def test_an_unknown_mode_is_look_only(self, binary):
+        line = argv(turn_for("codex", binary, mode="sideways"))
+        assert line[line.index("-s") + 1] == "read-only"
+
+    def test_resume_comes_after_the_sandbox_and_model_flags(self, binary):
+        line = argv(turn_for("codex", binary, model="gpt-5.5"), resume="01a22b25-thread")
+        assert line[line.index("resume") :] == ["resume", "01a22b25-thread", "-"]
+        assert line.index("-s") < line.index("resume")
+        assert line.index("-m") < line.index("resume")
+        assert line[line.index("-m") + 1] == "gpt-5.5"
+
+    def test_the_prompt_goes_on_stdin_so_a_flag_in_it_is_never_an_argument(self, binary):
+        turn = turn_for("codex", binary, prompt="--dangerously-bypass-approvals-and-sandbox")
+        launch = get_adapter("codex").build_launch(turn, resume_session=None)
+        assert launch.stdin == "--dangerously-bypass-approvals-and-sandbox"
+        assert "--dangerously-bypass-approvals-and-sandbox" not in launch.argv
+
+    def test_the_agents_system_prompt_becomes_developer_instructions(self, binary):
+        line = argv(turn_for("codex", binary, system_prompt='Be "brief".\nAlways.'))
+        assert line[line.index("-c") + 1] == 'developer_instructions="Be \\"brief\\".\\nAlways."'
+
+    def test_it_runs_in_the_motions_workspace(self, binary):
+        turn = turn_for("codex", binary)
+        assert get_adapter("codex").build_launch(turn, resume_session=None).cwd == "/srv/notes"
+
+
+class TestPi:
+    def test_a_look_only_turn_gets_the_shared_list_and_the_footer(self, binary):
+        from wakes.footer import wake_footer
+        from wakes.tool_policy import PI_READ_GUARD, pi_look_only_tools
+
+        assert argv(turn_for("pi", binary, model="fake/fake-model")) == [
+            binary,
+            "--mode",
+            "json",
+            "--provider",
+            "fake",
+            "--model",
+            "fake-model",
+            "--tools",
+            ",".join(pi_look_only_tools()),
+            "-e",
+            str(PI_READ_GUARD),
+            "--append-system-prompt",
+            wake_footer("look"),
+            "-p",
+        ]
+
+    def test_a_full_turn_has_pis_default_tools(self, binary):
+        assert "--tools" not in argv(turn_for("pi", binary, mode="full"))
+
+    def test_the_read_guard_confines_a_look_only_turn_and_denies_secrets_on_every_turn(self, binary):
+        import json
+
+        from wakes.tool_policy import DENIED_PATHS, PI_READ_GUARD
+
+        for mode, confined in (("look", "1"), ("full", "0")):
+            turn = turn_for("pi", binary, mode=mode, env={"MOTION_RUNNER_CONFINE_READS": "0"})
+            launch = get_adapter("pi").build_launch(turn, resume_session=None)
+            assert launch.argv[launch.argv.index("-e") + 1] == str(PI_READ_GUARD)
+            # The agent's own env cannot switch the guard off.
+            assert launch.env["MOTION_RUNNER_CONFINE_READS"] == confined
+            assert json.loads(launch.env["MOTION_RUNNER_DENIED_PATHS"]) == list(DENIED_PATHS)
+
+    def test_a_provider_is_split_at_the_first_slash_only(self, binary):
+        line = argv(turn_for("pi", binary, model="openrouter/anthropic/claude-sonnet-4"))
+        assert line[3:7] == ["--provider", "openrouter", "--model", "anthropic/claude-sonnet-4"]
+
+    def test_a_bare_model_name_leaves_the_provider_to_pi(self, binary):
+        line = argv(turn_for("pi", binary, model="sonnet"))
+        assert "--provider" not in line
+        assert line[line.index("--model") + 1] == "sonnet"
+
+    def test_resume_names_the_session(self, binary):
+        line = argv(turn_for("pi", binary), resume="01a22b26-session")
+        assert line[line.index("--session") + 1] == "01a22b26-session"
+        assert line[-1] == "-p"
+
+    def test_the_agents_system_prompt_is_appended(self, binary):
+        line = argv(turn_for("pi", binary, system_prompt="Be brief."))
+        assert line[line.index("--append-system-prompt") + 1].startswith(
+            "Be brief.\n\n---\nThis wake is look-only."
+        )
+
+    @pytest.mark.parametrize("prompt", ["@alice asked about notes.txt", "-p --tools bash"])
+    def test_a_prompt_pi_would_read_as_a_file_or_flag_goes_on_stdin_never_as_an_argument(
+        self, binary, prompt
+    ):
+        launch = get_adapter("pi").build_launch(turn_for("pi", binary, prompt=prompt), resume_session=None)
+        assert launch.stdin == prompt
+        assert prompt not in launch.argv
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("harness", ["claude-code", "codex", "pi"])
+def test_a_turn_with_no_workspace_runs_in_a_folder_of_its_motion_never_the_checkout(
+    harness, binary, settings, tmp_path
+):
+    from tests.factories import AgentFactory, MotionFactory, TurnFactory
+
+    settings.DATA_DIR = tmp_path
+    motion = MotionFactory(slug="no-workspace", workspace="")
+    agent = AgentFactory(name=f"{harness}-agent", harness=harness, binary=binary, workdir="")
+    cwd = get_adapter(harness).build_launch(TurnFactory(motion=motion, agent=agent), resume_session=None).cwd
+    assert cwd == str(tmp_path / "workspaces" / "no-workspace")
+    assert (tmp_path / "workspaces" / "no-workspace").is_dir()

@@ -1,0 +1,120 @@
+"""The README's install into memory-lane, on memory-lane's own pins (issue 22): requirements-host.txt
+installed beside memory-lane's `Django==5.2.7` and `psycopg2-binary` into a fresh virtualenv keeps
+both (no upgrade of the host's Django, no psycopg 3 to switch its database driver), and the apps run
+there: `check --deploy`, `migrate` and tests/host/record_check.py in the host test project, on
+Django 5.2.7 through psycopg2.
+
+The virtualenv is built once from the package registry (pip, about two minutes) and kept under
+.host-venv/, named by what it was built from; a change to either list builds a new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.motion_runner.site.test_host_project import ROOT, admin_sql, host_database_url
+
+# From memory-lane's requirements.txt (cryptograss/memory-lane): the pins the apps must accept.
+MEMORY_LANE_PINS = ["Django==5.2.7", "psycopg2-binary==2.9.10"]
+# What tests/host/settings.py needs of its own (memory-lane reads DATABASE_URL otherwise).
+HOST_TEST_NEEDS = ["dj-database-url"]
+
+
+def readme_requirements() -> str:
+    """The file the README's step 1 tells a newcomer to install (`pip install -r /srv/…/<file>`)."""
+    section = (ROOT / "README.md").read_text().split("## Adding it to memory-lane", 1)[1]
+    return re.search(r"pip install -r /srv/motion-runner/(\S+)", section).group(1)
+
+
+def host_venv() -> str:
+    """The virtualenv with memory-lane's pins and the README's requirements, built if missing."""
+    requirements = (ROOT / readme_requirements()).read_bytes()
+    stamp = hashlib.sha256(requirements + "\n".join(MEMORY_LANE_PINS + HOST_TEST_NEEDS).encode()).hexdigest()[
+        :12
+    ]
+    venv = ROOT / ".host-venv" / stamp
+    python = venv / "bin" / "python"
+    if (venv / "built").exists():
+        return str(python)
+    shutil.rmtree(venv, ignore_errors=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", *MEMORY_LANE_PINS, *HOST_TEST_NEEDS]
+        + ["-r", str(ROOT / readme_requirements())],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert install.returncode == 0, (
+        f"pip could not install beside memory-lane's pins:\n{install.stderr[-3000:]}"
+    )
+    (venv / "built").write_text(stamp)
+    return str(python)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory):
+    python = host_venv()
+    url, name = host_database_url()
+    name = f"{name}_pins"
+    url = url.rsplit("/", 1)[0] + f"/{name}"
+    admin_sql(f'DROP DATABASE IF EXISTS "{name}"')
+    admin_sql(f'CREATE DATABASE "{name}"')
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "VIRTUAL_ENV"))},
+        "DJANGO_SETTINGS_MODULE": "tests.host.settings",
+        "HOST_DATABASE_URL": url,
+    }
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([python, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+    try:
+        versions = run(
+            "-c",
+            "import django, json, importlib.util as u; django.setup(); from django.db import connection; "
+            "print(json.dumps([django.get_version(), connection.Database.__name__, bool(u.find_spec('psycopg'))]))",
+        )
+        check = run("-m", "django", "check", "--deploy", "--fail-level", "WARNING")
+        migrate = run("-m", "django", "migrate", "--noinput")
+        record = run("-m", "tests.host.record_check") if migrate.returncode == 0 else None
+    finally:
+        admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    assert versions.returncode == 0, versions.stderr
+    assert record is not None and record.returncode == 0, migrate.stderr + (record.stderr if record else "")
+    return {
+        "versions": json.loads(versions.stdout.splitlines()[-1]),
+        "check": check,
+        "seen": json.loads(record.stdout.splitlines()[-1]),
+    }
+
+
+def test_the_readme_installs_the_host_requirements_not_the_standalone_ones():
+    assert readme_requirements() == "requirements-host.txt"
+
+
+def test_memory_lanes_django_and_driver_stay_as_it_pins_them(installed):
+    django_version, driver, psycopg3_installed = installed["versions"]
+    assert django_version == "5.2.7"
+    assert driver == "psycopg2" and not psycopg3_installed
+
+
+def test_check_deploy_is_clean_on_memory_lanes_pins(installed):
+    check = installed["check"]
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_the_apps_write_memory_lanes_record_on_its_django_through_psycopg2(installed):
+    seen = installed["seen"]
+    assert seen["record"]["index_only"] == [] and seen["record"]["host_only"] == []
+    assert seen["stream_status"] == [200, 200, 200]
+    assert seen["steps"] and all(step["summary"] for step in seen["steps"])
+    assert all(result["content"] == "" for result in seen["tool_results"])
