@@ -210,22 +210,7 @@ WAKES_CONSIDERATION_RUN_SECONDS = env_float("WAKES_CONSIDERATION_RUN_SECONDS", 4
 # Secrets are taken out of what is stored and served (motion_runner/ingest/redaction.py): the values of
 # these settings wherever they appear, and the shapes of keys, tokens and passwords.
 REDACT_SECRETS = env_bool("REDACT_SECRETS", True)
-REDACT_SETTINGS = [
-    "SECRET_KEY",
-    "WATCH_GITHUB_TOKEN",
-    "WAKES_SCREEN_API_KEY",
-    "WIKI_BOT_PASSWORD",
-    "WIKI_BOT_CREDENTIALS",
-    "WATCH_ETH_RPC_URL",
-    "MOOD_RUNNER_KEYS",
-    "INGEST_API_KEY",
-    "RUNNER_EXTRA_ENV",
-    "CELERY_BROKER_URL",
-    "CACHE_URL",
-    "DATABASES",
-    "EMAIL_HOST_PASSWORD",
-    "SECRET_KEY_FALLBACKS",
-]
+# REDACT_SETTINGS (which settings' values are secrets) keeps the apps' default (motion_runner/conf.py).
 # The admin shows a new agent key once, as a message: kept in the session (server side), never
 # in the default cookie storage, which is signed but not encrypted.
 MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
