@@ -2,7 +2,9 @@
 installed beside memory-lane's `Django==5.2.7` and `psycopg2-binary` into a fresh virtualenv keeps
 both (no upgrade of the host's Django, no psycopg 3 to switch its database driver), and the apps run
 there: `check --deploy`, `migrate` and tests/host/record_check.py in the host test project, on
-Django 5.2.7 through psycopg2.
+Django 5.2.7 through psycopg2. The README's step 1 is followed as written (its shell block, with
+this checkout for /srv/motion-runner), and every command runs from outside the checkout, as from
+memory-lane's own: only the `.pth` line the README gives makes the apps importable.
 
 The virtualenv is built once from the package registry (pip, about two minutes) and kept under
 .host-venv/, named by what it was built from; a change to either list builds a new one.
@@ -34,6 +36,27 @@ def readme_requirements() -> str:
     return re.search(r"pip install -r /srv/motion-runner/(\S+)", section).group(1)
 
 
+def readme_install_lines() -> list[str]:
+    """The README's step 1 shell block, line by line, with this checkout for /srv/motion-runner."""
+    section = (ROOT / "README.md").read_text().split("## Adding it to memory-lane", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", section, re.S).group(1)
+    return [
+        line.strip().replace("/srv/motion-runner", str(ROOT)) for line in block.splitlines() if line.strip()
+    ]
+
+
+def follow_readme_step_one(python: str) -> None:
+    """Run the README's install lines in the virtualenv (its `python` first on PATH). The pip line
+    is host_venv's own (with memory-lane's pins, which a newcomer has already); npm's harness CLIs
+    are not needed here (no turn runs a real harness in record_check)."""
+    env = {**os.environ, "PATH": f"{os.path.dirname(python)}:{os.environ['PATH']}"}
+    for line in readme_install_lines():
+        if line.startswith(("pip install", "(cd")):
+            continue
+        run = subprocess.run(["bash", "-c", line], env=env, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, f"the README's line {line!r} failed:\n{run.stderr}"
+
+
 def host_venv() -> str:
     """The virtualenv with memory-lane's pins and the README's requirements, built if missing."""
     requirements = (ROOT / readme_requirements()).read_bytes()
@@ -63,6 +86,8 @@ def host_venv() -> str:
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     python = host_venv()
+    follow_readme_step_one(python)
+    outside = tmp_path_factory.mktemp("memory-lane-checkout")  # a host's own folder, not this checkout
     url, name = host_database_url()
     name = f"{name}_pins"
     url = url.rsplit("/", 1)[0] + f"/{name}"
@@ -75,7 +100,9 @@ def installed(tmp_path_factory):
     }
 
     def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([python, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        return subprocess.run(
+            [python, *args], cwd=outside, env=env, capture_output=True, text=True, timeout=300
+        )
 
     try:
         versions = run(
@@ -99,6 +126,13 @@ def installed(tmp_path_factory):
 
 def test_the_readme_installs_the_host_requirements_not_the_standalone_ones():
     assert readme_requirements() == "requirements-host.txt"
+
+
+def test_the_readmes_install_block_puts_the_checkout_on_the_hosts_path():
+    # Its pip line, its .pth line and its npm line: the .pth is what lets memory-lane import the apps.
+    lines = readme_install_lines()
+    assert any(line.startswith("pip install -r") for line in lines)
+    assert any(".pth" in line and str(ROOT) in line for line in lines)
 
 
 def test_memory_lanes_django_and_driver_stay_as_it_pins_them(installed):

@@ -2,10 +2,12 @@
 
     ML_DATABASE_URL=postgres://…/empty_db python -m tests.host.real_check /work/memory-lane-real
 
-The folder holds memory-lane's own `conversations` app (its models.py, its page code
-`services/mood_view.py`, migrated) and a `memory_viewer` settings module that adds exactly this
-checkout's README block ("Adding it to memory-lane"); none of it is in this repository (what it
-holds and what was stubbed: its NOTES.md). The check migrates the database, drives real traffic
+The folder (never part of this repository) holds memory-lane's own `conversations` app as
+cryptograss/memory-lane has it: `models.py`, `apps.py`, `signals.py`, `services/mood_view.py`
+(the page: `timeline`, `step_payload`), `services/handoff.py` and a migration for those models;
+its third-party import `constant_sorrow` on its path; and a `memory_viewer` package whose settings
+and urls exec exactly this checkout's README blocks ("Adding it to memory-lane", found through
+MOTION_RUNNER_CHECKOUT, which this script sets), with `ML_DATABASE_URL` as its database. The check migrates the database, drives real traffic
 through the apps (stream posts and a re-post, thinking, tool calls and results, a turn's end,
 transcript lines of an unclaimed session later claimed, a post made through memory-lane's own
 Message model, a Mood renamed in memory-lane and a Motion renamed in the apps), reads the record
