@@ -301,12 +301,27 @@ def main(folder: Path) -> dict[str, Any]:  # noqa: PLR0915  one scenario, read t
             1 for kind, msg, _ in timeline if kind == "turn" and str(msg.id) in not_words
         ),
         "agent_turns": sum(1 for kind, msg, _ in timeline if kind == "turn" and msg.sender_id in agents),
+        "turn_results": ml.Message.objects.filter(mood=mood, content__type="turn-result").count(),
+        "turn_results_not_by_system": ml.Message.objects.filter(mood=mood, content__type="turn-result")
+        .exclude(sender_id="system")
+        .count(),
+        "stream_turn_stamped": ml.Message.objects.filter(session_id=session, sender_id="scribe")
+        .order_by("-created_at")
+        .values_list("stop_reason", flat=True)
+        .first(),
+        "thoughts": ml.Thought.objects.filter(mood=mood).count(),
         "steps": len(steps),
         "steps_without_summary": sum(1 for _, msg, _ in steps if not mood_view.step_payload(msg)["summary"]),
         "activity": mood_view.activity(mood),
         "payload": {k: v for k, v in mood_view.mood_payload(mood).items() if k in ("slug", "message_count")},
     }
     return seen
+
+
+def mood_view_turn_ends() -> set[str]:
+    from conversations.services import mood_view
+
+    return set(mood_view.TURN_ENDS)
 
 
 def failures(seen: dict[str, Any]) -> list[str]:
@@ -342,6 +357,10 @@ def failures(seen: dict[str, Any]) -> list[str]:
         "no project line or tool result as the agent's words": page["project_lines_or_results_as_words"] == 0
         and page["agent_turns"] > 0,
         "every tool step has a summary": page["steps"] > 0 and page["steps_without_summary"] == 0,
+        "a turn's end is system's turn-result, its last line stamped": page["turn_results"] > 0
+        and page["turn_results_not_by_system"] == 0
+        and page["stream_turn_stamped"] in mood_view_turn_ends(),
+        "the model's thinking is a Thought": page["thoughts"] > 0,
     }
     return [fact for fact, held in facts.items() if not held]
 
