@@ -211,9 +211,12 @@ def ingest_session(
         agent = Agent.objects.filter(name=username).first()
         note_unclaimed(session_id, path, agent=agent)
         if binding().keeps_unclaimed:
-            with transaction.atomic():
-                reader = UnclaimedReader(session_id, agent or Agent(name=UNCLAIMED_ASSISTANT), source)
-                reader.read([line for _, line in numbered])
+            try:
+                with transaction.atomic():
+                    reader = UnclaimedReader(session_id, agent or Agent(name=UNCLAIMED_ASSISTANT), source)
+                    reader.read([line for _, line in numbered])
+            except Exception:  # the lines are spooled: the claim writes them; a non-200 is re-sent forever
+                log.exception("the lines of unclaimed session %s did not reach the record", session_id)
         answer.skipped += len(numbered)
         answer.unclaimed_sessions.append(session_id)
         return
