@@ -18,6 +18,13 @@ class MotionRunnerConfig(AppConfig):
 
         user_logged_in.connect(remember_sign_in, dispatch_uid="motion_runner.remember_sign_in")
         connection_created.connect(ring_on_sqlite, dispatch_uid="motion_runner.ring_on_sqlite")
+        # The write path writes what a binding hands over (a post made in the host): the record
+        # package never imports it (pyproject.toml's contract "record-below-the-write-path").
+        from . import signals
+        from .ingest.writer import insert_one
+
+        if insert_one not in signals.host_post_writers:
+            signals.host_post_writers.append(insert_one)
         # The record binding's receivers (memory_lane: a post made in the host reaches the apps);
         # by path, as the models it loads are ready only now.
         import_string("motion_runner.record.binding")().connect()

@@ -6,10 +6,14 @@ is read exactly as the local importer reads it (transcripts.TranscriptReader: sa
 matching, same fill-in), so a line posted here, read from a local file and streamed by a runner
 still lands once.
 
-A session no Motion has claimed yet cannot be shown anywhere, but its lines must not be lost: the
-watcher drops a batch once it got a 200. They are kept, byte for byte, in a spool file per session
-(INGEST_SPOOL_DIR/<session>.jsonl) which the admin's inbox of unclaimed sessions points at; when the
-session is assigned (or claimed by a runner and posted again) the spool is read like any transcript.
+A session no Motion has claimed yet cannot be shown in the apps' thread, but its lines must not be
+lost: the watcher drops a batch once it got a 200. They are kept, byte for byte, in a spool file per
+session (INGEST_SPOOL_DIR/<session>.jsonl) which the admin's inbox of unclaimed sessions points at;
+when the session is assigned (or claimed by a runner and posted again) the spool is read like any
+transcript. A record binding that keeps such lines before a claim (`keeps_unclaimed`: memory-lane's,
+whose own importer stores them with no Mood) gets them at once too, read exactly as the spool will
+be read (`UnclaimedReader`: same ids, same shaping, redacted), so the claim's read writes the apps'
+index rows and finds the record's rows there already.
 
 Every line is counted in exactly one of imported (it wrote something new), skipped (nothing new:
 already there, bookkeeping, or kept for an unclaimed session) and errors (it could not be read).
@@ -29,12 +33,17 @@ from django.db import transaction
 
 from .conf import app_settings
 from .harnesses.base import json_object
+from .ingest.writer import EventWriter
 from .lib.json_depth import deeper_than
-from .models import Agent, MotionSession, TranscriptFile
-from .transcripts import TranscriptReader, import_file, note_unclaimed
+from .models import Agent, Motion, MotionSession, TranscriptFile
+from .record import binding
+from .transcripts import HARNESS, TranscriptReader, import_file, note_unclaimed
 
 log = logging.getLogger(__name__)
 
+# Who speaks an unclaimed session's assistant lines when no agent shares the watcher's user name:
+# memory-lane's own importer's assistant ("magent is always the AI assistant").
+UNCLAIMED_ASSISTANT = "magent"
 MAX_ERRORS_SHOWN = 10  # memory-lane answers at most 10; its watcher logs the first 3
 _SESSION_ID = re.compile(r"^[A-Za-z0-9-]{1,200}$")
 
@@ -114,6 +123,39 @@ class LineReader(TranscriptReader):
         answer.skipped += len(numbered) - len(wrote) - len(failed)
 
 
+class UnclaimedWriter(EventWriter):
+    """The writer of lines no Motion has: it claims no session (an init line names one only)."""
+
+    def _on_init(self, event) -> None:
+        return None
+
+
+class UnclaimedReader(LineReader):
+    """An unclaimed session's posted lines, read as the spool will be read once the session is
+    claimed (same ids, same shaping, redacted), handed to the record binding alone: the apps' own
+    index has no Motion to put them in yet."""
+
+    def __init__(self, session_id: str, agent: Agent, source: str):
+        record = TranscriptFile(path=f"ingest:{session_id}", session_id=session_id)  # never saved
+        # No Motion yet: a placeholder never saved (its lines are the record binding's alone).
+        session = MotionSession(session_id=session_id, motion=Motion(), agent=agent, harness=HARNESS)
+        super().__init__(record, session, source)
+        self.writer = UnclaimedWriter(self.writer.ctx)
+
+    def flush(self) -> None:
+        if self.holding or not (self.pending or self.writer.unindexed):
+            return
+        binding().write_unclaimed(self.pending, self.writer.unindexed, self.session.session_id)
+        self.pending, self.writer.unindexed = [], []
+        self.writer.redactor.forget()
+
+    def read(self, lines: list[str]) -> None:
+        for line in lines:
+            self.feed(line.encode())
+        self.holding = False
+        self.flush()
+
+
 def ingest_lines(lines: list[Any], *, username: str, source: str) -> IngestAnswer:
     """Read posted transcript lines into the sessions' Motions; see the module docstring."""
     answer = IngestAnswer()
@@ -166,7 +208,15 @@ def ingest_session(
         path = spool(session_id, [line for _, line in numbered])
         # The inbox names the agent the watcher's OS user shares a name with, for the admin; that
         # agent's key may not claim it for that (stream_batch.claim_for: a spooled session).
-        note_unclaimed(session_id, path, agent=Agent.objects.filter(name=username).first())
+        agent = Agent.objects.filter(name=username).first()
+        note_unclaimed(session_id, path, agent=agent)
+        if binding().keeps_unclaimed:
+            try:
+                with transaction.atomic():
+                    reader = UnclaimedReader(session_id, agent or Agent(name=UNCLAIMED_ASSISTANT), source)
+                    reader.read([line for _, line in numbered])
+            except Exception:  # the lines are spooled: the claim writes them; a non-200 is re-sent forever
+                log.exception("the lines of unclaimed session %s did not reach the record", session_id)
         answer.skipped += len(numbered)
         answer.unclaimed_sessions.append(session_id)
         return

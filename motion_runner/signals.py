@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # annotations only: this module imports nothing of the runner
     from django.http import HttpRequest
 
     from .harnesses.policy import ToolPolicy
-    from .models import Agent, Motion, Turn
+    from .models import Agent, Message, Motion, Turn
     from .runner.turns import TurnMonitor
 
 # --- Signals ----------------------------------------------------------------------------------
@@ -132,6 +132,17 @@ Called as ``provider(turn) -> ToolPolicy`` by a harness adapter building a turn'
 (``motion_runner.harnesses.policy.policy_for``); the last one registered answers. wakes/ computes
 the policy from its shared tool list, its dials and the wake footer. With none registered, a
 turn gets the harness layer's most closed policy (local reads only, no MCP server).
+"""
+
+HostPostWriter = Callable[["Message"], bool]
+host_post_writers: list[HostPostWriter] = []
+"""
+Called as ``write(message) -> inserted`` by a record binding (``motion_runner/record/``) for a
+post made in the host's own record by anything but the binding (memory-lane's composer), with the
+apps' Message for it built but not yet fitted; the first registered answers. The write path
+(``motion_runner.ingest.writer.insert_one``: fitted, redacted, inserted once, ``message_created`` after
+commit) registers it in ``MotionRunnerConfig.ready()``, so the record package never imports the
+write path. With none registered, such a post stays in the host's record alone.
 """
 
 # --- Hooks of the thread page and its poll (motion_runner/thread/views.py, motion_runner/api/views.py) -

@@ -16,6 +16,9 @@ class RecordBinding:
     # True when the binding keeps lines the apps' index does not (thinking, a prompt's echo): only
     # then are they redacted and handed to `write_unindexed`.
     keeps_unindexed = False
+    # True when the binding keeps lines of a session no Motion has claimed yet (memory-lane's
+    # importer stores them with no Mood): only then are they read and handed to `write_unclaimed`.
+    keeps_unclaimed = False
 
     def insert_one(self, message: Message) -> bool:
         """Insert unless a Message with this id exists; True when this call inserted it."""
@@ -39,6 +42,11 @@ class RecordBinding:
     def write_unindexed(self, events: list[Any], motion: Motion, agent: Agent | None) -> None:
         """Lines the apps' own record does not keep (the model's thinking, a prompt's echo), already
         redacted: a binding whose record keeps every line writes them."""
+
+    def write_unclaimed(self, messages: list[Message], events: list[Any], session_id: str) -> None:
+        """Lines of a session no Motion has claimed (fitted and redacted Messages with no Motion,
+        and the unindexed lines' events): a binding whose record keeps them writes them now; the
+        apps' index gets them from the spool once the session is claimed."""
 
     def claim(self, session_id: str, motion: Motion) -> None:
         """A session now belongs to `motion` (after the apps' own MotionSession says so)."""

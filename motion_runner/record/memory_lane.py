@@ -10,13 +10,22 @@ end as memory-lane's `turn-result`); `mood` the Mood whose slug (or a MoodAlias)
 A Mood is a Motion: a route's slug is a Motion's, or else a Mood's now or before a rename
 (`Mood.by_slug`), whose Motion is made when it has none (`motion_for_slug`); a Motion with no
 Mood gets one whose slug follows its title (`Mood.free_slug`), its own slug kept as an alias.
+Renamed on either side, the other follows: a Motion's new title renames its Mood as memory-lane
+renames one (`Mood.rename`: the slug follows, the old one an alias); a Mood renamed in
+memory-lane retitles its Motion (an UPDATE, which saves no Motion, so nothing renames back).
+
+Lines of a session nobody has claimed (`write_unclaimed`, from the transcript watcher's posts) are
+written at once with `mood` NULL, as memory-lane's own importer stores them; the claim gives them
+their Mood (`claim`), and the apps' index, read from its spool then, leaves those rows as they are.
 
 A row whose id the host already has (memory-lane's own transcript watcher brought it first) is
 left alone: get-or-create on the id, nothing doubled.
 
 A Message created in the host by anything but this binding (memory-lane's composer) is handed to
-the apps: its index row is written and `message_created` goes out, so a mention wakes an agent.
-A row this binding wrote is never handed back (the `_writing` flag, and its index row exists).
+the apps through the write path (`signals.host_post_writers`, registered by the write path): its
+index row is written and `message_created` goes out, so a mention wakes an agent. A row this
+binding wrote is never handed back (the `_writing` flag, and its index row exists). This package
+imports nothing of the write path (pyproject.toml's contract).
 
 Session ids: memory-lane's are UUIDs (Claude Code's are). A Codex or Pi session id that is not a
 UUID is written as a NULL `session_id` and claims no MoodSession; the line still carries its Mood.
@@ -38,8 +47,8 @@ from django.db import IntegrityError, models, transaction
 from django.db.models.signals import post_save
 from django.utils import timezone
 
+from .. import signals
 from ..conf import app_settings as settings
-from ..ingest.fit import announce, fit_message
 from ..models import Agent, Kind, Message, Motion, Source
 from .memory_lane_rows import host_row, parent_of, turn_stop, unindexed_row
 from .own import OwnRecord
@@ -88,6 +97,7 @@ def text_of(content: Any) -> str:
 class MemoryLaneRecord(OwnRecord):
     shares_memory_lane_record = True
     keeps_unindexed = True
+    keeps_unclaimed = True
 
     def insert_one(self, message: Message) -> bool:
         with transaction.atomic():
@@ -164,6 +174,18 @@ class MemoryLaneRecord(OwnRecord):
         mood = self.mood_by_slug(slug)
         return self.motion_for_mood(mood) if mood is not None else None
 
+    def on_motion_save(self, sender, instance, created: bool = False, raw: bool = False, **kwargs) -> None:
+        """A Motion retitled (the admin, or any save): its Mood is renamed as memory-lane renames
+        one (`Mood.rename`: new title, the slug follows it, the old slug kept as a MoodAlias). The
+        Mood's own save then finds `_writing` set and retitles nothing back."""
+        if raw or created or _writing.get():
+            return
+        mood = self.mood_by_slug(instance.slug)
+        if mood is None or mood.title == instance.title or not instance.title:
+            return  # no Mood yet (made when the first line is written), or the same title
+        with writing():
+            mood.rename(instance.title)
+
     def on_mood_save(self, sender, instance, created: bool = False, raw: bool = False, **kwargs) -> None:
         """A Mood renamed in memory-lane: its Motion (found by any of its names) takes the title."""
         if raw or created or _writing.get():
@@ -191,7 +213,20 @@ class MemoryLaneRecord(OwnRecord):
         cache[name] = found
         return found
 
-    def mirror(self, messages: list[Message]) -> None:
+    def write_unclaimed(self, messages: list[Message], events: list[Any], session_id: str) -> None:
+        """Lines of a session no Motion has claimed, read as any (fitted, redacted), written at once
+        with `mood` NULL as memory-lane's importer stores them; the apps' index keeps none of them
+        until the claim (it reads them from its spool then, and leaves these rows as they are).
+        A session id memory-lane cannot hold (not a UUID) could never be routed: nothing written."""
+        if as_uuid(session_id) is None:
+            return
+        with transaction.atomic():
+            self.mirror(sorted(messages, key=lambda m: (m.created_at, m.id)), unclaimed=True)
+            agent = next((m.agent for m in messages if m.agent is not None), None)
+            self.write_unindexed(events, None, agent)
+
+    def mirror(self, messages: list[Message], *, unclaimed: bool = False) -> None:
+        """`unclaimed`: the lines' session has no Motion yet: `mood` NULL, as memory-lane's own."""
         if not messages:
             return
         host_message = host_model("message")
@@ -206,7 +241,7 @@ class MemoryLaneRecord(OwnRecord):
                 if message.id in have:
                     continue  # memory-lane's watcher brought this line first: it stays as it is
                 if message.motion_id not in moods:
-                    moods[message.motion_id] = self.mood_for(message.motion)
+                    moods[message.motion_id] = None if unclaimed else self.mood_for(message.motion)
                 row = host_row(message)
                 session = as_uuid(message.session_id) if message.session_id else None
                 parent = parent_of(message)
@@ -254,11 +289,12 @@ class MemoryLaneRecord(OwnRecord):
             if links:
                 through.objects.bulk_create(links, ignore_conflicts=True)
 
-    def write_unindexed(self, events: list[Any], motion: Motion, agent: Agent | None) -> None:
+    def write_unindexed(self, events: list[Any], motion: Motion | None, agent: Agent | None) -> None:
         """The lines memory-lane keeps and the apps' own record does not, each as memory-lane's
         importer stores it (record/memory_lane_rows.py): thinking as a `Thought`, the agent's to
         itself; a compaction's summary as the agent's continuation; any other prompt line as
-        `system`'s. Get-or-create on the line's id, as every row."""
+        `system`'s. Get-or-create on the line's id, as every row. `motion` None: a session
+        nobody has claimed yet (`mood` NULL)."""
         if agent is None or not events:
             return
         ids = [as_uuid(event.uuid) for event in events if event.uuid]
@@ -266,7 +302,7 @@ class MemoryLaneRecord(OwnRecord):
             host_model("message").objects.filter(pk__in=[i for i in ids if i]).values_list("pk", flat=True)
         )
         people: dict[str, models.Model] = {}
-        mood = self.mood_for(motion)
+        mood = self.mood_for(motion) if motion is not None else None
         with writing():
             for event in events:
                 row_id = as_uuid(event.uuid) if event.uuid else None
@@ -313,10 +349,12 @@ class MemoryLaneRecord(OwnRecord):
                 f'MOTION_RUNNER_RECORD = "memory_lane" writes into the host\'s record, but {exc} Install '
                 "memory-lane's conversations app, or name its models in MOTION_RUNNER_RECORD_MODELS."
             ) from exc
-        missing = [name for name in ("by_slug", "free_slug") if not callable(getattr(mood, name, None))]
+        missing = [
+            name for name in ("by_slug", "free_slug", "rename") if not callable(getattr(mood, name, None))
+        ]
         if missing:  # memory-lane's own rules for a Mood's names (since its slugs follow titles)
             raise ImproperlyConfigured(
-                f"{mood.__name__} has no {' or '.join(missing)}: the memory_lane binding finds and names "
+                f"{mood.__name__} has no {' or '.join(missing)}: the memory_lane binding finds, names and renames "
                 "Moods by memory-lane's own rules (a memory-lane with migration 0016, slugs that follow titles)."
             )
         post_save.connect(
@@ -324,6 +362,9 @@ class MemoryLaneRecord(OwnRecord):
         )
         post_save.connect(
             self.on_mood_save, sender=host_model("mood"), dispatch_uid="motion_runner.record.host_mood"
+        )
+        post_save.connect(
+            self.on_motion_save, sender=Motion, dispatch_uid="motion_runner.record.motion_title"
         )
 
     def on_host_save(self, sender, instance, created: bool = False, raw: bool = False, **kwargs) -> None:
@@ -335,7 +376,8 @@ class MemoryLaneRecord(OwnRecord):
             log.exception("a memory-lane post %s could not reach the wakes app", instance.pk)
 
     def hand_to_apps(self, post: models.Model) -> Message | None:
-        """Write the apps' index row of a host post and announce it (mentions, the consider loop)."""
+        """The apps' index row of a host post, handed to the write path (`host_post_writers`),
+        which writes and announces it (mentions, the consider loop)."""
         if post.mood_id is None or Message.objects.filter(pk=post.pk).exists():
             return None
         motion = self.motion_for_mood(post.mood)
@@ -355,8 +397,8 @@ class MemoryLaneRecord(OwnRecord):
             source_file=HOST_POST_SOURCE_FILE,
             created_at=datetime.fromtimestamp(stamp / 1000, tz=UTC) if stamp else timezone.now(),
         )
-        fit_message(message)
-        if not OwnRecord.insert_one(self, message):
-            return None
-        transaction.on_commit(lambda: announce([message]))
-        return message
+        # Through the write path (fitted, redacted, inserted once, announced after commit); its
+        # mirror finds the host row there already and leaves it.
+        for write in signals.host_post_writers[:1]:
+            return message if write(message) else None
+        return None

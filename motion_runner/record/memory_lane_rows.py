@@ -175,8 +175,14 @@ def parent_of(message: Message) -> uuid.UUID | None:
         return None
 
 
+def by_agent(message: Message) -> bool:
+    """An agent's line: its agent is known (a line of an unclaimed session may name an agent the
+    apps have no row for, memory-lane's own assistant: `remote_transcripts.UNCLAIMED_ASSISTANT`)."""
+    return message.agent_id is not None or message.agent is not None
+
+
 def speaker_type(message: Message) -> str:
-    return "ai" if message.agent_id is not None else "human"
+    return "ai" if by_agent(message) else "human"
 
 
 def host_row(message: Message) -> HostRow:
@@ -218,11 +224,11 @@ def host_row(message: Message) -> HostRow:
     if kind == Kind.COMPACT and message.text.startswith(COMPACTION_PREFIX):
         return HostRow("message", message.text, **own, fields={"is_continuation_message": True})
     if kind in OWN_LINE_KINDS or kind == Kind.COMPACT or message.source == Source.SYSTEM:
-        agent = message.sender if message.agent_id is not None else None
+        agent = message.sender if by_agent(message) else None
         content = {"type": str(kind), "agent": agent, "text": message.text}
         return HostRow("message", content, SYSTEM_SENDER, "system")
     # Text: an agent's words, or a person's.
-    if message.agent_id is not None:
+    if by_agent(message):
         return HostRow(
             "message",
             text_content(message),

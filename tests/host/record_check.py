@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import logging
+import tempfile
 import uuid
 from decimal import Decimal
+from pathlib import Path
 
 import django
 
@@ -24,8 +26,9 @@ from django.test import Client, override_settings  # noqa: E402
 
 from motion_runner.api.auth import create_key  # noqa: E402
 from motion_runner.ingest.writer import insert_one  # noqa: E402
-from motion_runner.models import Agent, Kind, Message, Motion, Source  # noqa: E402
+from motion_runner.models import Agent, Kind, Message, Motion, Source, UnclaimedSession  # noqa: E402
 from motion_runner.record import binding  # noqa: E402
+from motion_runner.transcripts import assign_session  # noqa: E402
 from tests import recorded  # noqa: E402
 from tests.host.conversations import models as host  # noqa: E402
 from tests.host.conversations import page  # noqa: E402
@@ -58,6 +61,78 @@ def post(client: Client, key: str, slug: str, route: str, body: dict) -> int:
         HTTP_AUTHORIZATION=f"Bearer {key}",
     )
     return answer.status_code
+
+
+def host_rows(session: str) -> dict[str, tuple]:
+    """The host's rows of a session, as memory-lane would show them: id -> (kind, sender, content,
+    Mood slug)."""
+    return {
+        str(row.pk): (
+            "thought"
+            if hasattr(row, "thought")
+            else "use"
+            if hasattr(row, "tooluse")
+            else "result"
+            if hasattr(row, "toolresult")
+            else "message",
+            row.sender_id,
+            json.dumps(row.content, sort_keys=True),
+            row.mood.slug if row.mood_id else None,
+        )
+        for row in host.Message.objects.filter(session_id=session).select_related(
+            "mood", "thought", "tooluse", "toolresult"
+        )
+    }
+
+
+def unclaimed_then_claimed(motion: Motion, agent: Agent, mood: host.Mood) -> dict:
+    client = Client(HTTP_HOST=HOST)
+    session = str(uuid.uuid4())
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        override_settings(INGEST_API_KEY="watcher-key", INGEST_SPOOL_DIR=folder),
+    ):
+        path = recorded.fresh_terminal_transcript(Path(folder) / "t.jsonl", session)
+        body = {"lines": path.read_text().splitlines(), "username": "justin", "source": "laptop"}
+
+        def ingest() -> dict:
+            answer = client.post(
+                "/runner/api/ingest/",
+                json.dumps(body),
+                content_type="application/json",
+                secure=True,
+                HTTP_AUTHORIZATION="Bearer watcher-key",
+            )
+            return answer.json()
+
+        first = ingest()
+        before = host_rows(session)
+        again = ingest()  # the watcher re-sends a batch: nothing doubled
+        after_repost = host_rows(session)
+        index_before = Message.objects.filter(session_id=session).count()
+        inbox = UnclaimedSession.objects.get(pk=session)
+        assign_session(inbox, motion, agent)
+        claimed = host_rows(session)
+        index = set(map(str, Message.objects.filter(session_id=session).values_list("pk", flat=True)))
+        third = ingest()  # posted once more after the claim: still once
+        last = host_rows(session)
+    unchanged = {key: value[:3] for key, value in before.items()}
+    return {
+        "answers": [first["unclaimed_sessions"], again["unclaimed_sessions"], third["unclaimed_sessions"]],
+        "rows_before_claim": len(before),
+        "moods_before_claim": sorted({value[3] or "" for value in before.values()}),
+        "kinds_before_claim": sorted({value[0] for value in before.values()}),
+        "repost_same": after_repost == before,
+        "index_before_claim": index_before,
+        "rows_after_claim": len(claimed),
+        "moods_after_claim": sorted({value[3] or "" for value in claimed.values()}),
+        "rewritten": sorted(k for k, v in claimed.items() if unchanged.get(k) != v[:3]),
+        "index_after_claim": len(index),
+        "index_not_in_host": sorted(index - set(claimed)),
+        "host_not_in_index": sorted(claimed[k][0] for k in set(claimed) - index),
+        "after_repost_same": last == claimed,
+        "mood": mood.slug,
+    }
 
 
 def main() -> dict:
@@ -338,7 +413,35 @@ def main() -> dict:
         for slug in ("harbor", "harbor-of-moods", "harbor-of-all-moods", "nowhere")
     }
 
-    # A Motion the apps made before memory-lane knew it: its Mood's slug follows the title.
+    # Renamed in the apps (the admin saves a new title): the Mood is renamed as memory-lane renames
+    # one, its old slug an alias, and neither side renames the other back.
+    motion.refresh_from_db()
+    motion.title = "Harbor at dusk"
+    motion.save()
+    mood.refresh_from_db()
+    seen["motion_renamed"] = {
+        "mood": [mood.slug, mood.title],
+        "aliases": sorted(mood.aliases.values_list("slug", flat=True)),
+        "motion": list(Motion.objects.filter(pk=motion.pk).values_list("slug", "title").get()),
+        "motions": Motion.objects.count(),
+    }
+    seen["after_motion_rename"] = {
+        slug: {
+            "resolves": getattr(binding().motion_for_slug(slug), "slug", None),
+            "held": post(client, key, slug, "held", {"reason": ""}),
+            "thread": reader.get(f"/runner/motions/{slug}/", secure=True).status_code,
+        }
+        for slug in ("harbor-at-dusk", "harbor-of-all-moods", "harbor")
+    }
+    seen["stream_after_motion_rename"] = post(
+        client, key, "harbor-at-dusk", "stream", {"session_id": session, "events": events}
+    )
+
+    # memory-lane's watcher posts a session nobody has claimed: its lines are in memory-lane's
+    # record at once, with no Mood; the claim (an admin assigns it) gives them the Mood, and the
+    # apps' index rows come from the spool without doubling or rewriting memory-lane's.
+    seen["unclaimed"] = unclaimed_then_claimed(motion, scribe, mood)
+
     lighthouse = Motion.objects.create(slug="lighthouse", title="The Lighthouse Keeper")
     said(lighthouse, scribe, Kind.TEXT, "first light", source=Source.RUNNER)
     twin = Motion.objects.create(slug="lighthouse-two", title="The Lighthouse Keeper")

@@ -2,9 +2,12 @@
 (read late 2026), so a test reads the binding's rows as memory-lane's people would see them:
 
 - MACHINERY_SENDERS are `tool-result` and `system`: their rows are never anyone's words.
-- `timeline(mood)`: a row of a machinery sender, or of a sender who is not a ThinkingEntity, is
-  left out; a ToolUse is a step, a Thought a thought (when it holds thinking); text is a turn, a
-  quiet (`<silent…>`), a compaction (the continuation summary), or nothing (a wrapper: `<…`).
+- `timeline(mood)`: a row filed under one of memory-lane's event sources with a dict content is an
+  event (a line of the thread, whoever sent it); else a row of a machinery sender, or of a sender
+  who is not a ThinkingEntity, is left out; a ToolUse is a step, a Thought a thought (when it holds
+  thinking); text is a turn, a quiet (`<silent…>`), a compaction (the continuation summary), or
+  nothing (a wrapper: `<…`, `[Request interrupted…`).
+- `prose(content)`: a string's text; a list's text blocks; a dict's text only for an attestation.
 - `step_summary(tool, args)`: what a step was for, read from the ToolUse's content, its input dict.
 - `step_result(step)`: the ToolResult of a step (by tool id and session): its text, as shown.
 - `activity(mood, now)`: the agent at work from its first line after its last turn end (its row
@@ -22,6 +25,19 @@ from .models import Message, ThinkingEntity, ToolResult
 MACHINERY_SENDERS = {"tool-result", "system"}
 TURN_ENDS = {"end_turn", "refusal", "stop_sequence", "max_tokens"}
 COMPACTION_PREFIX = "This session is being continued from a previous conversation"
+WRAPPER_PREFIXES = ("<", "[Request interrupted", COMPACTION_PREFIX)
+EVENT_SOURCES = (
+    "deploy",
+    "interrupt",
+    "mood-new",
+    "wiki",
+    "release",
+    "access",
+    "wiki-upload",
+    "handoff",
+    "merged",
+    "release-draft",
+)
 ACTIVITY_WINDOW = 600
 SUMMARY_KEYS = ("description", "file_path", "path", "pattern", "url", "query", "subject", "prompt", "command")
 QUIET = re.compile(r'^<silent\s*/>$|^<silent(?:\s+by="(\w+)")?>(.*)</silent>$', re.S)
@@ -30,12 +46,16 @@ QUIET = re.compile(r'^<silent\s*/>$|^<silent(?:\s+by="(\w+)")?>(.*)</silent>$', 
 def prose(content) -> str:
     if isinstance(content, str):
         return content.strip()
+    if isinstance(content, dict):  # a tool's input, a turn's result: no words; a signed statement's
+        return str(content.get("text", "")).strip() if content.get("type") == "attestation" else ""
     if isinstance(content, list):
         texts = [
-            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type", "text") == "text"
+            b.get("text", "")
+            for b in content
+            if isinstance(b, dict) and (b.get("type") == "text" or ("text" in b and "type" not in b))
         ]
         return "\n".join(t for t in texts if t).strip()
-    return ""  # a dict: a tool's input, a turn's result
+    return ""
 
 
 def thought_text(content) -> str:
@@ -53,6 +73,9 @@ def timeline(mood) -> list[tuple[str, Message, object]]:
         mood.messages.filter(is_sidechain=False).select_related("tooluse", "thought").order_by("created_at")
     )
     for row in rows:
+        if row.source_file in EVENT_SOURCES and isinstance(row.content, dict):
+            items.append(("event", row, row.content))
+            continue
         if row.sender_id in MACHINERY_SENDERS or row.sender_id not in speakers:
             continue
         if hasattr(row, "tooluse"):
@@ -69,7 +92,7 @@ def timeline(mood) -> list[tuple[str, Message, object]]:
             items.append(("quiet", row, (quiet.group(2) or "").strip()))
         elif text.startswith(COMPACTION_PREFIX):
             items.append(("compaction", row, text))
-        elif not text.startswith("<"):
+        elif not text.startswith(WRAPPER_PREFIXES):
             items.append(("turn", row, text))
     return items
 

@@ -25,6 +25,7 @@ from django.core.cache import cache
 from motion_runner.api.memory_lane import held_key
 from motion_runner.ingest.sessions import claim_session
 from motion_runner.models import Message, MotionSession, TranscriptFile, UnclaimedSession
+from motion_runner.record.own import OwnRecord
 from motion_runner.transcripts import assign_session
 from tests import recorded
 from tests.factories import AgentFactory, MotionFactory
@@ -281,6 +282,46 @@ def test_an_unclaimed_sessions_lines_are_kept_until_it_is_assigned(client, scrib
     assert inbox.agent is None or inbox.agent == scribe.agent
     assign_session(inbox, harbor, scribe.agent)
     assert Message.objects.filter(motion=harbor, session_id=SESSION).exists()
+
+
+class KeepingRecord(OwnRecord):
+    """A record that keeps an unclaimed session's lines (as memory-lane's does), noting what it got."""
+
+    keeps_unclaimed = True
+    kept: list[tuple[str, list[str]]] = []
+
+    def write_unclaimed(self, messages, events, session_id):
+        type(self).kept.append((session_id, [str(m.id) for m in messages]))
+
+
+class FailingRecord(OwnRecord):
+    keeps_unclaimed = True
+
+    def write_unclaimed(self, messages, events, session_id):
+        raise RuntimeError("the host's record is away")
+
+
+def test_a_record_that_keeps_unclaimed_lines_gets_them_at_once_under_the_ids_the_claim_gives(
+    client, scribe, harbor, settings
+):
+    settings.MOTION_RUNNER_RECORD = "tests.motion_runner.api.test_memory_lane_clients.KeepingRecord"
+    KeepingRecord.kept = []
+    Watcher(client, pending=transcript_lines()).flush_batch()
+    assert Message.objects.count() == 0  # the apps' index waits for the claim
+    [(session, kept)] = KeepingRecord.kept
+    assign_session(UnclaimedSession.objects.get(pk=SESSION), harbor, scribe.agent)
+    indexed = set(map(str, Message.objects.filter(session_id=SESSION).values_list("pk", flat=True)))
+    assert session == SESSION and kept and set(kept) == indexed
+
+
+def test_a_record_that_fails_on_unclaimed_lines_still_answers_the_watcher_and_spools_them(
+    client, settings, tmp_path
+):
+    settings.MOTION_RUNNER_RECORD = "tests.motion_runner.api.test_memory_lane_clients.FailingRecord"
+    watcher = Watcher(client, pending=transcript_lines())
+    assert watcher.flush_batch().status_code == 200  # else the watcher re-sends the batch forever
+    assert watcher.results[-1]["unclaimed_sessions"] == [SESSION]
+    assert (tmp_path / "spool" / f"{SESSION}.jsonl").exists()  # the claim reads them from here
 
 
 def test_the_watchers_username_names_the_agent_in_the_inbox(client, scribe):

@@ -115,6 +115,65 @@ def test_a_post_in_a_mood_the_apps_never_knew_makes_its_motion_and_reaches_them(
     assert seen["quay"] == {"motion": ["quay", "Quay"], "index": ["hello quay"]}
 
 
+def test_a_motion_retitled_renames_its_mood_as_memory_lane_renames_one(seen):
+    # Mood.rename: the new title, the slug that follows it, every old slug kept as an alias; the
+    # Motion keeps its own slug and title, and is still the only one.
+    assert seen["motion_renamed"] == {
+        "mood": ["harbor-at-dusk", "Harbor at dusk"],
+        "aliases": ["harbor", "harbor-of-all-moods", "harbor-of-moods"],
+        "motion": ["harbor-of-moods", "Harbor at dusk"],
+        "motions": 1,
+    }
+
+
+def test_after_a_motion_rename_the_moods_new_slug_and_every_alias_reach_every_route(seen):
+    reached = {"resolves": "harbor-of-moods", "held": 200, "thread": 200}
+    assert seen["after_motion_rename"] == {
+        "harbor-at-dusk": reached,
+        "harbor-of-all-moods": reached,
+        "harbor": reached,
+    }
+    assert seen["stream_after_motion_rename"] == 200
+
+
+# --- a session nobody has claimed yet ----------------------------------------------------------
+
+
+def test_an_unclaimed_sessions_lines_reach_memory_lanes_record_at_once_with_no_mood(seen):
+    unclaimed = seen["unclaimed"]
+    assert unclaimed["rows_before_claim"] > 10
+    assert unclaimed["moods_before_claim"] == [""]
+    assert unclaimed["kinds_before_claim"] == ["message", "result", "use"]
+
+
+def test_an_unclaimed_sessions_lines_wait_for_the_claim_in_the_apps_index(seen):
+    assert seen["unclaimed"]["index_before_claim"] == 0
+
+
+def test_an_unclaimed_batch_posted_again_is_written_once(seen):
+    assert seen["unclaimed"]["repost_same"] is True
+
+
+def test_the_claim_gives_the_lines_their_mood_and_rewrites_none(seen):
+    unclaimed = seen["unclaimed"]
+    assert unclaimed["moods_after_claim"] == ["harbor-at-dusk"]
+    assert unclaimed["rows_after_claim"] == unclaimed["rows_before_claim"]
+    assert unclaimed["rewritten"] == []
+
+
+def test_after_the_claim_the_index_has_every_line_and_memory_lane_only_its_own_extras(seen):
+    # memory-lane keeps the lines the apps' index never holds (a compaction's summary, command
+    # lines: unindexed), the rest are in both under one id, none doubled by a later post.
+    unclaimed = seen["unclaimed"]
+    assert unclaimed["index_after_claim"] == unclaimed["rows_after_claim"] - len(
+        unclaimed["host_not_in_index"]
+    )
+    assert unclaimed["index_not_in_host"] == []
+    assert set(unclaimed["host_not_in_index"]) == {"message"}
+    assert unclaimed["after_repost_same"] is True
+    assert unclaimed["answers"][2] == []  # claimed now: nothing waits
+
+
 # --- tool calls and their results ---------------------------------------------------------------
 
 

@@ -1,0 +1,374 @@
+"""The memory_lane binding against a reconstruction of REAL memory-lane, not tests/host/.
+
+    ML_DATABASE_URL=postgres://…/empty_db python -m tests.host.real_check /work/memory-lane-real
+
+The folder (never part of this repository) holds memory-lane's own `conversations` app as
+cryptograss/memory-lane has it: `models.py`, `apps.py`, `signals.py`, `services/mood_view.py`
+(the page: `timeline`, `step_payload`), `services/handoff.py` and a migration for those models;
+its third-party import `constant_sorrow` on its path; and a `memory_viewer` package whose settings
+and urls exec exactly this checkout's README blocks ("Adding it to memory-lane", found through
+MOTION_RUNNER_CHECKOUT, which this script sets), with `ML_DATABASE_URL` as its database. The check migrates the database, drives real traffic
+through the apps (stream posts and a re-post, thinking, tool calls and results, a turn's end,
+transcript lines of an unclaimed session later claimed, a post made through memory-lane's own
+Message model, a Mood renamed in memory-lane and a Motion renamed in the apps), reads the record
+back with memory-lane's own `timeline()` and `step_payload()`, prints its figures as one JSON
+object and exits 1 when one of the facts below fails:
+
+- every event once: each of the apps' index rows is in memory-lane's record, each posted line
+  there once (no tool call, result or words doubled), none missing;
+- a renamed Mood's current slug and every alias reach every route (stream, quiet, held, the API,
+  the thread page);
+- every ToolUse holds the tool's input; no ToolResult holds more than TOOL_RESULT_CONTENT_CHARS;
+- no project line (wake line, request card, error, turn end) and no tool result is recorded as an
+  agent's words (a `turn` of memory-lane's timeline);
+- every tool step of memory-lane's page has a summary.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+def setup(folder: Path) -> None:
+    sys.path.insert(0, str(folder))
+    os.environ["MOTION_RUNNER_CHECKOUT"] = str(ROOT)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "memory_viewer.settings"
+    import django
+
+    django.setup()
+
+
+HOST = "memory-lane.example"
+
+
+def main(folder: Path) -> dict[str, Any]:  # noqa: PLR0915  one scenario, read top to bottom
+    setup(folder)
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import transaction
+    from django.test import Client, override_settings
+
+    call_command("migrate", "--noinput", verbosity=0)
+
+    from conversations import models as ml
+    from conversations.services import mood_view
+
+    from motion_runner.api.auth import create_key
+    from motion_runner.ingest.writer import insert_one
+    from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, UnclaimedSession
+    from motion_runner.record import binding
+    from motion_runner.transcripts import assign_session
+    from tests import recorded
+
+    client = Client(HTTP_HOST=HOST)
+    seen: dict[str, Any] = {}
+
+    def post(key: str, slug: str, route: str, body: dict) -> int:
+        return client.post(
+            f"/runner/api/moods/{slug}/{route}/",
+            json.dumps(body),
+            content_type="application/json",
+            secure=True,
+            HTTP_AUTHORIZATION=f"Bearer {key}",
+        ).status_code
+
+    def said(motion: Motion, agent: Agent, kind: str, text: str, **extra: Any) -> Message:
+        message = Message(
+            motion=motion,
+            sender=agent.name,
+            agent=agent,
+            source=extra.pop("source", Source.SYSTEM),
+            kind=kind,
+            text=text,
+            **extra,
+        )
+        assert insert_one(message)
+        return message
+
+    # memory-lane makes a Mood and renames it: its old slug an alias (its own Mood.rename).
+    mood = ml.Mood.objects.create(slug=ml.Mood.free_slug("Harbor"), title="Harbor")
+    mood.rename("Harbor of moods")
+    motion = binding().motion_for_slug("harbor")  # made for the Mood, by its alias
+    scribe = Agent.objects.create(name="scribe", harness="claude-code")
+    motion.agents.add(scribe)
+    key = create_key(scribe)[1]
+
+    # memory-lane's runner streams a turn under the old name, then re-posts it under the new one.
+    session = str(uuid.uuid4())
+    ids: dict[str, str] = {}
+    events = [recorded.fresh_copy(line, ids, session) for line in recorded.first_run()]
+    stream = [
+        post(key, "harbor", "stream", {"session_id": session, "events": events}),
+        post(key, "harbor-of-moods", "stream", {"session_id": session, "events": events}),
+    ]
+    # A turn whose model thinks first, posted twice.
+    thinking_session = str(uuid.uuid4())
+    thinking = [
+        {
+            "type": "assistant",
+            "uuid": str(uuid.uuid4()),
+            "session_id": thinking_session,
+            "message": {
+                "id": "msg_think",
+                "role": "assistant",
+                "model": "claude-opus-5-5",
+                "content": [{"type": "thinking", "thinking": "What does it mean?", "signature": "sig"}],
+            },
+        },
+        {
+            "type": "assistant",
+            "uuid": str(uuid.uuid4()),
+            "session_id": thinking_session,
+            "message": {
+                "id": "msg_think",
+                "role": "assistant",
+                "model": "claude-opus-5-5",
+                "content": [{"type": "text", "text": "It means 42."}],
+            },
+        },
+    ]
+    stream += [
+        post(key, slug, "stream", {"session_id": thinking_session, "events": thinking})
+        for slug in ("harbor", "harbor-of-moods")
+    ]
+    seen["stream_status"] = stream
+
+    # The apps' own lines: never anyone's words in memory-lane's record.
+    own_lines = [
+        said(motion, scribe, Kind.WAKE, "@scribe woke: mentioned by justin · $0.0100"),
+        said(motion, scribe, Kind.REQUEST, "scribe asks for full tools"),
+        said(motion, scribe, Kind.ERROR, "the harness exited 1", is_error=True),
+    ]
+
+    # memory-lane's watcher posts a session nobody has claimed; posted again; then claimed.
+    unclaimed = str(uuid.uuid4())
+    with (
+        tempfile.TemporaryDirectory() as spool,
+        override_settings(INGEST_API_KEY="watcher", INGEST_SPOOL_DIR=spool),
+    ):
+        path = recorded.fresh_terminal_transcript(Path(spool) / "t.jsonl", unclaimed)
+        body = {"lines": path.read_text().splitlines(), "username": "justin", "source": "laptop"}
+
+        def ingest() -> dict:
+            return client.post(
+                "/runner/api/ingest/",
+                json.dumps(body),
+                content_type="application/json",
+                secure=True,
+                HTTP_AUTHORIZATION="Bearer watcher",
+            ).json()
+
+        ingest()
+        ingest()
+        before_claim = {
+            "host_rows": ml.Message.objects.filter(session_id=unclaimed).count(),
+            "with_a_mood": ml.Message.objects.filter(session_id=unclaimed, mood__isnull=False).count(),
+            "index_rows": Message.objects.filter(session_id=unclaimed).count(),
+        }
+        snapshot = {
+            str(pk): (sender, json.dumps(content, sort_keys=True))
+            for pk, sender, content in ml.Message.objects.filter(session_id=unclaimed).values_list(
+                "pk", "sender_id", "content"
+            )
+        }
+        assign_session(UnclaimedSession.objects.get(pk=unclaimed), motion, scribe)
+        ingest()
+    after = {
+        str(pk): (sender, json.dumps(content, sort_keys=True))
+        for pk, sender, content in ml.Message.objects.filter(session_id=unclaimed).values_list(
+            "pk", "sender_id", "content"
+        )
+    }
+    seen["unclaimed"] = {
+        **before_claim,
+        "host_rows_after_claim": len(after),
+        "in_the_mood_after_claim": ml.Message.objects.filter(session_id=unclaimed, mood=mood).count(),
+        "index_rows_after_claim": Message.objects.filter(session_id=unclaimed).count(),
+        "rewritten_by_the_claim": sum(1 for pk, row in snapshot.items() if after.get(pk) != row),
+    }
+
+    # A post made through memory-lane's own Message model (its composer): it reaches the apps.
+    justin = ml.ThinkingEntity.objects.get_or_create(name="justin", defaults={"is_biological_human": True})[0]
+    composer_id = uuid.uuid4()
+    with transaction.atomic():
+        ml.Message.objects.create(
+            id=composer_id,
+            content="@scribe what does the README say?",
+            sender=justin,
+            mood=mood,
+            source_file="mood-web",
+        )
+    composer_index = Message.objects.filter(pk=composer_id).first()
+    seen["composer_post"] = {
+        "in_index": composer_index is not None and composer_index.motion_id == motion.pk,
+        "woke": Turn.objects.filter(agent=scribe, motion=motion).exists(),
+    }
+
+    # Renamed in memory-lane again, and then in the apps (a Motion's new title).
+    mood.refresh_from_db()
+    mood.rename("Harbor of all moods")
+    motion.refresh_from_db()
+    seen["motion_title_after_mood_rename"] = motion.title
+    motion.title = "Harbor at dusk"
+    motion.save()
+    mood.refresh_from_db()
+    seen["mood_after_motion_rename"] = [
+        mood.slug,
+        mood.title,
+        sorted(mood.aliases.values_list("slug", flat=True)),
+    ]
+
+    # Every name the Mood has had reaches every route.
+    person = get_user_model().objects.create_user("justin")
+    motion.people.add(person)
+    reader = Client(HTTP_HOST=HOST)
+    reader.force_login(person)
+    routes = {}
+    for slug in [mood.slug, *sorted(mood.aliases.values_list("slug", flat=True))]:
+        routes[slug] = {
+            "stream": post(key, slug, "stream", {"session_id": session, "events": events}),
+            "quiet": post(key, slug, "quiet", {"reason": "nothing new", "by": "screen"}),
+            "held": post(key, slug, "held", {"reason": ""}),
+            "api": client.get(
+                f"/runner/api/motions/{slug}/", secure=True, HTTP_AUTHORIZATION=f"Bearer {key}"
+            ).status_code,
+            "thread": reader.get(f"/runner/motions/{slug}/", secure=True).status_code,
+        }
+    seen["routes"] = routes
+    seen["motions"] = Motion.objects.count()
+
+    # --- read back -------------------------------------------------------------------------
+    index = dict(Message.objects.filter(motion=motion).values_list("pk", "kind"))
+    host = {row.pk: row for row in ml.Message.objects.filter(mood=mood).select_related("sender")}
+    uses = ml.ToolUse.objects.filter(mood=mood)
+    results = ml.ToolResult.objects.filter(mood=mood)
+    posted = {
+        uuid.UUID(e["uuid"])
+        for e in [*events, *thinking]
+        if e.get("uuid") and e.get("type") in ("assistant", "user")
+    }
+    # One line stored twice would be two rows for one model response's words (its message id, as
+    # the apps' index keeps it), or for one tool call or result; equal words said in two turns are
+    # two lines (the recorded session says "Done" in both of its runs).
+    responses = list(
+        Message.objects.filter(pk__in=list(host), kind=Kind.TEXT, agent__isnull=False)
+        .exclude(harness_message_id="")
+        .values_list("session_id", "harness_message_id")
+    )
+    doubled = {
+        "tool_uses": uses.count() - len(set(uses.values_list("session_id", "tool_id"))),
+        "tool_results": results.count() - len(set(results.values_list("session_id", "tool_use_id"))),
+        "agents_words": len(responses) - len(set(responses)),
+    }
+    seen["record"] = {
+        "host_rows": len(host),
+        "index_rows": len(index),
+        "index_rows_missing_from_host": len(set(index) - set(host)),
+        "posted_lines_missing_from_host": len(posted - set(host)),
+        "doubled": doubled,
+    }
+    limit = int(getattr(settings, "TOOL_RESULT_CONTENT_CHARS", 0) or 0)
+    timeline = list(mood_view.timeline(mood))
+    agents = set(Agent.objects.values_list("name", flat=True))
+    not_words = {str(m.id) for m in own_lines} | {
+        str(pk) for pk, kind in index.items() if kind not in (Kind.TEXT,)
+    }
+    steps = [item for item in timeline if item[0] == "step"]
+    seen["page"] = {
+        "timeline": {
+            kind: sum(1 for item in timeline if item[0] == kind) for kind in {i[0] for i in timeline}
+        },
+        "tool_uses": uses.count(),
+        "tool_uses_without_input": sum(1 for u in uses if not (isinstance(u.content, dict) and u.content)),
+        "tool_results": results.count(),
+        "tool_results_over_the_limit": sum(
+            1
+            for r in results
+            if r.content and len(r.content if isinstance(r.content, str) else json.dumps(r.content)) > limit
+        ),
+        "tool_result_content_chars": limit,
+        "tool_results_not_by_tool_result": results.exclude(sender_id="tool-result").count(),
+        "project_lines_or_results_as_words": sum(
+            1 for kind, msg, _ in timeline if kind == "turn" and str(msg.id) in not_words
+        ),
+        "agent_turns": sum(1 for kind, msg, _ in timeline if kind == "turn" and msg.sender_id in agents),
+        "turn_results": ml.Message.objects.filter(mood=mood, content__type="turn-result").count(),
+        "turn_results_not_by_system": ml.Message.objects.filter(mood=mood, content__type="turn-result")
+        .exclude(sender_id="system")
+        .count(),
+        "stream_turn_stamped": ml.Message.objects.filter(session_id=session, sender_id="scribe")
+        .order_by("-created_at")
+        .values_list("stop_reason", flat=True)
+        .first(),
+        "thoughts": ml.Thought.objects.filter(mood=mood).count(),
+        "steps": len(steps),
+        "steps_without_summary": sum(1 for _, msg, _ in steps if not mood_view.step_payload(msg)["summary"]),
+        "activity": mood_view.activity(mood),
+        "payload": {k: v for k, v in mood_view.mood_payload(mood).items() if k in ("slug", "message_count")},
+    }
+    return seen
+
+
+def mood_view_turn_ends() -> set[str]:
+    from conversations.services import mood_view
+
+    return set(mood_view.TURN_ENDS)
+
+
+def failures(seen: dict[str, Any]) -> list[str]:
+    record, page, unclaimed = seen["record"], seen["page"], seen["unclaimed"]
+    facts = {
+        "every stream post answered 200": set(seen["stream_status"]) == {200},
+        "every index row is in memory-lane's record": record["index_rows_missing_from_host"] == 0,
+        "every posted line is in memory-lane's record": record["posted_lines_missing_from_host"] == 0,
+        "nothing doubled": set(record["doubled"].values()) == {0},
+        "an unclaimed session's lines are there at once, with no Mood": unclaimed["host_rows"] > 0
+        and unclaimed["with_a_mood"] == 0
+        and unclaimed["index_rows"] == 0,
+        "the claim gives them the Mood, rewrites and doubles none": unclaimed["host_rows_after_claim"]
+        == unclaimed["host_rows"]
+        == unclaimed["in_the_mood_after_claim"]
+        and unclaimed["rewritten_by_the_claim"] == 0
+        and unclaimed["index_rows_after_claim"] > 0,
+        "a post made in memory-lane reaches the apps and wakes": all(seen["composer_post"].values()),
+        "a Mood renamed in memory-lane retitles its Motion": seen["motion_title_after_mood_rename"]
+        == "Harbor of all moods",
+        "a Motion renamed renames its Mood": seen["mood_after_motion_rename"][:2]
+        == ["harbor-at-dusk", "Harbor at dusk"]
+        and seen["motions"] == 1,
+        "the current slug and every alias reach every route": len(seen["routes"]) == 4
+        and all(
+            r == {"stream": 200, "quiet": 201, "held": 200, "api": 200, "thread": 200}
+            for r in seen["routes"].values()
+        ),
+        "every ToolUse holds its input": page["tool_uses"] > 0 and page["tool_uses_without_input"] == 0,
+        "no tool output beyond TOOL_RESULT_CONTENT_CHARS": page["tool_results"] > 0
+        and page["tool_results_over_the_limit"] == 0,
+        "tool results are sent by tool-result": page["tool_results_not_by_tool_result"] == 0,
+        "no project line or tool result as the agent's words": page["project_lines_or_results_as_words"] == 0
+        and page["agent_turns"] > 0,
+        "every tool step has a summary": page["steps"] > 0 and page["steps_without_summary"] == 0,
+        "a turn's end is system's turn-result, its last line stamped": page["turn_results"] > 0
+        and page["turn_results_not_by_system"] == 0
+        and page["stream_turn_stamped"] in mood_view_turn_ends(),
+        "the model's thinking is a Thought": page["thoughts"] > 0,
+    }
+    return [fact for fact, held in facts.items() if not held]
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2 or "ML_DATABASE_URL" not in os.environ:
+        sys.exit(__doc__)
+    figures = main(Path(sys.argv[1]).resolve())
+    failed = failures(figures)
+    print(json.dumps({**figures, "failed": failed}, default=str, indent=1))
+    sys.exit(1 if failed else 0)
