@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # annotations only: this module imports nothing of the runner
 
     from .harnesses.policy import ToolPolicy
     from .models import Agent, Motion, Turn
-    from .runner.turns import TurnMonitor
+    from .runner.monitor import TurnMonitor
 
 # --- Signals ----------------------------------------------------------------------------------
 
@@ -128,8 +128,9 @@ tool-loop guard and the spend guard.
 ToolPolicyProvider = Callable[["Turn"], "ToolPolicy"]
 tool_policy_providers: list[ToolPolicyProvider] = []
 """
-Called as ``provider(turn) -> ToolPolicy`` by a harness adapter building a turn's command line
-(``motion_runner.harnesses.policy.policy_for``); the last one registered answers. wakes/ computes
+Called as ``provider(turn) -> ToolPolicy`` by the runner once a launch, before the adapter
+builds the turn's command line (``motion_runner.runner.turns.policy_for``, which hands the
+answer to the adapter); the last one registered answers. wakes/ computes
 the policy from its shared tool list, its dials and the wake footer. With none registered, a
 turn gets the harness layer's most closed policy (local reads only, no MCP server).
 """

@@ -11,7 +11,7 @@ from collections import deque
 from typing import Any
 
 from motion_runner.harnesses import Event, EventKind
-from motion_runner.runner.turns import TurnMonitor
+from motion_runner.runner.monitor import TurnMonitor
 
 from .models import current_dials
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from motion_runner.harnesses import Event, EventKind, get_adapter
-from motion_runner.runner.turns import TurnMonitor
+from motion_runner.runner.monitor import TurnMonitor
 
 SPEND_GUARD_PREFIX = "the turn's dollar cap stopped it"
 

@@ -56,7 +56,7 @@ from .base import (
     turn_workspace,
 )
 from .env import harness_environment
-from .policy import LookOnlyPolicy, ToolPolicy, policy_for
+from .policy import LookOnlyPolicy, ToolPolicy
 
 IGNORED_TYPES = {"rate_limit_event"}
 IGNORED_SYSTEM_SUBTYPES = {"status", "hook_started", "hook_response", "hook_progress"}
@@ -594,10 +594,7 @@ class ClaudeCodeAdapter(HarnessAdapter):
                 baseline = previous_result_total(recorded_ends())
         return ClaudeCodeParser(session_id, baseline_usd=baseline)
 
-    def build_launch(
-        self, turn, *, resume_session: str | None, policy: ToolPolicy | None = None
-    ) -> LaunchSpec:
-        policy = policy or policy_for(turn)
+    def build_launch(self, turn, *, resume_session: str | None, policy: ToolPolicy) -> LaunchSpec:
         agent = turn.agent
         argv = [self.binary_or_error(agent), "-p", "--output-format", "stream-json", "--verbose"]
         if resume_session:

@@ -16,10 +16,12 @@ from typing import TypeVar
 from django.db import DatabaseError, IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
+from .. import signals
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..db_retry import database_answers, is_outage, retry_outages
 from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
 from ..harnesses.base import json_object
+from ..harnesses.policy import ToolPolicy, closed_policy
 from ..ingest import EventWriter, IngestContext
 from ..lib.ids import system_uuid
 from ..models import Agent, Kind, Message, Motion, MotionSession, Scram, Turn, TurnStatus, recorded_turn_ends
@@ -36,6 +38,7 @@ from ..signals import (
 from ..system_lines import post_system_message
 from .announcing import PacedAnnouncer
 from .limits import limits_for
+from .monitor import TurnMonitor
 from .process import TURN_MARKER, Outcome, ProcessResult, run_streaming
 from .routing import send_turn
 from .sessions import choose_session
@@ -143,20 +146,6 @@ def claim_turn(turn_id: int) -> Turn | None:
     if claimed != 1:
         return None
     return Turn.objects.select_related("motion", "agent").get(pk=turn_id)
-
-
-class TurnMonitor:
-    """Watches a turn's events as they are written; a non-empty stop_reason ends the turn.
-
-    wakes/ adds the tool-loop guard through `signals.monitor_factories`.
-    """
-
-    def __init__(self, turn: Turn):
-        self.turn = turn
-        self.stop_reason: str | None = None
-
-    def observe(self, event: Event) -> None:
-        pass
 
 
 @dataclass
@@ -534,7 +523,7 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     try:
         adapter = get_adapter(agent.harness)
         resume = session_for_launch(turn)
-        launch = adapter.build_launch(turn, resume_session=resume)
+        launch = adapter.build_launch(turn, resume_session=resume, policy=policy_for(turn))
     except HarnessError as exc:
         fail_before_launch(turn, str(exc))
         return Turn.objects.get(pk=turn.pk)
@@ -636,6 +625,15 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
         retire_and_wake_again(finished, resume)
         return finished
     return while_database_away(run, lambda: finish_turn(turn, run, result, status, error))
+
+
+def policy_for(turn: Turn) -> ToolPolicy:
+    """What the turn may use, asked of the `tool_policy_providers` hook once a launch (the last
+    registered answers; with none, the harness layer's most closed policy). The adapter is
+    handed it and never asks itself."""
+    providers = signals.tool_policy_providers  # read now: a host project (or a test) may swap it
+    provider = providers[-1] if providers else closed_policy
+    return provider(turn)
 
 
 def build_prompt_at_start(turn: Turn) -> None:
