@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from motion_runner.models import Kind, Message, Turn, TurnStatus
+from motion_runner.models import EndedBy, Kind, Message, Turn, TurnStatus
 from motion_runner.runner.turns import enqueue_turn, execute_turn
 from tests.conftest import require_cli
 from tests.factories import AgentFactory, MotionFactory
@@ -369,7 +369,7 @@ class TestLoopGuard:
         looped = run(launch_room, magent, "What do the notes say?", mode="look")
 
         # Ended at the third identical call, by killing the harness; nothing of it is left.
-        assert looped.status == TurnStatus.KILLED
+        assert looped.status == TurnStatus.KILLED and looped.ended_by == EndedBy.LOOP_GUARD
         assert "the same Read call 3 times in a row" in looped.error
         calls = Message.objects.filter(turn=looped, kind=Kind.TOOL_CALL)
         assert calls.count() == 3

@@ -13,7 +13,11 @@ class TurnMonitor:
     """Watches a turn's events as they are written; a non-empty stop_reason ends the turn.
 
     wakes/ adds the tool-loop guard and the spend guard through `signals.monitor_factories`.
+    `stop_cause` is what the turn's `ended_by` says when this monitor stopped it (an
+    `EndedBy` value; "" says no more than the error does).
     """
+
+    stop_cause: str = ""
 
     def __init__(self, turn: Turn):
         self.turn = turn

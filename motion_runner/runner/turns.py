@@ -24,11 +24,21 @@ from ..harnesses.base import json_object
 from ..harnesses.policy import ToolPolicy, closed_policy
 from ..ingest import EventWriter, IngestContext
 from ..lib.ids import system_uuid
-from ..models import Agent, Kind, Message, Motion, MotionSession, Scram, Turn, TurnStatus, recorded_turn_ends
+from ..models import (
+    Agent,
+    EndedBy,
+    Kind,
+    Message,
+    Motion,
+    MotionSession,
+    Scram,
+    Turn,
+    TurnStatus,
+    recorded_turn_ends,
+)
 from ..redaction import redact
 from ..sessions import SessionConflict
 from ..signals import (
-    monitor_factories,
     prompt_builders,
     prompt_finalizers,
     turn_finished,
@@ -174,6 +184,8 @@ class TurnRun:
     announcer: PacedAnnouncer = field(default_factory=PacedAnnouncer)
     # A person (or a scram) stopped it: `failure` holds who, and the turn ends killed, not failed.
     stopped: bool = False
+    # The monitor whose stop_reason stopped the harness, if one did.
+    stopped_by: TurnMonitor | None = None
 
     def __post_init__(self) -> None:
         self.writer.announce = self.announcer
@@ -417,6 +429,8 @@ class TurnRun:
             return self.failure
         for monitor in self.monitors:
             if monitor.stop_reason:
+                if self.stopped_by is None:  # the first to answer is the one that stops it
+                    self.stopped_by = monitor
                 return monitor.stop_reason
         return None
 
@@ -547,7 +561,7 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
         writer=EventWriter(context),
         parser=parser,
         on_event=on_event,
-        monitors=[factory(turn) for factory in monitor_factories],
+        monitors=[factory(turn) for factory in signals.monitor_factories],
     )
     limits = limits_for(turn)
 
@@ -593,12 +607,15 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     finally:
         run.announcer.flush()  # the clocks end at its newest post
     while_database_away(run, lambda: run.writer.flush_activity(force=True))
+    ended_by = EndedBy.HARNESS
     if run.stopped:
         status, error = TurnStatus.KILLED, run.failure
     elif run.failure:
         status, error = TurnStatus.FAILED, f"stopped: {run.failure}"
     else:
         status, error = judge(result, run.turn_end, limits.timeout)
+        if result.outcome == Outcome.STOPPED and run.stopped_by is not None:
+            ended_by = run.stopped_by.stop_cause
     if resume and status == TurnStatus.FAILED and session_is_gone(result, run):
         if adapter.holds_session(agent, resume) is False:
             # Not here: another machine (the agent's own container) may well hold it. It is kept,
@@ -607,7 +624,9 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
                 f"its session {resume} is not on this machine (another machine may hold it; it is "
                 "kept, not replaced): woke again once in a fresh session here"
             )
-            finished = while_database_away(run, lambda: finish_turn(turn, run, result, status, error))
+            finished = while_database_away(
+                run, lambda: finish_turn(turn, run, result, status, error, EndedBy.SESSION_ELSEWHERE)
+            )
             post_system_message(  # said here whatever the harness's own error line said
                 motion,
                 f"@{agent.name}: {error}",
@@ -621,10 +640,12 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
         error = (
             f"its session {resume} is gone from {agent.harness}; retired it and woke again in a new session"
         )
-        finished = while_database_away(run, lambda: finish_turn(turn, run, result, status, error))
+        finished = while_database_away(
+            run, lambda: finish_turn(turn, run, result, status, error, EndedBy.SESSION_GONE)
+        )
         retire_and_wake_again(finished, resume)
         return finished
-    return while_database_away(run, lambda: finish_turn(turn, run, result, status, error))
+    return while_database_away(run, lambda: finish_turn(turn, run, result, status, error, ended_by))
 
 
 def policy_for(turn: Turn) -> ToolPolicy:
@@ -761,10 +782,13 @@ def _said_by_turn_end(result: ProcessResult, end: Event | None) -> bool:
     )
 
 
-def finish_turn(turn: Turn, run: TurnRun, result: ProcessResult, status: str, error: str) -> Turn:
+def finish_turn(
+    turn: Turn, run: TurnRun, result: ProcessResult, status: str, error: str, ended_by: str = EndedBy.HARNESS
+) -> Turn:
     end = run.turn_end
     fields = {
         "status": status,
+        "ended_by": ended_by,
         "ended_at": timezone.now(),
         "exit_code": result.returncode,
         "stderr_tail": redact(result.stderr_tail),
