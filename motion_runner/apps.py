@@ -13,7 +13,7 @@ class MotionRunnerConfig(AppConfig):
     def ready(self) -> None:
         from django.contrib.auth.signals import user_logged_in
 
-        from . import checks, host_checks  # noqa: F401  (registers the system checks)
+        from . import checks, host_checks, signals  # noqa: F401  (registers the system checks)
         from .runner import tasks  # noqa: F401  (registers the Celery tasks)
 
         user_logged_in.connect(remember_sign_in, dispatch_uid="motion_runner.remember_sign_in")
@@ -21,6 +21,9 @@ class MotionRunnerConfig(AppConfig):
         # The record binding's receivers (memory_lane: a post made in the host reaches the apps);
         # by path, as the models it loads are ready only now.
         import_string("motion_runner.record.binding")().connect()
+        fence = import_string("motion_runner.record.poller_fenced_agents")
+        if fence not in signals.fenced_agent_providers:  # wakes asks it (signals.py)
+            signals.fenced_agent_providers.append(fence)
 
 
 def ring_on_sqlite(sender, connection, **kwargs) -> None:

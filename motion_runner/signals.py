@@ -135,6 +135,17 @@ the policy from its shared tool list, its dials and the wake footer. With none r
 turn gets the harness layer's most closed policy (local reads only, no MCP server).
 """
 
+FencedAgentProvider = Callable[[], "set[str]"]
+fenced_agent_providers: list[FencedAgentProvider] = []
+"""
+Called as ``provider() -> set of agent names`` by wakes/ each time it decides whom a mention or
+the consider loop may wake; the names of every provider together are woken by no one here
+(another decider wakes them). The runner registers its record's fence
+(``motion_runner.record.poller_fenced_agents``: under a binding that shares memory-lane's record,
+the ``POLLER_AGENTS`` memory-lane's poller still wakes) in ``MotionRunnerConfig.ready``, so wakes
+reads the fence without importing the storage.
+"""
+
 # --- Hooks of the thread page and its poll (motion_runner/views.py, motion_runner/api/views.py) -
 
 ThreadPageContext = Callable[["HttpRequest", "Motion"], dict[str, Any]]

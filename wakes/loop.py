@@ -22,12 +22,12 @@ from datetime import datetime, timedelta
 from django.db import router, transaction
 from django.db.models import F, Max, Q
 
+from motion_runner import signals
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.lib.ids import system_uuid
 from motion_runner.lib.tasks import send_when_broker_answers
 from motion_runner.message_fit import POST_KINDS, is_post
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, TurnStatus
-from motion_runner.record import poller_fenced_agents
 from motion_runner.system_lines import post_system_message
 
 from . import clock
@@ -343,13 +343,20 @@ def typing_until(motion_id: str, now: datetime, ttl: float) -> datetime | None:
     return latest + timedelta(seconds=ttl) if latest else None
 
 
+def fenced_agents() -> set[str]:
+    """The agents another decider wakes (`signals.fenced_agent_providers`: memory-lane's poller
+    under a binding that shares its record, POLLER_AGENTS): no mention or consider loop here
+    wakes them. One decider per agent."""
+    return set().union(*(provider() for provider in signals.fenced_agent_providers))
+
+
 def still_listening(state: ListenState) -> bool:
-    # An agent memory-lane's poller still wakes (POLLER_AGENTS) is not the consider loop's.
+    # An agent another decider wakes (memory-lane's poller) is not the consider loop's.
     return (
         Motion.agents.through.objects.filter(
             motion_id=state.motion_id, agent_id=state.agent_id, agent__listening=True
         )
-        .exclude(agent__name__in=poller_fenced_agents())
+        .exclude(agent__name__in=fenced_agents())
         .exists()
     ) and looks_unprompted(state.motion_id, state.agent_id)  # the room's "mentions only", archived
 
