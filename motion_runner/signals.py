@@ -47,7 +47,7 @@ turn_finished = Signal()
 Arguments: ``turn`` (the ended ``motion_runner.models.Turn``, its row saying how it ended).
 
 Sent robustly (a receiver's error is logged, never raised) with ``sender=Turn`` by
-``motion_runner/runner/turns.py`` once a turn has ended. wakes/ listens: dots for silent turns,
+``motion_runner/runner/ending.py`` once a turn has ended. wakes/ listens: dots for silent turns,
 the spend ledger, the loop's backoff, request cards, the compaction after a loop-guard stop,
 and the turn's ability.
 """
@@ -56,7 +56,7 @@ turn_repriced = Signal()
 """
 Arguments: ``turn`` (an ended Turn whose ``cost_usd`` was raised), ``was`` (what it was charged).
 
-Sent robustly with ``sender=Turn`` by ``motion_runner/runner/turns.py`` when the sweep ended a
+Sent robustly with ``sender=Turn`` by ``motion_runner/runner/ending.py`` when the sweep ended a
 turn as lost and its runner, alive after all, stored lines after that show more spent. wakes/
 listens: the ledger's row takes the new cost.
 """

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from motion_runner.models import Message, MotionSession, Turn, TurnStatus, Visibility
-from motion_runner.runner.turns import dead_turn_cost
+from motion_runner.runner.ending import dead_turn_cost
 from tests import recorded
 from tests.factories import MotionFactory, TurnFactory
 

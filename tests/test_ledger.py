@@ -13,7 +13,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from motion_runner.lib.ids import system_uuid
-from motion_runner.models import Kind, Message, Turn, TurnStatus
+from motion_runner.models import EndedBy, Kind, Message, Turn, TurnStatus
 from motion_runner.runner.reclaim import sweep_turns
 from motion_runner.runner.turns import enqueue_turn, retire_and_wake_again
 from tests.factories import MessageFactory
@@ -80,6 +80,7 @@ def test_a_compaction_turn_is_in_the_ledger_and_counted(room, clock):
         status=TurnStatus.KILLED,
         session_id="s-1",
         error="the tool-loop guard stopped it: the same call 3 times",
+        ended_by=EndedBy.LOOP_GUARD,
     )
     looped.refresh_from_db()
     compaction = compact_after_loop(Turn, looped)
