@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from motion_runner.harnesses import LaunchSpec, claude_code, codex, get_adapter, pi
+from motion_runner.harnesses import LaunchSpec, claude_code_command, codex, get_adapter, pi
 from motion_runner.harnesses.policy import LOOK
 from motion_runner.runner.turns import policy_for
 from wakes.tool_policy import policy_for_mode
@@ -15,7 +15,7 @@ from wakes.tool_policy import policy_for_mode
 
 def claude_tool_arguments(mode: str, workspace: str | None) -> tuple[list[str], list[Path]]:
     """Flags for a Claude Code wake, and the temporary files they name."""
-    return claude_code.tool_arguments(policy_for_mode(mode), workspace)
+    return claude_code_command.tool_arguments(policy_for_mode(mode), workspace)
 
 
 def pi_look_only_tools() -> list[str]:

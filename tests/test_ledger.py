@@ -20,8 +20,10 @@ from tests.factories import MessageFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
 from wakes.budget import settle_turn, spent_today
 from wakes.compaction import compact_after_loop
-from wakes.loop import ORPHANED_RESERVATION, release_orphaned_reservations, run_consideration, tick
+from wakes.considering import run_consideration
+from wakes.loop import tick
 from wakes.models import Consideration, ListenState, Spend, WakeRequest
+from wakes.recovery import ORPHANED_RESERVATION, release_orphaned_reservations
 from wakes.requests import grant
 
 pytestmark = pytest.mark.django_db
@@ -128,18 +130,18 @@ def a_reservation_whose_worker_died(room, clock, loop) -> Consideration:
     say(room.motion, room.justin, "what do you think?", clock)
     clock.advance(12)
     [c] = tick(dispatch=False)
-    from wakes import loop as wakes_loop
+    from wakes import considering
 
     def die(*args, **kwargs):
         raise SystemExit("the worker died")
 
-    original = wakes_loop.wake
-    wakes_loop.wake = die
+    original = considering.wake
+    considering.wake = die
     try:
         with pytest.raises(SystemExit):
             run_consideration(c.pk, dispatch=False, screen=loop.screen)
     finally:
-        wakes_loop.wake = original
+        considering.wake = original
     return Consideration.objects.get(pk=c.pk)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from django.test import override_settings
 
-from motion_runner.harnesses.claude_code import CLAUDE_LOCAL_READS
+from motion_runner.harnesses.claude_code_command import CLAUDE_LOCAL_READS
 from motion_runner.harnesses.pi import PI_LOCAL_READS
 from tests.harness_support import claude_tool_arguments, codex_tool_arguments, pi_tool_arguments
 from wakes import tool_policy

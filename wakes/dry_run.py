@@ -14,7 +14,8 @@ from motion_runner.models import Turn, TurnStatus
 
 from . import clock
 from .loop import due_mention_wakes, rest_at, schedule, still_listening, typing_until
-from .models import Dials, ListenState, MentionWake, resolve
+from .models import Dials, ListenState, MentionWake
+from .models.dials import resolve
 from .steering import mentions_held, scram_holds, steering_for
 from .wake import human_duration
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from motion_runner.models import Agent, EndedBy, Motion, Turn, TurnStatus
 
 from .loop_guard import why_stopped
-from .models import current_dials
+from .models.dials import current_dials
 from .steering import prompt_piece
 
 # Turns the runner starts for itself get no footer: they are not wakes.

@@ -26,36 +26,20 @@ from motion_runner import signals
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.lib.ids import system_uuid
 from motion_runner.lib.tasks import send_when_broker_answers
-from motion_runner.message_fit import POST_KINDS, is_post
+from motion_runner.message_fit import is_post
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, TurnStatus
 from motion_runner.system_lines import post_system_message
 
 from . import clock
-from .budget import Refusal, release, reserve, turn_cap
-from .conf import app_settings as wakes_settings  # the app's settings, with defaults (conf.py)
-from .context import new_posts_prompt, quiet_prompt
-from .models import (
-    Consideration,
-    DialOverride,
-    Dials,
-    ListenState,
-    MentionWake,
-    Resolved,
-    Spend,
-    TypingPing,
-    WakeKind,
-    overrides_for,
-    resolve,
-)
+from .models import Consideration, DialOverride, Dials, ListenState, MentionWake, TypingPing
+from .models.dials import Resolved, overrides_for, resolve
+from .models.listening import WakeKind
 from .noting import read_for_note, unlocked_notes, write_noted
-from .screen import screen_posts
+from .recovery import CONSIDER, recover_considerations
 from .steering import looks_unprompted, scram_holds, unprompted_again_at
-from .wake import human_duration, wake
+from .wake import human_duration
 
 log = logging.getLogger(__name__)
-
-# The task that runs one claimed consideration (wakes/tasks.py), by its name: motion_runner/lib/tasks.py.
-CONSIDER = "wakes.consider"
 
 
 # What counts as a post someone might answer: words and watch lines, not tool calls, turn ends,
@@ -267,69 +251,6 @@ def tick(*, dispatch: bool = True) -> list[Consideration]:
 # --- wakes that survive the broker -----------------------------------------------------------
 
 
-def recover_considerations(now: datetime, *, dispatch: bool = True) -> dict[str, int]:
-    """The database is the record of what is owed: a consideration whose task the broker lost
-    is sent again, exactly once (the conditional UPDATE on `resent_at` is the claim of the
-    re-send); one that still did not start, or started and never woke (its worker died between
-    the reservation and the wake), is given up: its reservation goes back, its posts are owed
-    again and the pair is looked at now."""
-    bound = timedelta(seconds=wakes_settings.WAKES_CONSIDERATION_START_SECONDS)
-    resent = []
-    lost = Consideration.objects.filter(
-        status=Consideration.Status.CLAIMED, resent_at__isnull=True, created_at__lt=now - bound
-    ).values_list("pk", flat=True)
-    for pk in lost:
-        won = Consideration.objects.filter(
-            pk=pk, status=Consideration.Status.CLAIMED, resent_at__isnull=True
-        ).update(resent_at=now)
-        if won == 1:
-            resent.append(pk)
-    if dispatch and resent:
-        for pk in resent:
-            transaction.on_commit(lambda pk=pk: send_when_broker_answers(CONSIDER, pk), robust=True)
-    # A run is its screen (bounded by its timeout) and a few queries: one running much longer
-    # lost its worker.
-    run_bound = timedelta(
-        seconds=max(wakes_settings.WAKES_CONSIDERATION_RUN_SECONDS, 2 * Dials.load().screen_timeout_seconds)
-    )
-    stuck = Consideration.objects.filter(
-        Q(status=Consideration.Status.CLAIMED, resent_at__lt=now - bound)
-        | Q(status=Consideration.Status.RUNNING, turn__isnull=True, started_at__lt=now - run_bound)
-        # Started before started_at was kept.
-        | Q(
-            status=Consideration.Status.RUNNING,
-            turn__isnull=True,
-            started_at__isnull=True,
-            created_at__lt=now - 10 * bound,
-        )
-    ).select_related("motion", "agent")
-    abandoned = sum(1 for c in stuck if abandon(c, now))
-    return {"resent": len(resent), "abandoned": abandoned}
-
-
-def abandon(c: Consideration, now: datetime) -> bool:
-    """A consideration whose wake never started: give its reservation back, owe its posts again."""
-    with transaction.atomic():
-        won = Consideration.objects.filter(
-            pk=c.pk,
-            status__in=(Consideration.Status.CLAIMED, Consideration.Status.RUNNING),
-            turn__isnull=True,
-        ).update(status=Consideration.Status.FAILED, detail="its wake never started (a lost task or worker)")
-        if won != 1:
-            return False
-        for envelope in Spend.objects.filter(consideration=c, turn__isnull=True, settled=False):
-            release(envelope, "released: the wake never started")
-        state = ListenState.objects.select_for_update().get(pk=c.state_id)
-        if c.kind == WakeKind.NEW_POSTS and state.considered_through == c.through:
-            state.considered_through = c.previous_through  # those posts are still owed
-        state.busy_until = None
-        state.due_at = now
-        state.version += 1
-        state.save()
-    log.warning("consideration %s of %s in %s never started; looking again", c.pk, c.agent_id, c.motion_id)
-    return True
-
-
 def _reschedule(state: ListenState, **changes) -> bool:
     """Write a state the look decided on, unless someone wrote it since (then it is theirs)."""
     changes.setdefault("version", F("version") + 1)
@@ -441,157 +362,6 @@ def claim(
 # --- a claimed consideration ------------------------------------------------------------------
 
 
-@dataclass
-class Outcome:
-    status: str
-    turn: Turn | None = None
-
-
-def new_posts(consideration: Consideration) -> list[Message]:
-    posts = Message.objects.filter(
-        motion_id=consideration.motion_id, kind__in=POST_KINDS, created_at__lte=consideration.through
-    ).exclude(source=Source.SYSTEM)
-    posts = posts.exclude(agent_id=consideration.agent_id)
-    if consideration.previous_through:
-        posts = posts.filter(created_at__gt=consideration.previous_through)
-    return list(posts.order_by("created_at", "id"))
-
-
-def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=None) -> Outcome | None:
-    """Budget, screen, wake. Idempotent: a consideration runs once (claimed → running)."""
-    if (
-        Consideration.objects.filter(pk=consideration_id, status=Consideration.Status.CLAIMED).update(
-            status=Consideration.Status.RUNNING, started_at=clock.now()
-        )
-        != 1
-    ):
-        return None
-    c = Consideration.objects.select_related("motion", "agent").get(pk=consideration_id)
-    now = clock.now()
-    dials = resolve(c.motion_id, c.agent_id)
-    screening = c.kind == WakeKind.NEW_POSTS and dials.screen_enabled
-    envelope = reserve(c, dials, now, screen=screening)
-    if isinstance(envelope, Refusal):
-        return refuse(c, envelope)
-    posts = new_posts(c) if c.kind == WakeKind.NEW_POSTS else []
-    screen_cost = None
-    screen_note = ""
-    if screening:
-        result = (screen or screen_posts)(c.motion, c.agent, posts, dials.dials)
-        screen_cost = result.cost
-        if result.answered:
-            Spend.objects.create(
-                kind=Spend.Kind.SCREEN,
-                motion_id=c.motion_id,
-                agent_id=c.agent_id,
-                consideration=c,
-                day=envelope.day,
-                at=now,
-                amount=result.cost,
-                settled=True,
-                input_tokens=result.input_tokens,
-                output_tokens=result.output_tokens,
-                note=f"{result.verdict}: {result.reason}"[:300],
-            )
-            Spend.objects.filter(pk=envelope.pk).update(amount=F("amount") - result.cost)
-        c.screen_verdict = result.verdict if not result.failed else "FAILED"
-        c.screen_reason = result.reason[:300]
-        if not result.off:  # the default setup has no screen: nothing to say on every wake line
-            screen_note = f"screen {c.screen_verdict}: {result.reason} · ${result.cost:.4f}"
-        if result.dismissed:
-            release(envelope, f"screened: {result.reason}"[:300])
-            c.status = Consideration.Status.SCREENED
-            c.save(update_fields=["status", "screen_verdict", "screen_reason"])
-            post_dot(c.motion, c.agent, result.reason, by_screen=True, key=("screen", c.pk))
-            free_pair(c, silent=True)
-            return Outcome(c.status)
-    cap = turn_cap(envelope, screen_cost or 0, dials.consideration_cap_usd)
-    if c.kind == WakeKind.NEW_POSTS:
-        count = len(posts)
-        why = f"{count} new post{'s' if count != 1 else ''}" + (f" ({screen_note})" if screen_note else "")
-        prompt = new_posts_prompt(c.motion, c.agent, posts, c.previous_through)
-        woken_by = posts[-1] if posts else None
-    else:
-        quiet = timedelta(seconds=c.quiet_seconds or 0)
-        why = f"a long quiet: nothing said for {human_duration(quiet)}"
-        prompt = quiet_prompt(c.motion, c.agent, human_duration(quiet))
-        woken_by = None
-    if not Consideration.objects.filter(pk=c.pk, status=Consideration.Status.RUNNING).exists():
-        return None  # given up as lost meanwhile (its screen outlasted the bound): its posts are owed again
-    turn = wake(
-        c.motion,
-        c.agent,
-        prompt=prompt,
-        reason=c.kind,
-        why=why,
-        effort=dials.consider_effort,
-        cap=cap,
-        woken_by=woken_by,
-        dispatch=dispatch,
-        posts=posts if c.kind == WakeKind.NEW_POSTS else None,
-    )
-    Spend.objects.filter(pk=envelope.pk).update(turn=turn)
-    c.turn = turn
-    c.status = Consideration.Status.WOKEN
-    c.detail = why[:300]
-    c.save(update_fields=["turn", "status", "detail", "screen_verdict", "screen_reason"])
-    return Outcome(c.status, turn)
-
-
-def refuse(c: Consideration, refusal: Refusal) -> Outcome:
-    c.status = Consideration.Status.REFUSED
-    c.detail = refusal.text[:300]
-    c.save(update_fields=["status", "detail"])
-    with transaction.atomic():
-        state = ListenState.objects.select_for_update().get(pk=c.state_id)
-        if c.kind == WakeKind.NEW_POSTS and state.considered_through == c.through:
-            state.considered_through = c.previous_through  # those posts are still owed
-        state.busy_until = None
-        state.due_at = refusal.retry_at
-        state.version += 1
-        state.save()
-    what = "new posts" if c.kind == WakeKind.NEW_POSTS else "the long quiet"
-    # Said once per cap window (the id is the window's), not on every retry.
-    post_system_message(
-        c.motion,
-        f"@{c.agent.name} is not considering {what}: {refusal.text}. Mentions still wake it.",
-        kind=Kind.WAKE,
-        message_id=system_uuid("wakes-cap", c.motion_id, c.agent_id, refusal.window),
-        agent=c.agent,
-    )
-    return Outcome(c.status)
-
-
-def free_pair(c: Consideration | None, *, silent: bool, motion_id=None, agent_id=None) -> None:
-    """A wake of the pair ended: clear in-flight, back off after a silent long quiet, reschedule."""
-    motion_id = c.motion_id if c else motion_id
-    agent_id = c.agent_id if c else agent_id
-    with transaction.atomic():
-        state = ListenState.objects.select_for_update().filter(motion_id=motion_id, agent_id=agent_id).first()
-        if state is None:
-            return
-        if c is not None and c.kind == WakeKind.QUIET and silent:
-            state.idle_level += 1  # each long quiet that ends silent doubles the next wait
-        if c is not None:
-            state.considered_at = clock.now()  # a long quiet is counted from here
-        state.busy_until = None
-        state.due_at = schedule(state, resolve(motion_id, agent_id))
-        state.version += 1
-        state.save()
-
-
-def post_dot(motion: Motion, agent: Agent, reason: str, *, by_screen: bool, key: tuple, turn=None) -> None:
-    attr = ' by="screen"' if by_screen else ""
-    post_system_message(
-        motion,
-        f"<silent{attr}>{reason}</silent>",
-        kind=Kind.DOT,
-        message_id=system_uuid("wakes-dot", *key),
-        agent=agent,
-        turn=turn,
-    )
-
-
 def due_mention_wakes(now: datetime):
     return MentionWake.objects.filter(status=MentionWake.Status.WAITING, due_at__lte=now)
 
@@ -603,49 +373,3 @@ def answered_since(message: Message, agent: Agent) -> bool:
         .exclude(source=Source.SYSTEM)
         .exists()
     )
-
-
-# A consideration reserves, screens (at most the screen's timeout) and queues its turn within
-# seconds: a reservation still without a turn after this long belongs to a wake that never
-# happened (its worker died between reserving and waking, the broker lost the task).
-ORPHANED_RESERVATION = timedelta(minutes=5)
-
-
-def release_orphaned_reservations(now: datetime | None = None) -> int:
-    """Safety net (wakes.settle): release reservations whose wake never happened, say so in
-    the thread once, and give the pair's posts back to the loop. Each release is claimed by a
-    conditional UPDATE (still unsettled, still without a turn), so two sweeps release it once."""
-    now = now or clock.now()
-    released = 0
-    stale = Spend.objects.filter(
-        kind=Spend.Kind.CONSIDERATION, settled=False, turn__isnull=True, at__lt=now - ORPHANED_RESERVATION
-    ).select_related("consideration", "agent", "motion")
-    for spend in stale:
-        claimed = Spend.objects.filter(pk=spend.pk, settled=False, turn__isnull=True).update(
-            amount=0, settled=True, note="released: its wake never happened"
-        )
-        if not claimed:
-            continue
-        released += 1
-        c = spend.consideration
-        if c is not None and c.status in (Consideration.Status.CLAIMED, Consideration.Status.RUNNING):
-            Consideration.objects.filter(pk=c.pk).update(
-                status=Consideration.Status.FAILED, detail="its wake never happened; reservation released"
-            )
-            with transaction.atomic():
-                state = ListenState.objects.select_for_update().get(pk=c.state_id)
-                if c.kind == WakeKind.NEW_POSTS and state.considered_through == c.through:
-                    state.considered_through = c.previous_through  # those posts are still owed
-                state.busy_until = None
-                state.due_at = now
-                state.version += 1
-                state.save()
-        post_system_message(
-            spend.motion,
-            f"@{spend.agent.name}'s reserved ${spend.reserved:.2f} was released: the wake it was "
-            "reserved for never happened (its worker stopped before waking)",
-            kind=Kind.WAKE,
-            message_id=system_uuid("wakes-orphan", spend.pk),
-            agent=spend.agent,
-        )
-    return released

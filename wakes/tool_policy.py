@@ -79,7 +79,7 @@ MEMORY_SERVERS: tuple[str, ...] = ("magenta-memory-v2",)
 MEMORY_READ_TOOLS: tuple[str, ...] = ("search", "recall", "get-memory", "list-memories")
 
 # Local read tools (read a file, search contents, find files) are each adapter's own, under
-# its harness's names: CLAUDE_LOCAL_READS in harnesses/claude_code.py, PI_LOCAL_READS in
+# its harness's names: CLAUDE_LOCAL_READS in harnesses/claude_code_command.py, PI_LOCAL_READS in
 # harnesses/pi.py.
 
 # Secret paths no turn reads, whatever its mode: deny beats allow.

@@ -34,7 +34,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from motion_runner.lib.http import HttpClient
+from motion_runner.lib.http.client import HttpClient
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Kind, Message, Source
 from motion_runner.redaction import redact

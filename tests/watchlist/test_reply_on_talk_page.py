@@ -357,7 +357,7 @@ def test_a_try_after_a_lost_answer_finds_its_own_edit_instead_of_posting_again(
 def test_the_http_wrapper_sends_cookies_only_from_the_jar_it_is_given(pickipedia):
     import httpx
 
-    from motion_runner.lib.http import HttpClient
+    from motion_runner.lib.http.client import HttpClient
 
     jar = httpx.Cookies()
     with HttpClient() as http:
