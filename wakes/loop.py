@@ -282,11 +282,32 @@ def still_listening(state: ListenState) -> bool:
     ) and looks_unprompted(state.motion_id, state.agent_id)  # the room's "mentions only", archived
 
 
-def evaluate(state: ListenState, now: datetime, dials: Dials) -> Consideration | None:
-    if not still_listening(state):  # left the Motion, or stopped listening: nothing is owed
-        # Until the room's "until", if it set one: then the loop looks again by itself.
-        _reschedule(state, due_at=unprompted_again_at(state.motion_id, state.agent_id, now), busy_until=None)
-        return None
+@dataclass(frozen=True)
+class Decision:
+    """What the look decides for one due pair, read from the record with nothing written: the
+    loop acts on it (`evaluate`), `manage.py would_wake` says it (wakes/dry_run.py)."""
+
+    action: str  # one of the names below
+    # WAIT_POSTS: when the quiet (or the typing) ends; LATER: the next look; BUSY: the recheck.
+    due_at: datetime | None = None
+    typing_until: datetime | None = None  # WAIT_POSTS: someone is typing until then
+    quiet_for: timedelta | None = None  # QUIET: how long nothing was said
+
+    NOT_LISTENING = "not listening"  # left the Motion, stopped listening, fenced
+    BUSY = "busy"  # a turn of the pair is queued or running
+    WAIT_POSTS = "wait posts"  # new posts, still in their quiet (or someone types)
+    NEW_POSTS = "new posts"  # claim a consideration of the new posts
+    RESTED = "rested"  # resting: only a person's post wakes it
+    REST_NOW = "rest now"  # no person for a long while: rest from now
+    LATER = "later"  # nothing new; look again at due_at
+    QUIET = "quiet"  # claim a long-quiet consideration
+
+
+def decide(state: ListenState, now: datetime, dials: Dials) -> Decision:
+    """The look's decision for a due pair. A wake in flight whose finish hook never came (no
+    turn of the pair queued or running) frees the pair on `state` here, as the loop then writes."""
+    if not still_listening(state):
+        return Decision(Decision.NOT_LISTENING)
     resolved = resolve(state.motion_id, state.agent_id, dials)
     if state.busy_until:
         live = Turn.objects.filter(
@@ -295,25 +316,44 @@ def evaluate(state: ListenState, now: datetime, dials: Dials) -> Consideration |
             status__in=(TurnStatus.QUEUED, TurnStatus.RUNNING),
         ).exists()
         if live:  # the turn is still going: its finish hook will reschedule; recheck later
-            _reschedule(state, due_at=now + timedelta(seconds=60))
-            return None
+            return Decision(Decision.BUSY, due_at=now + timedelta(seconds=60))
         state.busy_until = None  # lost (no finish hook came): the pair is free again
     if state.pending:
         ready = state.last_post_at + timedelta(seconds=resolved.quiet_seconds)
         typing = typing_until(state.motion_id, now, dials.typing_ttl_seconds)
         if typing and typing > ready:
-            ready = typing
-        if ready > now:  # still talking, or typing: a burst is one consideration
-            _reschedule(state, due_at=ready, busy_until=None)
-            return None
-        return claim(state, WakeKind.NEW_POSTS, now)
+            return Decision(Decision.WAIT_POSTS, due_at=typing, typing_until=typing)
+        if ready > now:  # still talking: a burst is one consideration
+            return Decision(Decision.WAIT_POSTS, due_at=ready)
+        return Decision(Decision.NEW_POSTS)
     if state.rested:
-        _reschedule(state, due_at=None, busy_until=None)
-        return None
-    person_seen = state.last_person_at or state.created_at
-    due = schedule(state, resolved)
+        return Decision(Decision.RESTED)
     if rest_at(state, dials) <= now:
+        return Decision(Decision.REST_NOW)
+    due = schedule(state, resolved)
+    if due and due > now:
+        return Decision(Decision.LATER, due_at=due)
+    return Decision(Decision.QUIET, quiet_for=now - (state.last_said_at or state.created_at))
+
+
+def evaluate(state: ListenState, now: datetime, dials: Dials) -> Consideration | None:
+    """The look's decision for a due pair, acted on: rescheduled, rested, or claimed once."""
+    decision = decide(state, now, dials)
+    action = decision.action
+    if action == Decision.NOT_LISTENING:  # nothing is owed
+        # Until the room's "until", if it set one: then the loop looks again by itself.
+        _reschedule(state, due_at=unprompted_again_at(state.motion_id, state.agent_id, now), busy_until=None)
+        return None
+    if action == Decision.BUSY:
+        _reschedule(state, due_at=decision.due_at)
+        return None
+    if action == Decision.NEW_POSTS:
+        return claim(state, WakeKind.NEW_POSTS, now)
+    if action == Decision.QUIET:
+        return claim(state, WakeKind.QUIET, now, quiet_for=decision.quiet_for)
+    if action == Decision.REST_NOW:
         # Twelve hours without a person: rest until someone comes back.
+        person_seen = state.last_person_at or state.created_at
         if _reschedule(state, due_at=None, busy_until=None, rested=True):
             post_system_message(
                 state.motion,
@@ -324,10 +364,9 @@ def evaluate(state: ListenState, now: datetime, dials: Dials) -> Consideration |
                 agent=state.agent,
             )
         return None
-    if due and due > now:
-        _reschedule(state, due_at=due, busy_until=None)
-        return None
-    return claim(state, WakeKind.QUIET, now, quiet_for=now - (state.last_said_at or state.created_at))
+    # WAIT_POSTS, LATER: look again then; RESTED: only a post makes it due again.
+    _reschedule(state, due_at=decision.due_at, busy_until=None)
+    return None
 
 
 def claim(
