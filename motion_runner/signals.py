@@ -121,8 +121,9 @@ MonitorFactory = Callable[["Turn"], "TurnMonitor"]
 monitor_factories: list[MonitorFactory] = []
 """
 Called as ``factory(turn) -> TurnMonitor`` once per run of a turn; each monitor ``observe``s
-every event as it is written, and a non-empty ``stop_reason`` ends the turn. wakes/ adds the
-tool-loop guard and the spend guard.
+every event as it is written, and a non-empty ``stop_reason`` ends the turn; the monitor's
+``stop_cause`` (a ``motion_runner.models.EndedBy`` value) becomes the turn's ``ended_by``, which
+code reads instead of the error's words. wakes/ adds the tool-loop guard and the spend guard.
 """
 
 ToolPolicyProvider = Callable[["Turn"], "ToolPolicy"]
