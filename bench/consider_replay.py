@@ -42,10 +42,11 @@ from django.db.models import Min, Sum  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from motion_runner.models import Agent, Message, Motion, Turn, TurnStatus  # noqa: E402
-from motion_runner.runner.turns import turn_finished  # noqa: E402
+from motion_runner.signals import turn_finished  # noqa: E402
 from wakes import clock  # noqa: E402
+from wakes.considering import run_consideration  # noqa: E402
 from wakes.handlers import check_mentions, handle_message  # noqa: E402
-from wakes.loop import run_consideration, tick  # noqa: E402
+from wakes.loop import tick  # noqa: E402
 from wakes.models import Consideration, Dials, ListenState, Spend, TypingPing  # noqa: E402
 from wakes.screen import ScreenResult, price  # noqa: E402
 

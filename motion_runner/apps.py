@@ -13,14 +13,13 @@ class MotionRunnerConfig(AppConfig):
     def ready(self) -> None:
         from django.contrib.auth.signals import user_logged_in
 
-        from . import checks  # noqa: F401  (registers the system checks)
+        from . import checks, signals  # noqa: F401  (registers the system checks)
         from .runner import tasks  # noqa: F401  (registers the Celery tasks)
 
         user_logged_in.connect(remember_sign_in, dispatch_uid="motion_runner.remember_sign_in")
         connection_created.connect(ring_on_sqlite, dispatch_uid="motion_runner.ring_on_sqlite")
         # The write path writes what a binding hands over (a post made in the host): the record
         # package never imports it (pyproject.toml's contract "record-below-the-write-path").
-        from . import signals
         from .ingest.writer import insert_one
 
         if insert_one not in signals.host_post_writers:
@@ -28,6 +27,9 @@ class MotionRunnerConfig(AppConfig):
         # The record binding's receivers (memory_lane: a post made in the host reaches the apps);
         # by path, as the models it loads are ready only now.
         import_string("motion_runner.record.binding")().connect()
+        fence = import_string("motion_runner.record.poller_fenced_agents")
+        if fence not in signals.fenced_agent_providers:  # wakes asks it (signals.py)
+            signals.fenced_agent_providers.append(fence)
 
 
 def ring_on_sqlite(sender, connection, **kwargs) -> None:

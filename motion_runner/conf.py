@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .lib.http import HTTP_DEFAULTS
+from .lib.http.base import HTTP_DEFAULTS
 from .lib.settings import AppSettings  # noqa: F401  (wakes' and watchlist's conf.py build theirs with it)
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -121,7 +121,7 @@ DEFAULTS: dict[str, Any] = {
     "MESSAGES_LISTEN": True,
     "MESSAGES_FALLBACK_POLL_SECONDS": 1.0,
     "MESSAGES_WOKEN_READERS_AT_ONCE": 10,
-    # The one outbound HTTP wrapper (motion_runner/lib/http.py) and its SSRF guard's allowlist.
+    # The one outbound HTTP wrapper (motion_runner/lib/http/) and its SSRF guard's allowlist.
     **HTTP_DEFAULTS,
 }
 

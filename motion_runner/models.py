@@ -225,6 +225,20 @@ class TurnStatus(models.TextChoices):
     TIMED_OUT = "timed_out"
 
 
+class EndedBy(models.TextChoices):
+    """What ended a turn, beyond its status: read by code (wakes' compaction, the after-loop note,
+    a turn's ability), so no module reads it back out of the error the thread is shown.
+
+    A turn monitor that stops a turn names its cause (`TurnMonitor.stop_cause`); the runner sets
+    the session values when it wakes a turn again after its session failed to resume."""
+
+    HARNESS = "", "the harness's own end, or the runner's judgement of it"
+    LOOP_GUARD = "loop_guard", "the tool-loop guard stopped it"
+    SPEND_GUARD = "spend_guard", "the turn's dollar cap stopped it"
+    SESSION_GONE = "session_gone", "its session was gone: retired, and the wake run again"
+    SESSION_ELSEWHERE = "session_elsewhere", "its session is on another machine: the wake run again fresh"
+
+
 ENDED_STATUSES = (
     TurnStatus.FINISHED,
     TurnStatus.FAILED,
@@ -310,6 +324,13 @@ class Turn(models.Model):
     raw_log = models.JSONField(default=list, blank=True, help_text="Lines the adapter skipped.")
     stderr_tail = models.TextField(blank=True)
     error = models.TextField(blank=True)
+    ended_by = models.CharField(
+        max_length=32,
+        choices=EndedBy.choices,
+        blank=True,
+        default=EndedBy.HARNESS,
+        help_text="What ended it (a guard, a lost session), for code to read; `error` is for people.",
+    )
     model = models.CharField(
         max_length=100, blank=True, help_text="The model this turn runs with; blank: the agent's own."
     )

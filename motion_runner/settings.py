@@ -314,7 +314,7 @@ WATCH_MAX_PER_CYCLE = env_int("WATCH_MAX_PER_CYCLE", 20000)
 WATCH_MAX_WORKERS = env_int("WATCH_MAX_WORKERS", 8)
 WATCH_FAILURES_BEFORE_NOTICE = env_int("WATCH_FAILURES_BEFORE_NOTICE", 3)
 WATCH_BACKOFF_MAX_SECONDS = env_int("WATCH_BACKOFF_MAX_SECONDS", 3600)
-# The one outbound HTTP wrapper (motion_runner/lib/http.py): limits and the SSRF guard's allowlist
+# The one outbound HTTP wrapper (motion_runner/lib/http/): limits and the SSRF guard's allowlist
 # (CIDRs, optionally with :port, e.g. "10.1.2.0/24,127.0.0.1:8545"; empty = public only).
 WATCH_HTTP_TIMEOUT_SECONDS = env_float("WATCH_HTTP_TIMEOUT_SECONDS", 10.0)
 WATCH_HTTP_MAX_BYTES = env_int("WATCH_HTTP_MAX_BYTES", 2 * 1024 * 1024)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # annotations only: this module imports nothing of the runner
 
     from .harnesses.policy import ToolPolicy
     from .models import Agent, Message, Motion, Turn
-    from .runner.turns import TurnMonitor
+    from .runner.monitor import TurnMonitor
 
 # --- Signals ----------------------------------------------------------------------------------
 
@@ -47,7 +47,7 @@ turn_finished = Signal()
 Arguments: ``turn`` (the ended ``motion_runner.models.Turn``, its row saying how it ended).
 
 Sent robustly (a receiver's error is logged, never raised) with ``sender=Turn`` by
-``motion_runner/runner/turns.py`` once a turn has ended. wakes/ listens: dots for silent turns,
+``motion_runner/runner/ending.py`` once a turn has ended. wakes/ listens: dots for silent turns,
 the spend ledger, the loop's backoff, request cards, the compaction after a loop-guard stop,
 and the turn's ability.
 """
@@ -56,7 +56,7 @@ turn_repriced = Signal()
 """
 Arguments: ``turn`` (an ended Turn whose ``cost_usd`` was raised), ``was`` (what it was charged).
 
-Sent robustly with ``sender=Turn`` by ``motion_runner/runner/turns.py`` when the sweep ended a
+Sent robustly with ``sender=Turn`` by ``motion_runner/runner/ending.py`` when the sweep ended a
 turn as lost and its runner, alive after all, stored lines after that show more spent. wakes/
 listens: the ledger's row takes the new cost.
 """
@@ -121,15 +121,17 @@ MonitorFactory = Callable[["Turn"], "TurnMonitor"]
 monitor_factories: list[MonitorFactory] = []
 """
 Called as ``factory(turn) -> TurnMonitor`` once per run of a turn; each monitor ``observe``s
-every event as it is written, and a non-empty ``stop_reason`` ends the turn. wakes/ adds the
-tool-loop guard and the spend guard.
+every event as it is written, and a non-empty ``stop_reason`` ends the turn; the monitor's
+``stop_cause`` (a ``motion_runner.models.EndedBy`` value) becomes the turn's ``ended_by``, which
+code reads instead of the error's words. wakes/ adds the tool-loop guard and the spend guard.
 """
 
 ToolPolicyProvider = Callable[["Turn"], "ToolPolicy"]
 tool_policy_providers: list[ToolPolicyProvider] = []
 """
-Called as ``provider(turn) -> ToolPolicy`` by a harness adapter building a turn's command line
-(``motion_runner.harnesses.policy.policy_for``); the last one registered answers. wakes/ computes
+Called as ``provider(turn) -> ToolPolicy`` by the runner once a launch, before the adapter
+builds the turn's command line (``motion_runner.runner.turns.policy_for``, which hands the
+answer to the adapter); the last one registered answers. wakes/ computes
 the policy from its shared tool list, its dials and the wake footer. With none registered, a
 turn gets the harness layer's most closed policy (local reads only, no MCP server).
 """
@@ -143,6 +145,17 @@ apps' Message for it built but not yet fitted; the first registered answers. The
 (``motion_runner.ingest.writer.insert_one``: fitted, redacted, inserted once, ``message_created`` after
 commit) registers it in ``MotionRunnerConfig.ready()``, so the record package never imports the
 write path. With none registered, such a post stays in the host's record alone.
+"""
+
+FencedAgentProvider = Callable[[], "set[str]"]
+fenced_agent_providers: list[FencedAgentProvider] = []
+"""
+Called as ``provider() -> set of agent names`` by wakes/ each time it decides whom a mention or
+the consider loop may wake; the names of every provider together are woken by no one here
+(another decider wakes them). The runner registers its record's fence
+(``motion_runner.record.poller_fenced_agents``: under a binding that shares memory-lane's record,
+the ``POLLER_AGENTS`` memory-lane's poller still wakes) in ``MotionRunnerConfig.ready``, so wakes
+reads the fence without importing the storage.
 """
 
 # --- Hooks of the thread page and its poll (motion_runner/thread/views.py, motion_runner/api/views.py) -

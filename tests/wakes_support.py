@@ -17,7 +17,8 @@ from motion_runner.models import Message, Turn, TurnStatus
 from motion_runner.signals import message_created, turn_finished
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
 from wakes import clock as wake_clock
-from wakes.loop import run_consideration, tick
+from wakes.considering import run_consideration
+from wakes.loop import tick
 from wakes.models import Consideration, Dials
 from wakes.screen import ScreenResult
 

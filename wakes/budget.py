@@ -24,7 +24,9 @@ from django.utils import timezone
 
 from motion_runner.models import ENDED_STATUSES
 
-from .models import BudgetDay, Consideration, Resolved, Spend, WakeKind
+from .models import BudgetDay, Consideration, Spend
+from .models.dials import Resolved
+from .models.listening import WakeKind
 
 HOUR = timedelta(hours=1)
 CENT = Decimal("0.01")

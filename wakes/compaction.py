@@ -6,14 +6,12 @@ from __future__ import annotations
 from motion_runner.harnesses import get_adapter
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
-from motion_runner.models import Kind, Turn, TurnStatus
+from motion_runner.models import EndedBy, Kind, Turn, TurnStatus
 from motion_runner.runner.turns import enqueue_turn
-
-from .loop_guard import LOOP_GUARD_PREFIX
 
 
 def compact_after_loop(sender, turn: Turn, **kwargs) -> Turn | None:
-    if turn.status != TurnStatus.KILLED or LOOP_GUARD_PREFIX not in turn.error or not turn.session_id:
+    if turn.status != TurnStatus.KILLED or turn.ended_by != EndedBy.LOOP_GUARD or not turn.session_id:
         return None
     prompt = get_adapter(turn.agent.harness).compact_prompt
     if not prompt:

@@ -33,7 +33,7 @@ from motion_runner.people.access import access
 
 from . import clock
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from .models import Resolved, resolve
+from .models.dials import Resolved, resolve
 from .quoting import FRAME, LEAD_IN, defuse, posts_of, quote, thread_link
 from .screen import digest
 

@@ -1,20 +1,18 @@
 """What the loop would wake now, and why, without waking anything (`manage.py would_wake`).
 
-The same reading as the loop's look (`loop.evaluate`), with no write: no claim, no reschedule,
-no reservation. What the budget and the screen would then say is not asked (the screen costs
+The loop's own decision (`loop.decide`, which `loop.evaluate` acts on), with no write: no claim,
+no reschedule, no reservation. What the budget and the screen would then say is not asked (the screen costs
 money); the line says that they decide next.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-
-from motion_runner.models import Turn, TurnStatus
+from datetime import datetime
 
 from . import clock
-from .loop import due_mention_wakes, rest_at, schedule, still_listening, typing_until
-from .models import Dials, ListenState, MentionWake, resolve
+from .loop import Decision, decide, due_mention_wakes
+from .models import Dials, ListenState, MentionWake
 from .steering import mentions_held, scram_holds, steering_for
 from .wake import human_duration
 
@@ -42,38 +40,34 @@ def why_not_listening(state: ListenState) -> str:
 
 
 def explain(state: ListenState, now: datetime, dials: Dials) -> Verdict:
+    """The loop's own decision (`loop.decide`), said in a sentence."""
+    decision = decide(state, now, dials)
+    action = decision.action
+
     def verdict(wakes: bool, why: str) -> Verdict:
         return Verdict(state.motion_id, state.agent.name, wakes, why)
 
-    if not still_listening(state):
+    if action == Decision.NOT_LISTENING:
         return verdict(False, why_not_listening(state))
-    resolved = resolve(state.motion_id, state.agent_id, dials)
-    if state.busy_until:
-        live = Turn.objects.filter(
-            motion_id=state.motion_id,
-            agent_id=state.agent_id,
-            status__in=(TurnStatus.QUEUED, TurnStatus.RUNNING),
-        ).exists()
-        if live:
-            return verdict(False, "a turn of it is queued or running here")
-    if state.pending:
-        ready = state.last_post_at + timedelta(seconds=resolved.quiet_seconds)
-        typing = typing_until(state.motion_id, now, dials.typing_ttl_seconds)
-        if typing and typing > ready:
-            return verdict(False, f"new posts, but someone is typing (until {typing:%H:%M:%S} UTC)")
-        if ready > now:
-            return verdict(False, f"new posts; the quiet ends in {human_duration(ready - now)}")
+    if action == Decision.BUSY:
+        return verdict(False, "a turn of it is queued or running here")
+    if action == Decision.WAIT_POSTS and decision.typing_until:
+        return verdict(
+            False, f"new posts, but someone is typing (until {decision.typing_until:%H:%M:%S} UTC)"
+        )
+    if action == Decision.WAIT_POSTS:
+        return verdict(False, f"new posts; the quiet ends in {human_duration(decision.due_at - now)}")
+    if action == Decision.NEW_POSTS:
         return verdict(True, "a consideration of the new posts (the budget and the screen decide next)")
-    if state.rested:
+    if action == Decision.RESTED:
         return verdict(False, "resting: no person for a long while; a person's post wakes it")
-    if rest_at(state, dials) <= now:
+    if action == Decision.REST_NOW:
         return verdict(False, "would go to rest now (no person posted for a long while)")
-    due = schedule(state, resolved)
-    if due and due > now:
-        return verdict(False, f"nothing new; a long-quiet look in {human_duration(due - now)}")
-    quiet = now - (state.last_said_at or state.created_at)
+    if action == Decision.LATER:
+        return verdict(False, f"nothing new; a long-quiet look in {human_duration(decision.due_at - now)}")
     return verdict(
-        True, f"a long-quiet consideration: nothing said for {human_duration(quiet)} (the budget decides)"
+        True,
+        f"a long-quiet consideration: nothing said for {human_duration(decision.quiet_for)} (the budget decides)",
     )
 
 

@@ -4,10 +4,10 @@ wake after a turn it stopped."""
 
 from __future__ import annotations
 
-from motion_runner.models import Agent, Motion, Turn, TurnStatus
+from motion_runner.models import Agent, EndedBy, Motion, Turn, TurnStatus
 
-from .loop_guard import LOOP_GUARD_PREFIX
-from .models import current_dials
+from .loop_guard import why_stopped
+from .models.dials import current_dials
 from .steering import prompt_piece
 
 # Turns the runner starts for itself get no footer: they are not wakes.
@@ -31,12 +31,9 @@ def after_loop_note(motion: Motion, agent: Agent) -> str | None:
         .order_by("-queued_at", "-pk")
         .first()
     )
-    if last is None or last.status != TurnStatus.KILLED or LOOP_GUARD_PREFIX not in last.error:
+    if last is None or last.status != TurnStatus.KILLED or last.ended_by != EndedBy.LOOP_GUARD:
         return None
-    # The error reads "stopped: the tool-loop guard stopped it: <why>" (the runner's judge
-    # puts "stopped: " before the guard's words): the note gives only the why.
-    reason = last.error.split(f"{LOOP_GUARD_PREFIX}: ", 1)[-1]
-    return current_dials()["after_loop_note"].format(reason=reason)
+    return current_dials()["after_loop_note"].format(reason=why_stopped(last))
 
 
 def after_stop_note(motion: Motion, agent: Agent) -> str | None:

@@ -14,17 +14,18 @@ from motion_runner.conf import app_settings as runner_settings  # the runner's s
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
-from motion_runner.record import poller_fenced_agents
 from motion_runner.runner.db_retry import retry_outages
 
 from . import clock
 from .budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch_wake_refusal
 from .commands import command_in, run_command
+from .considering import free_pair, post_dot
 from .context import watch_prompt
-from .loop import answered_since, due_mention_wakes, free_pair, is_person, mark_busy, note_post, post_dot
+from .loop import answered_since, due_mention_wakes, fenced_agents, is_person, mark_busy, note_post
 from .mention_turns import renew_holds, show_hold, wake_for_mention
 from .mentions import mentioned_names
-from .models import Consideration, Dials, MentionWake, Spend, resolve
+from .models import Consideration, Dials, MentionWake, Spend
+from .models.dials import resolve
 from .steering import NEVER, looks_unprompted, mentions_held, scram_holds
 from .wake import human_duration, wake
 
@@ -68,10 +69,8 @@ def handle_message(message: Message, *, dispatch: bool = True, note: bool = True
 def mentioned_agents(message: Message) -> list[Agent]:
     known = list(Agent.objects.values_list("name", flat=True))
     names = mentioned_names(message.text, known)
-    # memory-lane's poller still wakes these (POLLER_AGENTS): one decider per agent.
-    agents = {
-        a.name: a for a in Agent.objects.filter(name__in=names).exclude(name__in=poller_fenced_agents())
-    }
+    # Another decider wakes these (memory-lane's poller, POLLER_AGENTS): one decider per agent.
+    agents = {a.name: a for a in Agent.objects.filter(name__in=names).exclude(name__in=fenced_agents())}
     return [agents[n] for n in names if n in agents and agents[n].pk != message.agent_id]
 
 

@@ -22,40 +22,24 @@ from datetime import datetime, timedelta
 from django.db import router, transaction
 from django.db.models import F, Max, Q
 
+from motion_runner import signals
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
-from motion_runner.ingest.fit import POST_KINDS, is_post
+from motion_runner.ingest.fit import is_post
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.lib.tasks import send_when_broker_answers
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, TurnStatus
-from motion_runner.record import poller_fenced_agents
 
 from . import clock
-from .budget import Refusal, release, reserve, turn_cap
-from .conf import app_settings as wakes_settings  # the app's settings, with defaults (conf.py)
-from .context import new_posts_prompt, quiet_prompt
-from .models import (
-    Consideration,
-    DialOverride,
-    Dials,
-    ListenState,
-    MentionWake,
-    Resolved,
-    Spend,
-    TypingPing,
-    WakeKind,
-    overrides_for,
-    resolve,
-)
+from .models import Consideration, DialOverride, Dials, ListenState, MentionWake, TypingPing
+from .models.dials import Resolved, overrides_for, resolve
+from .models.listening import WakeKind
 from .noting import read_for_note, unlocked_notes, write_noted
-from .screen import screen_posts
+from .recovery import CONSIDER, recover_considerations
 from .steering import looks_unprompted, scram_holds, unprompted_again_at
-from .wake import human_duration, wake
+from .wake import human_duration
 
 log = logging.getLogger(__name__)
-
-# The task that runs one claimed consideration (wakes/tasks.py), by its name: motion_runner/lib/tasks.py.
-CONSIDER = "wakes.consider"
 
 
 # What counts as a post someone might answer: words and watch lines, not tool calls, turn ends,
@@ -267,69 +251,6 @@ def tick(*, dispatch: bool = True) -> list[Consideration]:
 # --- wakes that survive the broker -----------------------------------------------------------
 
 
-def recover_considerations(now: datetime, *, dispatch: bool = True) -> dict[str, int]:
-    """The database is the record of what is owed: a consideration whose task the broker lost
-    is sent again, exactly once (the conditional UPDATE on `resent_at` is the claim of the
-    re-send); one that still did not start, or started and never woke (its worker died between
-    the reservation and the wake), is given up: its reservation goes back, its posts are owed
-    again and the pair is looked at now."""
-    bound = timedelta(seconds=wakes_settings.WAKES_CONSIDERATION_START_SECONDS)
-    resent = []
-    lost = Consideration.objects.filter(
-        status=Consideration.Status.CLAIMED, resent_at__isnull=True, created_at__lt=now - bound
-    ).values_list("pk", flat=True)
-    for pk in lost:
-        won = Consideration.objects.filter(
-            pk=pk, status=Consideration.Status.CLAIMED, resent_at__isnull=True
-        ).update(resent_at=now)
-        if won == 1:
-            resent.append(pk)
-    if dispatch and resent:
-        for pk in resent:
-            transaction.on_commit(lambda pk=pk: send_when_broker_answers(CONSIDER, pk), robust=True)
-    # A run is its screen (bounded by its timeout) and a few queries: one running much longer
-    # lost its worker.
-    run_bound = timedelta(
-        seconds=max(wakes_settings.WAKES_CONSIDERATION_RUN_SECONDS, 2 * Dials.load().screen_timeout_seconds)
-    )
-    stuck = Consideration.objects.filter(
-        Q(status=Consideration.Status.CLAIMED, resent_at__lt=now - bound)
-        | Q(status=Consideration.Status.RUNNING, turn__isnull=True, started_at__lt=now - run_bound)
-        # Started before started_at was kept.
-        | Q(
-            status=Consideration.Status.RUNNING,
-            turn__isnull=True,
-            started_at__isnull=True,
-            created_at__lt=now - 10 * bound,
-        )
-    ).select_related("motion", "agent")
-    abandoned = sum(1 for c in stuck if abandon(c, now))
-    return {"resent": len(resent), "abandoned": abandoned}
-
-
-def abandon(c: Consideration, now: datetime) -> bool:
-    """A consideration whose wake never started: give its reservation back, owe its posts again."""
-    with transaction.atomic():
-        won = Consideration.objects.filter(
-            pk=c.pk,
-            status__in=(Consideration.Status.CLAIMED, Consideration.Status.RUNNING),
-            turn__isnull=True,
-        ).update(status=Consideration.Status.FAILED, detail="its wake never started (a lost task or worker)")
-        if won != 1:
-            return False
-        for envelope in Spend.objects.filter(consideration=c, turn__isnull=True, settled=False):
-            release(envelope, "released: the wake never started")
-        state = ListenState.objects.select_for_update().get(pk=c.state_id)
-        if c.kind == WakeKind.NEW_POSTS and state.considered_through == c.through:
-            state.considered_through = c.previous_through  # those posts are still owed
-        state.busy_until = None
-        state.due_at = now
-        state.version += 1
-        state.save()
-    log.warning("consideration %s of %s in %s never started; looking again", c.pk, c.agent_id, c.motion_id)
-    return True
-
-
 def _reschedule(state: ListenState, **changes) -> bool:
     """Write a state the look decided on, unless someone wrote it since (then it is theirs)."""
     changes.setdefault("version", F("version") + 1)
@@ -343,22 +264,50 @@ def typing_until(motion_id: str, now: datetime, ttl: float) -> datetime | None:
     return latest + timedelta(seconds=ttl) if latest else None
 
 
+def fenced_agents() -> set[str]:
+    """The agents another decider wakes (`signals.fenced_agent_providers`: memory-lane's poller
+    under a binding that shares its record, POLLER_AGENTS): no mention or consider loop here
+    wakes them. One decider per agent."""
+    return set().union(*(provider() for provider in signals.fenced_agent_providers))
+
+
 def still_listening(state: ListenState) -> bool:
-    # An agent memory-lane's poller still wakes (POLLER_AGENTS) is not the consider loop's.
+    # An agent another decider wakes (memory-lane's poller) is not the consider loop's.
     return (
         Motion.agents.through.objects.filter(
             motion_id=state.motion_id, agent_id=state.agent_id, agent__listening=True
         )
-        .exclude(agent__name__in=poller_fenced_agents())
+        .exclude(agent__name__in=fenced_agents())
         .exists()
     ) and looks_unprompted(state.motion_id, state.agent_id)  # the room's "mentions only", archived
 
 
-def evaluate(state: ListenState, now: datetime, dials: Dials) -> Consideration | None:
-    if not still_listening(state):  # left the Motion, or stopped listening: nothing is owed
-        # Until the room's "until", if it set one: then the loop looks again by itself.
-        _reschedule(state, due_at=unprompted_again_at(state.motion_id, state.agent_id, now), busy_until=None)
-        return None
+@dataclass(frozen=True)
+class Decision:
+    """What the look decides for one due pair, read from the record with nothing written: the
+    loop acts on it (`evaluate`), `manage.py would_wake` says it (wakes/dry_run.py)."""
+
+    action: str  # one of the names below
+    # WAIT_POSTS: when the quiet (or the typing) ends; LATER: the next look; BUSY: the recheck.
+    due_at: datetime | None = None
+    typing_until: datetime | None = None  # WAIT_POSTS: someone is typing until then
+    quiet_for: timedelta | None = None  # QUIET: how long nothing was said
+
+    NOT_LISTENING = "not listening"  # left the Motion, stopped listening, fenced
+    BUSY = "busy"  # a turn of the pair is queued or running
+    WAIT_POSTS = "wait posts"  # new posts, still in their quiet (or someone types)
+    NEW_POSTS = "new posts"  # claim a consideration of the new posts
+    RESTED = "rested"  # resting: only a person's post wakes it
+    REST_NOW = "rest now"  # no person for a long while: rest from now
+    LATER = "later"  # nothing new; look again at due_at
+    QUIET = "quiet"  # claim a long-quiet consideration
+
+
+def decide(state: ListenState, now: datetime, dials: Dials) -> Decision:
+    """The look's decision for a due pair. A wake in flight whose finish hook never came (no
+    turn of the pair queued or running) frees the pair on `state` here, as the loop then writes."""
+    if not still_listening(state):
+        return Decision(Decision.NOT_LISTENING)
     resolved = resolve(state.motion_id, state.agent_id, dials)
     if state.busy_until:
         live = Turn.objects.filter(
@@ -367,25 +316,44 @@ def evaluate(state: ListenState, now: datetime, dials: Dials) -> Consideration |
             status__in=(TurnStatus.QUEUED, TurnStatus.RUNNING),
         ).exists()
         if live:  # the turn is still going: its finish hook will reschedule; recheck later
-            _reschedule(state, due_at=now + timedelta(seconds=60))
-            return None
+            return Decision(Decision.BUSY, due_at=now + timedelta(seconds=60))
         state.busy_until = None  # lost (no finish hook came): the pair is free again
     if state.pending:
         ready = state.last_post_at + timedelta(seconds=resolved.quiet_seconds)
         typing = typing_until(state.motion_id, now, dials.typing_ttl_seconds)
         if typing and typing > ready:
-            ready = typing
-        if ready > now:  # still talking, or typing: a burst is one consideration
-            _reschedule(state, due_at=ready, busy_until=None)
-            return None
-        return claim(state, WakeKind.NEW_POSTS, now)
+            return Decision(Decision.WAIT_POSTS, due_at=typing, typing_until=typing)
+        if ready > now:  # still talking: a burst is one consideration
+            return Decision(Decision.WAIT_POSTS, due_at=ready)
+        return Decision(Decision.NEW_POSTS)
     if state.rested:
-        _reschedule(state, due_at=None, busy_until=None)
-        return None
-    person_seen = state.last_person_at or state.created_at
-    due = schedule(state, resolved)
+        return Decision(Decision.RESTED)
     if rest_at(state, dials) <= now:
+        return Decision(Decision.REST_NOW)
+    due = schedule(state, resolved)
+    if due and due > now:
+        return Decision(Decision.LATER, due_at=due)
+    return Decision(Decision.QUIET, quiet_for=now - (state.last_said_at or state.created_at))
+
+
+def evaluate(state: ListenState, now: datetime, dials: Dials) -> Consideration | None:
+    """The look's decision for a due pair, acted on: rescheduled, rested, or claimed once."""
+    decision = decide(state, now, dials)
+    action = decision.action
+    if action == Decision.NOT_LISTENING:  # nothing is owed
+        # Until the room's "until", if it set one: then the loop looks again by itself.
+        _reschedule(state, due_at=unprompted_again_at(state.motion_id, state.agent_id, now), busy_until=None)
+        return None
+    if action == Decision.BUSY:
+        _reschedule(state, due_at=decision.due_at)
+        return None
+    if action == Decision.NEW_POSTS:
+        return claim(state, WakeKind.NEW_POSTS, now)
+    if action == Decision.QUIET:
+        return claim(state, WakeKind.QUIET, now, quiet_for=decision.quiet_for)
+    if action == Decision.REST_NOW:
         # Twelve hours without a person: rest until someone comes back.
+        person_seen = state.last_person_at or state.created_at
         if _reschedule(state, due_at=None, busy_until=None, rested=True):
             post_system_message(
                 state.motion,
@@ -396,10 +364,9 @@ def evaluate(state: ListenState, now: datetime, dials: Dials) -> Consideration |
                 agent=state.agent,
             )
         return None
-    if due and due > now:
-        _reschedule(state, due_at=due, busy_until=None)
-        return None
-    return claim(state, WakeKind.QUIET, now, quiet_for=now - (state.last_said_at or state.created_at))
+    # WAIT_POSTS, LATER: look again then; RESTED: only a post makes it due again.
+    _reschedule(state, due_at=decision.due_at, busy_until=None)
+    return None
 
 
 def claim(
@@ -434,157 +401,6 @@ def claim(
 # --- a claimed consideration ------------------------------------------------------------------
 
 
-@dataclass
-class Outcome:
-    status: str
-    turn: Turn | None = None
-
-
-def new_posts(consideration: Consideration) -> list[Message]:
-    posts = Message.objects.filter(
-        motion_id=consideration.motion_id, kind__in=POST_KINDS, created_at__lte=consideration.through
-    ).exclude(source=Source.SYSTEM)
-    posts = posts.exclude(agent_id=consideration.agent_id)
-    if consideration.previous_through:
-        posts = posts.filter(created_at__gt=consideration.previous_through)
-    return list(posts.order_by("created_at", "id"))
-
-
-def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=None) -> Outcome | None:
-    """Budget, screen, wake. Idempotent: a consideration runs once (claimed → running)."""
-    if (
-        Consideration.objects.filter(pk=consideration_id, status=Consideration.Status.CLAIMED).update(
-            status=Consideration.Status.RUNNING, started_at=clock.now()
-        )
-        != 1
-    ):
-        return None
-    c = Consideration.objects.select_related("motion", "agent").get(pk=consideration_id)
-    now = clock.now()
-    dials = resolve(c.motion_id, c.agent_id)
-    screening = c.kind == WakeKind.NEW_POSTS and dials.screen_enabled
-    envelope = reserve(c, dials, now, screen=screening)
-    if isinstance(envelope, Refusal):
-        return refuse(c, envelope)
-    posts = new_posts(c) if c.kind == WakeKind.NEW_POSTS else []
-    screen_cost = None
-    screen_note = ""
-    if screening:
-        result = (screen or screen_posts)(c.motion, c.agent, posts, dials.dials)
-        screen_cost = result.cost
-        if result.answered:
-            Spend.objects.create(
-                kind=Spend.Kind.SCREEN,
-                motion_id=c.motion_id,
-                agent_id=c.agent_id,
-                consideration=c,
-                day=envelope.day,
-                at=now,
-                amount=result.cost,
-                settled=True,
-                input_tokens=result.input_tokens,
-                output_tokens=result.output_tokens,
-                note=f"{result.verdict}: {result.reason}"[:300],
-            )
-            Spend.objects.filter(pk=envelope.pk).update(amount=F("amount") - result.cost)
-        c.screen_verdict = result.verdict if not result.failed else "FAILED"
-        c.screen_reason = result.reason[:300]
-        if not result.off:  # the default setup has no screen: nothing to say on every wake line
-            screen_note = f"screen {c.screen_verdict}: {result.reason} · ${result.cost:.4f}"
-        if result.dismissed:
-            release(envelope, f"screened: {result.reason}"[:300])
-            c.status = Consideration.Status.SCREENED
-            c.save(update_fields=["status", "screen_verdict", "screen_reason"])
-            post_dot(c.motion, c.agent, result.reason, by_screen=True, key=("screen", c.pk))
-            free_pair(c, silent=True)
-            return Outcome(c.status)
-    cap = turn_cap(envelope, screen_cost or 0, dials.consideration_cap_usd)
-    if c.kind == WakeKind.NEW_POSTS:
-        count = len(posts)
-        why = f"{count} new post{'s' if count != 1 else ''}" + (f" ({screen_note})" if screen_note else "")
-        prompt = new_posts_prompt(c.motion, c.agent, posts, c.previous_through)
-        woken_by = posts[-1] if posts else None
-    else:
-        quiet = timedelta(seconds=c.quiet_seconds or 0)
-        why = f"a long quiet: nothing said for {human_duration(quiet)}"
-        prompt = quiet_prompt(c.motion, c.agent, human_duration(quiet))
-        woken_by = None
-    if not Consideration.objects.filter(pk=c.pk, status=Consideration.Status.RUNNING).exists():
-        return None  # given up as lost meanwhile (its screen outlasted the bound): its posts are owed again
-    turn = wake(
-        c.motion,
-        c.agent,
-        prompt=prompt,
-        reason=c.kind,
-        why=why,
-        effort=dials.consider_effort,
-        cap=cap,
-        woken_by=woken_by,
-        dispatch=dispatch,
-        posts=posts if c.kind == WakeKind.NEW_POSTS else None,
-    )
-    Spend.objects.filter(pk=envelope.pk).update(turn=turn)
-    c.turn = turn
-    c.status = Consideration.Status.WOKEN
-    c.detail = why[:300]
-    c.save(update_fields=["turn", "status", "detail", "screen_verdict", "screen_reason"])
-    return Outcome(c.status, turn)
-
-
-def refuse(c: Consideration, refusal: Refusal) -> Outcome:
-    c.status = Consideration.Status.REFUSED
-    c.detail = refusal.text[:300]
-    c.save(update_fields=["status", "detail"])
-    with transaction.atomic():
-        state = ListenState.objects.select_for_update().get(pk=c.state_id)
-        if c.kind == WakeKind.NEW_POSTS and state.considered_through == c.through:
-            state.considered_through = c.previous_through  # those posts are still owed
-        state.busy_until = None
-        state.due_at = refusal.retry_at
-        state.version += 1
-        state.save()
-    what = "new posts" if c.kind == WakeKind.NEW_POSTS else "the long quiet"
-    # Said once per cap window (the id is the window's), not on every retry.
-    post_system_message(
-        c.motion,
-        f"@{c.agent.name} is not considering {what}: {refusal.text}. Mentions still wake it.",
-        kind=Kind.WAKE,
-        message_id=system_uuid("wakes-cap", c.motion_id, c.agent_id, refusal.window),
-        agent=c.agent,
-    )
-    return Outcome(c.status)
-
-
-def free_pair(c: Consideration | None, *, silent: bool, motion_id=None, agent_id=None) -> None:
-    """A wake of the pair ended: clear in-flight, back off after a silent long quiet, reschedule."""
-    motion_id = c.motion_id if c else motion_id
-    agent_id = c.agent_id if c else agent_id
-    with transaction.atomic():
-        state = ListenState.objects.select_for_update().filter(motion_id=motion_id, agent_id=agent_id).first()
-        if state is None:
-            return
-        if c is not None and c.kind == WakeKind.QUIET and silent:
-            state.idle_level += 1  # each long quiet that ends silent doubles the next wait
-        if c is not None:
-            state.considered_at = clock.now()  # a long quiet is counted from here
-        state.busy_until = None
-        state.due_at = schedule(state, resolve(motion_id, agent_id))
-        state.version += 1
-        state.save()
-
-
-def post_dot(motion: Motion, agent: Agent, reason: str, *, by_screen: bool, key: tuple, turn=None) -> None:
-    attr = ' by="screen"' if by_screen else ""
-    post_system_message(
-        motion,
-        f"<silent{attr}>{reason}</silent>",
-        kind=Kind.DOT,
-        message_id=system_uuid("wakes-dot", *key),
-        agent=agent,
-        turn=turn,
-    )
-
-
 def due_mention_wakes(now: datetime):
     return MentionWake.objects.filter(status=MentionWake.Status.WAITING, due_at__lte=now)
 
@@ -596,49 +412,3 @@ def answered_since(message: Message, agent: Agent) -> bool:
         .exclude(source=Source.SYSTEM)
         .exists()
     )
-
-
-# A consideration reserves, screens (at most the screen's timeout) and queues its turn within
-# seconds: a reservation still without a turn after this long belongs to a wake that never
-# happened (its worker died between reserving and waking, the broker lost the task).
-ORPHANED_RESERVATION = timedelta(minutes=5)
-
-
-def release_orphaned_reservations(now: datetime | None = None) -> int:
-    """Safety net (wakes.settle): release reservations whose wake never happened, say so in
-    the thread once, and give the pair's posts back to the loop. Each release is claimed by a
-    conditional UPDATE (still unsettled, still without a turn), so two sweeps release it once."""
-    now = now or clock.now()
-    released = 0
-    stale = Spend.objects.filter(
-        kind=Spend.Kind.CONSIDERATION, settled=False, turn__isnull=True, at__lt=now - ORPHANED_RESERVATION
-    ).select_related("consideration", "agent", "motion")
-    for spend in stale:
-        claimed = Spend.objects.filter(pk=spend.pk, settled=False, turn__isnull=True).update(
-            amount=0, settled=True, note="released: its wake never happened"
-        )
-        if not claimed:
-            continue
-        released += 1
-        c = spend.consideration
-        if c is not None and c.status in (Consideration.Status.CLAIMED, Consideration.Status.RUNNING):
-            Consideration.objects.filter(pk=c.pk).update(
-                status=Consideration.Status.FAILED, detail="its wake never happened; reservation released"
-            )
-            with transaction.atomic():
-                state = ListenState.objects.select_for_update().get(pk=c.state_id)
-                if c.kind == WakeKind.NEW_POSTS and state.considered_through == c.through:
-                    state.considered_through = c.previous_through  # those posts are still owed
-                state.busy_until = None
-                state.due_at = now
-                state.version += 1
-                state.save()
-        post_system_message(
-            spend.motion,
-            f"@{spend.agent.name}'s reserved ${spend.reserved:.2f} was released: the wake it was "
-            "reserved for never happened (its worker stopped before waking)",
-            kind=Kind.WAKE,
-            message_id=system_uuid("wakes-orphan", spend.pk),
-            agent=spend.agent,
-        )
-    return released

@@ -11,11 +11,19 @@ from collections import deque
 from typing import Any
 
 from motion_runner.harnesses import Event, EventKind
-from motion_runner.runner.turns import TurnMonitor
+from motion_runner.models import EndedBy, Turn
+from motion_runner.runner.monitor import TurnMonitor
 
-from .models import current_dials
+from .models.dials import current_dials
 
 LOOP_GUARD_PREFIX = "the tool-loop guard stopped it"
+
+
+def why_stopped(turn: Turn) -> str:
+    """The guard's own why ("the same Read call 3 times in a row") of a turn it stopped: the
+    turn's error reads "stopped: <LOOP_GUARD_PREFIX>: <why>" (the runner's judge puts "stopped: "
+    before the guard's words), and only this module, which wrote it, reads it back."""
+    return turn.error.split(f"{LOOP_GUARD_PREFIX}: ", 1)[-1]
 
 
 def call_key(tool_name: str, tool_input: Any) -> str:
@@ -28,6 +36,8 @@ def call_key(tool_name: str, tool_input: Any) -> str:
 
 
 class LoopGuard(TurnMonitor):
+    stop_cause = EndedBy.LOOP_GUARD
+
     def __init__(self, turn, dials: dict[str, Any] | None = None):
         super().__init__(turn)
         dials = dials or current_dials()

@@ -30,7 +30,8 @@ from .budget import day_of
 from .context import mention_prompt
 from .footer import finalize_prompt
 from .loop import mark_busy
-from .models import MentionWake, Resolved, Spend, resolve
+from .models import MentionWake, Spend
+from .models.dials import Resolved, resolve
 from .wake import post_wake_line, wake, wake_mode_for
 
 MENTION = "mention"

@@ -13,9 +13,11 @@ from motion_runner.people.context import sign_in_of
 from motion_runner.signals import prompt_finalizers
 
 from . import clock
+from .considering import new_posts
 from .context import mention_prompt, new_posts_prompt, quiet_prompt
-from .loop import new_posts
-from .models import Consideration, Dials, ListenState, WakeKind, resolve
+from .models import Consideration, Dials, ListenState
+from .models.dials import resolve
+from .models.listening import WakeKind
 from .steering import wake_settings
 from .trust import decide, decide_burst
 from .wake import human_duration

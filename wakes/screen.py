@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from motion_runner.lib.http import post_json_to_configured_api
+from motion_runner.lib.http.client import post_json_to_configured_api
 from motion_runner.models import Agent, Message, Motion
 
 from . import clock

@@ -17,12 +17,15 @@ from __future__ import annotations
 from decimal import Decimal
 
 from motion_runner.harnesses import Event, EventKind, get_adapter
-from motion_runner.runner.turns import TurnMonitor
+from motion_runner.models import EndedBy
+from motion_runner.runner.monitor import TurnMonitor
 
 SPEND_GUARD_PREFIX = "the turn's dollar cap stopped it"
 
 
 class SpendGuard(TurnMonitor):
+    stop_cause = EndedBy.SPEND_GUARD
+
     def __init__(self, turn):
         super().__init__(turn)
         self.cap: Decimal | None = getattr(turn, "max_budget_usd", None)

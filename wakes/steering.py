@@ -34,7 +34,8 @@ from motion_runner.models import Agent, Kind, Message, Motion, Scram
 
 from . import clock
 from .conf import app_settings as wakes_settings
-from .models import Effort, ListenState, MentionWake, Steer
+from .models import ListenState, MentionWake, Steer
+from .models.dials import Effort
 
 log = logging.getLogger(__name__)
 

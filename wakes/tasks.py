@@ -7,9 +7,10 @@ from celery import shared_task
 
 from .abilities.runner import perform, sweep
 from .budget import settle_turn, unsettled_of_ended_turns
+from .considering import run_consideration
 from .handlers import check_mentions as check
-from .loop import release_orphaned_reservations, run_consideration
 from .loop import tick as look
+from .recovery import release_orphaned_reservations
 
 
 @shared_task(name="wakes.tick", ignore_result=True)

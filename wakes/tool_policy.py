@@ -3,10 +3,10 @@
 What separates looking from touching is never the MCP server, it is this list (seed 001, "The
 shared list"). This module decides; the harness adapters only spell: `policy_for_turn` hands each
 turn a `ToolPolicy` (a value declared in motion_runner/harnesses/policy.py, registered as the
-runner's `tool_policy_providers` hook in WakesConfig.ready), and each adapter turns it into its
-own flags (`claude_tool_arguments`, `pi_tool_arguments`, `codex_tool_arguments` below call them
-with this list) and a test on each pins the generated list to exactly `look_only_policy()`, so
-the harnesses cannot drift apart.
+runner's `tool_policy_providers` hook in WakesConfig.ready; the runner hands it to the adapter),
+and each adapter turns it into its own flags; a test on each (tests/wakes/test_tool_policy.py, through
+tests/wakes_support.py) pins the generated list to exactly `look_only_policy()`, so the
+harnesses cannot drift apart. This module imports no adapter.
 
 Deny beats allow, and a tool not on a look-only turn's list is not present at all: Claude Code
 gets `--tools Read,Grep,Glob` (its built-in selection) plus `--strict-mcp-config` with a
@@ -18,19 +18,16 @@ with the real CLI, 2.1.332, tests/e2e/test_e2e_wake_modes.py): a bare `Read` all
 Grep and Glob reach any path, and the user's own or the workspace's `.claude/settings.json` may
 hold one, so the allow rules name the workspace (`Read(//ws/**)`) and `--restricted` makes the
 CLI ignore those settings files and refuse any path outside the working directory, through a
-symlink or `..` too. Pi has no path rules of its own: `pi_read_guard.ts` (an extension loaded
-with `-e`) blocks its read/grep/find/ls outside the workspace on look-only turns and on the
-secret paths on every turn.
+symlink or `..` too. Pi has no path rules of its own: `motion_runner/harnesses/pi_read_guard.ts`
+(an extension loaded with `-e`, shipped beside the Pi adapter) blocks its read/grep/find/ls
+outside the workspace on look-only turns and on the secret paths on every turn.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from django.conf import settings
 
-from motion_runner.harnesses import claude_code, codex, pi
-from motion_runner.harnesses.policy import FULL, LOOK, LookOnlyPolicy, ToolPolicy
+from motion_runner.harnesses.policy import FULL, LOOK, PI_READ_GUARD, LookOnlyPolicy, ToolPolicy
 
 from .footer import wake_footer
 
@@ -81,11 +78,9 @@ WIKI_WRITE_TOOLS: tuple[str, ...] = (
 MEMORY_SERVERS: tuple[str, ...] = ("magenta-memory-v2",)
 MEMORY_READ_TOOLS: tuple[str, ...] = ("search", "recall", "get-memory", "list-memories")
 
-# Local read tools, per harness: the same three abilities (read a file, search contents,
-# find files) under each harness's own names.
-# (Each adapter declares its own; named here too, as the list's readers look for them here.)
-CLAUDE_LOCAL_READS = claude_code.CLAUDE_LOCAL_READS
-PI_LOCAL_READS = pi.PI_LOCAL_READS
+# Local read tools (read a file, search contents, find files) are each adapter's own, under
+# its harness's names: CLAUDE_LOCAL_READS in harnesses/claude_code_command.py, PI_LOCAL_READS in
+# harnesses/pi.py.
 
 # Secret paths no turn reads, whatever its mode: deny beats allow.
 DENIED_PATHS: tuple[str, ...] = (
@@ -148,37 +143,3 @@ def policy_for_turn(turn) -> ToolPolicy:
     """The runner's `tool_policy_providers` hook: a turn's policy, with the footer it is told."""
     mode = tool_mode(turn)
     return policy_for_mode(mode, footer=wake_footer(mode))
-
-
-# --- each harness's flags from the shared list (what the tests pin) ---------------------------
-
-
-def claude_tool_arguments(mode: str, workspace: str | None) -> tuple[list[str], list[Path]]:
-    """Flags for a Claude Code wake, and the temporary files they name."""
-    return claude_code.tool_arguments(policy_for_mode(mode), workspace)
-
-
-def pi_look_only_tools() -> list[str]:
-    return pi.look_only_tools(policy_for_mode(LOOK))
-
-
-def pi_tool_arguments(mode: str) -> list[str]:
-    return pi.tool_arguments(policy_for_mode(mode))
-
-
-# Pi's read/grep/find/ls take any path and Pi has no permission rules of its own: this
-# extension (Pi's documented `tool_call` hook, which may block a call) confines a look-only
-# turn's reads to its working directory and denies the secret paths on every turn.
-PI_READ_GUARD = Path(__file__).with_name("pi_read_guard.ts")
-
-
-def pi_read_guard(mode: str) -> tuple[list[str], dict[str, str]]:
-    """The `-e` flag that loads the read guard, and the environment it reads its rules from."""
-    return pi.read_guard(policy_for_mode(mode))
-
-
-def codex_tool_arguments(mode: str, configured_servers: list[str] = ()) -> list[str]:
-    """Codex has no per-tool allowlist: look-only is its read-only sandbox, and of the MCP
-    servers its config holds, a read server is limited to the listed tools (`enabled_tools`)
-    and any other server is switched off, so it never even starts."""
-    return codex.tool_arguments(policy_for_mode(mode), configured_servers)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from .models import current_dials
+from .models.dials import current_dials
 
 LOOK = "look"
 FULL = "full"

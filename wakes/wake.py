@@ -9,7 +9,8 @@ from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.models import Agent, Kind, Message, Motion, Turn
 from motion_runner.runner.turns import enqueue_turn, wake_line_id
 
-from .models import Dials, SessionAfterLookOnly
+from .models import Dials
+from .models.dials import SessionAfterLookOnly
 from .steering import wake_settings
 from .trust import decide, decide_burst
 

@@ -36,7 +36,7 @@ from django.utils import timezone
 
 from motion_runner.ingest.redaction import redact
 from motion_runner.ingest.system_lines import insert_system_line
-from motion_runner.lib.http import HttpClient
+from motion_runner.lib.http.client import HttpClient
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Kind, Message, Source
 from wakes.abilities import ability_prompt, reply_on_wiki_page

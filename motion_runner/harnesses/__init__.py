@@ -1,4 +1,11 @@
-"""Harness adapters, one module per harness, behind HarnessAdapter and this registry."""
+"""Harness adapters, one module per harness, behind HarnessAdapter and this registry.
+
+Each adapter turns a turn and the ToolPolicy the runner hands it into a command line (policy in,
+argv out: policy.py declares the value, claude_code_command.py spells it for Claude Code), and
+parses its harness's stream-json lines into Events. The package imports lib/, the app's conf and
+the price table; never the models, the hooks (signals.py) or wakes (import-linter holds it to
+that): what a turn may use is decided above it and handed down.
+"""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ from .base import (
     turn_workspace,
 )
 from .env import harness_environment
-from .policy import ToolPolicy, policy_for
+from .policy import ToolPolicy
 
 HARNESS = "codex"
 TOOL_ITEMS = {"command_execution", "file_change", "mcp_tool_call", "web_search"}
@@ -384,10 +384,7 @@ class CodexAdapter(HarnessAdapter):
     default_binary = "codex"
     parser_class = CodexParser
 
-    def build_launch(
-        self, turn, *, resume_session: str | None, policy: ToolPolicy | None = None
-    ) -> LaunchSpec:
-        policy = policy or policy_for(turn)
+    def build_launch(self, turn, *, resume_session: str | None, policy: ToolPolicy) -> LaunchSpec:
         agent = turn.agent
         env = harness_environment(agent)
         argv = [self.binary_or_error(agent), "exec", "--json", "--skip-git-repo-check"]

@@ -35,7 +35,7 @@ from . import register
 from .base import Event, EventKind, HarnessAdapter, HarnessError, LaunchSpec, StreamParser, turn_workspace
 from .claude_code import _text_of
 from .env import harness_environment
-from .policy import ToolPolicy, policy_for
+from .policy import ToolPolicy
 
 HARNESS = "pi"
 ERROR_STOPS = {"error", "aborted"}
@@ -284,10 +284,7 @@ class PiAdapter(HarnessAdapter):
     default_binary = "pi"
     parser_class = PiParser
 
-    def build_launch(
-        self, turn, *, resume_session: str | None, policy: ToolPolicy | None = None
-    ) -> LaunchSpec:
-        policy = policy or policy_for(turn)
+    def build_launch(self, turn, *, resume_session: str | None, policy: ToolPolicy) -> LaunchSpec:
         agent = turn.agent
         argv = [self.binary_or_error(agent), "--mode", "json"]
         argv += model_arguments(turn.model or agent.model)

@@ -1,20 +1,26 @@
 """What a turn may use, as a value the harness adapters turn into flags (policy in, argv out).
 
 The adapters know how each CLI spells a tool list; they do not decide what is on it. wakes/
-decides (wakes/tool_policy.py: the shared list, its dials, the wake footer) and hands the
-decision over through the hook `motion_runner.signals.tool_policy_providers`, so the harness
-layer imports neither wakes nor the database to build a command line.
+decides (wakes/tool_policy.py: the shared list, its dials, the wake footer) and registers it as
+the hook `motion_runner.signals.tool_policy_providers`; the runner asks the hook once a turn
+(`runner.turns.policy_for`) and hands the answer to the adapter, so the harness layer reads
+neither the hooks, nor wakes, nor the database to build a command line.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
-
-from .. import signals
 
 FULL = "full"
 LOOK = "look"
+
+# Pi's read/grep/find/ls take any path and Pi has no permission rules of its own: this
+# extension, shipped beside the Pi adapter (Pi's documented `tool_call` hook, which may block a
+# call), confines a look-only turn's reads to its working directory and denies the secret paths
+# on every turn. A policy names it in `pi_read_guard`.
+PI_READ_GUARD = Path(__file__).with_name("pi_read_guard.ts")
 
 
 @dataclass(frozen=True)
@@ -84,10 +90,3 @@ def closed_policy(turn: Any = None) -> ToolPolicy:
         wiki_server="", wiki_read_tools=(), memory_servers=(), memory_loaded_whole=False, memory_read_tools=()
     )
     return ToolPolicy(mode=LOOK, look_only=empty)
-
-
-def policy_for(turn: Any) -> ToolPolicy:
-    """The registered provider's policy for a turn (the last registered answers)."""
-    providers = signals.tool_policy_providers
-    provider = providers[-1] if providers else closed_policy
-    return provider(turn)

@@ -25,15 +25,16 @@ from ..ingest.system_lines import post_system_message
 from ..lib.ids import system_uuid
 from ..models import Kind, Turn, TurnStatus
 from ..transcripts import recover_turn_lines
+from .ending import _announce_end, cost_note, dead_turn_cost
 from .process import kill_marked, marked_processes
 from .routing import say_unserved_queues, send_turn
-from .turns import _announce_end, cost_note, dead_turn_cost, start_next_queued, turn_marker
+from .turns import start_next_queued, turn_marker
 
 log = logging.getLogger(__name__)
 
 LOST = "the worker running it was lost"
 # After the database's own restart no lease is judged for this long (at least a lease): a runner
-# retries the database every 2 s at most while it is away (runner/turns.py), then renews.
+# retries the database every 2 s at most while it is away (runner/turn_run.py), then renews.
 RESTART_GRACE_SECONDS = 10.0
 
 
@@ -59,7 +60,7 @@ def database_up_for() -> float | None:
 def reclaim_lapsed_turns(now: datetime | None = None) -> int:
     """End every running turn whose lease lapsed; returns how many this call ended. Not within a
     lease of the database's own restart: every runner lost its lease while it was away, and each
-    renews it within seconds of its return (runner/turns.py), so a lease that lapsed then says
+    renews it within seconds of its return (runner/turn_run.py), so a lease that lapsed then says
     nothing of its worker."""
     now = now or timezone.now()
     up_for = database_up_for()
@@ -85,7 +86,7 @@ def kill_lost_processes(turn: Turn) -> str:
 def settle_lost_turn_cost(turn: Turn) -> None:
     """A lost turn is settled at what its result line shows, if the runner stored that line
     before it died, else at what its transcript (lines recovered first) or streamed usage show
-    (turns.dead_turn_cost); the ledger follows through turn_finished, like any ended turn."""
+    (ending.dead_turn_cost); the ledger follows through turn_finished, like any ended turn."""
     Turn.objects.filter(pk=turn.pk).update(**dead_turn_cost(turn))
 
 

@@ -15,8 +15,8 @@ from django.utils import timezone
 
 from ..models import Agent, Motion, Scram, Turn, TurnStatus
 from ..signals import turns_stopped
+from .ending import end_queued
 from .stop_bell import ring_stop
-from .turns import end_queued
 
 log = logging.getLogger(__name__)
 

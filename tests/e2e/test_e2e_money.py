@@ -14,7 +14,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from motion_runner.harnesses import pricing
-from motion_runner.models import Turn, TurnStatus
+from motion_runner.models import EndedBy, Turn, TurnStatus
 from motion_runner.runner.turns import execute_turn
 from tests.fakes.anthropic_api import Reply, Text, ToolUse, Usage
 from tests.wakes_support import clock, dials, loop, room, say
@@ -115,6 +115,7 @@ def test_a_turn_that_overspends_is_stopped_at_its_reservation_and_the_day_holds(
 
     assert turn.max_budget_usd == Decimal("1.00")
     assert turn.status == TurnStatus.KILLED and SPEND_GUARD_PREFIX in turn.error
+    assert turn.ended_by == EndedBy.SPEND_GUARD
     assert Decimal("0.40") <= turn.cost_usd <= turn.max_budget_usd
     assert Spend.objects.get(turn=turn).amount == turn.cost_usd
     assert spent_today(timezone.localdate(clock.now())) <= Decimal("1.01")

@@ -20,11 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from motion_runner.models import Kind, Message, Turn, TurnStatus
+from motion_runner.models import EndedBy, Kind, Message, Turn, TurnStatus
 from motion_runner.runner.turns import enqueue_turn, execute_turn
 from tests.conftest import require_cli
 from tests.factories import AgentFactory, MotionFactory
 from tests.fakes.anthropic_api import Reply, Text, ToolUse
+from tests.harness_support import launch_for
 from tests.paths import TESTS
 
 pytestmark = pytest.mark.e2e
@@ -369,7 +370,7 @@ class TestLoopGuard:
         looped = run(launch_room, magent, "What do the notes say?", mode="look")
 
         # Ended at the third identical call, by killing the harness; nothing of it is left.
-        assert looped.status == TurnStatus.KILLED
+        assert looped.status == TurnStatus.KILLED and looped.ended_by == EndedBy.LOOP_GUARD
         assert "the same Read call 3 times in a row" in looped.error
         calls = Message.objects.filter(turn=looped, kind=Kind.TOOL_CALL)
         assert calls.count() == 3
@@ -478,7 +479,8 @@ class TestPi:
     def test_a_look_only_turn_reads_inside_its_workspace_only(
         self, pia, launch_room, fake_openai, workspace, elsewhere
     ):
-        """Pi's own read/grep/find/ls take any path: wakes/pi_read_guard.ts blocks the call."""
+        """Pi's own read/grep/find/ls take any path: the read guard beside the Pi adapter
+        (motion_runner/harnesses/pi_read_guard.ts) blocks the call."""
         from tests.fakes.openai_api import Text as OText
         from tests.fakes.openai_api import ToolCall, reply
 
@@ -642,6 +644,4 @@ def deferred_namespaces(body: dict) -> list[str]:
 
 
 def codey_argv(turn) -> list[str]:
-    from motion_runner.harnesses import get_adapter
-
-    return get_adapter("codex").build_launch(turn, resume_session=None).argv
+    return launch_for(turn, resume_session=None).argv

@@ -54,7 +54,7 @@ if sys.argv[1:2] == ["sweep"]:
 from django.utils import timezone  # noqa: E402
 
 from motion_runner.models import Kind, Message, Turn  # noqa: E402
-from motion_runner.runner import turns  # noqa: E402
+from motion_runner.runner import ending  # noqa: E402
 from motion_runner.runner.turns import enqueue_turn, execute_turn  # noqa: E402
 from tests.factories import AgentFactory, MotionFactory  # noqa: E402
 from tests.recorded import recording_path  # noqa: E402
@@ -85,7 +85,7 @@ if os.environ.get("RESERVE"):
         reserved=reserved,
     )
 if pause := os.environ.get("PAUSE_BEFORE_END_ANNOUNCED"):
-    announce_end = turns._announce_end
+    announce_end = ending._announce_end
 
     def paused_announce_end(ended: Turn) -> None:
         print(json.dumps({"ended": True}), flush=True)
@@ -93,7 +93,7 @@ if pause := os.environ.get("PAUSE_BEFORE_END_ANNOUNCED"):
             time.sleep(0.05)
         announce_end(ended)
 
-    turns._announce_end = paused_announce_end
+    ending._announce_end = paused_announce_end
 print(json.dumps({"turn": turn.pk}), flush=True)
 execute_turn(turn.pk)
 turn = Turn.objects.get(pk=turn.pk)

@@ -13,15 +13,17 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from motion_runner.lib.ids import system_uuid
-from motion_runner.models import Kind, Message, Turn, TurnStatus
+from motion_runner.models import EndedBy, Kind, Message, Turn, TurnStatus
 from motion_runner.runner.reclaim import sweep_turns
 from motion_runner.runner.turns import enqueue_turn, retire_and_wake_again
 from tests.factories import MessageFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
 from wakes.budget import settle_turn, spent_today
 from wakes.compaction import compact_after_loop
-from wakes.loop import ORPHANED_RESERVATION, release_orphaned_reservations, run_consideration, tick
+from wakes.considering import run_consideration
+from wakes.loop import tick
 from wakes.models import Consideration, ListenState, Spend, WakeRequest
+from wakes.recovery import ORPHANED_RESERVATION, release_orphaned_reservations
 from wakes.requests import grant
 
 pytestmark = pytest.mark.django_db
@@ -80,6 +82,7 @@ def test_a_compaction_turn_is_in_the_ledger_and_counted(room, clock):
         status=TurnStatus.KILLED,
         session_id="s-1",
         error="the tool-loop guard stopped it: the same call 3 times",
+        ended_by=EndedBy.LOOP_GUARD,
     )
     looped.refresh_from_db()
     compaction = compact_after_loop(Turn, looped)
@@ -127,18 +130,18 @@ def a_reservation_whose_worker_died(room, clock, loop) -> Consideration:
     say(room.motion, room.justin, "what do you think?", clock)
     clock.advance(12)
     [c] = tick(dispatch=False)
-    from wakes import loop as wakes_loop
+    from wakes import considering
 
     def die(*args, **kwargs):
         raise SystemExit("the worker died")
 
-    original = wakes_loop.wake
-    wakes_loop.wake = die
+    original = considering.wake
+    considering.wake = die
     try:
         with pytest.raises(SystemExit):
             run_consideration(c.pk, dispatch=False, screen=loop.screen)
     finally:
-        wakes_loop.wake = original
+        considering.wake = original
     return Consideration.objects.get(pk=c.pk)
 
 

@@ -19,7 +19,8 @@ from tests.factories import MotionFactory, UserFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
 from wakes.footer import finalize_prompt
 from wakes.handlers import check_mentions
-from wakes.models import DialOverride, MentionWake, Steer, resolve
+from wakes.models import DialOverride, MentionWake, Steer
+from wakes.models.dials import resolve
 
 pytestmark = pytest.mark.django_db
 

@@ -8,16 +8,11 @@ from pathlib import Path
 import pytest
 from django.test import override_settings
 
+from motion_runner.harnesses.claude_code_command import CLAUDE_LOCAL_READS
+from motion_runner.harnesses.pi import PI_LOCAL_READS
+from tests.harness_support import claude_tool_arguments, codex_tool_arguments, pi_tool_arguments
 from wakes import tool_policy
-from wakes.tool_policy import (
-    CLAUDE_LOCAL_READS,
-    PI_LOCAL_READS,
-    WIKI_WRITE_TOOLS,
-    claude_tool_arguments,
-    codex_tool_arguments,
-    look_only_policy,
-    pi_tool_arguments,
-)
+from wakes.tool_policy import WIKI_WRITE_TOOLS, look_only_policy
 
 
 def flag(argv: list[str], name: str) -> str:

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from motion_runner.models import Kind, Message, Turn, TurnStatus
+from motion_runner.models import EndedBy, Kind, Message, Turn, TurnStatus
 from motion_runner.runner.turns import enqueue_turn
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
 from wakes.compaction import compact_after_loop
@@ -41,6 +41,7 @@ def stopped_by_the_guard(motion, agent, **kwargs) -> Turn:
         agent=agent,
         status=TurnStatus.KILLED,
         error=GUARD_ERROR,
+        ended_by=EndedBy.LOOP_GUARD,
         session_id="5612864e-8d2b-4388-bb85-424313eb57d9",
         **kwargs,
     )
@@ -127,6 +128,12 @@ def test_a_turn_stopped_for_another_reason_brings_no_note(launch_room, magent):
     assert after_loop_note(launch_room, magent) is None
 
 
+def test_an_error_that_merely_reads_like_the_guards_brings_no_note(launch_room, magent):
+    """What ended a turn is its `ended_by`, never a phrase found in its error."""
+    TurnFactory(motion=launch_room, agent=magent, status=TurnStatus.KILLED, error=GUARD_ERROR)
+    assert after_loop_note(launch_room, magent) is None
+
+
 def test_the_note_stays_with_its_motion_and_agent(launch_room, magent):
     stopped_by_the_guard(launch_room, magent)
     assert after_loop_note(MotionFactory(slug="elsewhere"), magent) is None
@@ -149,6 +156,13 @@ def test_a_guard_stopped_claude_session_is_queued_for_compact(launch_room, magen
 def test_a_turn_stopped_for_another_reason_is_not_compacted(launch_room, magent):
     killed = TurnFactory(
         motion=launch_room, agent=magent, status=TurnStatus.KILLED, error="stopped: by Justin", session_id="s"
+    )
+    assert compact_after_loop(Turn, turn=killed) is None
+
+
+def test_an_error_that_merely_reads_like_the_guards_is_not_compacted(launch_room, magent):
+    killed = TurnFactory(
+        motion=launch_room, agent=magent, status=TurnStatus.KILLED, error=GUARD_ERROR, session_id="s"
     )
     assert compact_after_loop(Turn, turn=killed) is None
 

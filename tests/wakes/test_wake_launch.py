@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from motion_runner.harnesses import get_adapter
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
+from tests.harness_support import launch_for
 
 BIG = "x" * (1024 * 1024)
 
@@ -28,21 +28,21 @@ def turn_for(harness: str, binary: str, prompt: str = "What do the notes say?", 
 @pytest.mark.parametrize("harness", ["claude-code", "codex", "pi"])
 def test_every_harness_reads_its_prompt_on_stdin_however_long(harness, binary, settings):
     settings.RUNNER_CODEX_LOOK_ONLY = "allow"
-    launch = get_adapter(harness).build_launch(turn_for(harness, binary, BIG), resume_session=None)
+    launch = launch_for(turn_for(harness, binary, BIG), resume_session=None)
 
     assert launch.stdin == BIG
     assert all(len(arg) < 128 * 1024 for arg in launch.argv)
 
 
 def test_a_resumed_claude_code_session_is_forked(binary):
-    launch = get_adapter("claude-code").build_launch(turn_for("claude-code", binary), resume_session="s-1")
+    launch = launch_for(turn_for("claude-code", binary), resume_session="s-1")
 
     at = launch.argv.index("--resume")
     assert launch.argv[at : at + 3] == ["--resume", "s-1", "--fork-session"]
 
 
 def test_a_fresh_claude_code_session_is_not_forked(binary):
-    launch = get_adapter("claude-code").build_launch(turn_for("claude-code", binary), resume_session=None)
+    launch = launch_for(turn_for("claude-code", binary), resume_session=None)
 
     assert "--fork-session" not in launch.argv and "--resume" not in launch.argv
 
@@ -61,6 +61,6 @@ def test_a_resumed_claude_code_session_runs_from_the_directory_it_is_filed_under
     )
     turn = turn_for("claude-code", binary, env={"HOME": str(home)})
 
-    assert get_adapter("claude-code").build_launch(turn, resume_session="s-1").cwd == str(worked_in)
+    assert launch_for(turn, resume_session="s-1").cwd == str(worked_in)
     # A session this machine does not hold: the Motion's workspace, as before.
-    assert get_adapter("claude-code").build_launch(turn, resume_session="s-2").cwd == "/srv/notes"
+    assert launch_for(turn, resume_session="s-2").cwd == "/srv/notes"

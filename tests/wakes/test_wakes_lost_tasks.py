@@ -12,8 +12,10 @@ import pytest
 
 from tests.wakes_support import clock, dials, finish, loop, room, say
 from wakes import tasks
-from wakes.loop import recover_considerations, run_consideration, tick
+from wakes.considering import run_consideration
+from wakes.loop import tick
 from wakes.models import Consideration, ListenState, Spend
+from wakes.recovery import recover_considerations
 
 pytestmark = pytest.mark.django_db
 

@@ -18,7 +18,8 @@ from django.utils import timezone
 from tests.factories import AgentFactory, MessageFactory, MotionFactory
 from wakes import loop, noting
 from wakes.loop import note_post
-from wakes.models import DialOverride, ListenState, overrides_for, resolve
+from wakes.models import DialOverride, ListenState
+from wakes.models.dials import overrides_for, resolve
 
 pytestmark = pytest.mark.django_db
 # The read-then-conditional-write note is PostgreSQL's (wakes/noting.unlocked_notes); on SQLite,

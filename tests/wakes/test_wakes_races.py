@@ -16,8 +16,10 @@ from django.utils import timezone
 from motion_runner.models import Turn
 from tests.factories import MotionFactory
 from tests.wakes_support import clock, dials, no_screen, room, say
-from wakes.loop import run_consideration, tick
-from wakes.models import Consideration, ListenState, Spend, WakeKind
+from wakes.considering import run_consideration
+from wakes.loop import tick
+from wakes.models import Consideration, ListenState, Spend
+from wakes.models.listening import WakeKind
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

@@ -71,8 +71,8 @@ def python_runs_the_fake(monkeypatch):
 
     real = claude_code.ClaudeCodeAdapter.build_launch
 
-    def build_launch(self, turn, *, resume_session=None):
-        spec = real(self, turn, resume_session=resume_session)
+    def build_launch(self, turn, *, resume_session, policy):
+        spec = real(self, turn, resume_session=resume_session, policy=policy)
         spec.argv = [spec.argv[0], str(FAKE), *spec.argv[1:]]
         return spec
 

@@ -8,8 +8,9 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
-from motion_runner.models import Scram, Turn
+from motion_runner.models import Scram, Turn, TurnStatus
 from tests.wakes_support import clock, loop, room, say
+from wakes.loop import tick
 from wakes.models import Consideration, ListenState, Steer
 
 pytestmark = pytest.mark.django_db
@@ -60,3 +61,17 @@ def test_a_scram_says_nothing_wakes(room, clock):
 
 def test_nothing_due_says_so(room, clock):
     assert would_wake() == "Nothing is due: the loop would wake nobody now.\n"
+
+
+def test_a_pair_whose_turn_ended_unheard_is_told_as_the_loop_then_decides(room, clock, loop):
+    """The dry run shares the loop's decision: a wake whose finish hook never came frees the pair
+    in both, so neither says a long-quiet consideration is due while the quiet has not passed."""
+    say(room.motion, room.justin, "shall we ship the merch page?", clock)
+    [c] = loop.run(15)
+    Turn.objects.filter(pk=c.turn_id).update(status=TurnStatus.FINISHED)  # its finish hook never came
+    clock.advance(400)  # past the wake's in-flight bound: the pair is due again
+
+    printed = would_wake()
+
+    assert "no    cryptograss @magent: nothing new; a long-quiet look in" in printed
+    assert tick(dispatch=False) == []

@@ -11,7 +11,8 @@ import tracemalloc
 
 import pytest
 
-from motion_runner.lib.http import FetchError, HttpClient
+from motion_runner.lib.http.base import FetchError
+from motion_runner.lib.http.client import HttpClient
 from tests.fakes.http import FakeServer, Reply
 
 BOMB = gzip.compress(b"\0" * (64 * 1024 * 1024), compresslevel=9)  # ~64 KB on the wire

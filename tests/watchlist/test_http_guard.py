@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from motion_runner.lib import http as whttp
-from motion_runner.lib.http import BlockedAddress, FetchError, HttpClient
+from motion_runner.lib.http import guard as whttp
+from motion_runner.lib.http.base import BlockedAddress, FetchError
+from motion_runner.lib.http.client import HttpClient
 from tests.fakes.http import FakeServer, Reply
 from watchlist.checker import run_cycle
 

@@ -13,7 +13,7 @@ import pytest
 from django.test import Client
 
 from motion_runner.models import Message, Motion, Turn
-from motion_runner.runner.turns import fail_before_launch
+from motion_runner.runner.ending import fail_before_launch
 from tests import recorded
 from tests.factories import TurnFactory, UserFactory, WatchFactory
 from watchlist.checker import run_cycle

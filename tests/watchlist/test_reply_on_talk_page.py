@@ -17,7 +17,7 @@ import pytest
 from django.db import connections
 from django.utils import timezone
 
-from motion_runner.models import Kind, Message, Turn, TurnStatus
+from motion_runner.models import EndedBy, Kind, Message, Turn, TurnStatus
 from motion_runner.signals import turn_finished
 from tests.factories import MessageFactory
 from wakes.abilities.runner import perform
@@ -357,7 +357,7 @@ def test_a_try_after_a_lost_answer_finds_its_own_edit_instead_of_posting_again(
 def test_the_http_wrapper_sends_cookies_only_from_the_jar_it_is_given(pickipedia):
     import httpx
 
-    from motion_runner.lib.http import HttpClient
+    from motion_runner.lib.http.client import HttpClient
 
     jar = httpx.Cookies()
     with HttpClient() as http:
@@ -420,7 +420,8 @@ def test_a_turn_woken_again_after_its_session_was_lost_leaves_the_reply_to_the_n
     woken, ends, worker, pickipedia, merch
 ):
     Turn.objects.filter(pk=woken.pk).update(
-        error="its session s-1 is gone; retired it and woke again in a new session"
+        error="its session s-1 is gone; retired it and woke again in a new session",
+        ended_by=EndedBy.SESSION_GONE,
     )
     woken.refresh_from_db()
     ends(woken, status=TurnStatus.FAILED)

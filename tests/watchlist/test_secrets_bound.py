@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from motion_runner.lib import http as whttp
-from motion_runner.lib.http import HttpClient, credential_may_go
+from motion_runner.lib.http import client as whttp
+from motion_runner.lib.http.client import HttpClient, credential_may_go
 from tests.fakes.github import FakeGitHub
 from wakes.abilities.wiki_reply import credentials_for
 from watchlist.checker import run_cycle

@@ -4,6 +4,9 @@ Why here, in wakes/: an ability is part of what a wake grants a turn (like its m
 footer), and it is acted on when a turn ends, where wakes/ already listens (turn_finished).
 The watchlist only decides that a change wakes someone with one; other wake reasons may grant
 others. A new ability is one module with an Ability subclass, added to ABILITIES below.
+
+The package imports the wakes models, settings and request tag, motion_runner's models, lib/ (the
+HTTP wrapper, ids, tasks) and the system lines; never watchlist.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from django.utils import timezone
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.lib.tasks import task_named
-from motion_runner.models import Kind, Turn, TurnStatus
+from motion_runner.models import EndedBy, Kind, Turn, TurnStatus
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..models import AbilityRun
@@ -32,7 +32,6 @@ log = logging.getLogger(__name__)
 # The task that acts on a finished turn's ability (wakes/tasks.py), by its name: motion_runner/lib/tasks.py.
 RUN_ABILITY = "wakes.run_ability"
 Status = AbilityRun.Status
-AGAIN = "retired it and woke again"  # turns.py: a lost session's wake is run once more
 
 
 def on_turn_finished(sender, turn: Turn, **kwargs) -> AbilityRun | None:
@@ -48,7 +47,7 @@ def on_turn_finished(sender, turn: Turn, **kwargs) -> AbilityRun | None:
             Kind.ERROR,
         )
         return None
-    if turn.status != TurnStatus.FINISHED and AGAIN in turn.error:
+    if turn.status != TurnStatus.FINISHED and turn.ended_by == EndedBy.SESSION_GONE:
         # Its session was gone and the runner woke it again: the new turn carries the ability.
         return None
     if turn.status != TurnStatus.FINISHED:

@@ -25,7 +25,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from motion_runner.lib.http import FetchError, HttpClient, Response, credential_may_go
+from motion_runner.lib.http.base import FetchError, Response
+from motion_runner.lib.http.client import HttpClient, credential_may_go
 from motion_runner.lib.wiki_urls import page_url
 from motion_runner.models import Turn
 

@@ -14,7 +14,8 @@ from datetime import datetime
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from motion_runner.lib.http import FetchError, HttpClient
+from motion_runner.lib.http.base import FetchError
+from motion_runner.lib.http.client import HttpClient
 
 
 class CheckError(Exception):

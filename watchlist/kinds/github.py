@@ -26,7 +26,8 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from motion_runner.lib.http import FetchError, HttpClient, Response, credential_may_go
+from motion_runner.lib.http.base import FetchError, Response
+from motion_runner.lib.http.client import HttpClient, credential_may_go
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .base import Change, CheckError, InvalidTarget, Outcome, Shared, Snapshot, WatchKind, check_url

@@ -17,7 +17,9 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from motion_runner.lib.http import FetchError, HttpClient, address_problem, check_address, parse_allow_rules
+from motion_runner.lib.http.base import FetchError
+from motion_runner.lib.http.client import HttpClient
+from motion_runner.lib.http.guard import address_problem, check_address, parse_allow_rules
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .base import Change, CheckError, InvalidTarget, Outcome, Snapshot, WatchKind, check_url

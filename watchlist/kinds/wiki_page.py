@@ -16,7 +16,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from motion_runner.lib.http import FetchError, HttpClient
+from motion_runner.lib.http.base import FetchError
+from motion_runner.lib.http.client import HttpClient
 from motion_runner.lib.wiki_urls import page_url
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)

@@ -8,13 +8,13 @@ import json
 
 import pytest
 
-from motion_runner.harnesses import get_adapter
 from motion_runner.harnesses.base import HarnessError
 from motion_runner.models import Kind, Message, TurnStatus
 from motion_runner.runner.turns import enqueue_turn, execute_turn
 from tests.conftest import require_cli
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
 from tests.fakes.openai_api import Text, ToolCall, reply
+from tests.harness_support import launch_for
 
 SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\n"
 
@@ -48,14 +48,14 @@ def test_a_look_only_codex_launch_is_refused_saying_why():
     turn = TurnFactory(agent=AgentFactory(name="codey", harness="codex", binary="/bin/true"), mode="look")
 
     with pytest.raises(HarnessError, match="reads anywhere, ~/.ssh included"):
-        get_adapter("codex").build_launch(turn, resume_session=None)
+        launch_for(turn, resume_session=None)
 
 
 @pytest.mark.django_db
 def test_a_full_tools_codex_launch_is_not_refused():
     turn = TurnFactory(agent=AgentFactory(name="codey", harness="codex", binary="/bin/true"), mode="full")
 
-    assert "workspace-write" in get_adapter("codex").build_launch(turn, resume_session=None).argv
+    assert "workspace-write" in launch_for(turn, resume_session=None).argv
 
 
 @pytest.mark.e2e

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from motion_runner.harnesses import get_adapter
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
+from tests.harness_support import launch_for
 
 
 @pytest.fixture(autouse=True)
@@ -32,7 +32,7 @@ def turn_for(
 
 
 def argv(turn, resume: str | None = None) -> list[str]:
-    return get_adapter(turn.agent.harness).build_launch(turn, resume_session=resume).argv
+    return launch_for(turn, resume_session=resume).argv
 
 
 class TestCodex:
@@ -64,7 +64,7 @@ class TestCodex:
 
     def test_the_prompt_goes_on_stdin_so_a_flag_in_it_is_never_an_argument(self, binary):
         turn = turn_for("codex", binary, prompt="--dangerously-bypass-approvals-and-sandbox")
-        launch = get_adapter("codex").build_launch(turn, resume_session=None)
+        launch = launch_for(turn, resume_session=None)
         assert launch.stdin == "--dangerously-bypass-approvals-and-sandbox"
         assert "--dangerously-bypass-approvals-and-sandbox" not in launch.argv
 
@@ -74,13 +74,14 @@ class TestCodex:
 
     def test_it_runs_in_the_motions_workspace(self, binary):
         turn = turn_for("codex", binary)
-        assert get_adapter("codex").build_launch(turn, resume_session=None).cwd == "/srv/notes"
+        assert launch_for(turn, resume_session=None).cwd == "/srv/notes"
 
 
 class TestPi:
     def test_a_look_only_turn_gets_the_shared_list_and_the_footer(self, binary):
+        from motion_runner.harnesses.policy import PI_READ_GUARD
+        from tests.harness_support import pi_look_only_tools
         from wakes.footer import wake_footer
-        from wakes.tool_policy import PI_READ_GUARD, pi_look_only_tools
 
         assert argv(turn_for("pi", binary, model="fake/fake-model")) == [
             binary,
@@ -105,11 +106,12 @@ class TestPi:
     def test_the_read_guard_confines_a_look_only_turn_and_denies_secrets_on_every_turn(self, binary):
         import json
 
-        from wakes.tool_policy import DENIED_PATHS, PI_READ_GUARD
+        from motion_runner.harnesses.policy import PI_READ_GUARD
+        from wakes.tool_policy import DENIED_PATHS
 
         for mode, confined in (("look", "1"), ("full", "0")):
             turn = turn_for("pi", binary, mode=mode, env={"MOTION_RUNNER_CONFINE_READS": "0"})
-            launch = get_adapter("pi").build_launch(turn, resume_session=None)
+            launch = launch_for(turn, resume_session=None)
             assert launch.argv[launch.argv.index("-e") + 1] == str(PI_READ_GUARD)
             # The agent's own env cannot switch the guard off.
             assert launch.env["MOTION_RUNNER_CONFINE_READS"] == confined
@@ -139,7 +141,7 @@ class TestPi:
     def test_a_prompt_pi_would_read_as_a_file_or_flag_goes_on_stdin_never_as_an_argument(
         self, binary, prompt
     ):
-        launch = get_adapter("pi").build_launch(turn_for("pi", binary, prompt=prompt), resume_session=None)
+        launch = launch_for(turn_for("pi", binary, prompt=prompt), resume_session=None)
         assert launch.stdin == prompt
         assert prompt not in launch.argv
 
@@ -154,6 +156,6 @@ def test_a_turn_with_no_workspace_runs_in_a_folder_of_its_motion_never_the_check
     settings.DATA_DIR = tmp_path
     motion = MotionFactory(slug="no-workspace", workspace="")
     agent = AgentFactory(name=f"{harness}-agent", harness=harness, binary=binary, workdir="")
-    cwd = get_adapter(harness).build_launch(TurnFactory(motion=motion, agent=agent), resume_session=None).cwd
+    cwd = launch_for(TurnFactory(motion=motion, agent=agent), resume_session=None).cwd
     assert cwd == str(tmp_path / "workspaces" / "no-workspace")
     assert (tmp_path / "workspaces" / "no-workspace").is_dir()

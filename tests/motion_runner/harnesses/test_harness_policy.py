@@ -10,8 +10,10 @@ import pytest
 
 from motion_runner import signals
 from motion_runner.harnesses import HarnessError, get_adapter
-from motion_runner.harnesses.policy import LookOnlyPolicy, ToolPolicy, closed_policy, policy_for
+from motion_runner.harnesses.policy import LookOnlyPolicy, ToolPolicy, closed_policy
+from motion_runner.runner.turns import execute_turn, policy_for
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
+from tests.harness_support import launch_for
 from wakes.tool_policy import policy_for_turn
 
 
@@ -81,11 +83,39 @@ def test_the_policy_given_is_the_policy_spelled(binary):
             path.unlink()
 
 
+def test_every_adapter_must_be_handed_its_policy(binary):
+    """No adapter falls back to asking the hook: a launch without a policy is a caller's error."""
+    for harness in ("claude-code", "codex", "pi"):
+        with pytest.raises(TypeError, match="policy"):
+            get_adapter(harness).build_launch(turn_for(harness, binary), resume_session=None)
+
+
+@pytest.mark.django_db
+def test_the_runner_asks_the_hook_once_and_hands_the_adapter_its_answer(binary, monkeypatch):
+    policy = ToolPolicy(mode="look", look_only=WIKI_ONLY, footer="F")
+    asked, given = [], []
+
+    def provider(turn):
+        asked.append(turn.pk)
+        return policy
+
+    def build_launch(self, turn, *, resume_session, policy):
+        given.append(policy)
+        raise HarnessError("launched no further")
+
+    monkeypatch.setattr(signals, "tool_policy_providers", [provider])
+    monkeypatch.setattr(type(get_adapter("claude-code")), "build_launch", build_launch)
+    turn = TurnFactory(agent=AgentFactory(name="scribe", harness="claude-code", binary=binary))
+    execute_turn(turn.pk)
+    assert asked == [turn.pk]
+    assert given == [policy]
+
+
 def test_with_no_provider_a_turn_gets_the_closed_policy(binary, monkeypatch):
     monkeypatch.setattr(signals, "tool_policy_providers", [])
     turn = turn_for("claude-code", binary, mode="full")
     assert policy_for(turn) == closed_policy()
-    launch = get_adapter("claude-code").build_launch(turn, resume_session=None)
+    launch = launch_for(turn)
     try:
         assert flag(launch.argv, "--permission-mode") == "dontAsk"  # look-only, although the turn says full
         assert (
@@ -103,7 +133,7 @@ def test_wakes_is_the_registered_provider_and_tells_the_turn_its_footer(binary):
     look, full = policy_for(turn_for("pi", binary)), policy_for(turn_for("pi", binary, mode="full"))
     assert (look.mode, full.mode) == ("look", "full")
     assert "look-only" in look.footer and look.footer != full.footer
-    assert look.pi_read_guard.endswith("wakes/pi_read_guard.ts")
+    assert look.pi_read_guard.endswith("motion_runner/harnesses/pi_read_guard.ts")
 
 
 def test_a_resumed_sessions_baseline_comes_from_the_recorded_ends_handed_over():

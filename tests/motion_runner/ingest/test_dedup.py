@@ -35,7 +35,7 @@ def projects(tmp_path, settings):
 
 
 def by_runner(motion, agent) -> None:
-    """What the runner does with a harness's stdout (runner/turns.py TurnRun.handle_line)."""
+    """What the runner does with a harness's stdout (runner/turn_run.py TurnRun.handle_line)."""
     writer = EventWriter(IngestContext(motion=motion, agent=agent, harness="claude-code", source="runner"))
     parser = get_adapter("claude-code").new_parser()
     for line in recorded.lines("stream"):

@@ -17,7 +17,7 @@ from motion_runner.ingest import redaction
 from motion_runner.ingest.fit import fit_message
 from motion_runner.ingest.redaction import MARK, RedactingFormatter, Redactor, redact, redact_json
 from motion_runner.models import Message, Turn
-from motion_runner.runner.turns import fail_before_launch
+from motion_runner.runner.ending import fail_before_launch
 from tests import recorded
 from tests.factories import TurnFactory
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
+from motion_runner import signals
 from motion_runner.models import Turn
 from motion_runner.record import binding, poller_fenced_agents
 from motion_runner.record.memory_lane import MemoryLaneRecord
@@ -69,3 +70,15 @@ def test_the_memory_lane_binding_without_the_hosts_record_says_what_to_set(setti
     settings.MOTION_RUNNER_RECORD = "memory_lane"
     with pytest.raises(ImproperlyConfigured, match="MOTION_RUNNER_RECORD_MODELS"):
         binding().connect()
+
+
+def test_the_fence_reaches_wakes_through_the_runners_hook():
+    """wakes reads no storage: the record's fence is registered as a hook the wakes app asks."""
+    assert poller_fenced_agents in signals.fenced_agent_providers
+
+
+def test_any_registered_fence_keeps_its_agents_from_the_wakes_app(room, clock, loop, monkeypatch):
+    monkeypatch.setattr(signals, "fenced_agent_providers", [set, lambda: {"magent"}])
+    say(room.motion, room.justin, "@magent what did the deploy log say?", clock)
+    assert loop.run(60) == []
+    assert not Turn.objects.filter(agent=room.magent).exists()

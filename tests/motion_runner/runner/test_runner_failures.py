@@ -17,7 +17,10 @@ import pytest
 from django.db import connection
 from django.test import override_settings
 
-from motion_runner.models import Kind, Message, MotionSession, Turn, TurnStatus
+from motion_runner import signals
+from motion_runner.harnesses import EventKind
+from motion_runner.models import EndedBy, Kind, Message, MotionSession, Turn, TurnStatus
+from motion_runner.runner.monitor import TurnMonitor
 from motion_runner.runner.tasks import run_turn
 from motion_runner.runner.turns import enqueue_turn, execute_turn
 from tests.factories import AgentFactory, MotionFactory
@@ -116,6 +119,28 @@ def test_exit_0_without_a_result_still_fails_the_turn(wake, readme_motion):
     assert turn.status == TurnStatus.FAILED
     assert "exited without a result event" in the_error(readme_motion).text
     assert_nothing_lost(readme_motion)
+
+
+class StopsAtTheFirstCall(TurnMonitor):
+    stop_cause = EndedBy.LOOP_GUARD
+
+    def observe(self, event):
+        if event.kind == EventKind.TOOL_CALL:
+            self.stop_reason = "the watcher stopped it: one call was enough"
+
+
+def test_a_turn_a_monitor_stopped_is_ended_by_that_monitors_cause(wake, readme_motion, monkeypatch):
+    monkeypatch.setattr(signals, "monitor_factories", [StopsAtTheFirstCall])
+
+    turn = wake({"no_result": True, "hang": True})
+
+    assert turn.status == TurnStatus.KILLED
+    assert turn.error == "stopped: the watcher stopped it: one call was enough"
+    assert turn.ended_by == EndedBy.LOOP_GUARD
+
+
+def test_a_turn_its_harness_ended_is_ended_by_nobody_in_particular(wake):
+    assert wake().ended_by == EndedBy.HARNESS
 
 
 @override_settings(RUNNER_TURN_TIMEOUT_SECONDS=2)
@@ -367,6 +392,7 @@ def test_a_session_the_harness_lost_is_retired_and_the_wake_runs_again_fresh(
 
     assert turn.status == TurnStatus.FAILED
     assert "is gone from claude-code" in turn.error
+    assert turn.ended_by == EndedBy.SESSION_GONE
     gone = MotionSession.objects.get(pk=sid)
     assert gone.retired_at is not None
     again = Turn.objects.exclude(pk=turn.pk).get()
@@ -390,6 +416,7 @@ def test_a_session_another_machine_holds_is_kept_and_the_wake_starts_fresh_once(
 
     assert turn.status == TurnStatus.FAILED
     assert "is not on this machine" in turn.error and "woke again once in a fresh session" in turn.error
+    assert turn.ended_by == EndedBy.SESSION_ELSEWHERE
     assert not MotionSession.objects.filter(retired_at__isnull=False).exists()  # kept, not replaced
     (said,) = [m for m in messages(readme_motion, Kind.WAKE) if "is not on this machine" in m.text]
     assert said.text.startswith("@magent: its session 5d0d3d4c-")

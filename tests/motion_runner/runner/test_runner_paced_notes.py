@@ -13,7 +13,8 @@ import pytest
 from motion_runner.ingest.writer import EventWriter, IngestContext
 from motion_runner.models import Kind, Message
 from motion_runner.runner.announcing import PacedAnnouncer
-from motion_runner.runner.turns import TurnRun, enqueue_turn, execute_turn
+from motion_runner.runner.turn_run import TurnRun
+from motion_runner.runner.turns import enqueue_turn, execute_turn
 from motion_runner.signals import message_created
 from tests.factories import AgentFactory, MotionFactory
 from tests.paths import TESTS

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from motion_runner.models import Message, MotionSession, Turn, TurnStatus, Visibility
-from motion_runner.runner.turns import dead_turn_cost
+from motion_runner.runner.ending import dead_turn_cost
 from tests import recorded
 from tests.factories import MotionFactory, TurnFactory
 
@@ -375,7 +375,7 @@ def test_the_watchers_username_does_not_let_an_agent_of_that_name_claim_the_sess
 
 @pytest.mark.parametrize("address", ["fec0::1", "feff:ffff::1", "fec0::a9fe:a9fe"])
 def test_a_site_local_ipv6_address_is_refused(address):
-    from motion_runner.lib.http import address_problem
+    from motion_runner.lib.http.guard import address_problem
 
     assert address_problem(address) == "a reserved address"
 

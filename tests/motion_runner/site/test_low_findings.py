@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
-from motion_runner.lib.http import address_problem
+from motion_runner.lib.http.guard import address_problem
 from motion_runner.models import AgentKey
 from tests.factories import AgentFactory, UserFactory
 from wakes.requests import find_asks
