@@ -46,6 +46,22 @@ def test_an_integer_past_64_bits_is_kept_exact(number, as_bytes):
     assert typed(value) == typed({"n": number, "cost": 0.00016800000000000002})
 
 
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_an_integer_past_64_bits_after_a_long_fraction_is_kept_exact(as_bytes):
+    number = 2**64
+    text = f'{{"cost": 0.000168000000000000020000000000000001, "n": {number}}}'
+    value = read_json(text.encode() if as_bytes else text)
+    assert typed(value) == typed(json.loads(text))
+    assert value["n"] == number
+
+
+@pytest.mark.parametrize(
+    "text", ['{"n": 12345678901234567890123}', "12345678901234567890123", "[0.1,12345678901234567890123]"]
+)
+def test_a_long_integer_at_the_start_or_after_a_comma_is_kept_exact(text):
+    assert typed(read_json(text)) == typed(json.loads(text))
+
+
 @given(st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text())
 def test_any_integer_beside_a_float_and_a_string_reads_as_the_standard_library_reads_it(n, x, words):
     text = json.dumps({"n": n, "x": x, "words": words})
