@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
@@ -14,7 +15,8 @@ import orjson
 _LONG_RUN = 19
 _DIGITS_TO_ZERO = bytes.maketrans(b"0123456789", b"0" * 10)
 _ZEROS = b"0" * _LONG_RUN
-_ZERO, _POINT = ord("0"), ord(".")
+_RUN_OF_ZEROS = re.compile(b"0*")
+_POINT = ord(".")
 
 
 def has_long_integer(text: str | bytes) -> bool:
@@ -27,10 +29,7 @@ def has_long_integer(text: str | bytes) -> bool:
         # `find` gives a run's first digit: the byte before it is no digit.
         if start == 0 or digits[start - 1] != _POINT:
             return True
-        end = start + _LONG_RUN
-        while end < len(digits) and digits[end] == _ZERO:
-            end += 1
-        start = digits.find(_ZEROS, end)
+        start = digits.find(_ZEROS, _RUN_OF_ZEROS.match(digits, start).end())  # past this fraction
     return False
 
 
