@@ -59,7 +59,7 @@ def main() -> None:
 def run(args: argparse.Namespace, tmp: Path) -> None:
     from motion_runner.ingest.sessions import claim_session
     from motion_runner.models import Agent, Message, Motion
-    from motion_runner.transcripts import import_all
+    from motion_runner.transcripts.importer import import_all
 
     motion, _ = Motion.objects.get_or_create(slug="bench", defaults={"title": "Bench"})
     agent, _ = Agent.objects.get_or_create(name="bencher")

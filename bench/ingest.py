@@ -161,7 +161,7 @@ def run(args, tmp: Path) -> None:
     from motion_runner.api.auth import create_key
     from motion_runner.ingest.sessions import claim_session
     from motion_runner.models import Agent, Message, Motion, MotionSession
-    from motion_runner.transcripts import import_all
+    from motion_runner.transcripts.importer import import_all
 
     print(
         f"database: {connection.vendor} ({connection.settings_dict['NAME']}), python {sys.version.split()[0]}"

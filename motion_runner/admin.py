@@ -22,7 +22,7 @@ from .models import (
     UnclaimedSession,
 )
 from .people.signin import fingerprint_of
-from .transcripts import assign_session
+from .transcripts.importer import assign_session
 
 admin.site.site_header = "Motion Runner"
 admin.site.site_title = "Motion Runner admin"

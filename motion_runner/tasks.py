@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from .transcripts import import_all
+from .transcripts.importer import import_all
 
 
 @shared_task(name="motion_runner.import_transcripts", ignore_result=True)

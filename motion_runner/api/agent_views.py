@@ -23,17 +23,11 @@ from ..lib.ids import stable_uuid
 from ..models import Agent, Kind, Message, Motion, MotionSession, Source
 from ..people.access import MotionAccess, access
 from ..record import binding
-from ..transcripts import (
-    HARNESS as CLAUDE_CODE,
-)
-from ..transcripts import (
-    allowed_path,
-    import_file,
-    note_unclaimed,
-    prompt_message,
-    runner_owned,
-    turn_end_uuid,
-)
+from ..transcripts.files import allowed_path
+from ..transcripts.importer import import_file
+from ..transcripts.lines import HARNESS as CLAUDE_CODE
+from ..transcripts.lines import prompt_message, turn_end_uuid
+from ..transcripts.routing import note_unclaimed, runner_owned
 from .auth import AgentKeyAuthentication, AgentPrincipal, IsAgent, request_agent
 from .runner_keys import RunnerKeyAuthentication
 from .serializers import MessageSerializer

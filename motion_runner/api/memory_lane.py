@@ -39,7 +39,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from ..conf import app_settings
 from ..models import Agent, Motion
 from ..people.access import readable_motion
-from ..remote_transcripts import ingest_lines
+from ..transcripts.remote import ingest_lines
 from .agent_views import AgentAPIView, BodyTooLarge, QuietView, check_speaks_for, member_motion
 from .auth import AgentKeyAuthentication, request_agent
 from .outage import answer_if_away

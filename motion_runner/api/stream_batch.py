@@ -47,8 +47,8 @@ from ..models import (
 )
 from ..people.access import access
 from ..record import binding
-from ..remote_transcripts import spool_path
 from ..runner.db_retry import retry_conflicts
+from ..transcripts.remote import spool_path
 from .auth import AgentPrincipal
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from ..conf import app_settings as settings  # the app's settings, with defaults
 from ..ingest.system_lines import post_system_message
 from ..lib.ids import system_uuid
 from ..models import Kind, Turn, TurnStatus
-from ..transcripts import recover_turn_lines
+from ..transcripts.importer import recover_turn_lines
 from .ending import _announce_end, cost_note, dead_turn_cost
 from .process import kill_marked, marked_processes
 from .routing import say_unserved_queues, send_turn

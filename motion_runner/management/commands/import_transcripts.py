@@ -5,7 +5,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from motion_runner.transcripts import import_all, transcript_dirs
+from motion_runner.transcripts.files import transcript_dirs
+from motion_runner.transcripts.importer import import_all
 
 
 class Command(BaseCommand):

@@ -11,7 +11,7 @@ import pytest
 
 from motion_runner.ingest.writer import EventWriter, IngestContext
 from motion_runner.models import Message, MotionSession, TranscriptFile, UnclaimedSession
-from motion_runner.transcripts import import_file
+from motion_runner.transcripts.importer import import_file
 from tests import recorded
 
 pytestmark = pytest.mark.django_db

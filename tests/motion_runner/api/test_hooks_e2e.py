@@ -12,7 +12,7 @@ from django.conf import settings as django_settings
 
 from motion_runner.harnesses.claude_code_hooks import hooks_settings
 from motion_runner.models import Message, MotionSession
-from motion_runner.transcripts import import_all
+from motion_runner.transcripts.importer import import_all
 from tests.fakes.anthropic_api import FakeAnthropic, tool_then_reply
 
 CLAUDE = Path(django_settings.BASE_DIR) / "node_modules" / ".bin" / "claude"

@@ -26,7 +26,7 @@ from motion_runner.api.memory_lane import held_key
 from motion_runner.ingest.sessions import claim_session
 from motion_runner.models import Message, MotionSession, TranscriptFile, UnclaimedSession
 from motion_runner.record.own import OwnRecord
-from motion_runner.transcripts import assign_session
+from motion_runner.transcripts.importer import assign_session
 from tests import recorded
 from tests.factories import AgentFactory, MotionFactory
 

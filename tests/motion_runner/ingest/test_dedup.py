@@ -15,7 +15,7 @@ from motion_runner.harnesses import get_adapter
 from motion_runner.ingest.sessions import claim_session
 from motion_runner.ingest.writer import EventWriter, IngestContext
 from motion_runner.models import Message
-from motion_runner.transcripts import import_file
+from motion_runner.transcripts.importer import import_file
 from tests import recorded
 
 SESSION = recorded.session_id()

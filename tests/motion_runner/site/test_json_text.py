@@ -5,12 +5,13 @@ would read differently (an integer past 64 bits, kept exact). Every reader of a 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from motion_runner.lib.json_text import read_json
+from motion_runner.lib.json_text import has_long_integer, read_json
 
 
 def typed(value) -> str:
@@ -44,6 +45,22 @@ def test_an_integer_past_64_bits_is_kept_exact(number, as_bytes):
     text = f'{{"n": {number}, "cost": 0.00016800000000000002}}'
     value = read_json(text.encode() if as_bytes else text)
     assert typed(value) == typed({"n": number, "cost": 0.00016800000000000002})
+
+
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_an_integer_past_64_bits_after_a_long_fraction_is_kept_exact(as_bytes):
+    number = 2**64
+    text = f'{{"cost": 0.000168000000000000020000000000000001, "n": {number}}}'
+    value = read_json(text.encode() if as_bytes else text)
+    assert typed(value) == typed(json.loads(text))
+    assert value["n"] == number
+
+
+@pytest.mark.parametrize(
+    "text", ['{"n": 12345678901234567890123}', "12345678901234567890123", "[0.1,12345678901234567890123]"]
+)
+def test_a_long_integer_at_the_start_or_after_a_comma_is_kept_exact(text):
+    assert typed(read_json(text)) == typed(json.loads(text))
 
 
 @given(st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text())
@@ -87,3 +104,15 @@ def test_a_text_nested_past_pythons_own_limit_is_a_recursion_error():
 def test_a_line_of_bytes_keeps_what_a_damaged_byte_leaves():
     assert read_json(b'{"x": "a\xffb"}') == {"x": "a\ufffdb"}
     assert read_json(b'\x0c{"x": 1} ') == {"x": 1}  # whitespace JSON does not know, around a line
+
+
+# The rule `has_long_integer` keeps, written as the regex it replaced: 19 digits that follow
+# neither a digit nor a point.
+LONG_INTEGER_RULE = re.compile(r"(?<![0-9.])[0-9]{19}")
+
+
+@given(st.text(alphabet="0123456789.e-x é", max_size=80))
+def test_the_long_integer_look_finds_what_the_rule_says(text):
+    expected = LONG_INTEGER_RULE.search(text) is not None
+    assert has_long_integer(text) is expected
+    assert has_long_integer(text.encode()) is expected

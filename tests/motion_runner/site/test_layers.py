@@ -101,10 +101,6 @@ def test_import_linters_contracts_are_kept():
     assert run.stdout.count("KEPT") == len(contracts) and "BROKEN" not in run.stdout
 
 
-# Modules another branch of this round is splitting (issue 21): the lead drops each once merged.
-BEING_SPLIT = {"motion_runner/transcripts.py"}
-
-
 def test_no_app_module_is_over_600_lines():
     """A module is read whole by whoever changes it: past 600 lines it holds more than one concern."""
     long = {
@@ -112,4 +108,4 @@ def test_no_app_module_is_over_600_lines():
         for path in project_files()
         if (lines := len(path.read_text().splitlines())) > 600
     }
-    assert set(long) <= BEING_SPLIT, long
+    assert long == {}

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from motion_runner import transcripts
 from motion_runner.ingest.sessions import claim_session
 from motion_runner.models import Message, TranscriptFile
-from motion_runner.transcripts import import_file
+from motion_runner.transcripts import importer
+from motion_runner.transcripts.importer import import_file
 from tests import recorded
 
 pytestmark = pytest.mark.django_db
@@ -40,8 +40,8 @@ def transcript(folder: Path, harbor, scribe, copies: int = 1) -> Path:
 def test_a_file_of_many_chunks_reads_as_one_chunk_does(folder, harbor, scribe, monkeypatch):
     path = transcript(folder, harbor, scribe, copies=4)
     longest = max(len(line) for line in path.read_bytes().split(b"\n"))
-    monkeypatch.setattr(transcripts, "CHUNK_BYTES", longest + 1000)  # lines cross chunks
-    assert path.stat().st_size > 8 * transcripts.CHUNK_BYTES
+    monkeypatch.setattr(importer, "CHUNK_BYTES", longest + 1000)  # lines cross chunks
+    assert path.stat().st_size > 8 * importer.CHUNK_BYTES
     result = import_file(path)
     record = TranscriptFile.objects.get(path=str(path))
     assert record.offset == path.stat().st_size

@@ -8,7 +8,7 @@ import pytest
 
 from motion_runner.ingest.sessions import claim_session
 from motion_runner.models import Message, TranscriptFile
-from motion_runner.transcripts import import_file
+from motion_runner.transcripts.importer import import_file
 from tests import recorded
 
 SESSION = recorded.session_id()

@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from motion_runner.ingest.sessions import claim_session
 from motion_runner.models import Message, MotionSession, TranscriptFile, UnclaimedSession
-from motion_runner.transcripts import assign_session, import_all, import_file
+from motion_runner.transcripts.importer import assign_session, import_all, import_file
 from tests import recorded
 
 pytestmark = pytest.mark.django_db

@@ -2,7 +2,7 @@
 
 memory-lane's watcher (watcher/conversation_watcher.py, remote mode) tails Claude Code's JSONL files
 and posts batches of raw lines to `/api/ingest/`. Each line names its session (`sessionId`); a line
-is read exactly as the local importer reads it (transcripts.TranscriptReader: same ids, same twin
+is read exactly as the local importer reads it (transcripts.reader.TranscriptReader: same ids, same twin
 matching, same fill-in), so a line posted here, read from a local file and streamed by a runner
 still lands once.
 
@@ -31,13 +31,16 @@ from typing import Any
 
 from django.db import transaction
 
-from .conf import app_settings
-from .harnesses.base import json_object
-from .ingest.writer import EventWriter
-from .lib.json_depth import deeper_than
-from .models import Agent, Motion, MotionSession, TranscriptFile
-from .record import binding
-from .transcripts import HARNESS, TranscriptReader, import_file, note_unclaimed
+from ..conf import app_settings
+from ..harnesses.base import json_object
+from ..ingest.writer import EventWriter
+from ..lib.json_depth import deeper_than
+from ..models import Agent, Motion, MotionSession, TranscriptFile
+from ..record import binding
+from .importer import import_file
+from .lines import HARNESS
+from .reader import TranscriptReader
+from .routing import note_unclaimed
 
 log = logging.getLogger(__name__)
 
