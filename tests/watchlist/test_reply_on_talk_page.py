@@ -427,3 +427,16 @@ def test_a_turn_woken_again_after_its_session_was_lost_leaves_the_reply_to_the_n
     ends(woken, status=TurnStatus.FAILED)
 
     assert not AbilityRun.objects.exists() and runner_lines(merch) == []
+
+
+def test_a_turn_woken_again_fresh_because_its_session_is_elsewhere_leaves_the_reply_to_the_new_turn(
+    woken, ends, worker, pickipedia, merch
+):
+    Turn.objects.filter(pk=woken.pk).update(
+        error="its session s-1 is not on this machine: woke again once in a fresh session here",
+        ended_by=EndedBy.SESSION_ELSEWHERE,
+    )
+    woken.refresh_from_db()
+    ends(woken, status=TurnStatus.FAILED)
+
+    assert not AbilityRun.objects.exists() and runner_lines(merch) == []

@@ -47,8 +47,12 @@ def on_turn_finished(sender, turn: Turn, **kwargs) -> AbilityRun | None:
             Kind.ERROR,
         )
         return None
-    if turn.status != TurnStatus.FINISHED and turn.ended_by == EndedBy.SESSION_GONE:
-        # Its session was gone and the runner woke it again: the new turn carries the ability.
+    if turn.status != TurnStatus.FINISHED and turn.ended_by in (
+        EndedBy.SESSION_GONE,
+        EndedBy.SESSION_ELSEWHERE,
+    ):
+        # Its session was gone (or is on another machine) and the runner woke it again: the new
+        # turn carries the ability.
         return None
     if turn.status != TurnStatus.FINISHED:
         run, _ = AbilityRun.objects.get_or_create(
