@@ -66,7 +66,7 @@ def main(folder: Path) -> dict[str, Any]:  # noqa: PLR0915  one scenario, read t
     from motion_runner.ingest.writer import insert_one
     from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, UnclaimedSession
     from motion_runner.record import binding
-    from motion_runner.transcripts import assign_session
+    from motion_runner.transcripts.importer import assign_session
     from tests import recorded
 
     client = Client(HTTP_HOST=HOST)

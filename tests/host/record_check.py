@@ -28,7 +28,7 @@ from motion_runner.api.auth import create_key  # noqa: E402
 from motion_runner.ingest.writer import insert_one  # noqa: E402
 from motion_runner.models import Agent, Kind, Message, Motion, Source, UnclaimedSession  # noqa: E402
 from motion_runner.record import binding  # noqa: E402
-from motion_runner.transcripts import assign_session  # noqa: E402
+from motion_runner.transcripts.importer import assign_session  # noqa: E402
 from tests import recorded  # noqa: E402
 from tests.host.conversations import models as host  # noqa: E402
 from tests.host.conversations import page  # noqa: E402
