@@ -3,6 +3,7 @@ from django.db.backends.signals import connection_created
 from django.utils.module_loading import import_string
 
 from .socket_bell import install
+from .sql import is_sqlite
 
 
 class MotionRunnerConfig(AppConfig):
@@ -25,7 +26,7 @@ class MotionRunnerConfig(AppConfig):
 
 def ring_on_sqlite(sender, connection, **kwargs) -> None:
     """SQLite has no NOTIFY: each connection rings the message bell itself (socket_bell.py)."""
-    if connection.vendor == "sqlite":
+    if is_sqlite(connection):
         install(connection)
 
 

@@ -17,13 +17,12 @@ take a post through here, so the two answer alike:
 
 from __future__ import annotations
 
-import functools
 import logging
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import connections, router, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 from rest_framework import serializers, status
@@ -33,7 +32,6 @@ from ..access import access
 from ..db_retry import retry_conflicts
 from ..harnesses import HARNESSES, EventKind, HarnessError, get_adapter
 from ..ingest import EventWriter, IngestContext, WriteOutcome, event_message_id
-from ..lib.rows import db_value
 from ..message_fit import BadEvent
 from ..models import (
     Agent,
@@ -167,49 +165,18 @@ class SessionRead:
     newest_end: list[Any]  # [the raw line of the session's newest recorded turn end], or []
 
 
-# Backends whose UPDATE … RETURNING may sit in a WITH (SQLite's may not): the claim is one statement.
-ONE_STATEMENT_VENDORS = {"postgresql"}
-
-
-@functools.cache
-def claim_and_read_sql(alias: str) -> str:
-    """PostgreSQL: the claim of a session already this Motion's (the agent's own, or no one's yet)
-    as a data-modifying CTE, with the newest turn end read beside it."""
-    quote = connections[alias].ops.quote_name
-    sessions, messages = (quote(m._meta.db_table) for m in (MotionSession, Message))
-    return (
-        f"WITH claimed AS (UPDATE {sessions} SET {quote('last_used_at')} = %s"
-        f" WHERE {quote('session_id')} = %s AND {quote('motion_id')} = %s"
-        f" AND ({quote('agent_id')} = %s OR {quote('agent_id')} IS NULL) RETURNING 1)"
-        f" SELECT EXISTS (SELECT 1 FROM claimed),"
-        f" (SELECT {quote('raw')} FROM {messages} WHERE {quote('session_id')} = %s AND {quote('kind')} = %s"
-        f" ORDER BY {quote('created_at')} DESC LIMIT 1)"
-    )
-
-
 def claim_and_read(session_id: str, motion: Motion, agent: Agent, harness: str) -> SessionRead:
     """`claim_for`, and what the post reads of the session next (the newest turn end, for the
     adapter's running total). A session already this Motion's, the agent's own or no one's, is
-    claimed by a conditional UPDATE as claim_session does with a fresh read; on PostgreSQL that
-    UPDATE and the read are one statement (a re-post's common case).
-    Anything else (a new session, a move, another agent's) goes through claim_for as before."""
-    connection = connections[router.db_for_write(MotionSession)]
-    now = timezone.now()
-    if connection.vendor in ONE_STATEMENT_VENDORS:
-        params: list[Any] = [now, session_id, motion.pk, agent.pk]
-        params += [session_id, Kind.TURN_END]
-        with connection.cursor() as cursor:
-            cursor.execute(claim_and_read_sql(connection.alias), params)
-            claimed, newest = cursor.fetchone()
-        newest_end = [] if newest is None else [db_value(connection, Message._meta.get_field("raw"), newest)]
-    else:
-        claimed = (
-            MotionSession.objects.filter(pk=session_id, motion_id=motion.pk)
-            .filter(Q(agent=agent) | Q(agent__isnull=True))
-            .update(last_used_at=now)
-        )
-        ends = Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
-        newest_end = list(ends.values_list("raw", flat=True)[:1])
+    claimed by a conditional UPDATE as claim_session does with a fresh read (a re-post's common
+    case). Anything else (a new session, a move, another agent's) goes through claim_for."""
+    claimed = (
+        MotionSession.objects.filter(pk=session_id, motion_id=motion.pk)
+        .filter(Q(agent=agent) | Q(agent__isnull=True))
+        .update(last_used_at=timezone.now())
+    )
+    ends = Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
+    newest_end = list(ends.values_list("raw", flat=True)[:1])
     if claimed:
         binding().claim(session_id, motion)
     else:

@@ -1,4 +1,4 @@
-"""motion_runner/record/pg_copy.py: the COPY insert writes the rows Django's own bulk insert writes,
+"""motion_runner/sql/messages.py: the COPY insert writes the rows Django's own bulk insert writes,
 column for column, and keeps its exactly-once answer (the ids this call inserted)."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from django.db import IntegrityError, connection, transaction
 
 from motion_runner.models import Kind, Message, Source
 from motion_runner.record.own import OwnRecord
-from motion_runner.record.pg_copy import can_copy, copy_insert, jsonb_text
+from motion_runner.sql import fast_paths
+from motion_runner.sql.messages import copy_insert, jsonb_text, orm_insert
 from tests.factories import AgentFactory, MotionFactory, TurnFactory, UserFactory
 
 postgres_only = pytest.mark.skipif(
@@ -100,7 +101,7 @@ def both_ways(make) -> tuple[dict, dict, list, list]:
     orm_batch, copy_batch = make(), make()
     ids = sorted(message.id for message in orm_batch)
     with transaction.atomic():
-        orm_ids = OwnRecord.orm_insert(sorted(orm_batch, key=lambda m: m.id), "default")
+        orm_ids = orm_insert(connection, Message, sorted(orm_batch, key=lambda m: m.id))
     by_orm = stored(ids)
     Message.objects.filter(pk__in=ids).delete()
     for message, twin in zip(orm_batch, copy_batch, strict=True):
@@ -111,7 +112,7 @@ def both_ways(make) -> tuple[dict, dict, list, list]:
 
 
 def test_the_copy_insert_is_used_on_postgresql():
-    assert can_copy(connection)
+    assert fast_paths(connection)
 
 
 def test_the_copy_insert_writes_djangos_rows_column_for_column():
