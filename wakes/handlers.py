@@ -21,10 +21,11 @@ from . import clock
 from .budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch_wake_refusal
 from .commands import command_in, run_command
 from .context import watch_prompt
-from .loop import answered_since, due_mention_wakes, free_pair, is_person, mark_busy, note_post, post_dot
+from .loop import answered_since, due_mention_wakes, free_pair, is_person, mark_busy, post_dot
 from .mention_turns import renew_holds, show_hold, wake_for_mention
 from .mentions import mentioned_names
 from .models import Consideration, Dials, MentionWake, Spend, resolve
+from .noting import note_post
 from .steering import NEVER, looks_unprompted, mentions_held, scram_holds
 from .wake import human_duration, wake
 

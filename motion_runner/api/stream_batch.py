@@ -29,6 +29,7 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, PermissionDenied
 
 from ..access import access
+from ..announcing import Announcer
 from ..db_retry import retry_conflicts
 from ..harnesses import HARNESSES, EventKind, HarnessError, get_adapter
 from ..ingest import EventWriter, IngestContext, WriteOutcome, event_message_id
@@ -235,6 +236,8 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
     writer = EventWriter(
         IngestContext(motion=motion, agent=agent, harness=harness, source=Source.API, session_id=session_id)
     )
+    # On commit, through the one announcer (motion_runner/announcing.py): a post is one batch.
+    writer.announce = Announcer(interval=0.0)
     prepare = writer.prepare
 
     parser = adapter.new_parser(

@@ -16,6 +16,7 @@ from typing import TypeVar
 from django.db import DatabaseError, IntegrityError, OperationalError, connection, transaction
 from django.utils import timezone
 
+from ..announcing import Announcer
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..db_retry import database_answers, is_outage, retry_outages
 from ..harnesses import Event, EventKind, HarnessError, StreamParser, get_adapter
@@ -34,7 +35,6 @@ from ..signals import (
     turn_retried,
 )
 from ..system_lines import post_system_message
-from .announcing import PacedAnnouncer
 from .limits import limits_for
 from .process import TURN_MARKER, Outcome, ProcessResult, run_streaming
 from .routing import send_turn
@@ -182,7 +182,7 @@ class TurnRun:
     next_try: float = 0.0
     lease_renewed: float = field(default_factory=time.monotonic)
     # Every Message announced once, after commit; the batches within NOTE_SECONDS together.
-    announcer: PacedAnnouncer = field(default_factory=PacedAnnouncer)
+    announcer: Announcer = field(default_factory=Announcer)
     # A person (or a scram) stopped it: `failure` holds who, and the turn ends killed, not failed.
     stopped: bool = False
 
