@@ -1,7 +1,7 @@
 """A post's note: every listening pair's clocks of its Motion moved, in one path.
 
 A post (the newest of a batch written together, once per Motion after its commit: the
-announcers, motion_runner/runner/announcing.py) moves each listening pair's clocks and its due
+announcer, motion_runner/announcing.py) moves each listening pair's clocks and its due
 time. Here, and only here: the Motion's listening agents get their states first (an anti-join,
 and an insert only when one is missing), then one locked read of the Motion's states in pk
 order (`select_for_update`, the order every writer of several states locks them in, so two
