@@ -70,7 +70,9 @@ def thread_poll_fields(motion: Motion, reader: str | None) -> dict[str, Any]:
     shows = WakeRequest.objects.filter(motion=OuterRef("pk")).filter(
         Q(status=WakeRequest.Status.OPEN) | Q(decided_at__gt=since)
     )
-    pings = Q() if not reader else ~Q(typing__who=reader)
+    # Everyone's pings but the reader's own. `who <> reader` as `<` or `>`: a negated condition in
+    # a FilteredRelation becomes an anti-join that drops every ping (Django's own rule for `~Q`).
+    pings = Q(typing__who__lt=reader) | Q(typing__who__gt=reader) if reader else Q()
     rows = list(
         Motion.objects.filter(pk=motion.pk)
         .annotate(
