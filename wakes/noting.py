@@ -1,14 +1,15 @@
 """A post's note: every listening pair's clocks of its Motion moved, in one path.
 
 A post (the newest of a batch written together, once per Motion after its commit: the
-announcer, motion_runner/announcing.py) moves each listening pair's clocks and its due
-time. Here, and only here: the Motion's listening agents get their states first (an anti-join,
-and an insert only when one is missing), then one locked read of the Motion's states in pk
-order (`select_for_update`, the order every writer of several states locks them in, so two
-notes of one Motion never deadlock), the overrides that could apply, and one `bulk_update` of
-the noted fields with each state's `version` bumped (the claim rule the loop lives by:
-wakes/loop.py). The same statements on PostgreSQL and SQLite, whatever the number of listening
-agents (tests/test_wakes_note_cost.py pins them).
+announcer, motion_runner/announcing.py) moves each listening pair's clocks and its due time.
+Here, and only here, in one transaction: one locked read of the Motion's states in pk order (the
+order every writer of several states locks them in, so two notes of one Motion never deadlock)
+with the dials, the listening agents still without a state (made, then read again) and the
+overrides that could apply; then one write of the noted fields with each state's `version`
+bumped (the claim rule the loop lives by: wakes/loop.py). On PostgreSQL the read and the write
+are one statement each (motion_runner/sql/listen_states.py); the ORM reference path (`orm_read`,
+`bulk_update`) runs elsewhere and with MOTION_RUNNER_SQL_FAST_PATHS off. Neither depends on the
+number of listening agents (tests/test_wakes_note_cost.py pins them).
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import transaction
+from django.db import connections, router, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 from motion_runner.message_fit import is_post
-from motion_runner.models import Message
+from motion_runner.models import Message, Motion
+from motion_runner.sql import fast_paths
+from motion_runner.sql.listen_states import NoteRead, read_locked, update_fields
 
 from . import clock
 from .loop import ensure_states, is_person, schedule
@@ -85,15 +89,44 @@ def note_post(message: Message, *, consumed_by: set[int] = frozenset()) -> None:
         return
     now = clock.now()
     motion = message.motion
-    ensure_states(motion, now)
-    dials = Dials.load()
-    post = post_facts(message, consumed_by, now, dials)
-    with transaction.atomic():
-        states = list(ListenState.objects.select_for_update().filter(motion=motion).order_by("pk"))
-        if not states:
+    connection = connections[router.db_for_write(ListenState)]
+    with transaction.atomic(using=connection.alias):
+        read = read_note(connection, motion.pk)
+        if read.missing:  # a listening agent without a state yet: made, then all read again
+            ensure_states(motion, now)
+            read = read_note(connection, motion.pk)
+        if not read.states:
             return
-        overrides = overrides_for(motion.pk, [state.agent_id for state in states])
-        for state in states:
+        dials = read.dials or Dials.load()
+        overrides = (
+            overrides_for(motion.pk, [state.agent_id for state in read.states]) if read.overridden else []
+        )
+        post = post_facts(message, consumed_by, now, dials)
+        for state in read.states:
             advance_clocks(state, post, dials, overrides)
             state.version += 1
-        ListenState.objects.bulk_update(states, [*NOTED_FIELDS, "version"])
+        update_fields(connection, read.states, [*NOTED_FIELDS, "version"])
+
+
+def read_note(connection: BaseDatabaseWrapper, motion_id: str) -> NoteRead:
+    """The Motion's states locked in pk order, and what their note needs beside them."""
+    if fast_paths(connection):
+        return read_locked(connection, motion_id, states=ListenState, dials=Dials, overrides=DialOverride)
+    return orm_read(motion_id)
+
+
+def orm_read(motion_id: str) -> NoteRead:
+    """The reference path of `sql.listen_states.read_locked`, in the ORM (`overridden` is True:
+    the overrides are then asked for)."""
+    stated = ListenState.objects.filter(motion_id=motion_id).values("agent_id")
+    missing = (
+        Motion.agents.through.objects.filter(motion_id=motion_id, agent__listening=True)
+        .exclude(agent_id__in=stated)
+        .values_list("agent_id", flat=True)
+    )
+    return NoteRead(
+        states=list(ListenState.objects.select_for_update().filter(motion_id=motion_id).order_by("pk")),
+        dials=Dials.objects.filter(pk=1).first(),
+        missing=list(missing),
+        overridden=True,
+    )

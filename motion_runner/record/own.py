@@ -10,7 +10,7 @@ import uuid
 from django.db import IntegrityError, connections, router, transaction
 
 from ..models import Message
-from ..sql.messages import insert_new
+from ..sql.messages import insert_new, known_ids
 from .base import RecordBinding
 
 
@@ -26,9 +26,7 @@ class OwnRecord(RecordBinding):
     def known_ids(self, ids: list[uuid.UUID]) -> set[uuid.UUID]:
         """The ids of `ids` already stored, by the primary key. A Message is never updated away,
         so an id seen here stays known; the insert's ON CONFLICT still decides the rest."""
-        if not ids:
-            return set()
-        return set(Message.objects.filter(id__in=ids).values_list("id", flat=True))
+        return known_ids(connections[router.db_for_read(Message)], Message, ids)
 
     def insert_batch(self, batch: list[Message]) -> list[Message]:
         """`INSERT … ON CONFLICT DO NOTHING RETURNING id` tells exactly which rows were new, so two

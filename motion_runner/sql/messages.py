@@ -1,4 +1,5 @@
-"""The Message table's batch insert: PostgreSQL's COPY, and the ORM reference path beside it.
+"""The Message table's batch insert and its look-up of known ids: PostgreSQL's COPY and one
+array parameter, each with the ORM reference path beside it.
 
 Why by hand: Django compiles a bulk insert value by value (27 fields × 100 rows through
 `pre_save`, `get_db_prep_save` and the compiler's checks) and quotes each column as a text array
@@ -17,6 +18,11 @@ value types where those return the value itself (`identity_types`).
 The ORM reference path (`orm_insert`, where `fast_paths` says no) is Django's own bulk
 `INSERT … ON CONFLICT DO NOTHING RETURNING id`; tests/equivalence/test_message_insert.py
 compares the two rows column for column.
+
+`known_ids`: which of a post's hundred ids are stored, asked with the ids as one `uuid[]`
+parameter, where the ORM's `IN (%s, …)` compiles, prepares and quotes a placeholder per id (a
+share of every post's CPU, bench/repost.py); the reference path is
+`filter(pk__in=…).values_list("pk")`, tests/equivalence/test_message_insert.py compares them.
 
 The stage is created in every transaction that uses it (`CREATE TEMP TABLE IF NOT EXISTS`, one
 catalog look-up) rather than remembered per connection: a rolled-back transaction or a pooler
@@ -281,3 +287,20 @@ def orm_insert(
         using=connection.alias,
     )
     return {row[0] for row in rows}
+
+
+def known_ids(connection: BaseDatabaseWrapper, model: type[models.Model], ids: Sequence[Any]) -> set[Any]:
+    """The primary keys of `ids` stored in `model`'s table."""
+    if not ids:
+        return set()
+    if not fast_paths(connection):
+        return set(
+            model._default_manager.using(connection.alias).filter(pk__in=ids).values_list("pk", flat=True)
+        )
+    quote = connection.ops.quote_name
+    table, column = quote(model._meta.db_table), quote(model._meta.pk.column)
+    with connection.cursor() as cursor:
+        # The ids as one uuid[] literal: its text made by one join, not an adapter per element.
+        literal = "{" + ",".join(map(str, ids)) + "}"
+        cursor.execute(f"SELECT {column} FROM {table} WHERE {column} = ANY(%s::uuid[])", [literal])
+        return {row[0] for row in cursor.fetchall()}

@@ -231,3 +231,13 @@ def test_a_uuid_the_standard_library_refuses_is_written_as_its_text():
     with pytest.raises(TypeError):
         json.dumps(value)
     assert jsonb_text(value) == b'{"id":"12345678-1234-5678-1234-567812345678"}'
+
+
+def test_the_known_ids_are_the_orms(settings):
+    motion = MotionFactory()
+    stored = [Message(motion=motion, sender=name, source=Source.WEB) for name in "abc"]
+    OwnRecord().insert_batch(sorted(stored, key=lambda m: m.id))
+    asked = [stored[0].id, uuid.uuid4(), stored[2].id]
+    fast = OwnRecord().known_ids(asked)
+    settings.MOTION_RUNNER_SQL_FAST_PATHS = False
+    assert fast == OwnRecord().known_ids(asked) == {stored[0].id, stored[2].id}
