@@ -6,7 +6,13 @@ target missed without it; each module is named after the table or channel it wor
 its reason once (the figure is in bench/README.md, never in a docstring):
 
 - `messages`: the Message table's batch insert (COPY into a stage, one `INSERT … SELECT … ON
-  CONFLICT DO NOTHING RETURNING id`), and its ORM reference path (Django's own bulk insert).
+  CONFLICT DO NOTHING RETURNING id`) and its look-up of known ids (one `uuid[]` parameter), each
+  beside its ORM reference path.
+- `listen_states`: a post's note of wakes' `ListenState` rows: the states locked in pk order in
+  one read with what the note needs, and one `UPDATE … FROM (VALUES …)` (the ORM paths:
+  wakes/noting.orm_read and `bulk_update`).
+- `agent_keys`: a keyed request's key, agent, URL's Motion and membership in one statement
+  (the ORM path: api/auth.orm_read_with_motion).
 - `channels`: the `motion_messages` and `turn_stop` channels (LISTEN/NOTIFY on PostgreSQL, the
   SQLite socket bell's trigger), and the listener's own connection.
 - `locks`: the session lock's transaction-scoped advisory lock.
