@@ -22,7 +22,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
+from django.db import connections, router, transaction
 from django.db.models import Q
 from django.utils import timezone
 from rest_framework import serializers, status
@@ -47,6 +47,7 @@ from ..models import (
 from ..record import binding
 from ..remote_transcripts import spool_path
 from ..sessions import SessionConflict, claim_session
+from ..sql import fast_paths, motion_sessions
 from ..system_lines import post_system_message
 from .auth import AgentPrincipal
 
@@ -170,19 +171,31 @@ def claim_and_read(session_id: str, motion: Motion, agent: Agent, harness: str) 
     """`claim_for`, and what the post reads of the session next (the newest turn end, for the
     adapter's running total). A session already this Motion's, the agent's own or no one's, is
     claimed by a conditional UPDATE as claim_session does with a fresh read (a re-post's common
-    case). Anything else (a new session, a move, another agent's) goes through claim_for."""
-    claimed = (
-        MotionSession.objects.filter(pk=session_id, motion_id=motion.pk)
-        .filter(Q(agent=agent) | Q(agent__isnull=True))
-        .update(last_used_at=timezone.now())
-    )
-    ends = Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
-    newest_end = list(ends.values_list("raw", flat=True)[:1])
+    case); on PostgreSQL the UPDATE and the read are one statement (motion_runner/sql/
+    motion_sessions.py). Anything else (a new session, a move, another agent's) goes through
+    claim_for."""
+    connection = connections[router.db_for_write(MotionSession)]
+    asked = {"session_id": session_id, "motion_id": motion.pk, "agent_id": agent.pk, "now": timezone.now()}
+    if fast_paths(connection):
+        claimed, newest_end = motion_sessions.claim_and_read(connection, end_kind=Kind.TURN_END, **asked)
+    else:
+        claimed, newest_end = orm_claim_and_read(**asked)
     if claimed:
         binding().claim(session_id, motion)
     else:
         claim_for(session_id, motion, agent, harness)
     return SessionRead(newest_end=newest_end)
+
+
+def orm_claim_and_read(*, session_id: str, motion_id: str, agent_id: int, now) -> tuple[bool, list[Any]]:
+    """The reference path of the claim and the read: the conditional UPDATE, then the read."""
+    claimed = (
+        MotionSession.objects.filter(pk=session_id, motion_id=motion_id)
+        .filter(Q(agent_id=agent_id) | Q(agent__isnull=True))
+        .update(last_used_at=now)
+    )
+    ends = Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
+    return bool(claimed), list(ends.values_list("raw", flat=True)[:1])
 
 
 def move_session(session: MotionSession, motion: Motion, agent: Agent) -> bool:
