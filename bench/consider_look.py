@@ -3,7 +3,7 @@
 The look is `ListenState WHERE due_at <= now` on a partial index: it should cost what the due
 (active) pairs cost, whatever the number of Motions. Baselines, measured in the same run: the
 same look read through Django's own timestamptz loader (psycopg's Python one, what the project
-used before motion_runner/pg_backend), and the naive look that asks every pair "anything new
+used before motion_runner/sql/backend), and the naive look that asks every pair "anything new
 since you last considered?" (a comparison of two columns, which no index serves), as a poller
 over all Motions would.
 
@@ -136,7 +136,7 @@ def main() -> None:
             first_plan = first_plan or plan(now)
     print(f"plan at 100,000: {first_plan}")
     print("(look: every due pair; batch: the tick's real look, at most Dials.look_batch = 200 pairs;")
-    print(" stock: the look read through Django's own timestamptz loader, before motion_runner/pg_backend;")
+    print(" stock: the look read through Django's own timestamptz loader, before motion_runner/sql/backend;")
     print(" naive: every pair's last post compared with its cursor, as a poller of all Motions asks)")
 
 

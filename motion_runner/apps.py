@@ -2,6 +2,7 @@ from django.apps import AppConfig
 from django.db.backends.signals import connection_created
 from django.utils.module_loading import import_string
 
+from .sql import is_sqlite
 from .thread.socket_bell import install
 
 
@@ -34,7 +35,7 @@ class MotionRunnerConfig(AppConfig):
 
 def ring_on_sqlite(sender, connection, **kwargs) -> None:
     """SQLite has no NOTIFY: each connection rings the message bell itself (socket_bell.py)."""
-    if connection.vendor == "sqlite":
+    if is_sqlite(connection):
         install(connection)
 
 

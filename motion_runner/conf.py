@@ -117,6 +117,9 @@ DEFAULTS: dict[str, Any] = {
     "RUNNER_CODEX_LOOK_ONLY": "refuse",
     # How long the thread page's long poll waits for news before it asks again.
     "THREAD_POLL_WAIT_SECONDS": 20.0,
+    # The hand-written fast paths of motion_runner/sql/ (PostgreSQL with psycopg 3 only); off, the
+    # ORM reference path beside each runs everywhere.
+    "MOTION_RUNNER_SQL_FAST_PATHS": True,
     # Long-poll readers woken by PostgreSQL NOTIFY (motion_runner/thread/bell.py).
     "MESSAGES_LISTEN": True,
     "MESSAGES_FALLBACK_POLL_SECONDS": 1.0,

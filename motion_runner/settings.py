@@ -108,8 +108,8 @@ DATABASES = {
     "default": dj_database_url.parse(os.environ.get("DATABASE_URL", DEFAULT_DATABASE_URL), conn_max_age=60)
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Django's backend with faster timestamp loading and array dumping (motion_runner/pg_backend).
-    DATABASES["default"]["ENGINE"] = "motion_runner.pg_backend"
+    # Django's backend with faster timestamp loading and array dumping (motion_runner/sql/backend).
+    DATABASES["default"]["ENGINE"] = "motion_runner.sql.backend"
     # A process's threads share DATABASE_POOL_SIZE connections (Django's "pool", psycopg-pool)
     # instead of each opening its own per request: a long poll gives its connection back while
     # it waits, and opening a new one was most of a poll's cost (bench/waiting_readers.py,
@@ -264,6 +264,8 @@ RUNNER_TURN_TIMEOUT_SECONDS = env_float("RUNNER_TURN_TIMEOUT_SECONDS", 15 * 60)
 # Long-poll readers are woken by PostgreSQL NOTIFY (motion_runner/thread/bell.py); while the
 # channel is down (or on SQLite) they look again at this pace instead.
 MESSAGES_LISTEN = env_bool("MESSAGES_LISTEN", True)
+# motion_runner/sql/: off, the ORM reference path of every hand-written fast path runs.
+MOTION_RUNNER_SQL_FAST_PATHS = env_bool("MOTION_RUNNER_SQL_FAST_PATHS", True)
 MESSAGES_FALLBACK_POLL_SECONDS = env_float("MESSAGES_FALLBACK_POLL_SECONDS", 1.0)
 MESSAGES_WOKEN_READERS_AT_ONCE = env_int("MESSAGES_WOKEN_READERS_AT_ONCE", 10)
 RUNNER_MAX_LINE_BYTES = env_int("RUNNER_MAX_LINE_BYTES", 4 * 1024 * 1024)

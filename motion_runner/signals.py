@@ -36,7 +36,7 @@ absent, meaning True).
 Sent after commit for every Message that was really inserted (never for a skipped duplicate),
 with ``sender=Message``, by the writer in ``motion_runner/ingest/writer.py``. ``newest_of_batch`` is
 True on one of the messages one write inserted together (one Motion, one speaker; the runner
-announces what it committed within 0.25 s together, runner/announcing.py): the newest post among
+announces what it committed within 0.25 s together, motion_runner/ingest/announcing.py): the newest post among
 them (``message_fit.is_post``), or the last message when none is a post. A receiver can do
 per-batch work once instead of once a line, off the runner's hot path. wakes/ listens for
 mentions and the consider loop (``wakes.handlers.on_message_created``).

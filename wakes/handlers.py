@@ -21,11 +21,12 @@ from .budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch
 from .commands import command_in, run_command
 from .considering import free_pair, post_dot
 from .context import watch_prompt
-from .loop import answered_since, due_mention_wakes, fenced_agents, is_person, mark_busy, note_post
+from .loop import answered_since, due_mention_wakes, fenced_agents, is_person, mark_busy
 from .mention_turns import renew_holds, show_hold, wake_for_mention
 from .mentions import mentioned_names
 from .models import Consideration, Dials, MentionWake, Spend
 from .models.dials import resolve
+from .noting import note_post
 from .steering import NEVER, looks_unprompted, mentions_held, scram_holds
 from .wake import human_duration, wake
 

@@ -19,22 +19,20 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db import router, transaction
+from django.db import transaction
 from django.db.models import F, Max, Q
 
 from motion_runner import signals
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
-from motion_runner.ingest.fit import is_post
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.lib.tasks import send_when_broker_answers
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, TurnStatus
 
 from . import clock
-from .models import Consideration, DialOverride, Dials, ListenState, MentionWake, TypingPing
-from .models.dials import Resolved, overrides_for, resolve
+from .models import Consideration, Dials, ListenState, MentionWake, TypingPing
+from .models.dials import Resolved, resolve
 from .models.listening import WakeKind
-from .noting import read_for_note, unlocked_notes, write_noted
 from .recovery import CONSIDER, recover_considerations
 from .steering import looks_unprompted, scram_holds, unprompted_again_at
 from .wake import human_duration
@@ -95,115 +93,6 @@ def ensure_states(motion: Motion, now: datetime) -> None:
             [ListenState(motion=motion, agent_id=pk, created_at=now, last_person_at=None) for pk in missing],
             ignore_conflicts=True,
         )
-
-
-def note_post(message: Message, *, consumed_by: set[int] = frozenset()) -> None:
-    """A post landed: move every listening pair's clocks and its due time.
-
-    `consumed_by`: agents already woken for this very post (a mention): it is theirs, so
-    their loop does not consider it a second time.
-
-    On PostgreSQL the states are read and written back in two statements, each only if no one
-    wrote it since (wakes/noting.py); any other, and any state written in between, is noted
-    under its row lock as before.
-    """
-    if not is_post(message):
-        return
-    now = clock.now()
-    left: set[int] | None = None
-    if unlocked_notes(router.db_for_write(ListenState)):
-        # Posts to one Motion at once each write every state: read again rather than lock at once.
-        for _ in range(UNLOCKED_NOTE_TRIES):
-            left = note_unlocked(message, consumed_by, now, only=left)
-            if not left:
-                return
-    note_locked(message, consumed_by, now, only=left)
-
-
-# Unlocked notes of one post before its states left over are noted under their locks.
-UNLOCKED_NOTE_TRIES = 3
-
-
-@dataclass
-class PostFacts:
-    """What a note needs to know of the post it notes."""
-
-    at: datetime
-    agent_id: int | None
-    person: bool
-    stale: bool  # written long ago (a transcript imported late, a backfill): moves clocks, not news
-    consumed_by: set[int]
-
-
-def post_facts(message: Message, consumed_by: set[int], now: datetime, dials: Dials) -> PostFacts:
-    at = message.created_at
-    return PostFacts(
-        at=at,
-        agent_id=message.agent_id,
-        person=is_person(message),
-        stale=at < now - timedelta(minutes=dials.backfill_horizon_minutes),
-        consumed_by=consumed_by,
-    )
-
-
-def advance_clocks(state: ListenState, post: PostFacts, dials: Dials, overrides: list[DialOverride]) -> None:
-    """One state's clocks moved by a post, and its due time again (what `version` guards)."""
-    at = post.at
-    state.last_said_at = max(filter(None, (state.last_said_at, at)))
-    if state.agent_id != post.agent_id and not post.stale:
-        state.last_post_at = max(filter(None, (state.last_post_at, at)))
-    if state.agent_id in post.consumed_by:
-        state.considered_through = max(filter(None, (state.considered_through, at)))
-    if post.person and not post.stale:
-        state.last_person_at = max(filter(None, (state.last_person_at, at)))
-        state.idle_level = 0
-        state.rested = False
-    # On every post's path, for each listening pair: no query for the room's `reads` (unused here).
-    resolved = resolve(state.motion_id, state.agent_id, dials, overrides, steered=False)
-    state.due_at = schedule(state, resolved)
-
-
-def note_unlocked(
-    message: Message, consumed_by: set[int], now: datetime, *, only: set[int] | None = None
-) -> set[int] | None:
-    """The note in two statements (wakes/noting.py), of every state or `only` these. Returns the
-    states still to note: an empty set when every state was written, the ids of those written in
-    between, or None (all of them) when the Motion's states could not be made whole first."""
-    motion = message.motion
-    read = read_for_note(motion.pk)
-    if read.missing:
-        ensure_states(motion, now)
-        read = read_for_note(motion.pk)
-        if read.missing:  # an agent joined again in between: the locked note ensures and covers it
-            return None
-    if only is not None:
-        read.states = [state for state in read.states if state.pk in only]
-    dials = read.dials or Dials.load()
-    overrides = overrides_for(motion.pk, [state.agent_id for state in read.states]) if read.overridden else []
-    post = post_facts(message, consumed_by, now, dials)
-    for state in read.states:
-        advance_clocks(state, post, dials, overrides)
-    written = write_noted(read.states)
-    return {state.pk for state in read.states} - written
-
-
-def note_locked(
-    message: Message, consumed_by: set[int], now: datetime, *, only: set[int] | None = None
-) -> None:
-    """The note under the states' row locks (`only`: just these states)."""
-    motion = message.motion
-    ensure_states(motion, now)
-    dials = Dials.load()
-    post = post_facts(message, consumed_by, now, dials)
-    with transaction.atomic():
-        # Locked in pk order, like every other writer of several states: no deadlocks.
-        states_of = ListenState.objects.select_for_update().filter(motion=motion).order_by("pk")
-        states = list(states_of if only is None else states_of.filter(pk__in=only))
-        overrides = overrides_for(motion.pk, [state.agent_id for state in states]) if states else []
-        for state in states:
-            advance_clocks(state, post, dials, overrides)
-            state.version += 1
-            state.save()
 
 
 def mark_busy(motion: Motion, agent: Agent, through: datetime | None, now: datetime) -> None:

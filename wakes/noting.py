@@ -1,34 +1,36 @@
-"""A post's note without locks: what `loop.note_post` reads and writes, in two statements.
+"""A post's note: every listening pair's clocks of its Motion moved, in one path.
 
-Every batch holding a post is noted (the loop's clocks of each listening pair move), so a fresh
-stream post paid for the note as much as for its own insert: the states' ensure, the dials'
-get_or_create, BEGIN, the states' `SELECT … FOR UPDATE`, the overrides, an UPDATE per state and
-COMMIT, each compiled by the ORM (bench/stream_web.py).
-
-Here, on PostgreSQL, one statement reads the Motion's states with everything the note needs beside
-them (the dials row, the listening agents still without a state, whether any override could
-apply), and one statement writes every state back, each only if its `version` is still the one
-read (`UPDATE … FROM (VALUES …) WHERE version = v RETURNING id`). That is the claim rule the loop
-already lives by: every write to a state bumps its version, so a state written between the read
-and the write is simply not matched, and the note takes it again under lock (`loop.note_post`).
-Nothing is held between the two statements, and outside a caller's transaction the write commits
-on its own.
+A post (the newest of a batch written together, once per Motion after its commit: the
+announcer, motion_runner/ingest/announcing.py) moves each listening pair's clocks and its due time.
+Here, and only here, in one transaction: one locked read of the Motion's states in pk order (the
+order every writer of several states locks them in, so two notes of one Motion never deadlock)
+with the dials, the listening agents still without a state (made, then read again) and the
+overrides that could apply; then one write of the noted fields with each state's `version`
+bumped (the claim rule the loop lives by: wakes/loop.py). On PostgreSQL the read and the write
+are one statement each (motion_runner/sql/listen_states.py); the ORM reference path (`orm_read`,
+`bulk_update`) runs elsewhere and with MOTION_RUNNER_SQL_FAST_PATHS off. Neither depends on the
+number of listening agents (tests/wakes/test_wakes_note_cost.py pins them).
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime, timedelta
 
-from django.db import connections, router
+from django.db import connections, router, transaction
+from django.db.backends.base.base import BaseDatabaseWrapper
 
-from motion_runner.lib.rows import Columns
-from motion_runner.models import Agent, Motion
+from motion_runner.ingest.fit import is_post
+from motion_runner.models import Message, Motion
+from motion_runner.sql import fast_paths
+from motion_runner.sql.listen_states import NoteRead, read_locked, update_fields
 
+from . import clock
+from .loop import ensure_states, is_person, schedule
 from .models import DialOverride, Dials, ListenState
+from .models.dials import overrides_for, resolve
 
-# What the note changes on a state (loop.advance_clocks); `version` is bumped beside them.
+# What the note changes on a state (advance_clocks); `version` is bumped beside them.
 NOTED_FIELDS = (
     "last_said_at",
     "last_post_at",
@@ -39,101 +41,93 @@ NOTED_FIELDS = (
     "due_at",
 )
 
-STATES = Columns(ListenState, "s")
-DIALS = Columns(Dials, "d")
-
 
 @dataclass
-class NoteRead:
-    states: list[ListenState]  # the Motion's states, in pk order
-    dials: Dials | None  # None: no dials row yet (Dials.load creates it)
-    missing: list[int]  # listening agents of the Motion without a state
-    overridden: bool  # some override names this Motion or one of the states' agents
+class PostFacts:
+    """What a note needs to know of the post it notes."""
+
+    at: datetime
+    agent_id: int | None
+    person: bool
+    stale: bool  # written long ago (a transcript imported late, a backfill): moves clocks, not news
+    consumed_by: set[int]
 
 
-def unlocked_notes(alias: str) -> bool:
-    """The two-statement note runs where VALUES lists, arrays and RETURNING are PostgreSQL's."""
-    return connections[alias].vendor == "postgresql"
-
-
-@functools.cache
-def read_sql(alias: str) -> str:
-    connection = connections[alias]
-    quote = connection.ops.quote_name
-    members = Motion.agents.through
-    motion_column = quote(Motion.agents.field.m2m_column_name())
-    agent_column = quote(Motion.agents.field.m2m_reverse_name())
-    states, dials, agents, overrides, memberships = (
-        quote(model._meta.db_table) for model in (ListenState, Dials, Agent, DialOverride, members)
-    )
-    return (
-        f"SELECT {STATES.sql(connection)}, {DIALS.sql(connection)},"
-        f" ARRAY(SELECT m.{agent_column} FROM {memberships} m JOIN {agents} a ON a.{quote('id')} = m.{agent_column}"
-        f" WHERE m.{motion_column} = %(motion)s AND a.{quote('listening')}"
-        f" AND NOT EXISTS (SELECT 1 FROM {states} x WHERE x.{quote('motion_id')} = %(motion)s"
-        f" AND x.{quote('agent_id')} = a.{quote('id')})),"
-        f" EXISTS (SELECT 1 FROM {overrides} o WHERE o.{quote('motion_id')} = %(motion)s OR o.{quote('agent_id')} IN"
-        f" (SELECT y.{quote('agent_id')} FROM {states} y WHERE y.{quote('motion_id')} = %(motion)s))"
-        f" FROM (SELECT 1) AS one"
-        f" LEFT JOIN {dials} d ON d.{quote('id')} = 1"
-        f" LEFT JOIN {states} s ON s.{quote('motion_id')} = %(motion)s"
-        f" ORDER BY s.{quote('id')}"
+def post_facts(message: Message, consumed_by: set[int], now: datetime, dials: Dials) -> PostFacts:
+    at = message.created_at
+    return PostFacts(
+        at=at,
+        agent_id=message.agent_id,
+        person=is_person(message),
+        stale=at < now - timedelta(minutes=dials.backfill_horizon_minutes),
+        consumed_by=consumed_by,
     )
 
 
-def read_for_note(motion_id: str) -> NoteRead:
-    """The Motion's states and what their note needs, in one statement, nothing locked."""
-    alias = router.db_for_write(ListenState)
-    connection = connections[alias]
-    with connection.cursor() as cursor:
-        cursor.execute(read_sql(alias), {"motion": motion_id})
-        rows = cursor.fetchall()
-    width = len(STATES)
-    first = rows[0]  # the LEFT JOINs from one row: there is always one
-    states = [state for row in rows if (state := STATES.build(connection, row[:width])) is not None]
-    return NoteRead(
-        states=states,
-        dials=DIALS.build(connection, first[width : width + len(DIALS)]),
-        missing=list(first[-2]),
-        overridden=first[-1],
-    )
+def advance_clocks(state: ListenState, post: PostFacts, dials: Dials, overrides: list[DialOverride]) -> None:
+    """One state's clocks moved by a post, and its due time again (what `version` guards)."""
+    at = post.at
+    state.last_said_at = max(filter(None, (state.last_said_at, at)))
+    if state.agent_id != post.agent_id and not post.stale:
+        state.last_post_at = max(filter(None, (state.last_post_at, at)))
+    if state.agent_id in post.consumed_by:
+        state.considered_through = max(filter(None, (state.considered_through, at)))
+    if post.person and not post.stale:
+        state.last_person_at = max(filter(None, (state.last_person_at, at)))
+        state.idle_level = 0
+        state.rested = False
+    # On every post's path, for each listening pair: no query for the room's `reads` (unused here).
+    resolved = resolve(state.motion_id, state.agent_id, dials, overrides, steered=False)
+    state.due_at = schedule(state, resolved)
 
 
-@functools.lru_cache(maxsize=64)  # one per count of a Motion's states
-def write_sql(alias: str, count: int) -> str:
-    connection = connections[alias]
-    quote = connection.ops.quote_name
-    meta = ListenState._meta
-    columns = ("id", "version", *NOTED_FIELDS)
-    # Typed placeholders: a VALUES list of NULLs would otherwise have no type to compare or set.
-    casts = ", ".join(f"%s::{meta.get_field(name).db_type(connection)}" for name in columns)
-    values = ", ".join(f"({casts})" for _ in range(count))
-    sets = ", ".join(f"{quote(name)} = v.{quote(name)}" for name in NOTED_FIELDS)
-    version, pk, table = quote("version"), quote("id"), quote(meta.db_table)
-    # The rows locked first, in pk order, as every writer of several states locks them: two
-    # notes of one Motion at once never take each other's rows in opposite orders (a deadlock).
-    return (
-        f"WITH locked AS (SELECT {pk} FROM {table} WHERE {pk} = ANY(%s::bigint[]) ORDER BY {pk} FOR UPDATE)"
-        f" UPDATE {table} AS s SET {sets}, {version} = v.{version} + 1"
-        f" FROM (VALUES {values}) AS v({', '.join(quote(name) for name in columns)}), locked"
-        f" WHERE s.{pk} = v.{pk} AND locked.{pk} = s.{pk} AND s.{version} = v.{version}"
-        f" RETURNING s.{pk}"
-    )
+def note_post(message: Message, *, consumed_by: set[int] = frozenset()) -> None:
+    """A post landed: move every listening pair's clocks and its due time.
 
-
-def write_noted(states: list[ListenState]) -> set[int]:
-    """Write each state's noted fields unless it was written since it was read (its version
-    moved); the ids written, their versions bumped on the instances too."""
-    if not states:
-        return set()
-    alias = router.db_for_write(ListenState)
-    params: list[Any] = [[state.pk for state in states]]
-    for state in states:
-        params += [state.pk, state.version, *(getattr(state, name) for name in NOTED_FIELDS)]
-    with connections[alias].cursor() as cursor:
-        cursor.execute(write_sql(alias, len(states)), params)
-        written = {row[0] for row in cursor.fetchall()}
-    for state in states:
-        if state.pk in written:
+    `consumed_by`: agents already woken for this very post (a mention): it is theirs, so
+    their loop does not consider it a second time."""
+    if not is_post(message):
+        return
+    now = clock.now()
+    motion = message.motion
+    connection = connections[router.db_for_write(ListenState)]
+    with transaction.atomic(using=connection.alias):
+        read = read_note(connection, motion.pk)
+        if read.missing:  # a listening agent without a state yet: made, then all read again
+            ensure_states(motion, now)
+            read = read_note(connection, motion.pk)
+        if not read.states:
+            return
+        dials = read.dials or Dials.load()
+        overrides = (
+            overrides_for(motion.pk, [state.agent_id for state in read.states]) if read.overridden else []
+        )
+        post = post_facts(message, consumed_by, now, dials)
+        for state in read.states:
+            advance_clocks(state, post, dials, overrides)
             state.version += 1
-    return written
+        update_fields(connection, read.states, [*NOTED_FIELDS, "version"])
+
+
+def read_note(connection: BaseDatabaseWrapper, motion_id: str) -> NoteRead:
+    """The Motion's states locked in pk order, and what their note needs beside them."""
+    if fast_paths(connection):
+        return read_locked(connection, motion_id, states=ListenState, dials=Dials, overrides=DialOverride)
+    return orm_read(motion_id)
+
+
+def orm_read(motion_id: str) -> NoteRead:
+    """The reference path of `sql.listen_states.read_locked`, in the ORM (`overridden` is True:
+    the overrides are then asked for)."""
+    stated = ListenState.objects.filter(motion_id=motion_id).values("agent_id")
+    missing = (
+        Motion.agents.through.objects.filter(motion_id=motion_id, agent__listening=True)
+        .exclude(agent_id__in=stated)
+        .values_list("agent_id", flat=True)
+    )
+    return NoteRead(
+        states=list(ListenState.objects.select_for_update().filter(motion_id=motion_id).order_by("pk")),
+        dials=Dials.objects.filter(pk=1).first(),
+        missing=list(missing),
+        overridden=True,
+    )

@@ -5,15 +5,12 @@ poll's wake parts."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-from functools import cache
+from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connection
+from django.db.models import Exists, FilteredRelation, OuterRef, Q, Subquery
 from django.shortcuts import render
 from django.urls import reverse
-from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
 from motion_runner.models import Message, Motion, Scram
 from motion_runner.people.access import access
@@ -21,7 +18,7 @@ from motion_runner.people.context import sign_in_of
 
 from . import clock
 from .api import RECENTLY_ANSWERED, request_cards, typing_since
-from .models import Dials, TypingPing, WakeRequest
+from .models import Dials, WakeRequest
 from .overview import motion_cards
 from .requests import person_may_grant
 from .trust import decide
@@ -60,61 +57,45 @@ def thread_page_context(request, motion: Motion) -> dict[str, Any]:
     }
 
 
-@cache
-def wake_parts_sql(vendor: str) -> str:
-    """The thread poll's wake parts as one statement, written once: the ORM compiled this
-    (a subquery, an EXISTS and a filtered join) in more time than the query took to run."""
-    q = connection.ops.quote_name
-    dials, cards, pings, motions, scrams = (
-        q(model._meta.db_table) for model in (Dials, WakeRequest, TypingPing, Motion, Scram)
-    )
-    holding = f"FROM {scrams} s WHERE s.{q('holds')}"
-    return (
-        f"SELECT (SELECT d.{q('typing_ttl_seconds')} FROM {dials} d WHERE d.{q('id')} = 1),"
-        f" EXISTS (SELECT 1 FROM {cards} r WHERE r.{q('motion_id')} = m.{q('slug')}"
-        f" AND (r.{q('status')} = %s OR r.{q('decided_at')} > %s)),"
-        f" p.{q('who')}, p.{q('at')},"
-        f" (SELECT s.{q('reason')} {holding}), (SELECT s.{q('raised_by')} {holding}),"
-        f" (SELECT s.{q('raised_at')} {holding})"
-        f" FROM {motions} m LEFT JOIN {pings} p ON p.{q('motion_id')} = m.{q('slug')}"
-        f" AND (%s = '' OR p.{q('who')} <> %s)"
-        f" WHERE m.{q('slug')} = %s"
-    )
-
-
 def thread_poll_fields(motion: Motion, reader: str | None) -> dict[str, Any]:
     """The runner's `thread_poll_fields` hook: request cards, who is typing, and a scram.
 
     Every poll of the thread asks, so it is one query: the typing dial, whether any request card
-    shows, and the Motion's pings (one row each, or one row of NULLs); the cards themselves only
-    when some show (`request_cards`). The same answers as `open_requests`, `recently_answered`
-    and `typing_in` (tests/motion_runner/api/test_poll_cost.py)."""
+    shows, a holding scram, and the Motion's pings (one row each, or one row of NULLs); the cards
+    themselves only when some show (`request_cards`). The same answers as `open_requests`,
+    `recently_answered` and `typing_in` (tests/motion_runner/api/test_poll_cost.py)."""
     now = clock.now()
     since = now - RECENTLY_ANSWERED
-    reader = reader or ""
-    params = [WakeRequest.Status.OPEN.value, connection.ops.adapt_datetimefield_value(since)]
-    params += [reader, reader, motion.pk]
-    with connection.cursor() as cursor:
-        cursor.execute(wake_parts_sql(connection.vendor), params)
-        rows = cursor.fetchall()
+    holding = Scram.objects.filter(holds=True)
+    shows = WakeRequest.objects.filter(motion=OuterRef("pk")).filter(
+        Q(status=WakeRequest.Status.OPEN) | Q(decided_at__gt=since)
+    )
+    # Everyone's pings but the reader's own. `who <> reader` as `<` or `>`: a negated condition in
+    # a FilteredRelation becomes an anti-join that drops every ping (Django's own rule for `~Q`).
+    pings = Q(typing__who__lt=reader) | Q(typing__who__gt=reader) if reader else Q()
+    rows = list(
+        Motion.objects.filter(pk=motion.pk)
+        .annotate(
+            ttl=Subquery(Dials.objects.filter(pk=1).values("typing_ttl_seconds")[:1]),
+            shows=Exists(shows),
+            ping=FilteredRelation("typing", condition=pings),
+            scram_reason=Subquery(holding.values("reason")[:1]),
+            scram_by=Subquery(holding.values("raised_by")[:1]),
+            scram_at=Subquery(holding.values("raised_at")[:1]),
+        )
+        .values_list("ttl", "shows", "ping__who", "ping__at", "scram_reason", "scram_by", "scram_at")
+    )
     typing = []
     scram = None
     for seconds, _, who, at, reason, raised_by, raised_at in rows:
         if reason is not None:
-            scram = {"reason": reason, "raised_by": raised_by, "raised_at": as_datetime(raised_at)}
+            scram = {"reason": reason, "raised_by": raised_by, "raised_at": raised_at}
         # As `typing_in` (Dials.load(): the field's default while no row is saved).
         ttl = timedelta(seconds=TYPING_TTL_DEFAULT if seconds is None else seconds)
-        if who is not None and as_datetime(at) > now - ttl:
+        if who is not None and at > now - ttl:
             typing.append(who)
     opened, answered = request_cards(motion, since) if rows and rows[0][1] else ([], [])
     return {"requests": opened, "answered_requests": answered, "typing": sorted(typing), "scram": scram}
-
-
-def as_datetime(value: datetime | str) -> datetime:
-    """A timestamp as the database gave it: PostgreSQL a datetime, SQLite its text (UTC)."""
-    if isinstance(value, str):
-        value = parse_datetime(value)
-    return timezone.make_aware(value, UTC) if timezone.is_naive(value) else value
 
 
 def someone_else_typed(motion: Motion, since: datetime, reader: str | None) -> bool:

@@ -7,15 +7,15 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
-from functools import cache
 
 from django.db import connections, router
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
-from ..lib.rows import Columns
 from ..models import Agent, AgentKey, Motion
+from ..sql import agent_keys, fast_paths
 
 KEY_PREFIX = "mrk_"
 # last_used_at is written at most this often per key: every request would be a write.
@@ -40,8 +40,8 @@ def revoke_key(prefix: str) -> int:
 
 @dataclass(frozen=True)
 class MotionRead:
-    """The Motion a request's URL names, read in the same statement as the request's key (one
-    round trip instead of three): `member_motion` takes it instead of asking again. It lives on
+    """The Motion a request's URL names, read with the request's key (one round trip instead of
+    three, two in the ORM): `member_motion` takes it instead of asking again. It lives on
     this request's principal only, so a membership removed since is seen by the next request."""
 
     slug: str
@@ -75,57 +75,42 @@ class AgentPrincipal:
         return f"@{self.agent.name}"
 
 
-KEY_COLUMNS = Columns(AgentKey, "k")
-AGENT_COLUMNS = Columns(Agent, "a")
-MOTION_COLUMNS = Columns(Motion, "m")
-
-
-@cache
-def motion_read_sql(alias: str, by_key: bool) -> str:
-    """The agent `a` (by its key's prefix, `k`, or by its name) and the Motion named by the first
-    parameter (`m`, outer joined: NULLs when there is none), with whether the agent is one of its
-    agents: the three reads of a keyed request to a Motion's URL, in one statement."""
-    quote = connections[alias].ops.quote_name
-    through = Motion.agents.through._meta
-    member = (
-        f"EXISTS (SELECT 1 FROM {quote(through.db_table)} ma"
-        f" WHERE ma.{quote(through.get_field('motion').column)} = m.{quote('slug')}"
-        f" AND ma.{quote(through.get_field('agent').column)} = a.{quote('id')})"
-    )
-    motion = f"LEFT OUTER JOIN {quote(Motion._meta.db_table)} m ON m.{quote('slug')} = %s"
-    agents = quote(Agent._meta.db_table)
-    columns = f"{AGENT_COLUMNS.sql(connections[alias])}, {MOTION_COLUMNS.sql(connections[alias])}, {member}"
-    if by_key:
-        return (
-            f"SELECT {KEY_COLUMNS.sql(connections[alias])}, {columns}"
-            f" FROM {quote(AgentKey._meta.db_table)} k"
-            f" INNER JOIN {agents} a ON a.{quote('id')} = k.{quote('agent_id')} {motion}"
-            f" WHERE k.{quote('prefix')} = %s"
-        )
-    return f"SELECT {columns} FROM {agents} a {motion} WHERE a.{quote('name')} = %s"
-
-
 def read_with_motion(
     slug: str, *, prefix: str | None = None, agent_name: str | None = None
 ) -> tuple[AgentKey | None, Agent | None, MotionRead | None]:
     """(the key by its prefix, or None; its agent, or the agent by name; the Motion `slug` as that
-    agent may reach it) in one statement. Nothing of it outlives the request."""
+    agent may reach it). On PostgreSQL one statement (motion_runner/sql/agent_keys.py), else
+    `orm_read_with_motion`. Nothing of it outlives the request."""
     connection = connections[router.db_for_read(AgentKey)]
-    by_key = prefix is not None
-    with connection.cursor() as cursor:
-        cursor.execute(motion_read_sql(connection.alias, by_key), [slug, prefix if by_key else agent_name])
-        row = cursor.fetchone()
-    if row is None:
+    if not fast_paths(connection):
+        return orm_read_with_motion(slug, prefix=prefix, agent_name=agent_name)
+    key, agent, motion, member = agent_keys.read_with_motion(
+        connection, slug, prefix=prefix, agent_name=agent_name
+    )
+    if agent is None:
         return None, None, None
-    key = KEY_COLUMNS.build(connection, row[: len(KEY_COLUMNS)]) if by_key else None
-    at = len(KEY_COLUMNS) if by_key else 0
-    agent = AGENT_COLUMNS.build(connection, row[at : at + len(AGENT_COLUMNS)])
-    at += len(AGENT_COLUMNS)
-    motion = MOTION_COLUMNS.build(connection, row[at : at + len(MOTION_COLUMNS)])
-    assert agent is not None  # an inner join (or the FROM) found it
-    if key is not None:
-        key.agent = agent
-    return key, agent, MotionRead(slug, agent.pk, motion, bool(row[-1]))
+    return key, agent, MotionRead(slug, agent.pk, motion, member)
+
+
+def orm_read_with_motion(
+    slug: str, *, prefix: str | None = None, agent_name: str | None = None
+) -> tuple[AgentKey | None, Agent | None, MotionRead | None]:
+    """The reference path, in two statements: the key with its agent and whether that agent is
+    one of the Motion's agents, then the Motion."""
+    through = Motion.agents.through.objects.filter(motion_id=slug)
+    if prefix is not None:
+        member = Exists(through.filter(agent_id=OuterRef("agent_id")))
+        key = AgentKey.objects.select_related("agent").annotate(member=member).filter(prefix=prefix).first()
+        agent, is_member = (key.agent, key.member) if key is not None else (None, False)
+    else:
+        key = None
+        member = Exists(through.filter(agent_id=OuterRef("pk")))
+        agent = Agent.objects.annotate(member=member).filter(name=agent_name).first()
+        is_member = agent.member if agent is not None else False
+    if agent is None:
+        return None, None, None
+    motion = Motion.objects.filter(slug=slug).first()
+    return key, agent, MotionRead(slug, agent.pk, motion, bool(is_member))
 
 
 def url_motion_slug(request) -> str | None:

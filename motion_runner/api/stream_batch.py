@@ -17,7 +17,6 @@ take a post through here, so the two answer alike:
 
 from __future__ import annotations
 
-import functools
 import logging
 import uuid
 from dataclasses import dataclass, field
@@ -30,11 +29,11 @@ from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, PermissionDenied
 
 from ..harnesses import HARNESSES, EventKind, HarnessError, get_adapter
+from ..ingest.announcing import Announcer
 from ..ingest.fit import BadEvent
 from ..ingest.sessions import SessionConflict, claim_session
 from ..ingest.system_lines import post_system_message
 from ..ingest.writer import EventWriter, IngestContext, WriteOutcome, event_message_id
-from ..lib.rows import db_value
 from ..models import (
     Agent,
     Kind,
@@ -48,6 +47,7 @@ from ..models import (
 from ..people.access import access
 from ..record import binding
 from ..runner.db_retry import retry_conflicts
+from ..sql import fast_paths, motion_sessions
 from ..transcripts.remote import spool_path
 from .auth import AgentPrincipal
 
@@ -167,54 +167,35 @@ class SessionRead:
     newest_end: list[Any]  # [the raw line of the session's newest recorded turn end], or []
 
 
-# Backends whose UPDATE … RETURNING may sit in a WITH (SQLite's may not): the claim is one statement.
-ONE_STATEMENT_VENDORS = {"postgresql"}
-
-
-@functools.cache
-def claim_and_read_sql(alias: str) -> str:
-    """PostgreSQL: the claim of a session already this Motion's (the agent's own, or no one's yet)
-    as a data-modifying CTE, with the newest turn end read beside it."""
-    quote = connections[alias].ops.quote_name
-    sessions, messages = (quote(m._meta.db_table) for m in (MotionSession, Message))
-    return (
-        f"WITH claimed AS (UPDATE {sessions} SET {quote('last_used_at')} = %s"
-        f" WHERE {quote('session_id')} = %s AND {quote('motion_id')} = %s"
-        f" AND ({quote('agent_id')} = %s OR {quote('agent_id')} IS NULL) RETURNING 1)"
-        f" SELECT EXISTS (SELECT 1 FROM claimed),"
-        f" (SELECT {quote('raw')} FROM {messages} WHERE {quote('session_id')} = %s AND {quote('kind')} = %s"
-        f" ORDER BY {quote('created_at')} DESC LIMIT 1)"
-    )
-
-
 def claim_and_read(session_id: str, motion: Motion, agent: Agent, harness: str) -> SessionRead:
     """`claim_for`, and what the post reads of the session next (the newest turn end, for the
     adapter's running total). A session already this Motion's, the agent's own or no one's, is
-    claimed by a conditional UPDATE as claim_session does with a fresh read; on PostgreSQL that
-    UPDATE and the read are one statement (a re-post's common case).
-    Anything else (a new session, a move, another agent's) goes through claim_for as before."""
+    claimed by a conditional UPDATE as claim_session does with a fresh read (a re-post's common
+    case); on PostgreSQL the UPDATE and the read are one statement (motion_runner/sql/
+    motion_sessions.py). Anything else (a new session, a move, another agent's) goes through
+    claim_for."""
     connection = connections[router.db_for_write(MotionSession)]
-    now = timezone.now()
-    if connection.vendor in ONE_STATEMENT_VENDORS:
-        params: list[Any] = [now, session_id, motion.pk, agent.pk]
-        params += [session_id, Kind.TURN_END]
-        with connection.cursor() as cursor:
-            cursor.execute(claim_and_read_sql(connection.alias), params)
-            claimed, newest = cursor.fetchone()
-        newest_end = [] if newest is None else [db_value(connection, Message._meta.get_field("raw"), newest)]
+    asked = {"session_id": session_id, "motion_id": motion.pk, "agent_id": agent.pk, "now": timezone.now()}
+    if fast_paths(connection):
+        claimed, newest_end = motion_sessions.claim_and_read(connection, end_kind=Kind.TURN_END, **asked)
     else:
-        claimed = (
-            MotionSession.objects.filter(pk=session_id, motion_id=motion.pk)
-            .filter(Q(agent=agent) | Q(agent__isnull=True))
-            .update(last_used_at=now)
-        )
-        ends = Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
-        newest_end = list(ends.values_list("raw", flat=True)[:1])
+        claimed, newest_end = orm_claim_and_read(**asked)
     if claimed:
         binding().claim(session_id, motion)
     else:
         claim_for(session_id, motion, agent, harness)
     return SessionRead(newest_end=newest_end)
+
+
+def orm_claim_and_read(*, session_id: str, motion_id: str, agent_id: int, now) -> tuple[bool, list[Any]]:
+    """The reference path of the claim and the read: the conditional UPDATE, then the read."""
+    claimed = (
+        MotionSession.objects.filter(pk=session_id, motion_id=motion_id)
+        .filter(Q(agent_id=agent_id) | Q(agent__isnull=True))
+        .update(last_used_at=now)
+    )
+    ends = Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
+    return bool(claimed), list(ends.values_list("raw", flat=True)[:1])
 
 
 def move_session(session: MotionSession, motion: Motion, agent: Agent) -> bool:
@@ -268,6 +249,8 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
     writer = EventWriter(
         IngestContext(motion=motion, agent=agent, harness=harness, source=Source.API, session_id=session_id)
     )
+    # On commit, through the one announcer (motion_runner/ingest/announcing.py): a post is one batch.
+    writer.announce = Announcer(interval=0.0)
     prepare = writer.prepare
 
     parser = adapter.new_parser(

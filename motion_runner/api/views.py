@@ -2,10 +2,8 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from datetime import timedelta
-from functools import cache
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
@@ -17,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..models import Agent, Kind, Message, Motion, Turn, TurnStatus
+from ..models import Kind, Message, Motion, Turn, TurnStatus
 from ..people.access import access, readable_motion
 from ..people.posting import PostIdTaken, post_person_message
 from ..signals import thread_poll_fields, thread_poll_news
@@ -60,23 +58,13 @@ def wait_for_messages(motion: Motion, newer, wait: float, someone_typing=None) -
     return bell.wait(motion.pk, has_news, wait)
 
 
-@cache
-def running_activity_sql(vendor: str) -> str:
-    """Every poll of a thread reads its running turns: written once, as the ORM would (newest
-    queued first), whose compiling took longer than the query."""
-    q = connection.ops.quote_name
-    turns, agents = q(Turn._meta.db_table), q(Agent._meta.db_table)
-    return (
-        f"SELECT t.{q('id')}, a.{q('name')}, t.{q('activity')}, t.{q('mode')}"
-        f" FROM {turns} t JOIN {agents} a ON a.{q('id')} = t.{q('agent_id')}"
-        f" WHERE t.{q('motion_id')} = %s AND t.{q('status')} = %s ORDER BY t.{q('queued_at')} DESC"
-    )
-
-
 def running_activity(motion: Motion) -> list[dict]:
-    with connection.cursor() as cursor:
-        cursor.execute(running_activity_sql(connection.vendor), [motion.pk, TurnStatus.RUNNING.value])
-        rows = cursor.fetchall()
+    """The Motion's running turns, newest queued first: every poll of a thread reads them."""
+    rows = (
+        Turn.objects.filter(motion=motion, status=TurnStatus.RUNNING)
+        .order_by("-queued_at")
+        .values_list("pk", "agent__name", "activity", "mode")
+    )
     return [
         {"agent": name, "activity": activity, "turn": pk, "mode": mode} for pk, name, activity, mode in rows
     ]

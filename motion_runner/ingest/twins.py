@@ -5,14 +5,13 @@ never becomes a second row."""
 
 from __future__ import annotations
 
-import hashlib
 import uuid
 from contextlib import contextmanager
 
-from django.db import connection, connections, router, transaction
+from django.db import connection, transaction
 
-from ..lib.rows import Columns
 from ..models import Kind, Message
+from ..sql import locks
 from .display import HOOK_STOP_TEXT, turn_end_text
 
 # Columns the transcript knows better than a live stream or a hook: filled in when blank.
@@ -35,16 +34,14 @@ def session_lock(session_id: str):
     """Serialize the writers that match twins (hooks, importer) on one session.
 
     Their check-then-insert is safe only one at a time; on PostgreSQL a transaction-scoped
-    advisory lock does it, SQLite serializes writers by itself. Inside a caller's transaction (the
-    importer's, a file's) no savepoint: the lock is held to the caller's end whatever happens, and
+    advisory lock does it (motion_runner/sql/locks.py), SQLite serializes writers by itself.
+    Inside a caller's transaction (the importer's, a file's) no savepoint: the lock is held to the caller's end whatever happens, and
     an error here fails the caller's transaction as it would anyway (no writer catches one and
     goes on in the same transaction): two round trips less a file.
     """
     with transaction.atomic(savepoint=False):
-        if session_id and connection.vendor == "postgresql":
-            key = int.from_bytes(hashlib.sha256(session_id.encode()).digest()[:8], "big", signed=True)
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
+        if session_id:
+            locks.hold_for_transaction(connection, session_id)
         yield
 
 
@@ -99,9 +96,6 @@ def without_twins(messages: list[Message], motion_id: str, *, fill_in_blanks: bo
     return fresh
 
 
-MESSAGE_COLUMNS = Columns(Message, "m")
-
-
 def stored_like(
     motion_id: str,
     sessions: set[str],
@@ -110,50 +104,14 @@ def stored_like(
     values: set[str],
     order: tuple[str, ...],
 ) -> list[Message]:
-    """`Message.objects.filter(motion_id=…, session_id__in=sessions, kind__in=kinds,
-    <column>__in=values).order_by(*order)`. On PostgreSQL one statement of arrays written by
-    hand, where the ORM compiles and binds a placeholder per value (bench/importer.py)."""
-    connection = connections[router.db_for_read(Message)]
-    if connection.vendor != "postgresql":
-        lookups = {
-            "motion_id": motion_id,
-            "session_id__in": sessions,
-            "kind__in": kinds,
-            f"{column}__in": values,
-        }
-        return list(Message.objects.filter(**lookups).order_by(*order))
-    quote = connection.ops.quote_name
-
-    def col(name: str) -> str:
-        return f"m.{quote(Message._meta.get_field(name).column)}"
-
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {MESSAGE_COLUMNS.sql(connection)} FROM {quote(Message._meta.db_table)} m"
-            f" WHERE {col('motion')} = %s AND {col('session_id')} = ANY(%s) AND {col('kind')} = ANY(%s)"
-            f" AND {col(column)} = ANY(%s) ORDER BY {', '.join(col(name) for name in order)}",
-            [motion_id, list(sessions), kinds, list(values)],
-        )
-        rows = cursor.fetchall()
-    return [message for row in rows if (message := MESSAGE_COLUMNS.build(connection, row)) is not None]
+    """The stored Messages of these sessions and kinds whose `column` is one of `values`."""
+    lookups = {"motion_id": motion_id, "session_id__in": sessions, "kind__in": kinds, f"{column}__in": values}
+    return list(Message.objects.filter(**lookups).order_by(*order))
 
 
 def hook_replies_stored(sessions: set[str]) -> bool:
     """Whether the Stop hook posted a reply in one of `sessions` (its copy has no ids)."""
-    connection = connections[router.db_for_read(Message)]
-    if connection.vendor != "postgresql":
-        return Message.objects.filter(session_id__in=sessions, source_file=HOOK_STOP_TEXT).exists()
-    quote = connection.ops.quote_name
-    session_id, source_file = (
-        quote(Message._meta.get_field(name).column) for name in ("session_id", "source_file")
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT EXISTS (SELECT 1 FROM {quote(Message._meta.db_table)}"
-            f" WHERE {session_id} = ANY(%s) AND {source_file} = %s)",
-            [list(sessions), HOOK_STOP_TEXT],
-        )
-        return bool(cursor.fetchone()[0])
+    return Message.objects.filter(session_id__in=sessions, source_file=HOOK_STOP_TEXT).exists()
 
 
 def fill_in(message: Message, existing: Message | None = None) -> bool:

@@ -106,7 +106,7 @@ class EventWriter:
         # One per writer (a stream post, a transcript chunk): each distinct string redacted once.
         self.redactor = Redactor()
         # Called on commit with the Messages a write inserted; the runner's announces what it
-        # commits within 0.25 s together (runner/announcing.py).
+        # commits within 0.25 s together (motion_runner/ingest/announcing.py).
         self.announce: Callable[[list[Message]], None] = announce
         # Thinking and prompt lines, redacted, for the record binding alone (no Message of the
         # apps' index: their thread never shows them; memory-lane's record keeps every line).

@@ -15,6 +15,9 @@ from typing import TypeVar
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 
+from ..sql import server
+from ..sql.server import PROBE_SECONDS
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -77,24 +80,9 @@ def retry_outages(work: Callable[[], T], *, seconds: float, what: str) -> T:
             delay = min(5.0, delay * 2)
 
 
-# How long the probe waits for the database to accept a connection.
-PROBE_SECONDS = 1.0
-
-
 def database_answers(timeout: float = PROBE_SECONDS) -> bool:
     """Whether the database accepts a connection and a query now, asked on a connection of its
     own with a short connect timeout, never through the connection pool: the pool's getconn waits
     up to its own timeout (30 s) for a database that is away, which would hold a runner past the
-    outage bound it measures. Not PostgreSQL (SQLite): True."""
-    if connection.vendor != "postgresql":
-        return True
-    import psycopg  # the postgresql backend's driver; only imported where it is the backend
-
-    params = connection.get_connection_params()
-    params["connect_timeout"] = max(1, round(timeout))
-    try:
-        with psycopg.connect(**params) as probe:
-            probe.execute("SELECT 1")
-        return True
-    except psycopg.Error:
-        return False
+    outage bound it measures (motion_runner/sql/server.py). Not PostgreSQL (SQLite): True."""
+    return server.answers(connection, timeout)

@@ -24,6 +24,7 @@ from ..conf import app_settings as settings  # the app's settings, with defaults
 from ..ingest.system_lines import post_system_message
 from ..lib.ids import system_uuid
 from ..models import Kind, Turn, TurnStatus
+from ..sql import server
 from ..transcripts.importer import recover_turn_lines
 from .ending import _announce_end, cost_note, dead_turn_cost
 from .process import kill_marked, marked_processes
@@ -48,13 +49,8 @@ def lapsed_turns(now: datetime):
 
 
 def database_up_for() -> float | None:
-    """Seconds since the database server started, PostgreSQL only. Raw SQL: the ORM has no
-    expression for pg_postmaster_start_time(), and this is one row a reclaim."""
-    if connection.vendor != "postgresql":
-        return None
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT extract(epoch FROM now() - pg_postmaster_start_time())")
-        return float(cursor.fetchone()[0])
+    """Seconds since the database server started, PostgreSQL only (motion_runner/sql/server.py)."""
+    return server.up_for(connection)
 
 
 def reclaim_lapsed_turns(now: datetime | None = None) -> int:

@@ -15,20 +15,19 @@ from collections.abc import Iterable
 
 from django.db import connection
 
-from ..thread.bell import Channel, driver_errors
+from ..sql import is_postgresql
+from ..sql.channels import TURN_STOP, Channel, driver_errors, notify
 
 log = logging.getLogger(__name__)
 
-CHANNEL = "turn_stop"
+CHANNEL = TURN_STOP
 
 
 def ring_stop(turn_ids: Iterable[int]) -> None:
     """NOTIFY the runners of these turns (delivered when the caller's transaction commits)."""
-    if connection.vendor != "postgresql":
+    if not is_postgresql(connection):
         return  # no NOTIFY: the lease renewal reads the flag
-    with connection.cursor() as cursor:
-        for turn_id in turn_ids:
-            cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, str(turn_id)])
+    notify(connection, CHANNEL, [str(turn_id) for turn_id in turn_ids])
 
 
 class StopBell:
@@ -36,14 +35,14 @@ class StopBell:
 
     def __init__(self, turn_id: int) -> None:
         self.turn_id = str(turn_id)
-        # Through whichever driver the host's Django uses (message_bell.Channel): psycopg 3, or a
+        # Through whichever driver the host's Django uses (sql.channels.Channel): psycopg 3, or a
         # host's psycopg2 (memory-lane pins psycopg2-binary).
         self.conn: Channel | None = None
-        if connection.vendor != "postgresql":
+        if not is_postgresql(connection):
             return
         try:
             self.conn = Channel(connection.settings_dict, f"motion-runner stop bell {turn_id}")
-            self.conn.execute(f"LISTEN {CHANNEL}")
+            self.conn.listen(CHANNEL)
         except driver_errors() as exc:  # the lease renewal still reads the flag
             log.warning("turn %s: cannot listen for a stop (%s); the lease renewal reads it", turn_id, exc)
             self.close()

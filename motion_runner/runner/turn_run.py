@@ -16,11 +16,11 @@ from django.utils import timezone
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..harnesses import Event, EventKind, StreamParser
 from ..harnesses.base import json_object
+from ..ingest.announcing import Announcer
 from ..ingest.sessions import SessionConflict
 from ..ingest.writer import EventWriter
 from ..lib.ids import system_uuid
 from ..models import Turn, TurnStatus
-from .announcing import PacedAnnouncer
 from .db_retry import database_answers, is_outage
 from .monitor import TurnMonitor
 
@@ -53,7 +53,7 @@ class TurnRun:
     next_try: float = 0.0
     lease_renewed: float = field(default_factory=time.monotonic)
     # Every Message announced once, after commit; the batches within NOTE_SECONDS together.
-    announcer: PacedAnnouncer = field(default_factory=PacedAnnouncer)
+    announcer: Announcer = field(default_factory=Announcer)
     # A person (or a scram) stopped it: `failure` holds who, and the turn ends killed, not failed.
     stopped: bool = False
     # The monitor whose stop_reason stopped the harness, if one did.

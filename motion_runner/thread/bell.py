@@ -20,10 +20,9 @@ the next poll.
 from __future__ import annotations
 
 import logging
-import select
 import threading
 import time
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 from django.db import connection
@@ -34,11 +33,13 @@ except ImportError:  # a host on psycopg2 alone (memory-lane pins psycopg2-binar
     psycopg = None
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from ..sql import is_postgresql, is_sqlite
+from ..sql.channels import MESSAGES, Channel, driver_errors, notify
 from . import socket_bell
 
 log = logging.getLogger(__name__)
 
-CHANNEL = "motion_messages"
+CHANNEL = MESSAGES
 # How long the listener waits for a notification before it checks its connection and stop flag.
 LISTEN_HEARTBEAT_SECONDS = 1.0
 RECONNECT_MAX_SECONDS = 30.0
@@ -149,14 +150,15 @@ class MessageBell:
     def start(self) -> None:
         if self._thread is not None or not settings.MESSAGES_LISTEN:
             return
-        if connection.vendor not in ("postgresql", "sqlite"):
+        postgresql = is_postgresql(connection)
+        if not postgresql and not is_sqlite(connection):
             return
         with self._lock:
             if self._thread is not None:
                 return
             self._stop.clear()
             params = dict(connection.settings_dict)
-            target = self._listen if connection.vendor == "postgresql" else self._listen_socket
+            target = self._listen if postgresql else self._listen_socket
             self._thread = threading.Thread(target=target, args=(params,), name="message-bell", daemon=True)
             self._thread.start()
 
@@ -178,14 +180,14 @@ class MessageBell:
         while not self._stop.is_set():
             try:
                 with self._connect(params) as channel:
-                    channel.execute(f"LISTEN {CHANNEL}")
+                    channel.listen(CHANNEL)
                     self._set_listening(True)
                     backoff = 0.5
                     while not self._stop.is_set():
                         for payload in channel.notifies(LISTEN_HEARTBEAT_SECONDS):
                             self.rings += 1
                             self.ring(payload)
-                        channel.execute("SELECT 1")  # a dead connection shows here, not in silence
+                        channel.check()  # a dead connection shows here, not in silence
             except (*driver_errors(), OSError) as exc:
                 if not self._stop.is_set():
                     log.warning("message bell: the channel is down (%s); readers poll until it is back", exc)
@@ -220,67 +222,6 @@ class MessageBell:
         else:
             self._listening.clear()
             self.ring_everyone()
-
-
-def driver_errors() -> tuple[type[Exception], ...]:
-    if psycopg is not None:
-        return (psycopg.Error,)
-    import psycopg2
-
-    return (psycopg2.Error,)
-
-
-class Channel:
-    """The listener's own connection, through whichever driver the host's Django uses: psycopg 3
-    (the standalone settings), or psycopg2 (a host such as memory-lane that pins psycopg2-binary;
-    installing psycopg 3 beside it would switch that host's own database driver)."""
-
-    def __init__(self, params: dict, application_name: str = "motion-runner message bell") -> None:
-        kwargs = {
-            "dbname": params["NAME"],
-            "user": params.get("USER") or None,
-            "password": params.get("PASSWORD") or None,
-            "host": params.get("HOST") or None,
-            "port": params.get("PORT") or None,
-            "application_name": application_name,
-        }
-        if psycopg is not None:
-            self.conn: Any = psycopg.connect(autocommit=True, **kwargs)
-        else:
-            import psycopg2
-
-            self.conn = psycopg2.connect(**{k: v for k, v in kwargs.items() if v is not None})
-            self.conn.autocommit = True
-
-    def __enter__(self) -> Channel:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.conn.close()
-
-    def fileno(self) -> int:
-        """The connection's socket, for a select loop that waits on it (runner/stop_bell.py)."""
-        return self.conn.pgconn.socket if psycopg is not None else self.conn.fileno()
-
-    def close(self) -> None:
-        self.conn.close()
-
-    def execute(self, sql: str) -> None:
-        if psycopg is not None:
-            self.conn.execute(sql)
-            return
-        with self.conn.cursor() as cursor:
-            cursor.execute(sql)
-
-    def notifies(self, timeout: float) -> Iterator[str]:
-        """The payloads heard within `timeout` seconds, each as it comes."""
-        if psycopg is not None:
-            yield from (note.payload for note in self.conn.notifies(timeout=timeout))
-            return
-        if select.select([self.conn], [], [], timeout)[0]:
-            self.conn.poll()
-            while self.conn.notifies:
-                yield self.conn.notifies.pop(0).payload
 
 
 class SharedAnswers:
@@ -341,10 +282,9 @@ def ring_for(motion_id: str) -> None:
     """Wake the readers waiting on a Motion although no Message was written (someone started
     typing): a NOTIFY on the bell's channel, heard by every process on commit; on SQLite a ring on
     the bell's sockets; on anything else, this process's waiters only."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, str(motion_id)])
-    elif connection.vendor == "sqlite" and settings.MESSAGES_LISTEN:
+    if is_postgresql(connection):
+        notify(connection, CHANNEL, [str(motion_id)])
+    elif is_sqlite(connection) and settings.MESSAGES_LISTEN:
         socket_bell.broadcast(socket_bell.folder_for(connection.settings_dict["NAME"]), [str(motion_id)])
         bell.ring(str(motion_id))
     else:

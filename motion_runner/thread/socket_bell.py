@@ -16,20 +16,15 @@ import logging
 import os
 import secrets
 import socket
-import sqlite3
 import tempfile
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from ..sql.channels import SQLITE_BELL_FUNCTION, create_sqlite_bell_trigger
+
 log = logging.getLogger(__name__)
 
-FUNCTION = "motion_runner_bell"
-TRIGGER = f"""
-CREATE TEMP TRIGGER IF NOT EXISTS motion_runner_message_bell
-AFTER INSERT ON main.motion_runner_message
-BEGIN SELECT {FUNCTION}(NEW.motion_id); END
-"""
 MAX_DATAGRAM = 8192
 _pending = threading.local()  # the Motions this thread's connection wrote, not yet rung
 
@@ -86,19 +81,17 @@ def listen(
 def install(connection) -> None:
     """On a new SQLite connection (Django's `connection_created`): the function the trigger
     calls, the trigger, and the wrapper that rings after each committed write."""
-    connection.connection.create_function(FUNCTION, 1, _written)
+    connection.connection.create_function(SQLITE_BELL_FUNCTION, 1, _written)
     connection.motion_bell_trigger = _create_trigger(connection.connection)
     if _ring_after not in connection.execute_wrappers:
         connection.execute_wrappers.insert(0, _ring_after)
 
 
 def _create_trigger(raw) -> bool:
-    try:
-        raw.execute(TRIGGER)
-        return True
-    except sqlite3.Error as exc:  # no message table yet: a connection opened before `migrate`
-        log.debug("message bell: no trigger on this connection yet (%s)", exc)
-        return False
+    if created := create_sqlite_bell_trigger(raw):
+        return created
+    log.debug("message bell: no trigger on this connection yet (no message table: before `migrate`)")
+    return False
 
 
 def _written(motion_id) -> None:

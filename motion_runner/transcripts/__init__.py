@@ -4,7 +4,7 @@ session to its Motion only through its MotionSession claim (an unclaimed one wai
 inbox) and writes through EventWriter like the runner and the stream API, so a line's uuid is the
 Message id the runner or the stream API already used and nothing is said twice. It owns the files
 and their offsets (`files`), what a line says (`lines`), the routing to sessions (`routing`), the
-reading of a chunk (`reader`), the announcer (`announcer`) and the import loop (`importer`); it
+reading of a chunk (`reader`), and the import loop (`importer`); it
 may import the write path (`ingest`, `message_fit`, `sessions`), the harness adapters, the models
 and `lib`, and nothing of the runner, the API or the admin, which import it.
 """

@@ -13,10 +13,10 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from ..ingest.announcing import Announcer
 from ..ingest.fit import announce as announce_messages
 from ..ingest.sessions import claim_session
 from ..models import Agent, Message, Motion, Source, TranscriptFile, Turn, UnclaimedSession
-from .announcer import ImportAnnouncer
 from .files import locked_record, read_chunk, transcript_dirs, transcript_of
 from .lines import TERMINAL_SENDER
 from .reader import FileResult, TranscriptReader
@@ -107,7 +107,7 @@ def import_file(
 def import_all(dirs: list[Path] | None = None) -> ImportTotals:
     totals = ImportTotals()
     paths = [path for directory in dirs or transcript_dirs() for path in sorted(directory.glob("*/*.jsonl"))]
-    announcer = ImportAnnouncer()
+    announcer = Announcer()  # a batch per Motion, at most every announcing.NOTE_SECONDS
     try:
         for path in paths:
             totals.add(import_file(path, announce=announcer))

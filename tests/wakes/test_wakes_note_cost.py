@@ -1,6 +1,6 @@
-"""Every post an agent or a person makes moves the consider loop's clocks (wakes.loop.note_post).
-On PostgreSQL that is two statements whatever the Motion's listening agents (wakes/noting.py),
-nothing locked between them; a state someone wrote in between is noted under its lock, and
+"""Every post an agent or a person makes moves the consider loop's clocks (wakes.noting.note_post):
+one path on every backend, the same statements whatever the Motion's listening agents (the
+states ensured, the dials, one locked read of the states, their overrides, one bulk update), and
 nobody's write is lost. Each agent's own dials, its Motion's and its pair's overrides included,
 still decide its due time."""
 
@@ -11,26 +11,23 @@ from decimal import Decimal
 
 import pytest
 from django.db import connection
-from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from motion_runner.sql import fast_paths
 from tests.factories import AgentFactory, MessageFactory, MotionFactory
-from wakes import loop, noting
-from wakes.loop import note_post
 from wakes.models import DialOverride, ListenState
 from wakes.models.dials import overrides_for, resolve
+from wakes.noting import note_post
 
 pytestmark = pytest.mark.django_db
-# The read-then-conditional-write note is PostgreSQL's (wakes/noting.unlocked_notes); on SQLite,
-# which serializes its writers, every note is the locked one (pinned below too).
-unlocked_note_only = pytest.mark.skipif(
-    connection.vendor != "postgresql",
-    reason="the two-statement note is PostgreSQL's; SQLite notes under lock",
-)
 
 # Posts an hour ahead: the states' own created_at (now) never decides a twin's due time.
 AT = timezone.now() + timedelta(hours=1)
+# SAVEPOINT, the read, the write, RELEASE SAVEPOINT (a test runs in a transaction; outside one,
+# BEGIN and COMMIT). The read is one statement on PostgreSQL (motion_runner/sql/listen_states.py),
+# four in the ORM (the missing states, the states locked, the dials, the overrides).
+NOTE_STATEMENTS = 4 if fast_paths(connection) else 7
 
 
 def motion_with_listeners(slug: str, count: int):
@@ -40,27 +37,28 @@ def motion_with_listeners(slug: str, count: int):
     return motion, agents
 
 
-def statements_of_a_note(motion) -> int:
+@pytest.mark.parametrize("listeners", [1, 5])
+def test_a_note_costs_the_same_statements_whatever_the_listening_agents(django_assert_num_queries, listeners):
+    motion, _ = motion_with_listeners(f"listeners-{listeners}", listeners)
     note_post(MessageFactory(motion=motion, sender="justin"))  # the states and dials exist before
     post = MessageFactory(motion=motion, sender="justin")
-    with CaptureQueriesContext(connection) as queries:
+    with django_assert_num_queries(NOTE_STATEMENTS):
         note_post(post)
-    return len(queries)
 
 
-@unlocked_note_only
-def test_a_note_is_two_statements_whatever_the_listening_agents():
-    one, _ = motion_with_listeners("one-listener", 1)
-    five, _ = motion_with_listeners("five-listeners", 5)
-    # One read (states, dials, missing states, overrides at all), one conditional write of every state.
-    assert statements_of_a_note(one) == statements_of_a_note(five) == 2
-
-
-@pytest.mark.skipif(connection.vendor == "postgresql", reason="PostgreSQL's note is the two statements above")
-def test_a_locked_note_adds_one_update_per_further_listening_agent():
-    one, _ = motion_with_listeners("one-listener", 1)
-    five, _ = motion_with_listeners("five-listeners", 5)
-    assert statements_of_a_note(five) - statements_of_a_note(one) == 4
+def test_a_note_reads_its_states_locked_in_pk_order_and_writes_them_in_one_update():
+    motion, _ = motion_with_listeners("locked", 3)
+    note_post(MessageFactory(motion=motion, sender="justin"))
+    with CaptureQueriesContext(connection) as queries:
+        note_post(MessageFactory(motion=motion, sender="justin"))
+    sql = [query["sql"] for query in queries]
+    locked = [s for s in sql if "wakes_listenstate" in s and "ORDER BY" in s and "agent_id" in s]
+    assert len(locked) == 1 and (
+        'ORDER BY "id" FOR UPDATE' in locked[0] or '"wakes_listenstate"."id" ASC' in locked[0]
+    )
+    if connection.features.has_select_for_update:
+        assert "FOR UPDATE" in locked[0]
+    assert len([s for s in sql if s.startswith("UPDATE") and "wakes_listenstate" in s]) == 1
 
 
 def test_a_listening_agent_without_a_state_gets_one_and_is_noted():
@@ -74,81 +72,30 @@ def test_a_listening_agent_without_a_state_gets_one_and_is_noted():
     assert noted == {codey.pk: post.created_at, magent.pk: post.created_at}
 
 
-def claims_codey_after_each_read(monkeypatch, motion, codey, times: int) -> None:
-    """A tick that writes codey's state (a claim bumps its version) right after each of the first
-    `times` reads of a note, before the note's write."""
-    real_read, claims = noting.read_for_note, iter(range(times))
-
-    def read_then_a_tick_claims_codey(motion_id):
-        read = real_read(motion_id)
-        if next(claims, None) is not None:
-            ListenState.objects.filter(motion=motion, agent=codey).update(
-                considered_at=CONSIDERED_AT, version=F("version") + 1
-            )
-        return read
-
-    monkeypatch.setattr(loop, "read_for_note", read_then_a_tick_claims_codey)
-
-
-CONSIDERED_AT = timezone.now() - timedelta(minutes=5)
-
-
-@unlocked_note_only
-@pytest.mark.parametrize("claims", [1, loop.UNLOCKED_NOTE_TRIES])  # read again; then under lock
-def test_a_state_written_between_the_read_and_the_write_keeps_that_write_and_still_gets_the_note(
-    monkeypatch, claims
-):
-    motion, (codey, magent) = motion_with_listeners("raced", 2)
+def test_a_note_keeps_what_was_written_before_it_and_bumps_each_version_once():
+    motion, (codey, magent) = motion_with_listeners("bumped", 2)
     note_post(MessageFactory(motion=motion, sender="justin"))
-    claims_codey_after_each_read(monkeypatch, motion, codey, claims)
+    considered_at = timezone.now() - timedelta(minutes=5)
+    ListenState.objects.filter(motion=motion, agent=codey).update(considered_at=considered_at)
     before = dict(ListenState.objects.filter(motion=motion).values_list("agent_id", "version"))
     post = MessageFactory(motion=motion, sender="justin")
     note_post(post)
     states = {state.agent_id: state for state in ListenState.objects.filter(motion=motion)}
-    assert states[codey.pk].considered_at == CONSIDERED_AT  # the tick's write is kept
+    assert states[codey.pk].considered_at == considered_at
     assert states[codey.pk].last_post_at == states[magent.pk].last_post_at == post.created_at
-    # Each of the tick's claims bumped codey's version, then the note did, once; magent's, once.
-    assert states[codey.pk].version == before[codey.pk] + claims + 1
-    assert states[magent.pk].version == before[magent.pk] + 1
+    assert {agent: state.version for agent, state in states.items()} == {
+        agent: version + 1 for agent, version in before.items()
+    }
 
 
-@unlocked_note_only
-def test_a_note_read_again_after_a_claim_writes_only_the_state_it_missed(monkeypatch):
-    motion, (codey, magent) = motion_with_listeners("read-again", 2)
-    note_post(MessageFactory(motion=motion, sender="justin"))
-    claims_codey_after_each_read(monkeypatch, motion, codey, 1)
-    post = MessageFactory(motion=motion, sender="justin")
-    with CaptureQueriesContext(connection) as queries:
-        note_post(post)
-    # The note's read, the tick's claim, the note's write (of magent's: codey's moved on), its
-    # read again and its write of codey's: never the locked note's SELECT … FOR UPDATE.
-    kinds = [query["sql"].split(None, 1)[0] for query in queries]
-    assert kinds == ["SELECT", "UPDATE", "WITH", "SELECT", "WITH"]
-
-
-def test_the_unlocked_note_leaves_every_state_as_the_locked_note_does():
-    results: dict[str, dict] = {"unlocked": {}, "locked": {}}
-    for label in results:
-        motion, (codey, magent, quieter) = motion_with_listeners(f"{label}-twin", 3)
-        DialOverride.objects.create(agent=quieter, quiet_seconds=600)
-        DialOverride.objects.create(motion=motion, agent=magent, quiet_seconds=45)
-        note_post(MessageFactory(motion=motion, sender="justin", created_at=AT - timedelta(minutes=10)))
-        posts = (
-            MessageFactory(motion=motion, sender="justin", created_at=AT),
-            MessageFactory(motion=motion, sender="codey", agent=codey, created_at=AT + timedelta(seconds=9)),
-        )
-        for post in posts:
-            if label == "unlocked":
-                note_post(post, consumed_by={magent.pk})
-            else:
-                loop.note_locked(post, {magent.pk}, loop.clock.now())
-        names = {codey.pk: "codey", magent.pk: "magent", quieter.pk: "quieter"}
-        for state in ListenState.objects.filter(motion=motion):
-            results[label][names[state.agent_id]] = {
-                name: getattr(state, name) for name in (*noting.NOTED_FIELDS, "version")
-            }
-    assert results["unlocked"] == results["locked"]
-    assert results["unlocked"]["quieter"]["due_at"] > results["unlocked"]["codey"]["due_at"]
+def test_a_post_consumed_by_a_mention_moves_that_agents_considered_through():
+    motion, (codey, magent) = motion_with_listeners("consumed", 2)
+    note_post(MessageFactory(motion=motion, sender="justin", created_at=AT - timedelta(minutes=10)))
+    post = MessageFactory(motion=motion, sender="justin", created_at=AT)
+    note_post(post, consumed_by={magent.pk})
+    states = {state.agent_id: state for state in ListenState.objects.filter(motion=motion)}
+    assert states[magent.pk].considered_through == post.created_at
+    assert states[codey.pk].considered_through != post.created_at
 
 
 def test_the_overrides_read_together_resolve_each_listener_as_its_own_read_does():

@@ -155,11 +155,11 @@ def test_a_post_landing_during_a_claim_is_never_lost(room, clock):
 
 
 def test_notes_of_one_motion_at_once_lose_no_post_and_never_deadlock():
-    """Eight posts noted at once in a Motion of five listening agents (wakes/noting.py: read, then
-    a conditional write of every state): each state ends with the newest post's time and one
+    """Eight posts noted at once in a Motion of five listening agents (wakes/noting.py: the states
+    locked in pk order, then one update): each state ends with the newest post's time and one
     version bump per note, whichever notes were read again or taken under lock."""
     from tests.factories import AgentFactory, MessageFactory
-    from wakes.loop import note_post
+    from wakes.noting import note_post
 
     motion = MotionFactory(slug="busy")
     agents = [AgentFactory(name=f"listener-{n}", listening=True) for n in range(5)]

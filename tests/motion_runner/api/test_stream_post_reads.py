@@ -1,6 +1,7 @@
-"""A stream post's reads, folded (issue 14, item 2): a re-post of known events is three statements
-(the key with its agent, the URL's Motion and the membership; the session's claim with its running
-turn and newest turn end; the known ids), and everything those reads decide still answers as the
+"""A stream post's reads (issue 21): a re-post of known events is three statements on PostgreSQL
+(the key with its agent, the URL's Motion and the membership, motion_runner/sql/agent_keys.py;
+the session's claim with its newest turn end, sql/motion_sessions.py; the known ids), five in the
+ORM (the Motion and the newest turn end apart), and everything those reads decide still answers as the
 separate reads did: revocation and membership at once, 404/403 bodies, claims, turns."""
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from motion_runner.api import stream_batch
 from motion_runner.api.agent_views import StreamView
 from motion_runner.api.auth import revoke_key
 from motion_runner.api.memory_lane import MoodStreamView
@@ -29,6 +29,7 @@ from motion_runner.models import (
     recorded_turn_ends,
 )
 from motion_runner.people.access import MotionAccess
+from motion_runner.sql import fast_paths
 from tests import recorded
 from tests.factories import MotionFactory, TurnFactory
 
@@ -36,9 +37,12 @@ pytestmark = pytest.mark.django_db
 
 SESSION = recorded.session_id()
 RUNNER_KEY = "runner-key-of-scribe"
-# The session's claim with its running turn and newest turn end: one statement on PostgreSQL (a
-# data-modifying CTE), the ORM's conditional UPDATE and two reads elsewhere.
-CLAIM_STATEMENTS = 1 if connection.vendor == "postgresql" else 3
+# The key (or the runner key's agent) with the URL's Motion and the membership: one statement on
+# PostgreSQL, the Motion apart in the ORM.
+KEY_STATEMENTS = 1 if fast_paths(connection) else 2
+# The session's claim (a conditional UPDATE) with its newest turn end: one statement on PostgreSQL
+# (a data-modifying CTE, motion_runner/sql/motion_sessions.py), two in the ORM.
+CLAIM_STATEMENTS = 1 if fast_paths(connection) else 2
 
 
 def body(events=None, session_id=SESSION) -> dict:
@@ -62,7 +66,6 @@ def unfolded(monkeypatch):
     def unfold() -> None:
         monkeypatch.setattr(StreamView, "motion_url_kwarg", None)
         monkeypatch.setattr(MoodStreamView, "motion_url_kwarg", None)
-        monkeypatch.setattr(stream_batch, "ONE_STATEMENT_VENDORS", set())
 
     return unfold
 
@@ -77,13 +80,20 @@ def test_a_repost_of_known_events_costs_the_key_the_claim_and_the_known_ids(clie
     with CaptureQueriesContext(connection) as queries:
         answer = stream(client, scribe, body(events)).json()
     assert answer["imported"] == 0 and answer["skipped"] + len(answer["errors"]) == len(events)
-    key, *claim, known = statements(queries)
-    assert (
-        key.startswith("SELECT") and "motion_runner_agentkey" in key and "motion_runner_motion_agents" in key
-    )
+    sql = statements(queries)
+    key, claim, known = sql[:KEY_STATEMENTS], sql[KEY_STATEMENTS:-1], sql[-1]
+    assert key[0].startswith("SELECT") and "motion_runner_agentkey" in key[0]
+    assert "motion_runner_motion_agents" in key[0]  # the membership, read with the key
     assert len(claim) == CLAIM_STATEMENTS and claim[0].startswith(("WITH claimed AS (UPDATE", "UPDATE"))
     assert not any("motion_runner_turn" in sql for sql in claim)
     assert known.startswith("SELECT") and "motion_runner_message" in known
+
+
+def test_a_repost_costs_the_key_the_claim_and_the_known_ids(client, scribe, django_assert_num_queries):
+    events = recorded.lines("stream")
+    stream(client, scribe, body(events))
+    with django_assert_num_queries(KEY_STATEMENTS + CLAIM_STATEMENTS + 1):
+        stream(client, scribe, body(events))
 
 
 def test_a_repost_through_memory_lanes_runner_key_costs_as_much(client, scribe, settings):
@@ -97,7 +107,7 @@ def test_a_repost_through_memory_lanes_runner_key_costs_as_much(client, scribe, 
     with CaptureQueriesContext(connection) as queries:
         answer = post().json()
     assert (answer["imported"], answer["skipped"]) == (0, len(recorded.first_run()))
-    assert len(queries) == 2 + CLAIM_STATEMENTS
+    assert len(queries) == KEY_STATEMENTS + CLAIM_STATEMENTS + 1
     assert "motion_runner_agent" in queries[0]["sql"] and "motion_runner_agentkey" not in queries[0]["sql"]
 
 
@@ -121,7 +131,7 @@ def test_a_repost_with_a_running_turn_leaves_the_turn_to_its_runner(client, scri
         answer = stream(client, scribe, body(events)).json()
     assert answer["finished"] is True and answer["imported"] == 0
     # key, claim, the known ids: the runner's turn is neither read nor written (issue 20, item 10).
-    assert len(queries) == 2 + CLAIM_STATEMENTS
+    assert len(queries) == KEY_STATEMENTS + CLAIM_STATEMENTS + 1
     assert not any("motion_runner_turn" in sql for sql in statements(queries))
     turn.refresh_from_db()
     assert turn.heartbeat_at == long_ago and turn.status == TurnStatus.RUNNING

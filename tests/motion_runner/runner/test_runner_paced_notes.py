@@ -1,5 +1,6 @@
 """The runner announces every Message it writes once, in order, after its commit, but the batches
-committed within `announcing.NOTE_SECONDS` go out together: at 200 lines a second wakes/' per-batch
+committed within `announcing.NOTE_SECONDS` go out together (motion_runner/ingest/announcing.py, the one
+announcer): at 200 lines a second wakes/' per-batch
 clock note (`newest_of_batch`: four queries) was most of the runner's time on its hot path, and
 the lines behind it waited in the pipe (bench/stream_latency.py)."""
 
@@ -10,9 +11,9 @@ import time
 
 import pytest
 
+from motion_runner.ingest.announcing import Announcer
 from motion_runner.ingest.writer import EventWriter, IngestContext
 from motion_runner.models import Kind, Message
-from motion_runner.runner.announcing import PacedAnnouncer
 from motion_runner.runner.turn_run import TurnRun
 from motion_runner.runner.turns import enqueue_turn, execute_turn
 from motion_runner.signals import message_created
@@ -31,36 +32,46 @@ class Clock:
         return self.now
 
 
-def paced(interval: float = 0.25) -> tuple[PacedAnnouncer, list[list[str]], Clock]:
+class Line(str):
+    """A stand-in for a turn's Message: one turn's lines are all of one Motion."""
+
+    motion_id = "the-turns-motion"
+
+
+def lines(*names: str) -> list[Line]:
+    return [Line(name) for name in names]
+
+
+def paced(interval: float = 0.25) -> tuple[Announcer, list[list[str]], Clock]:
     batches: list[list[str]] = []
     clock = Clock()
-    return PacedAnnouncer(interval, announce=batches.append, clock=clock), batches, clock  # type: ignore[arg-type]
+    return Announcer(interval, announce=batches.append, clock=clock), batches, clock  # type: ignore[arg-type]
 
 
 def test_the_first_batch_is_announced_at_once_and_those_within_the_interval_wait():
     announcer, batches, clock = paced()
-    announcer(["a", "b"])
+    announcer(lines("a", "b"))
     assert batches == [["a", "b"]]
     clock.now += 0.01
-    announcer(["c", "d"])
+    announcer(lines("c", "d"))
     clock.now += 0.01
-    announcer(["e"])
+    announcer(lines("e"))
     assert batches == [["a", "b"]]
     assert announcer.pending == ["c", "d", "e"]
 
 
 def test_what_waits_goes_out_as_one_batch_once_the_interval_has_passed():
     announcer, batches, clock = paced()
-    announcer(["a"])
+    announcer(lines("a"))
     clock.now += 0.1
-    announcer(["b"])
+    announcer(lines("b"))
     announcer.flush_due()
     assert batches == [["a"]]  # not due yet
     clock.now += 0.2
     announcer.flush_due()
     assert batches == [["a"], ["b"]]
     clock.now += 0.3
-    announcer(["c"])  # a commit after the interval: at once, with anything waiting
+    announcer(lines("c"))  # a commit after the interval: at once, with anything waiting
     announcer.flush_due()
     announcer.flush()
     assert batches == [["a"], ["b"], ["c"]]  # nothing twice
@@ -68,19 +79,19 @@ def test_what_waits_goes_out_as_one_batch_once_the_interval_has_passed():
 
 def test_a_commit_after_the_interval_takes_what_waits_before_it():
     announcer, batches, clock = paced()
-    announcer(["a"])
+    announcer(lines("a"))
     clock.now += 0.1
-    announcer(["b"])
+    announcer(lines("b"))
     clock.now += 0.2
-    announcer(["c", "d"])
+    announcer(lines("c", "d"))
     assert batches == [["a"], ["b", "c", "d"]]
     assert not announcer.pending
 
 
 def test_flush_announces_what_waits_whatever_the_time():
     announcer, batches, clock = paced()
-    announcer(["a"])
-    announcer(["b"])
+    announcer(lines("a"))
+    announcer(lines("b"))
     announcer.flush()
     assert batches == [["a"], ["b"]]
 
@@ -159,8 +170,8 @@ def test_the_tick_keeps_what_waits_while_the_database_is_away(monkeypatch):
         ),
     )
     said: list[str] = []
-    run.announcer = PacedAnnouncer(0.0, announce=said.extend)  # type: ignore[arg-type]
-    run.announcer.pending = ["waiting"]  # type: ignore[list-item]
+    run.announcer = Announcer(0.0, announce=said.extend)  # type: ignore[arg-type]
+    run.announcer.pending = lines("waiting")  # type: ignore[list-item]
     monkeypatch.setattr(run, "keep_lease", lambda: None)
     run.outage_since = time.monotonic()
     run.on_tick()

@@ -132,7 +132,7 @@ def installed(tmp_path_factory):
             "import django, importlib, pkgutil; django.setup(); "
             "[importlib.import_module(m.name) for p in ('motion_runner', 'wakes', 'watchlist') "
             "for m in pkgutil.walk_packages(importlib.import_module(p).__path__, p + '.') "
-            "if '.migrations.' not in m.name and not m.name.startswith('motion_runner.pg_backend')]",
+            "if '.migrations.' not in m.name and not m.name.startswith('motion_runner.sql.backend')]",
         )
         page = (
             "<html><body><article><p>"
@@ -179,7 +179,7 @@ def test_memory_lanes_django_and_driver_stay_as_it_pins_them(installed):
 
 def test_every_module_of_the_three_apps_imports_in_the_host_environment(installed):
     # watchlist's web pages need trafilatura, and it lxml's cleaner, a package of its own now. Not
-    # the standalone's own database backend (motion_runner.pg_backend, psycopg 3): a host keeps its own.
+    # the standalone's own database backend (motion_runner.sql.backend, psycopg 3): a host keeps its own.
     imports = installed["imports"]
     assert imports.returncode == 0, imports.stderr[-2000:]
 

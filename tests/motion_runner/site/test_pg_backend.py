@@ -1,4 +1,4 @@
-"""motion_runner/pg_backend: the faster timestamp loader and array dumper give what Django's and
+"""motion_runner/sql/backend: the faster timestamp loader and array dumper give what Django's and
 psycopg's own give, byte for byte and value for value, odd inputs first."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from psycopg.adapt import PyFormat, Transformer
 from psycopg.types.array import ListDumper
 
 from motion_runner.models import Agent, Message, Motion
-from motion_runner.pg_backend.base import FastListDumper, FastTzLoader
+from motion_runner.sql.backend.base import FastListDumper, FastTzLoader
 
 postgres_only = pytest.mark.skipif(
     connection.vendor != "postgresql", reason="the backend is PostgreSQL's (CI always runs it there)"
@@ -85,7 +85,7 @@ def test_a_timestamp_loads_as_djangos_loader_loads_it(sql):
 @postgres_only
 @pytest.mark.django_db
 def test_the_standalone_settings_use_the_backend_and_its_c_loader():
-    assert type(connections["default"]).__module__ == "motion_runner.pg_backend.base"
+    assert type(connections["default"]).__module__ == "motion_runner.sql.backend.base"
     with connection.cursor() as cursor:
         loader_class = cursor.cursor.adapters.get_loader(1184, 0)  # timestamptz, text
         assert issubclass(loader_class, FastTzLoader)

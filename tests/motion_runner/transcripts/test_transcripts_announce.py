@@ -1,5 +1,6 @@
 """One import_all announces every Message it writes once, in order, after its commit, but what it
-commits within `transcripts.announcer.NOTE_SECONDS` of its last announcement goes out together, a batch per
+commits within `announcing.NOTE_SECONDS` of its last announcement (motion_runner/ingest/announcing.py, the
+one announcer) goes out together, a batch per
 Motion: wakes/' clock note (`newest_of_batch`: a handful of statements) ran once per file, and a
 directory of transcripts in one Motion paid it for every file (bench/importer.py)."""
 
@@ -10,11 +11,11 @@ from types import SimpleNamespace
 
 import pytest
 
+from motion_runner.ingest import announcing
+from motion_runner.ingest.announcing import Announcer
 from motion_runner.ingest.sessions import claim_session
 from motion_runner.models import Message
 from motion_runner.signals import message_created
-from motion_runner.transcripts import announcer
-from motion_runner.transcripts.announcer import ImportAnnouncer
 from motion_runner.transcripts.importer import import_all
 from tests import recorded
 from tests.factories import AgentFactory, MotionFactory
@@ -32,14 +33,14 @@ def said(motion: str, name: str) -> SimpleNamespace:
     return SimpleNamespace(motion_id=motion, name=name)
 
 
-def paced(interval: float = 0.25) -> tuple[ImportAnnouncer, list[list[str]], Clock]:
+def paced(interval: float = 0.25) -> tuple[Announcer, list[list[str]], Clock]:
     batches: list[list[str]] = []
     clock = Clock()
 
     def announce(messages: list[SimpleNamespace]) -> None:
         batches.append([f"{m.motion_id}:{m.name}" for m in messages])
 
-    return ImportAnnouncer(interval, announce=announce, clock=clock), batches, clock  # type: ignore[arg-type]
+    return Announcer(interval, announce=announce, clock=clock), batches, clock  # type: ignore[arg-type]
 
 
 def test_the_first_commit_is_announced_at_once_and_those_within_the_interval_wait():
@@ -114,7 +115,7 @@ def assert_each_message_once_and_each_motions_newest_noted(heard) -> list[tuple[
 
 @pytest.mark.django_db(transaction=True)  # real commits: the announcements go out on commit
 def test_one_import_notes_each_motion_once_for_what_waits_not_once_per_file(heard, six_files, monkeypatch):
-    monkeypatch.setattr(announcer, "NOTE_SECONDS", 3600.0)
+    monkeypatch.setattr(announcing, "NOTE_SECONDS", 3600.0)
     import_all()
     notes = assert_each_message_once_and_each_motions_newest_noted(heard)
     # The first file's commit at once, then the rest together, one batch per Motion: not six.

@@ -1,4 +1,4 @@
-"""motion_runner/record/pg_copy.py: the COPY insert writes the rows Django's own bulk insert writes,
+"""motion_runner/sql/messages.py: the COPY insert writes the rows Django's own bulk insert writes,
 column for column, and keeps its exactly-once answer (the ids this call inserted)."""
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ from django.db import IntegrityError, connection, transaction
 
 from motion_runner.models import Kind, Message, Source
 from motion_runner.record.own import OwnRecord
-from motion_runner.record.pg_copy import can_copy, copy_insert, jsonb_text
+from motion_runner.sql import fast_paths
+from motion_runner.sql.messages import copy_insert, jsonb_text, orm_insert
 from tests.factories import AgentFactory, MotionFactory, TurnFactory, UserFactory
 
 postgres_only = pytest.mark.skipif(
@@ -100,7 +101,7 @@ def both_ways(make) -> tuple[dict, dict, list, list]:
     orm_batch, copy_batch = make(), make()
     ids = sorted(message.id for message in orm_batch)
     with transaction.atomic():
-        orm_ids = OwnRecord.orm_insert(sorted(orm_batch, key=lambda m: m.id), "default")
+        orm_ids = orm_insert(connection, Message, sorted(orm_batch, key=lambda m: m.id))
     by_orm = stored(ids)
     Message.objects.filter(pk__in=ids).delete()
     for message, twin in zip(orm_batch, copy_batch, strict=True):
@@ -111,7 +112,7 @@ def both_ways(make) -> tuple[dict, dict, list, list]:
 
 
 def test_the_copy_insert_is_used_on_postgresql():
-    assert can_copy(connection)
+    assert fast_paths(connection)
 
 
 def test_the_copy_insert_writes_djangos_rows_column_for_column():
@@ -230,3 +231,13 @@ def test_a_uuid_the_standard_library_refuses_is_written_as_its_text():
     with pytest.raises(TypeError):
         json.dumps(value)
     assert jsonb_text(value) == b'{"id":"12345678-1234-5678-1234-567812345678"}'
+
+
+def test_the_known_ids_are_the_orms(settings):
+    motion = MotionFactory()
+    stored = [Message(motion=motion, sender=name, source=Source.WEB) for name in "abc"]
+    OwnRecord().insert_batch(sorted(stored, key=lambda m: m.id))
+    asked = [stored[0].id, uuid.uuid4(), stored[2].id]
+    fast = OwnRecord().known_ids(asked)
+    settings.MOTION_RUNNER_SQL_FAST_PATHS = False
+    assert fast == OwnRecord().known_ids(asked) == {stored[0].id, stored[2].id}

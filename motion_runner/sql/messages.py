@@ -1,9 +1,11 @@
-"""PostgreSQL's exactly-once batch insert, without the ORM's per-value work (bench/ingest.py).
+"""The Message table's batch insert and its look-up of known ids: PostgreSQL's COPY and one
+array parameter, each with the ORM reference path beside it.
 
-Django compiles a bulk insert value by value (27 fields × 100 rows through `pre_save`,
-`get_db_prep_save` and the compiler's checks) and quotes each column as a text array on the
-client. Here the batch is streamed with `COPY … FROM STDIN (FORMAT BINARY)` (psycopg formats
-each row in C) into a temporary table of this connection, and one statement moves it on:
+Why by hand: Django compiles a bulk insert value by value (27 fields × 100 rows through
+`pre_save`, `get_db_prep_save` and the compiler's checks) and quotes each column as a text array
+on the client; a stream post's insert was most of its CPU (bench/ingest.py, bench/README.md).
+Here the batch is streamed with `COPY … FROM STDIN (FORMAT BINARY)` (psycopg formats each row in
+C) into a temporary table of this connection, and one statement moves it on:
 
     WITH staged AS (DELETE FROM pg_temp.<stage> RETURNING …)
     INSERT INTO <table> (…) SELECT … FROM staged ORDER BY id ON CONFLICT DO NOTHING RETURNING id
@@ -11,8 +13,16 @@ each row in C) into a temporary table of this connection, and one statement move
 the same `ON CONFLICT DO NOTHING` (no conflict target, as Django writes it) and the same
 returned ids, in id order so two writers take the unique index's locks alike. The values are
 the ones Django would write: each field's `pre_save` and `get_db_prep_save`, skipped only for
-value types where those return the value itself (`identity_types`; tests/motion_runner/record/test_pg_copy_insert.py
-compares the rows column for column).
+value types where those return the value itself (`identity_types`).
+
+The ORM reference path (`orm_insert`, where `fast_paths` says no) is Django's own bulk
+`INSERT … ON CONFLICT DO NOTHING RETURNING id`; tests/equivalence/test_message_insert.py
+compares the two rows column for column.
+
+`known_ids`: which of a post's hundred ids are stored, asked with the ids as one `uuid[]`
+parameter, where the ORM's `IN (%s, …)` compiles, prepares and quotes a placeholder per id (a
+share of every post's CPU, bench/repost.py); the reference path is
+`filter(pk__in=…).values_list("pk")`, tests/equivalence/test_message_insert.py compares them.
 
 The stage is created in every transaction that uses it (`CREATE TEMP TABLE IF NOT EXISTS`, one
 catalog look-up) rather than remembered per connection: a rolled-back transaction or a pooler
@@ -36,6 +46,9 @@ from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.backends.postgresql.operations import DatabaseOperations as PostgresOperations
 from django.db.backends.postgresql.psycopg_any import Jsonb
+from django.db.models.constants import OnConflict
+
+from . import fast_paths, is_postgresql
 
 Converter = Callable[[Any], Any]
 
@@ -93,7 +106,7 @@ def converter(field: models.Field, connection: BaseDatabaseWrapper) -> Converter
             return decimal.Decimal(prepared) if isinstance(prepared, str) else prepared
 
         return convert_decimal
-    if type(field) is models.JSONField and field.encoder is None and connection.vendor == "postgresql":
+    if type(field) is models.JSONField and field.encoder is None and is_postgresql(connection):
 
         def convert_json(value: Any) -> Any:
             # Django's Jsonb with the standard library's dumps, written by orjson instead where
@@ -247,6 +260,47 @@ def copy_insert(connection: BaseDatabaseWrapper, model: type[models.Model]) -> C
     return _inserts[key]
 
 
-def can_copy(connection: BaseDatabaseWrapper) -> bool:
-    """PostgreSQL through psycopg 3 (whose cursors have `copy`); psycopg2 keeps the ORM's insert."""
-    return connection.vendor == "postgresql" and connection.Database.__name__ == "psycopg"
+def insert_new(
+    connection: BaseDatabaseWrapper, model: type[models.Model], batch: Sequence[models.Model]
+) -> set[Any]:
+    """Insert `batch` unless their keys exist; the keys this call inserted. Inside a transaction."""
+    if fast_paths(connection):
+        return copy_insert(connection, model).insert(connection, batch)
+    return orm_insert(connection, model, batch)
+
+
+def orm_insert(
+    connection: BaseDatabaseWrapper, model: type[models.Model], batch: Sequence[models.Model]
+) -> set[Any]:
+    """The reference path: Django's own bulk `INSERT … ON CONFLICT DO NOTHING RETURNING id`
+    (its manager's `_insert`, as `bulk_create` calls it; `bulk_create(ignore_conflicts=True)`
+    would not say which rows were new)."""
+    fields = list(model._meta.concrete_fields)
+    for obj in batch:
+        for model_field in fields:
+            model_field.pre_save(obj, add=True)
+    rows = model._default_manager._insert(
+        list(batch),
+        fields=fields,
+        returning_fields=[model._meta.pk],
+        on_conflict=OnConflict.IGNORE,
+        using=connection.alias,
+    )
+    return {row[0] for row in rows}
+
+
+def known_ids(connection: BaseDatabaseWrapper, model: type[models.Model], ids: Sequence[Any]) -> set[Any]:
+    """The primary keys of `ids` stored in `model`'s table."""
+    if not ids:
+        return set()
+    if not fast_paths(connection):
+        return set(
+            model._default_manager.using(connection.alias).filter(pk__in=ids).values_list("pk", flat=True)
+        )
+    quote = connection.ops.quote_name
+    table, column = quote(model._meta.db_table), quote(model._meta.pk.column)
+    with connection.cursor() as cursor:
+        # The ids as one uuid[] literal: its text made by one join, not an adapter per element.
+        literal = "{" + ",".join(map(str, ids)) + "}"
+        cursor.execute(f"SELECT {column} FROM {table} WHERE {column} = ANY(%s::uuid[])", [literal])
+        return {row[0] for row in cursor.fetchall()}

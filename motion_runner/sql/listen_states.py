@@ -1,0 +1,137 @@
+"""The consider loop's states (wakes' `ListenState`, passed in by wakes/noting.py): a note's one
+locked read and its one write of the Motion's states.
+
+Why by hand: every post's note writes every listening state of its Motion, and Django's
+`bulk_update` compiles a `CASE WHEN pk = … THEN …` per field and row, which cost a fresh stream
+post more CPU than the insert of its hundred Messages (bench/stream_web.py, bench/README.md).
+Here it is one `UPDATE … FROM (VALUES …)` with typed placeholders, its SQL made once per model,
+fields and row count, the values prepared by each field's own `get_db_prep_save`. The ORM
+reference path is `bulk_update` itself; tests/equivalence/test_listen_state_note.py compares
+the rows the two leave.
+
+The read (`read_locked`): the ORM needs four statements for what a note reads (the missing
+states' anti-join, the dials, the states locked, their overrides), each compiled anew, again a
+large share of a fresh post's CPU; here they are one, the states locked in pk order inside it.
+Its reference path is the ORM read in wakes/noting.py (`orm_read`), which the same equivalence
+test compares.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connections, models
+from django.db.backends.base.base import BaseDatabaseWrapper
+
+from ..models import Agent, Motion
+from . import fast_paths
+
+
+def update_fields(
+    connection: BaseDatabaseWrapper, objs: Sequence[models.Model], fields: Sequence[str]
+) -> None:
+    """Write `fields` of each of `objs` (rows of one model, by primary key) in one statement."""
+    if not objs:
+        return
+    model = type(objs[0])
+    if not fast_paths(connection):
+        model._default_manager.using(connection.alias).bulk_update(objs, fields)
+        return
+    columns = [model._meta.pk, *(model._meta.get_field(name) for name in fields)]
+    params: list[Any] = []
+    for obj in objs:
+        params += [field.get_db_prep_save(getattr(obj, field.attname), connection) for field in columns]
+    with connection.cursor() as cursor:
+        cursor.execute(update_sql(connection.alias, model, tuple(fields), len(objs)), params)
+
+
+@functools.lru_cache(maxsize=64)  # one per model, fields and count of rows
+def update_sql(alias: str, model: type[models.Model], fields: tuple[str, ...], count: int) -> str:
+    connection = connections[alias]
+    quote = connection.ops.quote_name
+    meta = model._meta
+    columns = [meta.pk, *(meta.get_field(name) for name in fields)]
+    # Typed placeholders: a VALUES list of NULLs would otherwise have no type to set.
+    casts = ", ".join(f"%s::{field.db_type(connection)}" for field in columns)
+    values = ", ".join(f"({casts})" for _ in range(count))
+    names = ", ".join(quote(field.column) for field in columns)
+    sets = ", ".join(f"{quote(field.column)} = v.{quote(field.column)}" for field in columns[1:])
+    pk = quote(meta.pk.column)
+    return (
+        f"UPDATE {quote(meta.db_table)} AS t SET {sets}"
+        f" FROM (VALUES {values}) AS v({names}) WHERE t.{pk} = v.{pk}"
+    )
+
+
+@dataclass
+class NoteRead:
+    """What a note reads, its states locked: `states` in pk order; `dials` None while no row is
+    saved; `missing` the listening agents of the Motion without a state; `overridden` whether
+    some override names the Motion or one of the states' agents."""
+
+    states: list[models.Model]
+    dials: models.Model | None
+    missing: list[int]
+    overridden: bool
+
+
+def read_locked(
+    connection: BaseDatabaseWrapper,
+    motion_id: str,
+    *,
+    states: type[models.Model],
+    dials: type[models.Model],
+    overrides: type[models.Model],
+) -> NoteRead:
+    """A note's read in one statement: the Motion's states locked in pk order (`FOR UPDATE`, as
+    `select_for_update().order_by("pk")` locks them), with the dials row, the listening agents
+    still without a state and whether any override could apply. Call inside a transaction;
+    PostgreSQL only (`fast_paths`): the reference path is wakes/noting.py's ORM read."""
+    sql = read_sql(connection.alias, states, dials, overrides)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"motion": motion_id})
+        rows = cursor.fetchall()
+    state_names = [field.attname for field in states._meta.concrete_fields]
+    dial_names = [field.attname for field in dials._meta.concrete_fields]
+    width, first = len(state_names), rows[0]  # the LEFT JOINs from one row: there is always one
+    alias = connection.alias
+    read = [states.from_db(alias, state_names, row[:width]) for row in rows if row[0] is not None]
+    dials_row = first[width : width + len(dial_names)]
+    return NoteRead(
+        states=read,
+        dials=None if dials_row[0] is None else dials.from_db(alias, dial_names, dials_row),
+        missing=list(first[-2]),
+        overridden=bool(first[-1]),
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def read_sql(
+    alias: str, states: type[models.Model], dials: type[models.Model], overrides: type[models.Model]
+) -> str:
+    connection = connections[alias]
+    quote = connection.ops.quote_name
+    through = Motion.agents.through
+    motion_column = quote(Motion.agents.field.m2m_column_name())
+    agent_column = quote(Motion.agents.field.m2m_reverse_name())
+    state_table, dials_table, agents, overrides_table, members = (
+        quote(model._meta.db_table) for model in (states, dials, Agent, overrides, through)
+    )
+    state_columns = [quote(field.column) for field in states._meta.concrete_fields]
+    dial_columns = ", ".join(f"d.{quote(field.column)}" for field in dials._meta.concrete_fields)
+    pk, motion, agent = quote("id"), quote("motion_id"), quote("agent_id")
+    return (
+        f"WITH locked AS (SELECT {', '.join(state_columns)} FROM {state_table}"
+        f" WHERE {motion} = %(motion)s ORDER BY {pk} FOR UPDATE)"
+        f" SELECT {', '.join(f'l.{column}' for column in state_columns)}, {dial_columns},"
+        f" ARRAY(SELECT m.{agent_column} FROM {members} m JOIN {agents} a ON a.{pk} = m.{agent_column}"
+        f" WHERE m.{motion_column} = %(motion)s AND a.{quote('listening')}"
+        f" AND NOT EXISTS (SELECT 1 FROM {state_table} x WHERE x.{motion} = %(motion)s AND x.{agent} = a.{pk})),"
+        f" EXISTS (SELECT 1 FROM {overrides_table} o WHERE o.{motion} = %(motion)s OR o.{agent} IN"
+        f" (SELECT y.{agent} FROM {state_table} y WHERE y.{motion} = %(motion)s))"
+        f" FROM (SELECT 1) AS one LEFT JOIN {dials_table} d ON d.{pk} = 1"
+        f" LEFT JOIN locked l ON true ORDER BY l.{pk}"
+    )
