@@ -17,13 +17,11 @@ from django.utils import timezone
 from motion_runner.api.agent_views import StreamView
 from motion_runner.api.auth import revoke_key
 from motion_runner.api.memory_lane import MoodStreamView
-from motion_runner.lib.rows import Columns, db_value
 from motion_runner.models import (
     Agent,
     AgentKey,
     Kind,
     Message,
-    Motion,
     MotionSession,
     TurnStatus,
     recorded_turn_ends,
@@ -252,39 +250,6 @@ def test_a_repost_leaves_the_running_turn_alone_folded_or_not(client, scribe, ha
 
 
 # --- the helpers ---------------------------------------------------------------------------------
-
-
-def test_columns_build_what_the_orm_builds(scribe, harbor):
-    Agent.objects.filter(pk=scribe.agent.pk).update(env={"A": "1"})
-    agents = Columns(Agent, "a")
-    motions = Columns(Motion, "m", leave_out=["description"])
-    quote = connection.ops.quote_name
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {agents.sql(connection)}, {motions.sql(connection)} FROM {quote(Agent._meta.db_table)} a,"
-            f" {quote(Motion._meta.db_table)} m WHERE a.{quote('id')} = %s AND m.{quote('slug')} = %s",
-            [scribe.agent.pk, "harbor"],
-        )
-        row = cursor.fetchone()
-    agent = agents.build(connection, row[: len(agents)])
-    motion = motions.build(connection, row[len(agents) :])
-    fresh = Agent.objects.get(pk=scribe.agent.pk)
-    assert agent is not None and motion is not None
-    assert [getattr(agent, f.attname) for f in Agent._meta.concrete_fields] == [
-        getattr(fresh, f.attname) for f in Agent._meta.concrete_fields
-    ]
-    assert agent.env == {"A": "1"} and not agent._state.adding
-    assert motion.get_deferred_fields() == {"description"} and motion.created_at == harbor.created_at
-    assert motions.build(connection, [None] * len(motions)) is None
-
-
-def test_db_value_decodes_as_a_queryset_does(scribe, harbor):
-    stream_raw = {"type": "result", "n": [1, 2]}
-    Message.objects.create(motion=harbor, sender="x", raw=stream_raw, text="t")
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT raw FROM {connection.ops.quote_name(Message._meta.db_table)}")
-        (value,) = cursor.fetchone()
-    assert db_value(connection, Message._meta.get_field("raw"), value) == stream_raw
 
 
 def test_an_init_line_with_a_running_turn_leaves_the_turn_alone(client, scribe, harbor):
