@@ -16,6 +16,7 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,6 +98,22 @@ class Serve:
         return False
 
 
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """bin/serve starts as from a person's terminal, where Ctrl-C's SIGINT is not ignored. A shell
+    without job control (`pytest … &` in a script) starts pytest with SIGINT ignored, and an ignored
+    signal stays ignored across exec (bash cannot even trap it): caught here, it is reset to the
+    default in the child instead."""
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 @pytest.fixture
 def serve(tmp_path, request) -> Iterator[Serve]:
     options = getattr(request, "param", {})
@@ -115,7 +132,7 @@ def serve(tmp_path, request) -> Iterator[Serve]:
     env.update(PORT=str(port), MOTION_RUNNER_DATA_DIR=str(tmp_path / "var"), WORKERS="1", STOP_GRACE="10")
     env.update(options)
     log = tmp_path / "serve.log"
-    with log.open("w") as out:
+    with log.open("w") as out, interruptible():
         process = subprocess.Popen(
             ["bin/serve"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
