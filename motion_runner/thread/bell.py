@@ -141,8 +141,11 @@ class MessageBell:
         for event in events:
             event.set()
 
-    def waiting(self) -> int:
+    def waiting(self, motion: str | None = None) -> int:
+        """How many requests wait on the bell: on `motion`'s, or on any."""
         with self._lock:
+            if motion is not None:
+                return len(self._waiters.get(motion, ()))
             return sum(len(waiting) for waiting in self._waiters.values())
 
     # --- the listener ----------------------------------------------------------------------

@@ -233,7 +233,7 @@ def test_a_turn_streams_in_and_its_activity_clears_when_it_ends(live_server, pag
     )  # the Turn row still says running
 
     expect(page.locator(".group.agent .turn-end")).to_contain_text("✓ done")
-    expect(page.locator("#activity")).to_have_text("", timeout=2000)
+    expect(page.locator("#activity")).to_have_text("", timeout=10_000)
 
 
 def test_a_compaction_and_a_retry_are_shown_as_maintenance(live_server, page, harbor, justin):
@@ -384,7 +384,9 @@ def test_everyone_reading_sees_who_is_typing(live_server, chromium, page, harbor
 
     maria.locator("#composer textarea").type("hmm, about the")
 
-    expect(page.locator("#activity")).to_have_text("maria is typing…", timeout=3000)
+    expect(page.locator("#activity")).to_have_text(
+        "maria is typing…", timeout=10_000
+    )  # its ping lives for the typing dial; a loaded machine answers late
     expect(maria.locator("#activity")).not_to_contain_text("maria")
     maria.context.close()
 

@@ -35,9 +35,9 @@ def listening() -> bool:
     return bell.listening
 
 
-def until_a_reader_waits() -> None:
-    deadline = time.monotonic() + 60
-    while not bell.waiting() and time.monotonic() < deadline:
+def until_a_reader_waits(motion) -> None:
+    deadline = time.monotonic() + 60  # on this Motion: another test's reader may still wait on its own
+    while not bell.waiting(motion.pk) and time.monotonic() < deadline:
         time.sleep(0.01)
 
 
@@ -95,7 +95,7 @@ def test_a_woken_long_poll_costs_four_queries_after_the_wake(uses_real_services)
     motion, cursor = listened_to("woken", uses_real_services)
 
     def write() -> None:
-        until_a_reader_waits()
+        until_a_reader_waits(motion)
         MessageFactory(motion=motion, sender="magent", source="runner", text="while you waited")
         connection.close()
 

@@ -145,7 +145,7 @@ def test_a_long_poll_returns_a_message_written_while_it_waits():
         from motion_runner.thread.bell import bell
 
         deadline = time.monotonic() + 60  # once the reader waits (an event, not a fixed time)
-        while not bell.waiting() and time.monotonic() < deadline:
+        while not bell.waiting(motion.pk) and time.monotonic() < deadline:
             time.sleep(0.01)
         MessageFactory(motion=motion, text="while you waited")
         connection.close()

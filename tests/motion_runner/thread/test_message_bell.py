@@ -46,8 +46,9 @@ def until(condition, bound: float = BOUND) -> bool:
 
 def write_later(motion, text: str, when=None) -> threading.Thread:
     """An agent's line, written and committed by another connection once `when()` holds (by
-    default: once a reader waits on the bell)."""
-    when = when or (lambda: bell.waiting() > 0)
+    default: once a reader waits on this Motion's bell; another test's reader, still waiting on
+    its own Motion, must not set it off early)."""
+    when = when or (lambda: bell.waiting(motion.pk) > 0)
 
     def write() -> None:
         until(when)
@@ -116,7 +117,7 @@ def test_a_message_in_another_motion_does_not_wake_the_reader():
     def kitchen_then_garden() -> None:
         # The kitchen's line while the garden's reader waits; once its ring is heard, the
         # garden's own line (which ends the wait, so nothing depends on how long it was).
-        until(lambda: bell.waiting() > 0)
+        until(lambda: bell.waiting(garden.pk) > 0)
         MessageFactory(motion=kitchen, sender="magent", source="runner", text="elsewhere")
         until(lambda: bell.rings > heard)
         MessageFactory(motion=garden, sender="magent", source="runner", text="here")

@@ -143,7 +143,7 @@ def test_a_long_poll_answers_when_someone_else_starts_typing(harbor, person_sign
 
     def someone_types():
         deadline = time.monotonic() + 60  # once the reader waits (an event, not a fixed time)
-        while not bell.waiting() and time.monotonic() < deadline:
+        while not bell.waiting(harbor.pk) and time.monotonic() < deadline:
             time.sleep(0.01)
         maria.post(f"/api/motions/{harbor.slug}/typing/")
 
