@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db import connection
 from django.db.models import Exists, FilteredRelation, OuterRef, Q, Subquery
 from django.shortcuts import render
 from django.urls import reverse
@@ -15,10 +16,11 @@ from django.urls import reverse
 from motion_runner.models import Message, Motion, Scram
 from motion_runner.people.access import access
 from motion_runner.people.context import sign_in_of
+from motion_runner.sql import fast_paths, wake_parts
 
 from . import clock
 from .api import RECENTLY_ANSWERED, request_cards, typing_since
-from .models import Dials, WakeRequest
+from .models import Dials, TypingPing, WakeRequest
 from .overview import motion_cards
 from .requests import person_may_grant
 from .trust import decide
@@ -57,15 +59,12 @@ def thread_page_context(request, motion: Motion) -> dict[str, Any]:
     }
 
 
-def thread_poll_fields(motion: Motion, reader: str | None) -> dict[str, Any]:
-    """The runner's `thread_poll_fields` hook: request cards, who is typing, and a scram.
+# The tables `sql/wake_parts.read` reads, in its order.
+WAKE_PART_TABLES = tuple(model._meta.db_table for model in (Dials, WakeRequest, TypingPing, Motion, Scram))
 
-    Every poll of the thread asks, so it is one query: the typing dial, whether any request card
-    shows, a holding scram, and the Motion's pings (one row each, or one row of NULLs); the cards
-    themselves only when some show (`request_cards`). The same answers as `open_requests`,
-    `recently_answered` and `typing_in` (tests/motion_runner/api/test_poll_cost.py)."""
-    now = clock.now()
-    since = now - RECENTLY_ANSWERED
+
+def orm_wake_parts(motion: Motion, since: datetime, reader: str | None) -> list[tuple]:
+    """The poll's wake parts through the ORM: the reference path of `sql/wake_parts.read`."""
     holding = Scram.objects.filter(holds=True)
     shows = WakeRequest.objects.filter(motion=OuterRef("pk")).filter(
         Q(status=WakeRequest.Status.OPEN) | Q(decided_at__gt=since)
@@ -73,7 +72,7 @@ def thread_poll_fields(motion: Motion, reader: str | None) -> dict[str, Any]:
     # Everyone's pings but the reader's own. `who <> reader` as `<` or `>`: a negated condition in
     # a FilteredRelation becomes an anti-join that drops every ping (Django's own rule for `~Q`).
     pings = Q(typing__who__lt=reader) | Q(typing__who__gt=reader) if reader else Q()
-    rows = list(
+    return list(
         Motion.objects.filter(pk=motion.pk)
         .annotate(
             ttl=Subquery(Dials.objects.filter(pk=1).values("typing_ttl_seconds")[:1]),
@@ -85,6 +84,28 @@ def thread_poll_fields(motion: Motion, reader: str | None) -> dict[str, Any]:
         )
         .values_list("ttl", "shows", "ping__who", "ping__at", "scram_reason", "scram_by", "scram_at")
     )
+
+
+def thread_poll_fields(motion: Motion, reader: str | None) -> dict[str, Any]:
+    """The runner's `thread_poll_fields` hook: request cards, who is typing, and a scram.
+
+    Every poll of the thread asks, so it is one query: the typing dial, whether any request card
+    shows, a holding scram, and the Motion's pings (one row each, or one row of NULLs); the cards
+    themselves only when some show (`request_cards`). The same answers as `open_requests`,
+    `recently_answered` and `typing_in` (tests/motion_runner/api/test_poll_cost.py)."""
+    now = clock.now()
+    since = now - RECENTLY_ANSWERED
+    if fast_paths(connection):
+        rows = wake_parts.read(
+            connection,
+            WAKE_PART_TABLES,
+            open_status=WakeRequest.Status.OPEN.value,
+            since=since,
+            reader=reader or "",
+            motion_id=motion.pk,
+        )
+    else:
+        rows = orm_wake_parts(motion, since, reader)
     typing = []
     scram = None
     for seconds, _, who, at, reason, raised_by, raised_at in rows:
