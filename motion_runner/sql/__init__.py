@@ -15,6 +15,8 @@ its reason once (the figure is in bench/README.md, never in a docstring):
   (the ORM path: api/auth.orm_read_with_motion).
 - `motion_sessions`: a stream post's claim of its session with the newest turn end read beside
   it (the ORM path: api/stream_batch.orm_claim_and_read).
+- `wake_parts`: every thread poll's wake parts (wakes' request cards, typing pings, scram and
+  typing dial) in one statement (the ORM path: wakes/views.orm_wake_parts).
 - `channels`: the `motion_messages` and `turn_stop` channels (LISTEN/NOTIFY on PostgreSQL, the
   SQLite socket bell's trigger), and the listener's own connection.
 - `locks`: the session lock's transaction-scoped advisory lock.
