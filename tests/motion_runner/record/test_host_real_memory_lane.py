@@ -11,18 +11,14 @@ import sys
 
 import pytest
 
-from tests.motion_runner.site.test_host_project import ROOT, admin_sql, host_database_url
+from tests.motion_runner.site.test_host_project import ROOT, admin_sql, fresh_host_database
 
 
 def test_the_binding_holds_against_real_memory_lanes_models_and_page():
     folder = os.environ.get("MEMORY_LANE_REAL")
     if not folder:
         pytest.skip("set MEMORY_LANE_REAL to a reconstruction of real memory-lane (tests/host/real_check.py)")
-    url, name = host_database_url()
-    name = f"{name}_real"
-    url = url.rsplit("/", 1)[0] + f"/{name}"
-    admin_sql(f'DROP DATABASE IF EXISTS "{name}"')
-    admin_sql(f'CREATE DATABASE "{name}"')
+    url, name = fresh_host_database("_real")
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}, "ML_DATABASE_URL": url}
     try:
         run = subprocess.run(

@@ -20,17 +20,13 @@ from django.core.exceptions import ImproperlyConfigured
 
 from motion_runner.conf import app_settings
 from motion_runner.record import binding
-from tests.motion_runner.site.test_host_project import ROOT, admin_sql, host_database_url
+from tests.motion_runner.site.test_host_project import ROOT, admin_sql, fresh_host_database
 
 
 @pytest.fixture(scope="module")
 def seen():
     """migrate, then tests/host/record_check.py, run once for the module."""
-    url, name = host_database_url()
-    name = f"{name}_record"
-    url = url.rsplit("/", 1)[0] + f"/{name}"
-    admin_sql(f'DROP DATABASE IF EXISTS "{name}"')
-    admin_sql(f'CREATE DATABASE "{name}"')
+    url, name = fresh_host_database("_record")
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")},
         "DJANGO_SETTINGS_MODULE": "tests.host.settings",

@@ -23,7 +23,7 @@ import sys
 
 import pytest
 
-from tests.motion_runner.site.test_host_project import ROOT, admin_sql, host_database_url
+from tests.motion_runner.site.test_host_project import ROOT, admin_sql, fresh_host_database
 
 # memory-lane's requirements.txt (cryptograss/memory-lane, late 2026), as a newcomer's environment
 # already holds it: the apps must install beside every line of it, its Django and driver pins first.
@@ -104,11 +104,7 @@ def installed(tmp_path_factory):
     python = host_venv()
     follow_readme_step_one(python)
     outside = tmp_path_factory.mktemp("memory-lane-checkout")  # a host's own folder, not this checkout
-    url, name = host_database_url()
-    name = f"{name}_pins"
-    url = url.rsplit("/", 1)[0] + f"/{name}"
-    admin_sql(f'DROP DATABASE IF EXISTS "{name}"')
-    admin_sql(f'CREATE DATABASE "{name}"')
+    url, name = fresh_host_database("_pins")
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "VIRTUAL_ENV"))},
         "DJANGO_SETTINGS_MODULE": "tests.host.settings",

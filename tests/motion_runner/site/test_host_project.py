@@ -56,13 +56,22 @@ def admin_sql(statement: str) -> None:
         connection.execute(statement)
 
 
+def fresh_host_database(suffix: str = "") -> tuple[str, str]:
+    """A host database made anew for one test module: (its url, its name), dropped first if a run
+    before left it."""
+    url, name = host_database_url()
+    name = f"{name}{suffix}"
+    url = url.rsplit("/", 1)[0] + f"/{name}"
+    admin_sql(f'DROP DATABASE IF EXISTS "{name}"')
+    admin_sql(f'CREATE DATABASE "{name}"')
+    return url, name
+
+
 @pytest.fixture(scope="module")
 def host_run(tmp_path_factory):
     """check --deploy, migrate and the scenario (tests/host/scenario.py), run once for the module."""
     require_cli("claude")
-    url, name = host_database_url()
-    admin_sql(f'DROP DATABASE IF EXISTS "{name}"')
-    admin_sql(f'CREATE DATABASE "{name}"')
+    url, name = fresh_host_database()
     tmp = tmp_path_factory.mktemp("host")
     workspace, home = tmp / "workspace", tmp / "home"
     workspace.mkdir()
