@@ -60,6 +60,36 @@ def event_message_id(event: Event) -> uuid.UUID | None:
         return None  # fit_message reports it as a BadEvent
 
 
+# A Message's columns in `concrete_fields` order, each with its default, and its relations.
+_COLUMNS = tuple((field.attname, field.get_default) for field in Message._meta.concrete_fields)
+_RELATIONS = tuple(
+    (field.name, field.attname) for field in Message._meta.concrete_fields if field.is_relation
+)
+_NAMES = frozenset(name for name, _ in _COLUMNS) | {name for name, _ in _RELATIONS}
+
+
+def new_message(fields: dict[str, Any]) -> Message:
+    """`Message(**fields)`, built from its values in column order, as Django's own
+    `Model.from_db` builds an instance (the form its docs give under "Customizing model
+    loading"): the keyword form looks up every field by name, once per Message of every write
+    (bench/README.md, "A Message built from its values"). A related object given in `fields`
+    (`motion`, `agent`, `turn`) is set through its field afterwards, as the keyword form does;
+    tests/motion_runner/ingest/test_new_message.py holds the two forms equal."""
+    if unknown := fields.keys() - _NAMES:
+        raise TypeError(f"Message has no field(s) {sorted(unknown)}")
+    related = []
+    for name, attname in _RELATIONS:
+        if name in fields:
+            obj = fields.pop(name)
+            fields[attname] = None if obj is None else obj.pk
+            if obj is not None:
+                related.append((name, obj))
+    message = Message(*[fields[name] if name in fields else default() for name, default in _COLUMNS])
+    for name, obj in related:
+        setattr(message, name, obj)
+    return message
+
+
 def _tokens(usage: dict[str, Any], key: str) -> int | None:
     value = usage.get(key)
     return int(value) if isinstance(value, (int, float)) else None
@@ -147,7 +177,7 @@ class EventWriter:
         fields = self.message_fields(event)
         if fields is not None and message_id is not None:
             fields["id"] = message_id
-        return None if fields is None else Message(**fields)
+        return None if fields is None else new_message(fields)
 
     def message_fields(self, event: Event) -> dict[str, Any] | None:
         """`Message(**fields)` is the event's Message; None for an event that writes none."""
