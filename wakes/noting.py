@@ -1,15 +1,18 @@
-"""A post's note: every listening pair's clocks of its Motion moved, in one path.
+"""A post's note: every listening pair's clocks of its Motion moved, in one place.
 
 A post (the newest of a batch written together, once per Motion after its commit: the
 announcer, motion_runner/ingest/announcing.py) moves each listening pair's clocks and its due time.
-Here, and only here, in one transaction: one locked read of the Motion's states in pk order (the
-order every writer of several states locks them in, so two notes of one Motion never deadlock)
-with the dials, the listening agents still without a state (made, then read again) and the
-overrides that could apply; then one write of the noted fields with each state's `version`
-bumped (the claim rule the loop lives by: wakes/loop.py). On PostgreSQL the read and the write
-are one statement each (motion_runner/sql/listen_states.py); the ORM reference path (`orm_read`,
-`bulk_update`) runs elsewhere and with MOTION_RUNNER_SQL_FAST_PATHS off. Neither depends on the
-number of listening agents (tests/wakes/test_wakes_note_cost.py pins them).
+Here, and only here: one read of the Motion's states in pk order with the dials, the listening
+agents still without a state and whether an override could apply; then one write of the noted
+fields with each state's `version` bumped (the claim rule the loop lives by: wakes/loop.py),
+guarded by that version and made without a transaction. Once: if a state was written between the
+read and the write, or an agent has no state yet, the note is made again in one transaction under
+the states' locks, taken in pk order (the order every writer of several states locks them in, so
+two notes of one Motion never deadlock), its missing states made first. On PostgreSQL each read
+and write is one statement (motion_runner/sql/listen_states.py); the ORM reference path
+(`orm_read`, guarded `update()`s, `bulk_update`) runs elsewhere and with
+MOTION_RUNNER_SQL_FAST_PATHS off. Neither depends on the number of listening agents
+(tests/wakes/test_wakes_note_cost.py pins them).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from motion_runner.ingest.fit import is_post
 from motion_runner.models import Message, Motion
 from motion_runner.sql import fast_paths
-from motion_runner.sql.listen_states import NoteRead, read_locked, update_fields
+from motion_runner.sql.listen_states import NoteRead, read_states, update_bumped, update_fields
 
 from . import clock
 from .loop import ensure_states, is_person, schedule
@@ -85,39 +88,60 @@ def note_post(message: Message, *, consumed_by: set[int] = frozenset()) -> None:
     """A post landed: move every listening pair's clocks and its due time.
 
     `consumed_by`: agents already woken for this very post (a mention): it is theirs, so
-    their loop does not consider it a second time."""
+    their loop does not consider it a second time.
+
+    First without a transaction: one read, then one write of the states nobody wrote since
+    (each state's `version`). A state written in between (the loop's claim, another note), or a
+    listening agent still without a state, and the note is made under the states' locks; a
+    state it moves twice moves no further the second time (clocks only go forward)."""
     if not is_post(message):
         return
     now = clock.now()
     motion = message.motion
     connection = connections[router.db_for_write(ListenState)]
-    with transaction.atomic(using=connection.alias):
-        read = read_note(connection, motion.pk)
-        if read.missing:  # a listening agent without a state yet: made, then all read again
-            ensure_states(motion, now)
-            read = read_note(connection, motion.pk)
+    read = read_note(connection, motion.pk, lock=False)
+    if not read.missing:
         if not read.states:
             return
-        dials = read.dials or Dials.load()
-        overrides = (
-            overrides_for(motion.pk, [state.agent_id for state in read.states]) if read.overridden else []
-        )
-        post = post_facts(message, consumed_by, now, dials)
-        for state in read.states:
-            advance_clocks(state, post, dials, overrides)
-            state.version += 1
-        update_fields(connection, read.states, [*NOTED_FIELDS, "version"])
+        noted = noted_states(read, message, consumed_by, now)
+        if update_bumped(connection, noted, [*NOTED_FIELDS, "version"]) == len(noted):
+            return
+    with transaction.atomic(using=connection.alias):
+        read = read_note(connection, motion.pk, lock=True)
+        if read.missing:  # a listening agent without a state yet: made, then all read again
+            ensure_states(motion, now)
+            read = read_note(connection, motion.pk, lock=True)
+        if not read.states:
+            return
+        update_fields(connection, noted_states(read, message, consumed_by, now), [*NOTED_FIELDS, "version"])
 
 
-def read_note(connection: BaseDatabaseWrapper, motion_id: str) -> NoteRead:
-    """The Motion's states locked in pk order, and what their note needs beside them."""
+def noted_states(read: NoteRead, message: Message, consumed_by: set[int], now: datetime) -> list[ListenState]:
+    """The states read, their clocks moved by the post and each `version` bumped."""
+    dials = read.dials or Dials.load()
+    overrides = (
+        overrides_for(read.states[0].motion_id, [state.agent_id for state in read.states])
+        if read.overridden
+        else []
+    )
+    post = post_facts(message, consumed_by, now, dials)
+    for state in read.states:
+        advance_clocks(state, post, dials, overrides)
+        state.version += 1
+    return read.states
+
+
+def read_note(connection: BaseDatabaseWrapper, motion_id: str, *, lock: bool) -> NoteRead:
+    """The Motion's states in pk order (`lock`: locked), and what their note needs beside them."""
     if fast_paths(connection):
-        return read_locked(connection, motion_id, states=ListenState, dials=Dials, overrides=DialOverride)
-    return orm_read(motion_id)
+        return read_states(
+            connection, motion_id, states=ListenState, dials=Dials, overrides=DialOverride, lock=lock
+        )
+    return orm_read(motion_id, lock=lock)
 
 
-def orm_read(motion_id: str) -> NoteRead:
-    """The reference path of `sql.listen_states.read_locked`, in the ORM (`overridden` is True:
+def orm_read(motion_id: str, *, lock: bool = True) -> NoteRead:
+    """The reference path of `sql.listen_states.read_states`, in the ORM (`overridden` is True:
     the overrides are then asked for)."""
     stated = ListenState.objects.filter(motion_id=motion_id).values("agent_id")
     missing = (
@@ -126,7 +150,11 @@ def orm_read(motion_id: str) -> NoteRead:
         .values_list("agent_id", flat=True)
     )
     return NoteRead(
-        states=list(ListenState.objects.select_for_update().filter(motion_id=motion_id).order_by("pk")),
+        states=list(
+            (ListenState.objects.select_for_update() if lock else ListenState.objects)
+            .filter(motion_id=motion_id)
+            .order_by("pk")
+        ),
         dials=Dials.objects.filter(pk=1).first(),
         missing=list(missing),
         overridden=True,

@@ -9,9 +9,12 @@ fields and row count, the values prepared by each field's own `get_db_prep_save`
 reference path is `bulk_update` itself; tests/equivalence/test_listen_state_note.py compares
 the rows the two leave.
 
-The read (`read_locked`): the ORM needs four statements for what a note reads (the missing
+The read (`read_states`): the ORM needs four statements for what a note reads (the missing
 states' anti-join, the dials, the states locked, their overrides), each compiled anew, again a
-large share of a fresh post's CPU; here they are one, the states locked in pk order inside it.
+large share of a fresh post's CPU; here they are one, the states (locked in pk order, for the
+locked note) inside it. `update_bumped` is the note's first try: a write guarded by each state's
+version, outside a transaction, its rows locked in pk order inside the statement; it saves the
+locked note's BEGIN, COMMIT and lock wait on every post (bench/README.md, "the note's first try").
 Its reference path is the ORM read in wakes/noting.py (`orm_read`), which the same equivalence
 test compares.
 """
@@ -19,12 +22,15 @@ test compares.
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connections, models
+from django.db import connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Case, Q, Value, When
+from django.db.models.functions import Cast
 
 from ..models import Agent, Motion
 from . import fast_paths
@@ -40,12 +46,76 @@ def update_fields(
     if not fast_paths(connection):
         model._default_manager.using(connection.alias).bulk_update(objs, fields)
         return
-    columns = [model._meta.pk, *(model._meta.get_field(name) for name in fields)]
-    params: list[Any] = []
-    for obj in objs:
-        params += [field.get_db_prep_save(getattr(obj, field.attname), connection) for field in columns]
     with connection.cursor() as cursor:
-        cursor.execute(update_sql(connection.alias, model, tuple(fields), len(objs)), params)
+        cursor.execute(
+            update_sql(connection.alias, model, tuple(fields), len(objs)), _values(connection, objs, fields)
+        )
+
+
+def update_bumped(
+    connection: BaseDatabaseWrapper, objs: Sequence[models.Model], fields: Sequence[str]
+) -> int:
+    """Write `fields` (`version` among them) of each of `objs` whose row still holds the version
+    before the object's (`obj.version - 1`: nobody wrote it since it was read), outside any
+    transaction; the rows written. The rows are locked in pk order first, as every writer of
+    several states locks them. The ORM reference path is `orm_update_bumped`."""
+    if not objs:
+        return 0
+    model = type(objs[0])
+    if not fast_paths(connection):
+        return orm_update_bumped(connection, objs, fields)
+    params = [[obj.pk for obj in objs], *_values(connection, objs, fields)]
+    with connection.cursor() as cursor:
+        cursor.execute(update_bumped_sql(connection.alias, model, tuple(fields), len(objs)), params)
+        return cursor.rowcount
+
+
+def orm_update_bumped(
+    connection: BaseDatabaseWrapper, objs: Sequence[models.Model], fields: Sequence[str]
+) -> int:
+    """`update_bumped` in the ORM: the rows locked in pk order, then one `update()` of the rows
+    whose version is the one before the object's, each field a `Case` by pk."""
+    model = type(objs[0])
+    manager = model._default_manager.using(connection.alias)
+    by_pk = {obj.pk: obj for obj in objs}
+    with transaction.atomic(using=connection.alias):
+        list(manager.select_for_update().filter(pk__in=by_pk).order_by("pk").values_list("pk", flat=True))
+        guard = functools.reduce(operator.or_, (Q(pk=obj.pk, version=obj.version - 1) for obj in objs))
+        fields_of = {name: model._meta.get_field(name) for name in fields}
+        cast = connection.features.requires_casted_case_in_updates  # as bulk_update casts it
+        changes = {}
+        for name, field in fields_of.items():
+            case = Case(
+                *(
+                    When(pk=pk, then=Value(getattr(obj, name), output_field=field))
+                    for pk, obj in by_pk.items()
+                ),
+                output_field=field,
+            )
+            changes[name] = Cast(case, output_field=field) if cast else case
+        return manager.filter(guard).update(**changes)
+
+
+def _values(
+    connection: BaseDatabaseWrapper, objs: Sequence[models.Model], fields: Sequence[str]
+) -> list[Any]:
+    meta = objs[0]._meta
+    columns = [meta.pk, *(meta.get_field(name) for name in fields)]
+    return [
+        field.get_db_prep_save(getattr(obj, field.attname), connection) for obj in objs for field in columns
+    ]
+
+
+def _values_list(
+    connection: BaseDatabaseWrapper, model: type[models.Model], fields: tuple[str, ...], count: int
+) -> tuple[str, str]:
+    """`(VALUES …)` with typed placeholders for `count` rows of the pk and `fields`, and its names."""
+    quote = connection.ops.quote_name
+    meta = model._meta
+    columns = [meta.pk, *(meta.get_field(name) for name in fields)]
+    # Typed placeholders: a VALUES list of NULLs would otherwise have no type to set.
+    casts = ", ".join(f"%s::{field.db_type(connection)}" for field in columns)
+    return ", ".join(f"({casts})" for _ in range(count)), ", ".join(quote(field.column) for field in columns)
 
 
 @functools.lru_cache(maxsize=64)  # one per model, fields and count of rows
@@ -53,16 +123,34 @@ def update_sql(alias: str, model: type[models.Model], fields: tuple[str, ...], c
     connection = connections[alias]
     quote = connection.ops.quote_name
     meta = model._meta
-    columns = [meta.pk, *(meta.get_field(name) for name in fields)]
-    # Typed placeholders: a VALUES list of NULLs would otherwise have no type to set.
-    casts = ", ".join(f"%s::{field.db_type(connection)}" for field in columns)
-    values = ", ".join(f"({casts})" for _ in range(count))
-    names = ", ".join(quote(field.column) for field in columns)
-    sets = ", ".join(f"{quote(field.column)} = v.{quote(field.column)}" for field in columns[1:])
+    values, names = _values_list(connection, model, fields, count)
+    sets = ", ".join(
+        f"{quote(meta.get_field(name).column)} = v.{quote(meta.get_field(name).column)}" for name in fields
+    )
     pk = quote(meta.pk.column)
     return (
         f"UPDATE {quote(meta.db_table)} AS t SET {sets}"
         f" FROM (VALUES {values}) AS v({names}) WHERE t.{pk} = v.{pk}"
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def update_bumped_sql(alias: str, model: type[models.Model], fields: tuple[str, ...], count: int) -> str:
+    connection = connections[alias]
+    quote = connection.ops.quote_name
+    meta = model._meta
+    values, names = _values_list(connection, model, fields, count)
+    sets = ", ".join(
+        f"{quote(meta.get_field(name).column)} = v.{quote(meta.get_field(name).column)}" for name in fields
+    )
+    pk, table, version = quote(meta.pk.column), quote(meta.db_table), quote("version")
+    # The rows locked first, in pk order: two notes of one Motion at once never take each
+    # other's rows in opposite orders (a deadlock).
+    return (
+        f"WITH locked AS (SELECT {pk} FROM {table} WHERE {pk} = ANY(%s::{meta.pk.db_type(connection)}[])"
+        f" ORDER BY {pk} FOR UPDATE)"
+        f" UPDATE {table} AS t SET {sets} FROM (VALUES {values}) AS v({names}), locked"
+        f" WHERE t.{pk} = v.{pk} AND locked.{pk} = t.{pk} AND t.{version} = v.{version} - 1"
     )
 
 
@@ -78,19 +166,21 @@ class NoteRead:
     overridden: bool
 
 
-def read_locked(
+def read_states(
     connection: BaseDatabaseWrapper,
     motion_id: str,
     *,
     states: type[models.Model],
     dials: type[models.Model],
     overrides: type[models.Model],
+    lock: bool,
 ) -> NoteRead:
-    """A note's read in one statement: the Motion's states locked in pk order (`FOR UPDATE`, as
-    `select_for_update().order_by("pk")` locks them), with the dials row, the listening agents
-    still without a state and whether any override could apply. Call inside a transaction;
-    PostgreSQL only (`fast_paths`): the reference path is wakes/noting.py's ORM read."""
-    sql = read_sql(connection.alias, states, dials, overrides)
+    """A note's read in one statement: the Motion's states in pk order, with `lock` locked
+    (`FOR UPDATE`, as `select_for_update().order_by("pk")` locks them; call it inside a
+    transaction then), with the dials row, the listening agents still without a state and
+    whether any override could apply. PostgreSQL only (`fast_paths`): the reference path is
+    wakes/noting.py's ORM read."""
+    sql = read_sql(connection.alias, states, dials, overrides, lock)
     with connection.cursor() as cursor:
         cursor.execute(sql, {"motion": motion_id})
         rows = cursor.fetchall()
@@ -110,7 +200,11 @@ def read_locked(
 
 @functools.lru_cache(maxsize=8)
 def read_sql(
-    alias: str, states: type[models.Model], dials: type[models.Model], overrides: type[models.Model]
+    alias: str,
+    states: type[models.Model],
+    dials: type[models.Model],
+    overrides: type[models.Model],
+    lock: bool,
 ) -> str:
     connection = connections[alias]
     quote = connection.ops.quote_name
@@ -124,8 +218,8 @@ def read_sql(
     dial_columns = ", ".join(f"d.{quote(field.column)}" for field in dials._meta.concrete_fields)
     pk, motion, agent = quote("id"), quote("motion_id"), quote("agent_id")
     return (
-        f"WITH locked AS (SELECT {', '.join(state_columns)} FROM {state_table}"
-        f" WHERE {motion} = %(motion)s ORDER BY {pk} FOR UPDATE)"
+        f"WITH noted AS (SELECT {', '.join(state_columns)} FROM {state_table}"
+        f" WHERE {motion} = %(motion)s ORDER BY {pk}{' FOR UPDATE' if lock else ''})"
         f" SELECT {', '.join(f'l.{column}' for column in state_columns)}, {dial_columns},"
         f" ARRAY(SELECT m.{agent_column} FROM {members} m JOIN {agents} a ON a.{pk} = m.{agent_column}"
         f" WHERE m.{motion_column} = %(motion)s AND a.{quote('listening')}"
@@ -133,5 +227,5 @@ def read_sql(
         f" EXISTS (SELECT 1 FROM {overrides_table} o WHERE o.{motion} = %(motion)s OR o.{agent} IN"
         f" (SELECT y.{agent} FROM {state_table} y WHERE y.{motion} = %(motion)s))"
         f" FROM (SELECT 1) AS one LEFT JOIN {dials_table} d ON d.{pk} = 1"
-        f" LEFT JOIN locked l ON true ORDER BY l.{pk}"
+        f" LEFT JOIN noted l ON true ORDER BY l.{pk}"
     )

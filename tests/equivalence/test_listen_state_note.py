@@ -1,6 +1,7 @@
-"""motion_runner/sql/listen_states.py: a note's locked read and its write on PostgreSQL give what
-the ORM reference path gives (wakes/noting.orm_read, bulk_update): the same states, dials and
-missing agents read, the same rows left behind."""
+"""motion_runner/sql/listen_states.py: a note's reads (locked and not) and its writes (guarded by
+each state's version and not) on PostgreSQL give what the ORM reference path gives
+(wakes/noting.orm_read, guarded `update()`s, bulk_update): the same states, dials and missing
+agents read, the same rows written and refused, the same rows left behind."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from motion_runner.sql.listen_states import read_locked
+from motion_runner.sql.listen_states import read_states, update_bumped
 from tests.factories import AgentFactory, MessageFactory, MotionFactory
 from wakes.models import DialOverride, Dials, ListenState
 from wakes.noting import NOTED_FIELDS, note_post, orm_read
@@ -30,15 +31,18 @@ def motion_with_listeners(slug: str, count: int):
     return motion, agents
 
 
-def test_the_locked_read_reads_what_the_orm_reads():
+@pytest.mark.parametrize("lock", [True, False])
+def test_the_read_reads_what_the_orm_reads(lock):
     motion, (codey, magent, late) = motion_with_listeners("read", 3)
     note_post(MessageFactory(motion=motion, sender="justin"))
     ListenState.objects.filter(motion=motion, agent=late).delete()  # a listener without a state
     DialOverride.objects.create(agent=codey, quiet_seconds=600)
     Dials.load()
     with transaction.atomic():
-        fast = read_locked(connection, motion.pk, states=ListenState, dials=Dials, overrides=DialOverride)
-        orm = orm_read(motion.pk)
+        fast = read_states(
+            connection, motion.pk, states=ListenState, dials=Dials, overrides=DialOverride, lock=lock
+        )
+        orm = orm_read(motion.pk, lock=lock)
     fields = [field.attname for field in ListenState._meta.concrete_fields]
     assert [[getattr(s, f) for f in fields] for s in fast.states] == [
         [getattr(s, f) for f in fields] for s in orm.states
@@ -67,3 +71,19 @@ def test_a_note_leaves_the_rows_the_orm_path_leaves(settings):
         }
     assert results[True] == results[False]
     assert results[True]["quieter"]["due_at"] > results[True]["codey"]["due_at"]
+
+
+def test_the_guarded_write_writes_and_refuses_the_rows_the_orm_path_does(settings):
+    results = {}
+    for fast in (True, False):
+        settings.MOTION_RUNNER_SQL_FAST_PATHS = fast
+        motion, (codey, magent, written_since) = motion_with_listeners(f"guarded-{fast}", 3)
+        note_post(MessageFactory(motion=motion, sender="justin", created_at=AT))
+        states = list(ListenState.objects.filter(motion=motion).order_by("pk"))
+        ListenState.objects.filter(pk=states[2].pk).update(version=states[2].version + 1)  # the loop's claim
+        for state in states:
+            state.idle_level, state.version = 7, state.version + 1
+        written = update_bumped(connection, states, ["idle_level", "version"])
+        left = dict(ListenState.objects.filter(motion=motion).values_list("agent_id", "idle_level"))
+        results[fast] = (written, [left[codey.pk], left[magent.pk], left[written_since.pk]])
+    assert results[True] == results[False] == (2, [7, 7, 0])

@@ -1,7 +1,8 @@
 """Every post an agent or a person makes moves the consider loop's clocks (wakes.noting.note_post):
-one path on every backend, the same statements whatever the Motion's listening agents (the
-states ensured, the dials, one locked read of the states, their overrides, one bulk update), and
-nobody's write is lost. Each agent's own dials, its Motion's and its pair's overrides included,
+one place on every backend, the same statements whatever the Motion's listening agents (one read
+of the states with the dials and their overrides, one write guarded by each state's version; a
+state written in between, and the note is made again under the states' locks), and nobody's
+write is lost. Each agent's own dials, its Motion's and its pair's overrides included,
 still decide its due time."""
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ from decimal import Decimal
 
 import pytest
 from django.db import connection
+from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from motion_runner.sql import fast_paths
 from tests.factories import AgentFactory, MessageFactory, MotionFactory
+from wakes import noting
 from wakes.models import DialOverride, ListenState
 from wakes.models.dials import overrides_for, resolve
 from wakes.noting import note_post
@@ -24,10 +27,10 @@ pytestmark = pytest.mark.django_db
 
 # Posts an hour ahead: the states' own created_at (now) never decides a twin's due time.
 AT = timezone.now() + timedelta(hours=1)
-# SAVEPOINT, the read, the write, RELEASE SAVEPOINT (a test runs in a transaction; outside one,
-# BEGIN and COMMIT). The read is one statement on PostgreSQL (motion_runner/sql/listen_states.py),
-# four in the ORM (the missing states, the states locked, the dials, the overrides).
-NOTE_STATEMENTS = 4 if fast_paths(connection) else 7
+# The read and the guarded write, no transaction: on PostgreSQL one statement each
+# (motion_runner/sql/listen_states.py); in the ORM four reads (the missing states, the states, the
+# dials, the overrides) and the write's SAVEPOINT, its rows locked, its update, RELEASE.
+NOTE_STATEMENTS = 2 if fast_paths(connection) else 8
 
 
 def motion_with_listeners(slug: str, count: int):
@@ -46,19 +49,40 @@ def test_a_note_costs_the_same_statements_whatever_the_listening_agents(django_a
         note_post(post)
 
 
-def test_a_note_reads_its_states_locked_in_pk_order_and_writes_them_in_one_update():
-    motion, _ = motion_with_listeners("locked", 3)
+def test_a_note_reads_its_states_in_pk_order_and_writes_them_in_one_guarded_update():
+    motion, _ = motion_with_listeners("guarded", 3)
     note_post(MessageFactory(motion=motion, sender="justin"))
     with CaptureQueriesContext(connection) as queries:
         note_post(MessageFactory(motion=motion, sender="justin"))
     sql = [query["sql"] for query in queries]
-    locked = [s for s in sql if "wakes_listenstate" in s and "ORDER BY" in s and "agent_id" in s]
-    assert len(locked) == 1 and (
-        'ORDER BY "id" FOR UPDATE' in locked[0] or '"wakes_listenstate"."id" ASC' in locked[0]
-    )
+    read = [s for s in sql if "wakes_listenstate" in s and "agent_id" in s and "ORDER BY" in s]
+    assert read and ('ORDER BY "id"' in read[0] or '"wakes_listenstate"."id" ASC' in read[0])
+    assert "FOR UPDATE" not in read[0]  # nobody waits on a lock to read
+    written = [s for s in sql if "UPDATE" in s and "wakes_listenstate" in s and "SET" in s]
+    assert len(written) == 1 and '"version"' in written[0].split("WHERE", 1)[1]
+
+
+def test_a_state_written_between_the_read_and_the_write_is_noted_under_the_locks(monkeypatch):
+    motion, (codey, magent) = motion_with_listeners("between", 2)
+    note_post(MessageFactory(motion=motion, sender="justin", created_at=AT - timedelta(minutes=1)))
+    real_read = noting.read_note
+
+    def the_loop_claims_codey_after_the_read(connection_, motion_id, *, lock):
+        read = real_read(connection_, motion_id, lock=lock)
+        if not lock:  # the loop claims codey's state between this read and the note's write
+            ListenState.objects.filter(motion=motion, agent=codey).update(version=F("version") + 1)
+        return read
+
+    monkeypatch.setattr(noting, "read_note", the_loop_claims_codey_after_the_read)
+    before = dict(ListenState.objects.filter(motion=motion).values_list("agent_id", "version"))
+    with CaptureQueriesContext(connection) as queries:
+        post = MessageFactory(motion=motion, sender="justin", created_at=AT)
+        note_post(post)
+    states = {state.agent_id: state for state in ListenState.objects.filter(motion=motion)}
+    assert states[codey.pk].last_post_at == states[magent.pk].last_post_at == post.created_at
+    assert states[codey.pk].version == before[codey.pk] + 2  # the loop's claim, then the note
     if connection.features.has_select_for_update:
-        assert "FOR UPDATE" in locked[0]
-    assert len([s for s in sql if s.startswith("UPDATE") and "wakes_listenstate" in s]) == 1
+        assert any("FOR UPDATE" in query["sql"] and "agent_id" in query["sql"] for query in queries)
 
 
 def test_a_listening_agent_without_a_state_gets_one_and_is_noted():
