@@ -6,9 +6,9 @@ Here, and only here: one read of the Motion's states in pk order with the dials,
 agents still without a state and whether an override could apply; then one write of the noted
 fields with each state's `version` bumped (the claim rule the loop lives by: wakes/loop.py),
 guarded by that version and made without a transaction. Once: if a state was written between the
-read and the write, or an agent has no state yet, the note is made again in one transaction under
-the states' locks, taken in pk order (the order every writer of several states locks them in, so
-two notes of one Motion never deadlock), its missing states made first. On PostgreSQL each read
+read and the write, or an agent has no state yet, the note of the states it did not write is made
+in one transaction under the states' locks, taken in pk order (the order every writer of several
+states locks them in, so two notes of one Motion never deadlock), its missing states made first. On PostgreSQL each read
 and write is one statement (motion_runner/sql/listen_states.py); the ORM reference path
 (`orm_read`, guarded `update()`s, `bulk_update`) runs elsewhere and with
 MOTION_RUNNER_SQL_FAST_PATHS off. Neither depends on the number of listening agents
@@ -92,43 +92,47 @@ def note_post(message: Message, *, consumed_by: set[int] = frozenset()) -> None:
 
     First without a transaction: one read, then one write of the states nobody wrote since
     (each state's `version`). A state written in between (the loop's claim, another note), or a
-    listening agent still without a state, and the note is made under the states' locks; a
-    state it moves twice moves no further the second time (clocks only go forward)."""
+    listening agent still without a state, and the note is made under the states' locks, of the
+    states the first write left (all of them, when one was missing)."""
     if not is_post(message):
         return
     now = clock.now()
     motion = message.motion
     connection = connections[router.db_for_write(ListenState)]
     read = read_note(connection, motion.pk, lock=False)
+    left = None  # the states still to note: None, all of them
     if not read.missing:
         if not read.states:
             return
-        noted = noted_states(read, message, consumed_by, now)
-        if update_bumped(connection, noted, [*NOTED_FIELDS, "version"]) == len(noted):
+        noted = noted_states(read.states, read, message, consumed_by, now)
+        left = {state.pk for state in noted} - update_bumped(connection, noted, [*NOTED_FIELDS, "version"])
+        if not left:
             return
     with transaction.atomic(using=connection.alias):
         read = read_note(connection, motion.pk, lock=True)
-        if read.missing:  # a listening agent without a state yet: made, then all read again
+        if missing := read.missing:  # a listening agent without a state yet: made, then all read again
             ensure_states(motion, now)
             read = read_note(connection, motion.pk, lock=True)
-        if not read.states:
-            return
-        update_fields(connection, noted_states(read, message, consumed_by, now), [*NOTED_FIELDS, "version"])
+        states = [
+            state for state in read.states if left is None or state.pk in left or state.agent_id in missing
+        ]
+        if states:
+            noted = noted_states(states, read, message, consumed_by, now)
+            update_fields(connection, noted, [*NOTED_FIELDS, "version"])
 
 
-def noted_states(read: NoteRead, message: Message, consumed_by: set[int], now: datetime) -> list[ListenState]:
-    """The states read, their clocks moved by the post and each `version` bumped."""
+def noted_states(
+    states: list[ListenState], read: NoteRead, message: Message, consumed_by: set[int], now: datetime
+) -> list[ListenState]:
+    """`states` (of `read`) with their clocks moved by the post and each `version` bumped."""
     dials = read.dials or Dials.load()
-    overrides = (
-        overrides_for(read.states[0].motion_id, [state.agent_id for state in read.states])
-        if read.overridden
-        else []
-    )
+    agents = [state.agent_id for state in read.states]
+    overrides = overrides_for(states[0].motion_id, agents) if read.overridden else []
     post = post_facts(message, consumed_by, now, dials)
-    for state in read.states:
+    for state in states:
         advance_clocks(state, post, dials, overrides)
         state.version += 1
-    return read.states
+    return states
 
 
 def read_note(connection: BaseDatabaseWrapper, motion_id: str, *, lock: bool) -> NoteRead:

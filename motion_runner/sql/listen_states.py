@@ -54,33 +54,35 @@ def update_fields(
 
 def update_bumped(
     connection: BaseDatabaseWrapper, objs: Sequence[models.Model], fields: Sequence[str]
-) -> int:
+) -> set[Any]:
     """Write `fields` (`version` among them) of each of `objs` whose row still holds the version
     before the object's (`obj.version - 1`: nobody wrote it since it was read), outside any
-    transaction; the rows written. The rows are locked in pk order first, as every writer of
-    several states locks them. The ORM reference path is `orm_update_bumped`."""
+    transaction; the primary keys written. The rows are locked in pk order first, as every
+    writer of several states locks them. The ORM reference path is `orm_update_bumped`."""
     if not objs:
-        return 0
+        return set()
     model = type(objs[0])
     if not fast_paths(connection):
         return orm_update_bumped(connection, objs, fields)
     params = [[obj.pk for obj in objs], *_values(connection, objs, fields)]
     with connection.cursor() as cursor:
         cursor.execute(update_bumped_sql(connection.alias, model, tuple(fields), len(objs)), params)
-        return cursor.rowcount
+        return {row[0] for row in cursor.fetchall()}
 
 
 def orm_update_bumped(
     connection: BaseDatabaseWrapper, objs: Sequence[models.Model], fields: Sequence[str]
-) -> int:
-    """`update_bumped` in the ORM: the rows locked in pk order, then one `update()` of the rows
-    whose version is the one before the object's, each field a `Case` by pk."""
+) -> set[Any]:
+    """`update_bumped` in the ORM: the rows whose version is the one before the object's, locked
+    in pk order, then one `update()` of them, each field a `Case` by pk."""
     model = type(objs[0])
     manager = model._default_manager.using(connection.alias)
-    by_pk = {obj.pk: obj for obj in objs}
+    guard = functools.reduce(operator.or_, (Q(pk=obj.pk, version=obj.version - 1) for obj in objs))
     with transaction.atomic(using=connection.alias):
-        list(manager.select_for_update().filter(pk__in=by_pk).order_by("pk").values_list("pk", flat=True))
-        guard = functools.reduce(operator.or_, (Q(pk=obj.pk, version=obj.version - 1) for obj in objs))
+        written = set(manager.select_for_update().filter(guard).order_by("pk").values_list("pk", flat=True))
+        if not written:
+            return written
+        by_pk = {obj.pk: obj for obj in objs if obj.pk in written}
         fields_of = {name: model._meta.get_field(name) for name in fields}
         cast = connection.features.requires_casted_case_in_updates  # as bulk_update casts it
         changes = {}
@@ -93,7 +95,8 @@ def orm_update_bumped(
                 output_field=field,
             )
             changes[name] = Cast(case, output_field=field) if cast else case
-        return manager.filter(guard).update(**changes)
+        manager.filter(pk__in=written).update(**changes)  # locked above: their versions hold
+        return written
 
 
 def _values(
@@ -151,6 +154,7 @@ def update_bumped_sql(alias: str, model: type[models.Model], fields: tuple[str, 
         f" ORDER BY {pk} FOR UPDATE)"
         f" UPDATE {table} AS t SET {sets} FROM (VALUES {values}) AS v({names}), locked"
         f" WHERE t.{pk} = v.{pk} AND locked.{pk} = t.{pk} AND t.{version} = v.{version} - 1"
+        f" RETURNING t.{pk}"
     )
 
 

@@ -59,7 +59,10 @@ def test_a_note_reads_its_states_in_pk_order_and_writes_them_in_one_guarded_upda
     assert read and ('ORDER BY "id"' in read[0] or '"wakes_listenstate"."id" ASC' in read[0])
     assert "FOR UPDATE" not in read[0]  # nobody waits on a lock to read
     written = [s for s in sql if "UPDATE" in s and "wakes_listenstate" in s and "SET" in s]
-    assert len(written) == 1 and '"version"' in written[0].split("WHERE", 1)[1]
+    assert len(written) == 1
+    # Guarded by the versions read: in the write itself, or in the read that locks its rows (ORM).
+    guarded = [s for s in sql if "WHERE" in s and '"version"' in s.split("WHERE", 1)[1]]
+    assert guarded and sql.index(guarded[0]) <= sql.index(written[0])
 
 
 def test_a_state_written_between_the_read_and_the_write_is_noted_under_the_locks(monkeypatch):
@@ -81,6 +84,7 @@ def test_a_state_written_between_the_read_and_the_write_is_noted_under_the_locks
     states = {state.agent_id: state for state in ListenState.objects.filter(motion=motion)}
     assert states[codey.pk].last_post_at == states[magent.pk].last_post_at == post.created_at
     assert states[codey.pk].version == before[codey.pk] + 2  # the loop's claim, then the note
+    assert states[magent.pk].version == before[magent.pk] + 1  # noted once, by the first write
     if connection.features.has_select_for_update:
         assert any("FOR UPDATE" in query["sql"] and "agent_id" in query["sql"] for query in queries)
 
