@@ -60,12 +60,19 @@ def event_message_id(event: Event) -> uuid.UUID | None:
         return None  # fit_message reports it as a BadEvent
 
 
+def _default(field: Any) -> tuple[Any, bool]:
+    """(the field's default, whether it is called for each Message): a callable default (a uuid,
+    now) is called each time, as `get_default` calls it; any other is the one value it returns."""
+    called = field.has_default() and callable(field.default)
+    return (field.default if called else field.get_default()), called
+
+
 # A Message's columns in `concrete_fields` order, each with its default, and its relations.
-_COLUMNS = tuple((field.attname, field.get_default) for field in Message._meta.concrete_fields)
+_COLUMNS = tuple((field.attname, *_default(field)) for field in Message._meta.concrete_fields)
 _RELATIONS = tuple(
     (field.name, field.attname) for field in Message._meta.concrete_fields if field.is_relation
 )
-_NAMES = frozenset(name for name, _ in _COLUMNS) | {name for name, _ in _RELATIONS}
+_NAMES = frozenset(name for name, _, _ in _COLUMNS) | {name for name, _ in _RELATIONS}
 
 
 def new_message(fields: dict[str, Any]) -> Message:
@@ -84,7 +91,12 @@ def new_message(fields: dict[str, Any]) -> Message:
             fields[attname] = None if obj is None else obj.pk
             if obj is not None:
                 related.append((name, obj))
-    message = Message(*[fields[name] if name in fields else default() for name, default in _COLUMNS])
+    message = Message(
+        *[
+            fields[name] if name in fields else default() if called else default
+            for name, default, called in _COLUMNS
+        ]
+    )
     for name, obj in related:
         setattr(message, name, obj)
     return message
