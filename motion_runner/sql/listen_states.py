@@ -66,7 +66,7 @@ def update_bumped(
         return orm_update_bumped(connection, objs, fields)
     params = [[obj.pk for obj in objs], *_values(connection, objs, fields)]
     with connection.cursor() as cursor:
-        cursor.execute(update_bumped_sql(connection.alias, model, tuple(fields), len(objs)), params)
+        cursor.execute(update_sql(connection.alias, model, tuple(fields), len(objs), guarded=True), params)
         return {row[0] for row in cursor.fetchall()}
 
 
@@ -121,24 +121,13 @@ def _values_list(
     return ", ".join(f"({casts})" for _ in range(count)), ", ".join(quote(field.column) for field in columns)
 
 
-@functools.lru_cache(maxsize=64)  # one per model, fields and count of rows
-def update_sql(alias: str, model: type[models.Model], fields: tuple[str, ...], count: int) -> str:
-    connection = connections[alias]
-    quote = connection.ops.quote_name
-    meta = model._meta
-    values, names = _values_list(connection, model, fields, count)
-    sets = ", ".join(
-        f"{quote(meta.get_field(name).column)} = v.{quote(meta.get_field(name).column)}" for name in fields
-    )
-    pk = quote(meta.pk.column)
-    return (
-        f"UPDATE {quote(meta.db_table)} AS t SET {sets}"
-        f" FROM (VALUES {values}) AS v({names}) WHERE t.{pk} = v.{pk}"
-    )
-
-
-@functools.lru_cache(maxsize=64)
-def update_bumped_sql(alias: str, model: type[models.Model], fields: tuple[str, ...], count: int) -> str:
+@functools.lru_cache(maxsize=64)  # one per model, fields, count of rows and guard
+def update_sql(
+    alias: str, model: type[models.Model], fields: tuple[str, ...], count: int, guarded: bool = False
+) -> str:
+    """`guarded`: only the rows whose version is the one before the object's, locked first in pk
+    order (two notes of one Motion at once never take each other's rows in opposite orders, a
+    deadlock), the ids written returned; its first parameter is the array of the rows' pks."""
     connection = connections[alias]
     quote = connection.ops.quote_name
     meta = model._meta
@@ -147,13 +136,13 @@ def update_bumped_sql(alias: str, model: type[models.Model], fields: tuple[str, 
         f"{quote(meta.get_field(name).column)} = v.{quote(meta.get_field(name).column)}" for name in fields
     )
     pk, table, version = quote(meta.pk.column), quote(meta.db_table), quote("version")
-    # The rows locked first, in pk order: two notes of one Motion at once never take each
-    # other's rows in opposite orders (a deadlock).
+    update = f"UPDATE {table} AS t SET {sets} FROM (VALUES {values}) AS v({names})"
+    if not guarded:
+        return f"{update} WHERE t.{pk} = v.{pk}"
     return (
         f"WITH locked AS (SELECT {pk} FROM {table} WHERE {pk} = ANY(%s::{meta.pk.db_type(connection)}[])"
         f" ORDER BY {pk} FOR UPDATE)"
-        f" UPDATE {table} AS t SET {sets} FROM (VALUES {values}) AS v({names}), locked"
-        f" WHERE t.{pk} = v.{pk} AND locked.{pk} = t.{pk} AND t.{version} = v.{version} - 1"
+        f" {update}, locked WHERE t.{pk} = v.{pk} AND locked.{pk} = t.{pk} AND t.{version} = v.{version} - 1"
         f" RETURNING t.{pk}"
     )
 
