@@ -8,9 +8,9 @@ fields with each state's `version` bumped (the claim rule the loop lives by: wak
 guarded by that version and made without a transaction. Once: if a state was written between the
 read and the write, or an agent has no state yet, the note of the states it did not write is made
 in one transaction under the states' locks, taken in pk order (the order every writer of several
-states locks them in, so two notes of one Motion never deadlock), its missing states made first. On PostgreSQL each read
-and write is one statement (motion_runner/sql/listen_states.py); the ORM reference path
-(`orm_read`, guarded `update()`s, `bulk_update`) runs elsewhere and with
+states locks them in, so two notes of one Motion never deadlock), its missing states made first.
+On PostgreSQL each read and write is one statement (motion_runner/sql/listen_states.py); the ORM
+reference path (`orm_read`, `orm_update_bumped`, `bulk_update`) runs elsewhere and with
 MOTION_RUNNER_SQL_FAST_PATHS off. Neither depends on the number of listening agents
 (tests/wakes/test_wakes_note_cost.py pins them).
 """
