@@ -8,9 +8,10 @@ its reason once (the figure is in bench/README.md, never in a docstring):
 - `messages`: the Message table's batch insert (COPY into a stage, one `INSERT … SELECT … ON
   CONFLICT DO NOTHING RETURNING id`) and its look-up of known ids (one `uuid[]` parameter), each
   beside its ORM reference path.
-- `listen_states`: a post's note of wakes' `ListenState` rows: the states locked in pk order in
-  one read with what the note needs, and one `UPDATE … FROM (VALUES …)` (the ORM paths:
-  wakes/noting.orm_read and `bulk_update`).
+- `listen_states`: a post's note of wakes' `ListenState` rows: the states (locked in pk order,
+  for the locked note) in one read with what the note needs, and one `UPDATE … FROM (VALUES …)`,
+  guarded by each row's version for the note's first try (the ORM paths: wakes/noting.orm_read,
+  `orm_update_bumped` and `bulk_update`).
 - `agent_keys`: a keyed request's key, agent, URL's Motion and membership in one statement
   (the ORM path: api/auth.orm_read_with_motion).
 - `motion_sessions`: a stream post's claim of its session with the newest turn end read beside
