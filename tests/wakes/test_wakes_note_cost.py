@@ -147,3 +147,23 @@ def test_a_note_schedules_each_listener_by_its_own_overrides():
     note_post(MessageFactory(motion=motion, sender="justin"))
     due = {state.agent_id: state.due_at for state in ListenState.objects.filter(motion=motion)}
     assert due[quieter.pk] > due[plain.pk]
+
+
+def test_an_agent_who_joins_before_the_locked_note_is_noted_with_the_states_left(monkeypatch):
+    motion, (codey,) = motion_with_listeners("joined-between", 1)
+    note_post(MessageFactory(motion=motion, sender="justin", created_at=AT - timedelta(minutes=1)))
+    magent = AgentFactory(name="magent-between", listening=True)
+    real_read = noting.read_note
+
+    def codey_claimed_and_magent_joins_after_the_read(connection_, motion_id, *, lock):
+        read = real_read(connection_, motion_id, lock=lock)
+        if not lock and not motion.agents.filter(pk=magent.pk).exists():
+            ListenState.objects.filter(motion=motion, agent=codey).update(version=F("version") + 1)
+            motion.agents.add(magent)  # joins, still without a state, before the locked note
+        return read
+
+    monkeypatch.setattr(noting, "read_note", codey_claimed_and_magent_joins_after_the_read)
+    post = MessageFactory(motion=motion, sender="justin", created_at=AT)
+    note_post(post)
+    noted = dict(ListenState.objects.filter(motion=motion).values_list("agent_id", "last_post_at"))
+    assert noted == {codey.pk: post.created_at, magent.pk: post.created_at}
