@@ -22,6 +22,7 @@ what FAKE_HARNESS_PLAN says: a JSON object with any of
 
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
@@ -62,12 +63,37 @@ def say(text: str) -> None:
         sys.stdout = open(os.devnull, "w")  # nobody listens; carry on regardless
 
 
+def keep_printed(count: int) -> None:
+    with open(plan["printed"] + ".new", "w") as handle:
+        handle.write(str(count))
+    os.replace(plan["printed"] + ".new", plan["printed"])
+
+
+def say_counted(text: str, count: int) -> None:
+    """Write a line and count it, so that a SIGTERM never parts the two: with the default action
+    it could land between the write and the count, leaving the count one short of what the runner
+    read. SIGTERM waits while the line goes out; if it comes while the pipe is full, the harness
+    dies with the line not (or not wholly) written and the count already right."""
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    os.set_blocking(1, False)
+    data = text.encode()
+    while data:
+        if signal.SIGTERM in signal.sigpending():
+            os._exit(128 + signal.SIGTERM)
+        try:
+            data = data[os.write(1, data) :]
+        except BlockingIOError:
+            select.select([], [1], [], 0.02)
+    os.set_blocking(1, True)
+    keep_printed(count)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # a SIGTERM that came ends it here
+
+
 for index, line in enumerate(lines):
-    say(line + "\n")
     if plan.get("printed"):
-        with open(plan["printed"] + ".new", "w") as handle:
-            handle.write(str(index + 1))
-        os.replace(plan["printed"] + ".new", plan["printed"])
+        say_counted(line + "\n", index + 1)
+    else:
+        say(line + "\n")
     if index == 0 and garbage:
         for junk in garbage:
             say(junk + "\n")
