@@ -178,10 +178,12 @@ the answer after ``activity``, in order. wakes/ adds ``requests``, ``answered_re
 ``typing``.
 """
 
-ThreadPollNews = Callable[["Motion", "datetime", "str | None"], bool]
+ThreadPollNews = Callable[["Motion", "datetime", "str | None", "list[str] | None"], bool]
 thread_poll_news: list[ThreadPollNews] = []
 """
-Called as ``news(motion, since, reader) -> bool`` while a long poll of the thread waits (after
-its first look): True answers the poll at once, as a new message does. wakes/ says whether
-someone other than the reader started typing since the wait began.
+Called as ``news(motion, since, reader, shown) -> bool`` while a long poll of the thread waits:
+True answers the poll at once, as a new message does. ``shown`` is who the reader shows typing
+(the poll's ``typing``), or None when it did not say; with it, the first look asks too. wakes/
+says whether who is typing (but the reader) differs from ``shown``; without it, whether someone
+other than the reader pinged since the wait began.
 """

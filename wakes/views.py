@@ -95,8 +95,18 @@ def thread_poll_fields(motion: Motion, reader: str | None) -> dict[str, Any]:
     `recently_answered` and `typing_in` (tests/motion_runner/api/test_poll_cost.py)."""
     now = clock.now()
     since = now - RECENTLY_ANSWERED
+    rows = wake_part_rows(motion, since, reader)
+    scram = None
+    for _, _, _, _, reason, raised_by, raised_at in rows:
+        if reason is not None:
+            scram = {"reason": reason, "raised_by": raised_by, "raised_at": raised_at}
+    opened, answered = request_cards(motion, since) if rows and rows[0][1] else ([], [])
+    return {"requests": opened, "answered_requests": answered, "typing": typers(rows, now), "scram": scram}
+
+
+def wake_part_rows(motion: Motion, since: datetime, reader: str | None) -> list[tuple]:
     if fast_paths(connection):
-        rows = wake_parts.read(
+        return wake_parts.read(
             connection,
             WAKE_PART_TABLES,
             open_status=WakeRequest.Status.OPEN.value,
@@ -104,21 +114,26 @@ def thread_poll_fields(motion: Motion, reader: str | None) -> dict[str, Any]:
             reader=reader or "",
             motion_id=motion.pk,
         )
-    else:
-        rows = orm_wake_parts(motion, since, reader)
+    return orm_wake_parts(motion, since, reader)
+
+
+def typers(rows: list[tuple], now: datetime) -> list[str]:
+    """Who the wake parts' rows say is typing: pings younger than the typing dial, as `typing_in`
+    (Dials.load(): the field's default while no row is saved)."""
     typing = []
-    scram = None
-    for seconds, _, who, at, reason, raised_by, raised_at in rows:
-        if reason is not None:
-            scram = {"reason": reason, "raised_by": raised_by, "raised_at": raised_at}
-        # As `typing_in` (Dials.load(): the field's default while no row is saved).
+    for seconds, _, who, at, *_ in rows:
         ttl = timedelta(seconds=TYPING_TTL_DEFAULT if seconds is None else seconds)
         if who is not None and at > now - ttl:
             typing.append(who)
-    opened, answered = request_cards(motion, since) if rows and rows[0][1] else ([], [])
-    return {"requests": opened, "answered_requests": answered, "typing": sorted(typing), "scram": scram}
+    return sorted(typing)
 
 
-def someone_else_typed(motion: Motion, since: datetime, reader: str | None) -> bool:
-    """The runner's `thread_poll_news` hook: a typing ping answers a waiting poll."""
-    return typing_since(motion, since, exclude=reader)
+def someone_else_typed(motion: Motion, since: datetime, reader: str | None, shown: list[str] | None) -> bool:
+    """The runner's `thread_poll_news` hook. A reader that says who it shows typing is answered
+    when that is no longer so: someone began (even between its polls) or stopped. Another is
+    answered by a ping since its wait began."""
+    if shown is None:
+        return typing_since(motion, since, exclude=reader)
+    # Read as the answer reads it (one query), so that the answer shows what differed.
+    now = clock.now()
+    return typers(wake_part_rows(motion, now - RECENTLY_ANSWERED, reader), now) != sorted(shown)

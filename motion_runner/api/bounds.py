@@ -186,3 +186,16 @@ class RefuseNulInQuery:
             body = {"error": {"status": 400, "code": "parse_error", "detail": "a NUL character in the query"}}
             return JsonResponse(body, status=400)
         return self.get_response(request)
+
+
+MAX_SHOWN_TYPING = 50
+
+
+def names_shown_typing(params) -> list[str] | None:
+    """The poll's `typing`: whom the reader shows typing (None when it did not say)."""
+    if "typing" not in params:
+        return None
+    names = [name.strip() for name in params["typing"].split(",") if name.strip()]
+    if len(names) > MAX_SHOWN_TYPING or any(len(name) > 150 for name in names):
+        raise ValidationError({"typing": [f"at most {MAX_SHOWN_TYPING} names of at most 150 characters"]})
+    return names

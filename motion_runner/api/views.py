@@ -23,7 +23,7 @@ from ..thread.bell import bell, release_connection, shared_answers
 from . import cursor as cursors
 from .agent_views import Conflict, member_motion, post_as_agent
 from .auth import AgentKeyAuthentication, request_agent
-from .bounds import finite_number, parse_time, whole_number
+from .bounds import finite_number, names_shown_typing, parse_time, whole_number
 from .serializers import (
     MessageSerializer,
     MotionSerializer,
@@ -38,10 +38,15 @@ MAX_OVERLAP_SECONDS = 30
 MAX_WAIT_SECONDS = 25.0
 
 
-def wait_for_messages(motion: Motion, newer, wait: float, someone_typing=None) -> bool:
-    """Until something is written after the cursor or someone else starts typing (True), or the
-    wait is over (False): one look, then none until the message bell rings for this Motion
-    (motion_runner/thread/bell.py; a typing ping rings it too)."""
+def wait_for_messages(
+    motion: Motion, newer, wait: float, someone_typing=None, typing_at_first_look: bool = False
+) -> bool:
+    """Until something is written after the cursor or who is typing changes (True), or the wait
+    is over (False): one look, then none until the message bell rings for this Motion
+    (motion_runner/thread/bell.py; a typing ping or stop rings it too).
+
+    The first look asks about typing only for a reader that said whom it shows typing (the thread
+    page): a ping between its polls is news to it. For the others it stays one query."""
 
     looked = False
 
@@ -49,9 +54,7 @@ def wait_for_messages(motion: Motion, newer, wait: float, someone_typing=None) -
         nonlocal looked
         if newer.exists():
             return True
-        # Typing counts once it starts after the wait began: not at the first look, which so
-        # stays one query (a reader that waits costs nothing until the bell rings).
-        typing = looked and someone_typing is not None and someone_typing()
+        typing = (looked or typing_at_first_look) and someone_typing is not None and someone_typing()
         looked = True
         return typing
 
@@ -115,7 +118,8 @@ class MessageList(APIView):
     N seconds before the cursor: a poller that dedupes on `id` uses it so that a message whose
     insert committed late is still seen. `wait=N` (seconds, at most 25) holds the request until
     there is something after the cursor (a long poll): a reader learns of a new message within
-    the server's check interval instead of its own poll interval.
+    the server's check interval instead of its own poll interval. `typing=a,b` (with `wait`)
+    says whom the reader shows typing: the poll also answers when that changes.
     """
 
     @extend_schema(
@@ -133,6 +137,12 @@ class MessageList(APIView):
                 "before", str, description="A message's cursor: the page just older; exclusive."
             ),
             OpenApiParameter("around", str, description="A message's id: the page around it."),
+            OpenApiParameter(
+                "typing",
+                str,
+                description="With `wait`: the comma-separated names the reader shows typing; the "
+                "poll answers as soon as that is no longer so.",
+            ),
         ],
         responses=inline_serializer(
             "MessagePage",
@@ -164,6 +174,7 @@ class MessageList(APIView):
             return Response(backward_page(request, motion, queryset, limit))
         overlap = whole_number(params, "overlap", 0, low=0, high=MAX_OVERLAP_SECONDS)
         wait = finite_number(params, "wait", 0.0, low=0.0, high=MAX_WAIT_SECONDS)
+        shown_typing = names_shown_typing(params)
         newer = None
         only_newer = False  # the page holds nothing at or before the cursor
         if after := params.get("after"):
@@ -200,7 +211,8 @@ class MessageList(APIView):
                     motion,
                     queryset.filter(newer),
                     wait,
-                    lambda: any(news(motion, began, me) for news in thread_poll_news),
+                    lambda: any(news(motion, began, me, shown_typing) for news in thread_poll_news),
+                    typing_at_first_look=shown_typing is not None,
                 )
                 # Nothing came: the empty page read before the wait stands (a row committed as
                 # the wait ended is in the next poll's answer).

@@ -479,6 +479,9 @@
     // than a page written within 2 s would otherwise be read again and again, never past it.
     const overlap = Boolean(cursor) && !catchingUp;
     if (cursor) { params.set("after", cursor); if (overlap) params.set("overlap", "2"); params.set("wait", pollWait()); }
+    // Whom this page shows typing: the poll answers as soon as that is not so, a ping that came
+    // between two polls included (it rang before this one waited).
+    if (cursor) params.set("typing", typing.join(","));
     try {
       const response = await fetch(url + "?" + params, { headers: { Accept: "application/json" }, signal: controller.signal });
       if (response.status === 401 || response.status === 403 || response.status === 404) {
@@ -723,8 +726,8 @@
     fetch(typingUrl, { method: "DELETE", headers: { "X-CSRFToken": root.dataset.csrf } }).catch(() => {});
   }
 
-  // While someone is shown typing, the long poll asks again each second: their stopping (which
-  // writes no message) is seen within a second, not at the end of a 20 s wait.
+  // While someone is shown typing, the long poll asks again each second: a ping that lapses (a
+  // closed tab says no stop) is seen within a second, not at the end of a 20 s wait.
   function pollWait() {
     return typing.length ? "1" : root.dataset.pollWait || "20";
   }

@@ -374,6 +374,7 @@ def test_the_page_says_it_is_offline_and_catches_up_when_the_server_is_back(
 
 
 def test_everyone_reading_sees_who_is_typing(live_server, chromium, page, harbor, justin):
+    MessageFactory(motion=harbor, sender="justin", text="who has the van keys?")  # a long poll needs a cursor
     sign_in_as(page, live_server, justin)
     page.goto(f"{live_server.url}/motions/harbor/")
     maria = chromium.new_context(viewport={"width": 390, "height": 844}).new_page()
@@ -394,6 +395,9 @@ def test_everyone_reading_sees_who_is_typing(live_server, chromium, page, harbor
 
     assert shown == "maria is typing…"
     expect(maria.locator("#activity")).not_to_contain_text("maria")
+    # Justin's next poll says whom it shows: it is answered as soon as that changes.
+    with page.expect_request(lambda request: "/messages/?" in request.url and "typing=maria" in request.url):
+        draft.press_sequentially("tide", delay=120)
     maria.context.close()
 
 

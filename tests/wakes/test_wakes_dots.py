@@ -12,6 +12,7 @@ from motion_runner.models import Kind, Message, TurnStatus
 from tests.paths import ROOT
 from tests.wakes_support import clock, finish, loop, room, say
 from wakes.models import Consideration, TypingPing
+from wakes.views import someone_else_typed
 
 pytestmark = pytest.mark.django_db
 
@@ -79,6 +80,33 @@ def test_a_person_who_stops_typing_says_so_and_readers_are_rung(room, client, cl
     assert response.status_code == 200 and response.json() == {"typing": ["rosemary"]}
     assert list(TypingPing.objects.values_list("who", flat=True)) == ["rosemary"]
     assert rung == [room.motion.pk, room.motion.pk]  # the start and the stop
+
+
+def test_a_poll_showing_nobody_typing_has_news_when_someone_typed_before_it_began(room, clock):
+    TypingPing.objects.create(motion=room.motion, who="rosemary", at=clock.now() - timedelta(seconds=1))
+    assert someone_else_typed(room.motion, clock.now(), "justin", shown=[])
+
+
+def test_a_poll_showing_who_is_typing_has_no_news_when_they_ping_again(room, clock):
+    TypingPing.objects.create(motion=room.motion, who="rosemary", at=clock.now())
+    assert not someone_else_typed(
+        room.motion, clock.now() - timedelta(seconds=1), "justin", shown=["rosemary"]
+    )
+
+
+def test_a_poll_showing_someone_typing_has_news_when_they_stopped(room, clock):
+    assert someone_else_typed(room.motion, clock.now(), "justin", shown=["rosemary"])
+
+
+def test_the_reader_typing_is_no_news_to_them(room, clock):
+    TypingPing.objects.create(motion=room.motion, who="justin", at=clock.now())
+    assert not someone_else_typed(room.motion, clock.now() - timedelta(seconds=1), "justin", shown=[])
+
+
+def test_a_poll_that_shows_nothing_has_news_only_of_a_ping_after_it_began(room, clock):
+    TypingPing.objects.create(motion=room.motion, who="rosemary", at=clock.now() - timedelta(seconds=1))
+    assert not someone_else_typed(room.motion, clock.now(), "justin", shown=None)
+    assert someone_else_typed(room.motion, clock.now() - timedelta(seconds=2), "justin", shown=None)
 
 
 def test_saying_you_stopped_typing_needs_a_signed_in_person(room, client, clock):

@@ -41,6 +41,15 @@ def test_a_wait_that_is_no_finite_positive_number_is_a_400_at_once(client, scrib
     assert time.monotonic() - started < 20  # refused, not waited for (a wait lasts up to 25 s)
 
 
+def test_a_poll_naming_more_typers_than_a_thread_shows_is_a_400_that_says_so(client, scribe, a_cursor):
+    crowd = ",".join(f"p{n}" for n in range(51))
+
+    response = read(client, scribe, "/api/motions/harbor/messages/", after=a_cursor, wait=1, typing=crowd)
+
+    assert response.status_code == 400
+    assert "at most 50 names" in str(response.json()["error"]["fields"]["typing"])
+
+
 @pytest.mark.parametrize(
     ("name", "value"), [("limit", "nan"), ("limit", "0"), ("overlap", "-5"), ("limit", "2.5")]
 )

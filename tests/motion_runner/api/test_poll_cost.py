@@ -79,6 +79,22 @@ def test_a_long_poll_with_overlap_still_waits_for_what_is_after_the_cursor():
     assert [m["text"] for m in body["results"]] == ["seen"] and body["next"] == body["results"][-1]["cursor"]
 
 
+@pytest.mark.django_db
+def test_a_long_poll_that_says_whom_it_shows_typing_asks_once_more_at_its_first_look():
+    motion = MotionFactory(slug="quiet", visibility="public")
+    MessageFactory(motion=motion, text="seen")
+    cursor = page(motion)["next"]
+    TypingPing.objects.create(motion=motion, who="maria", at=clock.now())
+
+    with CaptureQueriesContext(connection) as queries:
+        body = page(motion, after=cursor, wait=20, typing="")
+
+    # The Motion (access), the page (empty), the first look: nothing new, but who is typing (the
+    # wake parts) is not whom it shows; then the page, the running turns and the wake parts.
+    assert len(queries) == 7, [q["sql"][:90] for q in queries.captured_queries]
+    assert body["typing"] == ["maria"] and body["results"] == []
+
+
 def listened_to(slug: str, uses_real_services: bool):
     """A public Motion with one line, its cursor after that line, and the bell listening."""
     if not uses_real_services:

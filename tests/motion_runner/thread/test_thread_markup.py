@@ -156,6 +156,53 @@ def test_a_long_poll_answers_when_someone_else_starts_typing(harbor, person_sign
     assert answered["typing"] == ["maria"]
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_long_poll_answers_at_once_when_someone_began_typing_before_it(harbor, person_signed_in_with_ssh):
+    # Her ping landed between the reader's last answer (which showed nobody typing) and this poll.
+    MessageFactory(motion=harbor, text="first")
+    cursor = messages(person_signed_in_with_ssh, harbor)["next"]
+    TypingPing.objects.create(motion=harbor, who="maria", at=timezone.now())
+
+    answered = messages(person_signed_in_with_ssh, harbor, after=cursor, wait=25, typing="")
+
+    # At once: at the end of the wait her ping (6 s) would have lapsed.
+    assert answered["typing"] == ["maria"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_long_poll_answers_when_someone_shown_typing_stops(harbor, person_signed_in_with_ssh):
+    import threading
+    import time
+
+    from motion_runner.thread.bell import bell
+
+    MessageFactory(motion=harbor, text="first")
+    maria = APIClient()
+    maria.force_authenticate(UserFactory(username="maria"))
+    maria.post(f"/api/motions/{harbor.slug}/typing/")
+    shown = messages(person_signed_in_with_ssh, harbor)
+    assert shown["typing"] == ["maria"]
+
+    def she_stops():
+        deadline = time.monotonic() + 60  # once the reader waits (an event, not a fixed time)
+        while not bell.waiting(harbor.pk) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        maria.delete(f"/api/motions/{harbor.slug}/typing/")
+        # A reader still waiting long after her stop is answered by her next post instead.
+        deadline = time.monotonic() + 20
+        while bell.waiting(harbor.pk) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if bell.waiting(harbor.pk):
+            maria.post(f"/api/motions/{harbor.slug}/messages/", {"text": "too late"}, format="json")
+
+    typist = threading.Thread(target=she_stops)
+    typist.start()
+    answered = messages(person_signed_in_with_ssh, harbor, after=shown["next"], wait=25, typing="maria")
+    typist.join()
+
+    assert answered["typing"] == [] and answered["results"] == []
+
+
 @pytest.mark.django_db
 def test_posting_twice_with_one_client_id_makes_one_message(harbor, person_signed_in_with_ssh):
     client_id = str(uuid.uuid4())
