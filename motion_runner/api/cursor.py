@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import uuid
-from datetime import datetime
+from datetime import UTC, datetime
 
 from rest_framework.exceptions import ValidationError
 
@@ -21,3 +21,8 @@ def decode(cursor: str, field: str = "after") -> tuple[datetime, uuid.UUID]:
         return datetime.fromisoformat(created), uuid.UUID(message_id)
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValidationError({field: [f"not a cursor this API gave out: {cursor[:40]!r}"]}) from exc
+
+
+# Before every message: the `next` of a thread with none yet, so that its readers long-poll for the
+# first one instead of asking again and again.
+START = encode(datetime.min.replace(tzinfo=UTC), uuid.UUID(int=0))

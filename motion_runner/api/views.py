@@ -227,7 +227,7 @@ class MessageList(APIView):
                 rows = message_rows(queryset[:limit], raw=raw) if results is None else results
                 body = {
                     "results": rows,
-                    "next": rows[-1]["cursor"] if rows else after,
+                    "next": rows[-1]["cursor"] if rows else after or cursors.START,
                     "more": len(rows) == limit,
                     "activity": running_activity(motion),
                 }
@@ -319,7 +319,7 @@ def backward_page(request: Request, motion: Motion, queryset, limit: int) -> dic
     me = request.user.get_username() if request.user.is_authenticated else None
     body = {
         "results": rows,
-        "next": rows[-1]["cursor"] if rows else params.get("before"),
+        "next": rows[-1]["cursor"] if rows else params.get("before") or cursors.START,
         "previous": rows[0]["cursor"] if rows and has_older else None,
         "more": more,
         "activity": running_activity(motion),

@@ -373,6 +373,19 @@ def test_the_page_says_it_is_offline_and_catches_up_when_the_server_is_back(
     expect(page.locator("#composer textarea")).to_have_value("draft kept")
 
 
+def test_a_new_empty_motion_waits_for_its_first_word_instead_of_asking_each_second(
+    live_server, page, harbor, justin
+):
+    sign_in_as(page, live_server, justin)
+    with page.expect_request(lambda request: "/messages/?" in request.url and "wait=" in request.url):
+        page.goto(f"{live_server.url}/motions/harbor/")
+    expect(page.locator("body")).to_have_attribute("data-live", "1")
+
+    MessageFactory(motion=harbor, sender="maria", text="first!")
+
+    expect(page.get_by_text("first!")).to_be_visible()
+
+
 def test_everyone_reading_sees_who_is_typing(live_server, chromium, page, harbor, justin):
     MessageFactory(motion=harbor, sender="justin", text="who has the van keys?")  # a long poll needs a cursor
     sign_in_as(page, live_server, justin)

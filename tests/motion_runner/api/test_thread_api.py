@@ -157,6 +157,40 @@ def test_a_long_poll_returns_a_message_written_while_it_waits():
     assert [m["text"] for m in body["results"]] == ["before", "while you waited"]
 
 
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("first_page", [{}, {"latest": 1}])
+def test_a_new_empty_motion_is_long_polled_from_its_start(first_page):
+    import threading
+
+    motion = MotionFactory(slug="brand-new")
+    opened = page(reader(), motion, **first_page)
+    assert opened["results"] == [] and opened["next"]  # a cursor at the thread's start
+
+    def later():
+        from django.db import connection
+
+        from motion_runner.thread.bell import bell
+
+        deadline = time.monotonic() + 60  # once the reader waits (an event, not a fixed time)
+        while not bell.waiting(motion.pk) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        MessageFactory(motion=motion, text="the first word")
+        connection.close()
+
+    writer = threading.Thread(target=later)
+    writer.start()
+    body = page(reader(), motion, after=opened["next"], wait=25, overlap=2)
+    writer.join()
+    assert [m["text"] for m in body["results"]] == ["the first word"]
+
+
+def test_the_start_cursor_of_an_empty_motion_reads_everything_written_since(motion):
+    start = page(reader(), motion)["next"]
+    MessageFactory(motion=motion, text="one")
+    MessageFactory(motion=motion, text="two")
+    assert [m["text"] for m in page(reader(), motion, after=start)["results"]] == ["one", "two"]
+
+
 def test_a_long_poll_with_nothing_new_answers_empty(motion):
     MessageFactory(motion=motion)
     cursor = page(reader(), motion)["next"]
