@@ -192,10 +192,11 @@ MAX_SHOWN_TYPING = 50
 
 
 def names_shown_typing(params) -> list[str] | None:
-    """The poll's `typing`: whom the reader shows typing (None when it did not say)."""
+    """The poll's `typing`: whom the reader shows typing, one name a parameter (a name may hold a
+    comma), `typing=` alone for nobody; None when it did not say."""
     if "typing" not in params:
         return None
-    names = [name.strip() for name in params["typing"].split(",") if name.strip()]
+    names = [name for name in params.getlist("typing") if name]
     if len(names) > MAX_SHOWN_TYPING or any(len(name) > 150 for name in names):
         raise ValidationError({"typing": [f"at most {MAX_SHOWN_TYPING} names of at most 150 characters"]})
     return names

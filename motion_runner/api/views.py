@@ -118,8 +118,9 @@ class MessageList(APIView):
     N seconds before the cursor: a poller that dedupes on `id` uses it so that a message whose
     insert committed late is still seen. `wait=N` (seconds, at most 25) holds the request until
     there is something after the cursor (a long poll): a reader learns of a new message within
-    the server's check interval instead of its own poll interval. `typing=a,b` (with `wait`)
-    says whom the reader shows typing: the poll also answers when that changes.
+    the server's check interval instead of its own poll interval. `typing=a&typing=b` (with
+    `wait`; `typing=` for nobody) says whom the reader shows typing: the poll also answers when
+    that changes.
     """
 
     @extend_schema(
@@ -140,8 +141,8 @@ class MessageList(APIView):
             OpenApiParameter(
                 "typing",
                 str,
-                description="With `wait`: the comma-separated names the reader shows typing; the "
-                "poll answers as soon as that is no longer so.",
+                description="With `wait`: a name the reader shows typing, repeated for each (`typing=` "
+                "alone for nobody); the poll answers as soon as that is no longer so.",
             ),
         ],
         responses=inline_serializer(

@@ -481,7 +481,8 @@
     if (cursor) { params.set("after", cursor); if (overlap) params.set("overlap", "2"); params.set("wait", pollWait()); }
     // Whom this page shows typing: the poll answers as soon as that is not so, a ping that came
     // between two polls included (it rang before this one waited).
-    if (cursor) params.set("typing", typing.join(","));
+    if (cursor && typing.length) typing.forEach((name) => params.append("typing", name));
+    else if (cursor) params.set("typing", "");
     try {
       const response = await fetch(url + "?" + params, { headers: { Accept: "application/json" }, signal: controller.signal });
       if (response.status === 401 || response.status === 403 || response.status === 404) {

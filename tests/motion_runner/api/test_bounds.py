@@ -9,9 +9,11 @@ import time
 from datetime import UTC, datetime
 
 import pytest
+from django.http import QueryDict
 from rest_framework.exceptions import ParseError
 
 from motion_runner.api import cursor
+from motion_runner.api.bounds import names_shown_typing
 from motion_runner.models import Kind, Message
 from tests import recorded
 from tests.factories import MessageFactory, WatchFactory
@@ -42,12 +44,18 @@ def test_a_wait_that_is_no_finite_positive_number_is_a_400_at_once(client, scrib
 
 
 def test_a_poll_naming_more_typers_than_a_thread_shows_is_a_400_that_says_so(client, scribe, a_cursor):
-    crowd = ",".join(f"p{n}" for n in range(51))
+    crowd = [f"p{n}" for n in range(51)]
 
     response = read(client, scribe, "/api/motions/harbor/messages/", after=a_cursor, wait=1, typing=crowd)
 
     assert response.status_code == 400
     assert "at most 50 names" in str(response.json()["error"]["fields"]["typing"])
+
+
+def test_the_names_a_poll_shows_typing_are_read_whole_a_comma_in_one_included():
+    assert names_shown_typing(QueryDict("typing=ann%2C+jr&typing=bo")) == ["ann, jr", "bo"]
+    assert names_shown_typing(QueryDict("typing=")) == []
+    assert names_shown_typing(QueryDict("wait=20")) is None
 
 
 @pytest.mark.parametrize(
