@@ -131,56 +131,48 @@ def test_the_thread_page_renders_with_its_poll_url(client, motion):
     assert b"thread.js" in response.content
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_long_poll_returns_a_message_written_while_it_waits():
+def poll_while_written(motion, text: str, **params) -> dict:
+    """A long poll of `motion` (`params`), and `text` posted once the poll waits."""
     import threading
 
-    motion = MotionFactory(slug="long-poll")
-    MessageFactory(motion=motion, text="before")
-    cursor = page(reader(), motion)["next"]
+    from django.db import connection
+
+    from motion_runner.thread.bell import bell
 
     def later():
-        from django.db import connection
-
-        from motion_runner.thread.bell import bell
-
         deadline = time.monotonic() + 60  # once the reader waits (an event, not a fixed time)
         while not bell.waiting(motion.pk) and time.monotonic() < deadline:
             time.sleep(0.01)
-        MessageFactory(motion=motion, text="while you waited")
+        MessageFactory(motion=motion, text=text)
         connection.close()
 
     writer = threading.Thread(target=later)
     writer.start()
-    body = page(reader(), motion, after=cursor, wait=25, overlap=2)
+    body = page(reader(), motion, wait=25, overlap=2, **params)
     writer.join()
+    return body
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_long_poll_returns_a_message_written_while_it_waits():
+    motion = MotionFactory(slug="long-poll")
+    MessageFactory(motion=motion, text="before")
+    cursor = page(reader(), motion)["next"]
+
+    body = poll_while_written(motion, "while you waited", after=cursor)
+
     assert [m["text"] for m in body["results"]] == ["before", "while you waited"]
 
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("first_page", [{}, {"latest": 1}])
 def test_a_new_empty_motion_is_long_polled_from_its_start(first_page):
-    import threading
-
     motion = MotionFactory(slug="brand-new")
     opened = page(reader(), motion, **first_page)
     assert opened["results"] == [] and opened["next"]  # a cursor at the thread's start
 
-    def later():
-        from django.db import connection
+    body = poll_while_written(motion, "the first word", after=opened["next"])
 
-        from motion_runner.thread.bell import bell
-
-        deadline = time.monotonic() + 60  # once the reader waits (an event, not a fixed time)
-        while not bell.waiting(motion.pk) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        MessageFactory(motion=motion, text="the first word")
-        connection.close()
-
-    writer = threading.Thread(target=later)
-    writer.start()
-    body = page(reader(), motion, after=opened["next"], wait=25, overlap=2)
-    writer.join()
     assert [m["text"] for m in body["results"]] == ["the first word"]
 
 
