@@ -17,8 +17,10 @@ from ..models import Agent, Motion, Turn
 
 FULL = "full"
 LOOK = "look"
-# The runner's own compaction is look-only but reads nothing new: it does not taint a session.
-UNTAINTING_REASONS = ("compact",)
+# Look-only turns that read nothing new do not taint a session: the runner's own compaction, and
+# a command a trusted person asked for (wakes/commands.py's COMMAND_REASON: its prompt is only the
+# command). Otherwise `@magent /compact` would make the next trusted wake drop what it kept.
+UNTAINTING_REASONS = ("compact", "command")
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from motion_runner.runner.turns import enqueue_turn, session_for_launch
 from motion_runner.signals import message_created
 from tests.factories import MessageFactory, TurnFactory
 from tests.wakes_support import clock, dials, room
+from wakes.commands import COMMAND_REASON, COMMANDS
 
 pytestmark = pytest.mark.django_db
 
@@ -103,6 +104,22 @@ def test_a_full_tools_wake_after_full_tools_turns_resumes_without_a_word(room, c
 def test_the_runners_own_compaction_does_not_count_as_a_look_only_wake(room, clock):
     session_of(room, ("full", "typed by a person signed in with an SSH key"))
     TurnFactory(motion=room.motion, agent=room.magent, mode="look", reason="compact", session_id=SESSION)
+
+    assert session_for_launch(justin_mentions_magent(room, clock)) == SESSION
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_command_a_person_asked_for_does_not_count_as_a_look_only_wake(room, clock, command):
+    # Justin's `@magent /compact` ran look-only in the session; his next mention keeps what it kept.
+    session_of(room, ("full", "typed by a person signed in with an SSH key"))
+    TurnFactory(
+        motion=room.motion,
+        agent=room.magent,
+        mode="look",
+        reason=COMMAND_REASON,
+        reason_detail=f"/{command} asked by justin",
+        session_id=SESSION,
+    )
 
     assert session_for_launch(justin_mentions_magent(room, clock)) == SESSION
 
