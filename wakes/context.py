@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -110,33 +111,64 @@ class Reading:
     older_unread: int = 0  # past MOST_READ: counted only
     new_since: datetime | None = None  # posts after this are marked ►; None: all of `posts`
     dropped: int = 0  # dropped to keep the prompt within its bound
+    kept: frozenset = frozenset()  # ids of `posts` quoted whatever the budget and bound (the mentions)
 
 
 def read_since(
-    motion_id: str, agent: Agent, dials: Resolved, *, since: datetime | None, through: datetime | None = None
+    motion_id: str,
+    agent: Agent,
+    dials: Resolved,
+    *,
+    since: datetime | None,
+    through: datetime | None = None,
+    keep: Sequence[Message] = (),
 ) -> Reading:
-    """Posts after `since` (all, when None), newest word for word within `reads`."""
+    """Posts after `since` (all, when None), newest word for word within `reads`. The posts in
+    `keep` (a turn's mentions) are quoted word for word whatever else was said after them; their
+    size comes out of `reads` first."""
     posts = posts_of(motion_id).exclude(own(agent))
     if since is not None:
         posts = posts.filter(created_at__gt=since)
     if through is not None:
         posts = posts.filter(created_at__lte=through)
     newest_first = list(posts.order_by("-created_at", "-id")[: MOST_READ + 1])
-    reading = Reading()
+    reading = Reading(kept=frozenset(post.pk for post in keep))
     if len(newest_first) > MOST_READ:
         newest_first = newest_first[:MOST_READ]
         reading.older_unread = posts.count() - MOST_READ
-    budget = dials.reads * CHARS_PER_TOKEN
     cap = dials.dials.read_post_chars
+
+    def size_of(post: Message) -> int:
+        return min(len(post.text), cap) + 80
+
+    read = {post.pk for post in newest_first}
+    # A mention older than every post read (MOST_READ said after it) is read too, before them.
+    oldest_read = newest_first[-1].created_at if newest_first else None
+    beyond = [
+        post
+        for post in keep
+        if post.pk not in read and (oldest_read is None or post.created_at <= oldest_read)
+    ]
+    reading.older_unread = max(0, reading.older_unread - len(beyond))
+    budget = dials.reads * CHARS_PER_TOKEN - sum(size_of(post) for post in keep)
+    over = False
     for index, post in enumerate(newest_first):
-        size = min(len(post.text), cap) + 80
-        if index and size > budget:  # the newest is always quoted, however long (capped)
-            reading.older = list(reversed(newest_first[index:]))
-            break
-        budget -= size
+        if post.pk in reading.kept:
+            reading.posts.insert(0, post)
+            continue
+        # The newest is always quoted, however long (capped); past the first that does not fit,
+        # the rest are older.
+        over = over or (index > 0 and size_of(post) > budget)
+        if over:
+            reading.older.insert(0, post)
+            continue
+        budget -= size_of(post)
         reading.posts.insert(0, post)
+    reading.posts[:0] = sorted(beyond, key=lambda post: (post.created_at, str(post.pk)))
     if since is not None or reading.posts:
-        first = (reading.older or reading.posts or [None])[0]
+        # Before the oldest read (a kept mention can be older than the summarized posts).
+        firsts = reading.older[:1] + reading.posts[:1]
+        first = min(firsts, key=lambda post: post.created_at) if firsts else None
         before = first.created_at if first is not None else since
         lead = posts_of(motion_id)
         if before is not None:
@@ -220,6 +252,15 @@ def render(
     def is_new(post: Message) -> bool:
         return reading.new_since is None or post.created_at > reading.new_since
 
+    def kept_before_older(posts: list[Message]) -> int:
+        limit = reading.older[0].created_at if reading.older else None
+        count = 0
+        for post in posts:
+            if post.pk not in reading.kept or (limit is not None and post.created_at >= limit):
+                break
+            count += 1
+        return count if count < len(posts) else 0
+
     def build(lead: list[Message], posts: list[Message], dropped: int) -> str:
         lines = [f'<{FRAME} motion="{motion.pk}" reason="{reason}">', opening]
         if motion.description.strip():
@@ -231,10 +272,15 @@ def render(
             lines.append(
                 f"({dropped} older post{'s' if dropped != 1 else ''} left out to keep this prompt short.)"
             )
-        if older and not dropped:
+        # Kept mentions older than the posts not shown come before the line that counts those.
+        head = kept_before_older(posts) if older and not dropped else 0
+        if older and not dropped and not head:
             lines.append(older)
         lines += [quote(p, cap, new=False) for p in lead]
-        lines += [quote(p, cap, new=is_new(p)) for p in posts]
+        for index, post in enumerate(posts):
+            if head and index == head:
+                lines.append(older)
+            lines.append(quote(post, cap, new=is_new(post)))
         if not lead and not posts:
             lines.append("(nothing)")
         if linked is not None:
@@ -248,12 +294,19 @@ def render(
 
     lead, posts, dropped = list(reading.lead_in), list(reading.posts), 0
     bound = dials.dials.prompt_max_chars - 4000  # room for the footer and the loop note
+
+    def droppable() -> int | None:
+        """The oldest post the bound may drop: never a kept one, never the last one."""
+        if len(posts) < 2:
+            return None
+        return next((i for i, post in enumerate(posts) if post.pk not in reading.kept), None)
+
     text = build(lead, posts, dropped)
-    while len(text) > bound and (lead or len(posts) > 1):
+    while len(text) > bound and (lead or droppable() is not None):
         if lead:
             lead.pop(0)
         else:
-            posts.pop(0)
+            posts.pop(droppable())
             dropped += 1
         text = build(lead, posts, dropped)
     reading.dropped = dropped
@@ -277,7 +330,7 @@ def mention_prompt(
     dials = resolve(motion.pk, agent.pk)
     first = min(m.created_at for m in mentions) if mentions else None
     since = last_word_at(motion.pk, agent, before=first + timedelta(microseconds=1) if first else None)
-    reading = read_since(motion.pk, agent, dials, since=since)
+    reading = read_since(motion.pk, agent, dials, since=since, keep=mentions)
     count = len(mentions)
     opening = (
         f"{who(mentions)} mentioned you (@{agent.name}) in the Motion “{motion}”"

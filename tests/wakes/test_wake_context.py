@@ -150,6 +150,53 @@ def test_the_prompt_is_bounded_the_oldest_posts_dropped_first_and_said(room, clo
     assert "post 00" not in prompt and "post 39" in prompt
 
 
+def test_the_mention_is_quoted_word_for_word_however_much_is_said_before_its_turn_starts(
+    room, clock, settings
+):
+    settings.WAKES_SCREEN_API_KEY = ""
+    dials(reads=100)  # about 400 characters
+    turn = mention_turn(room, clock, "@magent which van has the merch?")
+    for n in range(4):  # said while the turn waited for its start
+        say(room.motion, room.justin, f"meanwhile {n} " + "b" * 150, clock.advance(1) and clock)
+
+    prompt = started(turn)
+
+    assert any(line.endswith("@magent which van has the merch?") for line in marked(prompt))
+    assert "meanwhile 3" in prompt  # the newest still quoted
+    assert prompt.index("which van has the merch?") < prompt.index("earlier posts not shown")
+
+
+def test_the_bound_drops_older_posts_but_never_the_mention(room, clock):
+    dials(prompt_max_chars=9000, reads=100_000)
+    say(room.motion, room.justin, "before the mention " + "c" * 300, clock)
+    turn = mention_turn(room, clock.advance(1) and clock, "@magent which van has the merch?")
+    for n in range(40):
+        say(room.motion, room.justin, f"post {n:02d} " + "c" * 300, clock.advance(1) and clock)
+
+    prompt = started(turn)
+
+    assert len(prompt) <= 9000
+    assert "older posts left out to keep this prompt short" in prompt
+    assert "@magent which van has the merch?" in prompt and "post 39" in prompt
+    assert "post 00" not in prompt and "before the mention" not in prompt
+
+
+def test_a_mention_older_than_every_post_read_is_still_quoted(room, clock, settings, monkeypatch):
+    settings.WAKES_SCREEN_API_KEY = ""
+    monkeypatch.setattr("wakes.context.MOST_READ", 5)
+    turn = mention_turn(room, clock, "@magent which van has the merch?")
+    for n in range(8):
+        say(room.motion, room.justin, f"meanwhile {n}", clock.advance(1) and clock)
+
+    prompt = started(turn)
+
+    assert any(line.endswith("@magent which van has the merch?") for line in marked(prompt))
+    assert prompt.count("which van has the merch?") == 1
+    # meanwhile 0-2, past the five read, are counted where they were said: after the mention.
+    assert prompt.index("which van has the merch?") < prompt.index("(3 earlier posts not shown.)")
+    assert prompt.index("(3 earlier posts not shown.)") < prompt.index("meanwhile 3")
+
+
 def test_a_post_cannot_close_the_frame_or_pass_for_the_footer(room, clock):
     say(
         room.motion,
