@@ -1,4 +1,5 @@
-"""`@agent /compact [what to keep]`, `@agent /context`, `@agent /usage` from the thread (issue 24).
+"""`@agent /compact [what to keep]`, `@agent /context`, `@agent /usage` (or `/cost`) from the thread
+(issue 24).
 
 A person who may grant full tools (signed in with an SSH key, or named in `full_tools_for`)
 runs the command as the whole prompt of a maintenance turn in the agent's session: no footer,
@@ -20,6 +21,11 @@ from .trust import decide
 from .wake import post_wake_line
 
 COMMANDS = ("compact", "context", "usage")
+# Said as memory-lane's poller took them: /cost is /usage.
+ALIASES = {"cost": "usage"}
+# Only /compact takes words after it (what to keep); "@magent /usage of the word banjo?" is a
+# question for the agent, not the command.
+TAKES_ARGUMENT = ("compact",)
 COMMAND_REASON = "command"
 # "@magent /compact keep the tour dates" — the command right after the agent's name, alone in
 # the post (what follows it is the command's argument).
@@ -34,9 +40,13 @@ def command_in(message: Message, agent: Agent) -> tuple[str, str] | None:
     if match is None or match["name"].rstrip(".-").lower() != agent.name.lower():
         return None
     command = match["command"].lower()
+    command = ALIASES.get(command, command)
     if command not in COMMANDS:
         return None
-    return command, match["rest"].strip()
+    rest = match["rest"].strip()
+    if command not in TAKES_ARGUMENT and rest.strip(".!;:") != "":
+        return None
+    return command, rest
 
 
 def run_command(

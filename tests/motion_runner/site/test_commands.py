@@ -63,6 +63,21 @@ def test_a_command_further_into_a_post_is_an_ordinary_mention(harbor):
     assert turn.reason == "mention"
 
 
+def test_usage_followed_by_words_is_a_question_not_a_command(harbor):
+    [turn] = post(harbor, "justin", "@magent /usage of the word banjo in the setlist?", sign_in="ssh")
+
+    assert turn.reason == "mention"
+    assert "of the word banjo" in turn.prompt
+
+
+@pytest.mark.parametrize("text", ["@magent /cost", "@magent /usage.", "@magent /context "])
+def test_cost_is_usage_and_a_closing_stop_is_no_argument(harbor, text):
+    [turn] = post(harbor, "justin", text, sign_in="ssh")
+
+    assert turn.reason == "command"
+    assert turn.prompt in ("/usage", "/context")
+
+
 def test_the_agents_context_fullness_is_its_newest_calls_input(harbor):
     magent = harbor.agents.get()
     MessageFactory(
