@@ -25,6 +25,10 @@ class MotionRunnerConfig(AppConfig):
 
         if insert_one not in signals.host_post_writers:
             signals.host_post_writers.append(insert_one)
+        from .runner.stopping import stop_for_host
+
+        if stop_for_host not in signals.host_stop_handlers:
+            signals.host_stop_handlers.append(stop_for_host)
         # The record binding's receivers (memory_lane: a post made in the host reaches the apps);
         # by path, as the models it loads are ready only now.
         import_string("motion_runner.record.binding")().connect()

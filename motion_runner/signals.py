@@ -147,6 +147,15 @@ commit) registers it in ``MotionRunnerConfig.ready()``, so the record package ne
 write path. With none registered, such a post stays in the host's record alone.
 """
 
+HostStop = Callable[["Motion", str, str], Any]
+host_stop_handlers: list[HostStop] = []
+"""
+Called as ``stop(motion, agent_name, by)`` by a record binding when a person stops an agent on
+the host's own page (memory-lane's ■ writes an ``interrupt`` row naming the agent and who): that
+agent's running and queued turns in the Motion stop as the thread's ■ stops them
+(``runner.stopping.stop_for_host``, registered in ``MotionRunnerConfig.ready()``).
+"""
+
 FencedAgentProvider = Callable[[], "set[str]"]
 fenced_agent_providers: list[FencedAgentProvider] = []
 """

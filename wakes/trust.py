@@ -50,7 +50,9 @@ def decide(message, trusted_names: set[str] | None = None) -> Decision:
     trusted_names = full_tools_for() if trusted_names is None else trusted_names
     if message.sender and message.sender.lower() in trusted_names:
         return Decision(FULL, f"author {message.sender} is in full_tools_for")
-    if source == "web" and message.author_id is not None:
+    # A person's post here has its author; one typed on the host's page (memory-lane's composer)
+    # has no user of ours, but the sign-in its device vouched for (record/memory_lane.py).
+    if source == "web" and (message.author_id is not None or message.sign_in):
         if message.sign_in == "ssh":
             return Decision(FULL, "typed by a person signed in with an SSH key")
         return Decision(LOOK, f"typed by a person signed in with {message.sign_in or 'no known sign-in'}")

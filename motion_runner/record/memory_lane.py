@@ -59,6 +59,23 @@ log = logging.getLogger(__name__)
 SOURCE_FILE = "ingest-mood-runner"
 # The apps' index row of a post made in the host says where it came from.
 HOST_POST_SOURCE_FILE = "memory-lane"
+# memory-lane's own page (views_auth): its composer's posts (`api_say`), and its ■ (`api_interrupt`).
+HOST_COMPOSER_SOURCE = "mood-web"
+HOST_INTERRUPT_SOURCE = "interrupt"
+
+
+def composer_sign_in(post: models.Model) -> str:
+    """How the person who typed a composer post signed in: memory-lane's `web_client` marks a
+    PickiPedia device's posts `/wiki` in their client_version; every other device is an SSH key's."""
+    parts = str(getattr(post, "client_version", "") or "").split("/")[1:]
+    return "wiki" if "wiki" in parts else "ssh"
+
+
+def is_event_row(content: Any) -> bool:
+    """memory-lane's own event rows (a stop, a deploy, a rename, a sign-in) hold a dict with a
+    `type` and no words: nobody's post."""
+    return isinstance(content, dict) and bool(content.get("type")) and not content.get("text")
+
 
 _writing: contextvars.ContextVar[bool] = contextvars.ContextVar("memory_lane_writing", default=False)
 
@@ -380,6 +397,14 @@ class MemoryLaneRecord(OwnRecord):
         which writes and announces it (mentions, the consider loop)."""
         if post.mood_id is None or Message.objects.filter(pk=post.pk).exists():
             return None
+        content = post.content
+        if post.source_file == HOST_INTERRUPT_SOURCE and isinstance(content, dict):
+            motion = self.motion_for_mood(post.mood)
+            for stop in signals.host_stop_handlers[:1]:
+                stop(motion, str(content.get("agent") or ""), str(content.get("by") or ""))
+            return None
+        if is_event_row(content):
+            return None
         motion = self.motion_for_mood(post.mood)
         sender_name = str(post.sender_id)
         stamp = post.timestamp
@@ -391,6 +416,7 @@ class MemoryLaneRecord(OwnRecord):
             # A row with a session came from a harness transcript (memory-lane's own watcher): a
             # terminal line, whose mention waits to see if it is answered; else its composer (web).
             source=Source.TERMINAL if post.session_id else Source.WEB,
+            sign_in=composer_sign_in(post) if post.source_file == HOST_COMPOSER_SOURCE else "",
             kind=Kind.TEXT,
             text=text_of(post.content),
             session_id=str(post.session_id or ""),

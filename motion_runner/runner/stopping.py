@@ -51,6 +51,15 @@ def stop_turns(motion: Motion, by: str, *, agents: list[Agent] | None = None, wh
     return turns
 
 
+def stop_for_host(motion: Motion, agent_name: str, by: str) -> list[Turn]:
+    """`signals.host_stop_handlers`: the host's page stopped this agent (its own check of who may
+    stop is done: memory-lane writes the row only for an SSH-key device)."""
+    agent = Agent.objects.filter(name__iexact=agent_name).first()
+    if agent is None:
+        return []
+    return stop_turns(motion, by or "someone", agents=[agent], why="■ on memory-lane's page")
+
+
 def raise_scram(by: str, reason: str) -> Scram:
     """Hold everything: no wake, no queued turn starts, every running turn is stopped."""
     try:

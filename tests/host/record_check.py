@@ -26,7 +26,16 @@ from django.test import Client, override_settings  # noqa: E402
 
 from motion_runner.api.auth import create_key  # noqa: E402
 from motion_runner.ingest.writer import insert_one  # noqa: E402
-from motion_runner.models import Agent, Kind, Message, Motion, Source, UnclaimedSession  # noqa: E402
+from motion_runner.models import (  # noqa: E402
+    Agent,
+    Kind,
+    Message,
+    Motion,
+    Source,
+    Turn,
+    TurnStatus,
+    UnclaimedSession,
+)
 from motion_runner.record import binding  # noqa: E402
 from motion_runner.transcripts.importer import assign_session  # noqa: E402
 from tests import recorded  # noqa: E402
@@ -132,6 +141,56 @@ def unclaimed_then_claimed(motion: Motion, agent: Agent, mood: host.Mood) -> dic
         "host_not_in_index": sorted(claimed[k][0] for k in set(claimed) - index),
         "after_repost_same": last == claimed,
         "mood": mood.slug,
+    }
+
+
+def host_page_rows(motion: Motion, mood: host.Mood, scribe: Agent, justin: host.ThinkingEntity) -> dict:
+    """What memory-lane's own page writes, as its views write it (views_auth.api_say and
+    api_interrupt): composer posts from an SSH-key device and a PickiPedia one, a ■ on a running
+    turn, and an event row that is nobody's words."""
+    from wakes.trust import decide
+
+    system = host.ThinkingEntity.objects.get_or_create(
+        name="system", defaults={"participant_type": "system", "is_biological_human": False}
+    )[0]
+    rows = {}
+    for name, client_version in (("key", "magenta-web/mobile"), ("wiki", "magenta-web/wiki")):
+        rows[name] = uuid.uuid4()
+        with transaction.atomic():
+            host.Message.objects.create(
+                id=rows[name],
+                content=f"the merch table is by the door ({name})",
+                sender=justin,
+                mood=mood,
+                source_file="mood-web",
+                client_version=client_version,
+            )
+    posts = {name: Message.objects.filter(pk=pk).first() for name, pk in rows.items()}
+    running = Turn.objects.create(
+        motion=motion, agent=scribe, prompt="count the shirts", status=TurnStatus.RUNNING
+    )
+    stop_id, deploy_id = uuid.uuid4(), uuid.uuid4()
+    with transaction.atomic():
+        host.Message.objects.create(
+            id=stop_id,
+            content={"type": "interrupt", "agent": "scribe", "by": "justin"},
+            sender=system,
+            mood=mood,
+            source_file="interrupt",
+        )
+        host.Message.objects.create(
+            id=deploy_id,
+            content={"type": "deploy", "server": "maybelle", "state": "finished", "by": "justin"},
+            sender=system,
+            mood=mood,
+            source_file="deploy",
+        )
+    running.refresh_from_db()
+    return {
+        "sign_in": {name: post.sign_in if post else None for name, post in posts.items()},
+        "modes": {name: decide(post).mode if post else None for name, post in posts.items()},
+        "stop": [running.stop_requested_at is not None, running.stopped_by],
+        "event_rows_indexed": Message.objects.filter(pk__in=[stop_id, deploy_id]).count(),
     }
 
 
@@ -465,6 +524,7 @@ def main() -> dict:
         "motion": [quay_motion.slug, quay_motion.title] if quay_motion else None,
         "index": list(Message.objects.filter(motion__slug="quay").values_list("text", flat=True)),
     }
+    seen["host_page"] = host_page_rows(motion, mood, scribe, justin)
     # memory-lane's own loggers still log, through its own handlers, their lines redacted.
     seen["logging"] = {
         "loggers": sorted(settings.LOGGING["loggers"]),

@@ -80,6 +80,17 @@ def test_an_outsiders_post_without_a_sign_in_wakes_look_only(motion):
     assert decide(MessageFactory(motion=motion, sender="anon", source="web")).mode == LOOK
 
 
+def test_a_post_typed_on_memory_lanes_page_with_an_ssh_key_device_wakes_with_full_tools(motion):
+    # memory-lane's composer: no user of ours, the sign-in its device vouched for.
+    post = MessageFactory(motion=motion, author=None, sender="justin", source="web", sign_in="ssh")
+    assert decide(post).mode == FULL
+
+
+def test_a_web_post_with_neither_an_author_nor_a_sign_in_wakes_look_only(motion):
+    post = MessageFactory(motion=motion, author=None, sender="justin", source="web", sign_in="")
+    assert decide(post).mode == LOOK
+
+
 def test_no_waking_post_wakes_look_only():
     assert (decide(None).mode, decide(None).rule) == (LOOK, "no waking post")
 

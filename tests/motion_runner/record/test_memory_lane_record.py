@@ -307,6 +307,26 @@ def test_a_post_made_in_the_apps_thread_is_filed_as_a_composer_post(seen):
     assert (person["sender"], person["sender_type"], person["source_file"]) == ("justin", "human", "mood-web")
 
 
+def test_a_post_typed_on_memory_lanes_page_with_an_ssh_key_device_wakes_with_full_tools(seen):
+    assert seen["host_page"]["sign_in"]["key"] == "ssh"
+    assert seen["host_page"]["modes"]["key"] == "full"
+
+
+def test_a_post_typed_with_a_pickipedia_sign_in_wakes_look_only(seen):
+    assert seen["host_page"]["sign_in"]["wiki"] == "wiki"
+    assert seen["host_page"]["modes"]["wiki"] == "look"
+
+
+def test_stop_on_memory_lanes_page_stops_the_agents_running_turn(seen):
+    requested, stopped_by = seen["host_page"]["stop"]
+    assert requested and stopped_by.startswith("justin")
+
+
+def test_memory_lanes_event_rows_are_nobodys_post(seen):
+    # A ■ or a deploy notice handed over as a person's empty post would start considerations.
+    assert seen["host_page"]["event_rows_indexed"] == 0
+
+
 def test_a_transcript_line_names_its_parent_or_the_parent_it_waits_for(seen):
     assert seen["lines"]["child"]["parent"] == seen["known_parent"]
     orphan = seen["lines"]["orphan"]
