@@ -6,10 +6,9 @@ import logging
 import re
 from datetime import UTC, datetime, timedelta
 
-from django.core.cache import cache
 from django.db import IntegrityError, transaction
 
-from motion_runner.api.memory_lane import held_key
+from motion_runner.api.memory_lane import lift_hold
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
@@ -166,7 +165,7 @@ def release_held(*, motion_id: str | None = None, now=None) -> int:
             status=MentionWake.Status.WOKEN, hold="", hold_until=None
         )
         if won == 1:
-            cache.delete(held_key(record.message.motion.slug, record.agent))  # lifted
+            lift_hold(record.message.motion, record.agent)
             wake_for_mention(record, late=" (held while its listening here was off)")
             woken += 1
     return woken

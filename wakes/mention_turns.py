@@ -14,11 +14,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.core.cache import cache
 from django.db import transaction
 from django.db.models import Min, Q
 
-from motion_runner.api.memory_lane import held_key
+from motion_runner.api.memory_lane import keep_hold, lift_hold
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
@@ -73,8 +72,7 @@ def show_hold(motion: Motion, agent: Agent, reason: str, until: datetime | None)
     lasts = runner_settings.MOOD_HELD_SECONDS
     if until is not None:
         lasts = max(1, min(lasts, int((until - clock.now()).total_seconds())))
-    held = {"agent": agent.name, "reason": reason, "until": until.isoformat() if until else None}
-    cache.set(held_key(motion.slug, agent), {**held, "at": clock.now().isoformat()}, timeout=lasts)
+    keep_hold(motion, agent, reason, until.isoformat() if until else None, lasts)
 
 
 def renew_holds() -> int:
@@ -179,7 +177,7 @@ def build_started_prompt(turn: Turn) -> str | None:
     if not records:
         return None
     if MentionWake.objects.filter(turn=turn).exclude(hold="").update(hold="", hold_until=None):
-        cache.delete(held_key(turn.motion.slug, turn.agent))  # lifted
+        lift_hold(turn.motion, turn.agent)
     mentions = [r.message for r in records]
     if not Message.objects.filter(pk=wake_line_id(turn.pk)).exists():
         names = ", ".join(dict.fromkeys(m.sender for m in mentions))

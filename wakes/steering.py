@@ -24,10 +24,9 @@ import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from django.core.cache import cache
 from django.db.models import F, Q
 
-from motion_runner.api.memory_lane import held_key
+from motion_runner.api.memory_lane import lift_hold
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Motion, Scram
@@ -301,5 +300,5 @@ def let_go(sender, motion: Motion, agent_names: list[str] | None, by: str, at: d
     held = set(mentions.exclude(hold="").values_list("agent_id", flat=True))
     mentions.update(status=MentionWake.Status.LET_GO, hold="", hold_until=None)
     for agent in Agent.objects.filter(pk__in=held):
-        cache.delete(held_key(motion.slug, agent))  # no longer among the holds
+        lift_hold(motion, agent)  # no longer among the holds
     states.update(considered_through=F("last_post_at"), version=F("version") + 1)

@@ -39,6 +39,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from ..conf import app_settings
 from ..models import Agent, Motion
 from ..people.access import readable_motion
+from ..record import binding
 from ..transcripts.remote import ingest_lines
 from .agent_views import AgentAPIView, BodyTooLarge, QuietView, check_speaks_for, member_motion
 from .auth import AgentKeyAuthentication, request_agent
@@ -142,6 +143,20 @@ def held_key(slug: str, agent: Agent) -> str:
     return f"motion_runner:held:{slug}:{agent.pk}"
 
 
+def keep_hold(motion: Motion, agent: Agent, reason: str, until: str | None, lasts: int) -> dict[str, Any]:
+    """Hold `agent`'s next turn in `motion` for `lasts` seconds, and why: among the Motion's holds
+    here, and on the host's page where it shows them (record binding's `show_hold`)."""
+    hold = {"agent": agent.name, "reason": reason, "until": until, "at": timezone.now().isoformat()}
+    cache.set(held_key(motion.slug, agent), hold, timeout=lasts)
+    binding().show_hold(motion, agent.name, hold, lasts)
+    return hold
+
+
+def lift_hold(motion: Motion, agent: Agent) -> None:
+    cache.delete(held_key(motion.slug, agent))
+    binding().show_hold(motion, agent.name, None, 0)
+
+
 def holds_in(motion: Motion) -> dict[str, dict[str, Any]]:
     """How each agent of `motion` is held now, by name (GET …/held/, for the thread page)."""
     found = cache.get_many([held_key(motion.slug, agent) for agent in motion.agents.all()])
@@ -190,17 +205,14 @@ class MoodHeldView(MoodAPIView):
         body = HeldBody(data=request.data)
         body.is_valid(raise_exception=True)
         reason = re.sub(r"<[^>]*>|[<>]", "", body.validated_data["reason"]).strip()[:200]
-        key = held_key(motion.slug, agent)
         if not reason:
-            cache.delete(key)
+            lift_hold(motion, agent)
             return Response({"held": None})
         until = body.validated_data["until"]
         lasts = app_settings.MOOD_HELD_SECONDS
         if until:
             lasts = max(1, min(lasts, int((datetime.fromisoformat(until) - timezone.now()).total_seconds())))
-        hold = {"agent": agent.name, "reason": reason, "until": until, "at": timezone.now().isoformat()}
-        cache.set(key, hold, timeout=lasts)
-        return Response({"held": hold})
+        return Response({"held": keep_hold(motion, agent, reason, until, lasts)})
 
 
 # --- the transcript watcher ------------------------------------------------------------------

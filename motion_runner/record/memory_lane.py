@@ -42,6 +42,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.apps import apps
+from django.core.cache import cache
 from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, models, transaction
 from django.db.models.signals import post_save
@@ -62,6 +63,8 @@ HOST_POST_SOURCE_FILE = "memory-lane"
 # memory-lane's own page (views_auth): its composer's posts (`api_say`), and its ■ (`api_interrupt`).
 HOST_COMPOSER_SOURCE = "mood-web"
 HOST_INTERRUPT_SOURCE = "interrupt"
+# How long memory-lane's page shows a hold after it was last said (its mood_view.HELD_FOR).
+HOST_HELD_SECONDS = 600
 
 
 def composer_sign_in(post: models.Model) -> str:
@@ -69,12 +72,6 @@ def composer_sign_in(post: models.Model) -> str:
     PickiPedia device's posts `/wiki` in their client_version; every other device is an SSH key's."""
     parts = str(getattr(post, "client_version", "") or "").split("/")[1:]
     return "wiki" if "wiki" in parts else "ssh"
-
-
-def is_event_row(content: Any) -> bool:
-    """memory-lane's own event rows (a stop, a deploy, a rename, a sign-in) hold a dict with a
-    `type` and no words: nobody's post."""
-    return isinstance(content, dict) and bool(content.get("type")) and not content.get("text")
 
 
 _writing: contextvars.ContextVar[bool] = contextvars.ContextVar("memory_lane_writing", default=False)
@@ -355,6 +352,26 @@ class MemoryLaneRecord(OwnRecord):
         if last is not None and last.stop_reason is None:
             host_model("message").objects.filter(pk=last.pk).update(stop_reason=turn_stop(message))
 
+    # --- how things stand, where memory-lane's page reads it ----------------------------------
+
+    def show_hold(self, motion: Motion, agent_name: str, hold: dict[str, Any] | None, lasts: int) -> None:
+        """memory-lane's page shows a runner's holds from Django's cache, one dict per Mood under
+        `held:<slug>`: `{agent: {reason, until, at (epoch seconds)}}`, each lapsing HOST_HELD_SECONDS
+        after its `at` (its `mood_view.set_held` and `held_in`). A read, a change and a write, as
+        memory-lane's own writer does."""
+        key = f"held:{self.mood_for(motion).slug}"
+        now = timezone.now().timestamp()
+        state = {
+            name: entry
+            for name, entry in (cache.get(key) or {}).items()
+            if isinstance(entry, dict) and now - float(entry.get("at") or 0) < HOST_HELD_SECONDS
+        }
+        if hold is None:
+            state.pop(agent_name, None)
+        else:
+            state[agent_name] = {"reason": hold["reason"], "until": hold["until"], "at": now}
+        cache.set(key, state, HOST_HELD_SECONDS)
+
     # --- a post made in the host --------------------------------------------------------------
 
     def connect(self) -> None:
@@ -403,7 +420,11 @@ class MemoryLaneRecord(OwnRecord):
             for stop in signals.host_stop_handlers[:1]:
                 stop(motion, str(content.get("agent") or ""), str(content.get("by") or ""))
             return None
-        if is_event_row(content):
+        words = text_of(content)
+        if not words.strip():
+            # memory-lane's event rows (a deploy, a rename, a sign-in: a dict, no words) and its
+            # watcher's tool lines are nobody's post: handed over, an empty "post" would start
+            # considerations.
             return None
         motion = self.motion_for_mood(post.mood)
         sender_name = str(post.sender_id)
@@ -418,7 +439,7 @@ class MemoryLaneRecord(OwnRecord):
             source=Source.TERMINAL if post.session_id else Source.WEB,
             sign_in=composer_sign_in(post) if post.source_file == HOST_COMPOSER_SOURCE else "",
             kind=Kind.TEXT,
-            text=text_of(post.content),
+            text=words,
             session_id=str(post.session_id or ""),
             source_file=HOST_POST_SOURCE_FILE,
             created_at=datetime.fromtimestamp(stamp / 1000, tz=UTC) if stamp else timezone.now(),

@@ -224,6 +224,7 @@ def main() -> dict:
         post(client, key, "harbor-of-moods", "stream", {"session_id": session, "events": events}),
         post(client, key, "harbor", "held", {"reason": "at its hourly cap"}),
     ]
+    seen["host_held"] = page.held_in(mood.slug)
     seen["activity_after_turn"] = page.activity(mood)
     seen["waiting_line_mood"] = host.Message.objects.get(pk=waiting_id).mood.slug
 
@@ -525,6 +526,8 @@ def main() -> dict:
         "index": list(Message.objects.filter(motion__slug="quay").values_list("text", flat=True)),
     }
     seen["host_page"] = host_page_rows(motion, mood, scribe, justin)
+    post(client, key, "harbor", "held", {"reason": ""})
+    seen["host_held_lifted"] = page.held_in(mood.slug)
     # memory-lane's own loggers still log, through its own handlers, their lines redacted.
     seen["logging"] = {
         "loggers": sorted(settings.LOGGING["loggers"]),

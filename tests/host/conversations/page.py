@@ -13,6 +13,8 @@
 - `activity(mood, now)`: the agent at work from its first line after its last turn end (its row
   stamped with a TURN_ENDS stop reason) until the next; system rows say nothing.
 - `message_count(mood)`: the rows not sent by `system`.
+- `held_in(slug)`: the runners' holds, from Django's cache under `held:<slug>`: one dict per Mood,
+  `{agent: {reason, until, at (epoch seconds)}}`, an entry lapsing 600 s after its `at`.
 """
 
 from __future__ import annotations
@@ -138,3 +140,17 @@ def activity(mood, now: float | None = None) -> dict | None:
 
 def message_count(mood) -> int:
     return mood.messages.exclude(sender_id="system").count()
+
+
+HELD_FOR = 600
+
+
+def held_in(slug: str, now: float | None = None) -> dict:
+    from django.core.cache import cache
+
+    now = now or time.time()
+    return {
+        agent: hold
+        for agent, hold in (cache.get(f"held:{slug}") or {}).items()
+        if now - hold["at"] < HELD_FOR
+    }

@@ -327,6 +327,15 @@ def test_memory_lanes_event_rows_are_nobodys_post(seen):
     assert seen["host_page"]["event_rows_indexed"] == 0
 
 
+def test_a_hold_shows_on_memory_lanes_page_as_its_runners_holds_do(seen):
+    held = seen["host_held"]["scribe"]
+    assert held["reason"] == "at its hourly cap" and held["until"] is None
+
+
+def test_a_lifted_hold_is_gone_from_memory_lanes_page(seen):
+    assert "scribe" not in seen["host_held_lifted"]
+
+
 def test_a_transcript_line_names_its_parent_or_the_parent_it_waits_for(seen):
     assert seen["lines"]["child"]["parent"] == seen["known_parent"]
     orphan = seen["lines"]["orphan"]
