@@ -27,6 +27,7 @@ UNTAINTING_REASONS = ("compact", "command")
 class SessionChoice:
     session_id: str | None  # None: a fresh session
     note: str  # "" when there was nothing to choose
+    fresh_because: str = ""  # why a fresh session and not the latest (for the agent's prompt)
 
 
 def look_only_wake_in(session_id: str, exclude_turn: int | None = None) -> Turn | None:
@@ -52,4 +53,4 @@ def choose_session(
             latest,
             f"resumes session {latest[:8]}… though {why} (dial full_tools_after_look_only: resume)",
         )
-    return SessionChoice(None, f"a fresh session, not {latest[:8]}…: {why}")
+    return SessionChoice(None, f"a fresh session, not {latest[:8]}…: {why}", fresh_because=why)

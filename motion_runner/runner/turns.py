@@ -285,6 +285,9 @@ def wake_line_id(turn_id: int) -> str:
     return system_uuid("wake", turn_id)
 
 
+FRESH_SESSION_OPENING = "(A fresh session:"
+
+
 def session_for_launch(turn: Turn) -> str | None:
     """The session to resume, chosen again now (a look-only wake may have run in it since the
     turn was queued). The thread is told unless its wake line already said the same (a turn
@@ -303,6 +306,14 @@ def session_for_launch(turn: Turn) -> str | None:
         choice.note[:300] == turn.session_note
         and Message.objects.filter(pk=wake_line_id(turn.pk), text__contains=turn.session_note).exists()
     )
+    if choice.fresh_because and not turn.prompt.startswith(FRESH_SESSION_OPENING):
+        # The agent is told too: it would otherwise take the missing context for a lapse of its own.
+        turn.prompt = (
+            f"{FRESH_SESSION_OPENING} your latest session here had {choice.fresh_because}, and what a "
+            "look-only wake read is not carried into a turn with full tools. Nothing of that session "
+            f"is in your context; what was said here is below.)\n\n{turn.prompt}"
+        )
+        Turn.objects.filter(pk=turn.pk).update(prompt=turn.prompt)
     if choice.note and not already_said:
         Turn.objects.filter(pk=turn.pk).update(session_note=choice.note[:300])
         post_system_message(

@@ -60,6 +60,29 @@ def test_a_full_tools_wake_after_a_look_only_wake_starts_a_fresh_session_and_say
     assert Message.objects.filter(turn=turn, kind=Kind.WAKE).count() == 1  # said once
 
 
+def test_the_agent_is_told_its_turn_starts_a_fresh_session_and_why(room, clock):
+    session_of(room, ("look", "a watch line"))
+    turn = justin_mentions_magent(room, clock)
+    queued = turn.prompt
+
+    assert session_for_launch(turn) is None
+
+    turn.refresh_from_db()
+    first, rest = turn.prompt.split("\n\n", 1)
+    assert first.startswith("(A fresh session:") and "a watch line" in first
+    assert rest == queued  # the wake itself, footer last, unchanged
+
+
+def test_a_resumed_session_is_told_nothing(room, clock):
+    session_of(room, ("full", "typed by a person signed in with an SSH key"))
+    turn = justin_mentions_magent(room, clock)
+    queued = turn.prompt
+
+    assert session_for_launch(turn) == SESSION
+    turn.refresh_from_db()
+    assert turn.prompt == queued
+
+
 def test_a_full_tools_turn_queued_without_a_wake_line_says_it_at_launch(room):
     """`manage.py wake --mode full` queues a turn with no wake line: the runner says it."""
     session_of(room, ("look", "a watch line"))
