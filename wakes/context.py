@@ -34,6 +34,7 @@ from motion_runner.people.access import access
 
 from . import clock
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from .mentions import mentioned_names
 from .models.dials import Resolved, resolve
 from .quoting import FRAME, LEAD_IN, defuse, posts_of, quote, thread_link
 from .screen import digest
@@ -58,6 +59,10 @@ ASKS = {
         "You were not mentioned: you are considering whether to say something. If you have something "
         "that would genuinely help (a fact, a connection, a question), say it briefly; most of the "
         "time the right answer is to stay quiet."
+    ),
+    # An agent (or a terminal post) mentioned it, so the loop considers it rather than a mention waking it.
+    "new_posts_mentioned": (
+        "Answer in the thread if it helps; say it briefly. If there is nothing for you here, stay quiet."
     ),
     "quiet": (
         "Is there something worth picking up, following up or finishing? Nobody is waiting on you: "
@@ -244,8 +249,10 @@ def render(
     extra: str = "",
     summarize: bool = True,
     tail: str = "",
+    ask: str = "",
 ) -> str:
-    """The framed prompt (before the footer, which finalize_prompt adds), within its bound."""
+    """The framed prompt (before the footer, which finalize_prompt adds), within its bound; `ask`
+    in place of the reason's own (ASKS)."""
     cap = dials.dials.read_post_chars
     older = older_part(motion, agent, reading, dials, summarize=summarize)
 
@@ -289,7 +296,7 @@ def render(
             lines += [quote(p, cap, new=False) for p in read.posts]
         if tail:
             lines += ["", tail]
-        lines += [f"</{FRAME}>", "", ASKS.get(reason, ASKS["mention"]) + " " + SILENT_HINT]
+        lines += [f"</{FRAME}>", "", (ask or ASKS.get(reason, ASKS["mention"])) + " " + SILENT_HINT]
         return "\n".join(lines)
 
     lead, posts, dropped = list(reading.lead_in), list(reading.posts), 0
@@ -361,17 +368,29 @@ def new_posts_prompt(
     reading = read_since(motion.pk, agent, dials, since=since, through=through)
     if previous_through is not None and (since is None or previous_through > since):
         reading.new_since = previous_through
+    # Another agent's @mention reaches the agent here, not as a mention wake (handlers.mention).
+    asking = [post for post in posts if agent.name in mentioned_names(post.text, [agent.name])]
+    if asking:
+        opening = (
+            f"{who(asking)} mentioned you (@{agent.name}) in the Motion “{motion}”. This is what was said "
+            "since you last spoke, newest last; ► marks what was posted since you last looked."
+        )
+    else:
+        opening = (
+            f"Nobody asked you anything in the Motion “{motion}”. This is what was said since you last "
+            "spoke, newest last; ► marks what was posted since you last looked."
+        )
     return render(
         motion,
         agent,
         "new_posts",
-        f"Nobody asked you anything in the Motion “{motion}”. This is what was said since you last spoke, "
-        "newest last; ► marks what was posted since you last looked.",
+        opening,
         reading,
         dials,
         heading="The Motion lately:",
         linked=linked_reading(posts, motion, dials),
         summarize=summarize,
+        ask=ASKS["new_posts_mentioned"] if asking else "",
     )
 
 

@@ -13,7 +13,7 @@ from motion_runner.runner.turns import build_prompt_at_start
 from tests.factories import MessageFactory, MotionFactory, UserFactory
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, Text, Usage
 from tests.wakes_support import clock, dials, finish, loop, room, say
-from wakes.context import quiet_prompt
+from wakes.context import new_posts_prompt, quiet_prompt
 from wakes.footer import wake_footer
 from wakes.models import Spend
 from wakes.screen import screen_text
@@ -195,6 +195,23 @@ def test_a_mention_older_than_every_post_read_is_still_quoted(room, clock, setti
     # meanwhile 0-2, past the five read, are counted where they were said: after the mention.
     assert prompt.index("which van has the merch?") < prompt.index("(3 earlier posts not shown.)")
     assert prompt.index("(3 earlier posts not shown.)") < prompt.index("meanwhile 3")
+
+
+def test_a_consideration_of_another_agents_mention_says_who_asked(room, clock):
+    posts = [say(room.motion, room.codey, "@magent can you check the merch count?", clock)]
+
+    prompt = new_posts_prompt(room.motion, room.magent, posts)
+
+    assert "codey mentioned you (@magent)" in prompt
+    assert "Nobody asked you anything" not in prompt and "You were not mentioned" not in prompt
+
+
+def test_a_consideration_nobody_mentioned_the_agent_in_says_so(room, clock):
+    posts = [say(room.motion, room.codey, "the merch count is 40", clock)]
+
+    prompt = new_posts_prompt(room.motion, room.magent, posts)
+
+    assert "Nobody asked you anything" in prompt and "You were not mentioned" in prompt
 
 
 def test_a_post_cannot_close_the_frame_or_pass_for_the_footer(room, clock):
