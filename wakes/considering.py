@@ -24,6 +24,7 @@ from .models import Consideration, ListenState, Spend
 from .models.dials import resolve
 from .models.listening import WakeKind
 from .screen import screen_posts
+from .steering import steering_for
 from .wake import human_duration, wake
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,13 @@ def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=No
     c = Consideration.objects.select_related("motion", "agent").get(pk=consideration_id)
     now = clock.now()
     dials = resolve(c.motion_id, c.agent_id)
-    screening = c.kind == WakeKind.NEW_POSTS and dials.screen_enabled
+    # A room that made the agent chatty welcomes its thoughts: its posts go to it unscreened, as
+    # memory-lane's poller did.
+    screening = (
+        c.kind == WakeKind.NEW_POSTS
+        and dials.screen_enabled
+        and steering_for(c.motion_id, c.agent_id).discretion != "chatty"
+    )
     envelope = reserve(c, dials, now, screen=screening)
     if isinstance(envelope, Refusal):
         return refuse(c, envelope)
