@@ -4,6 +4,7 @@ import factory
 from django.contrib.auth import get_user_model
 
 from motion_runner.models import Agent, AgentKey, Message, Motion, Turn
+from wakes import clock
 
 
 class UserFactory(factory.django.DjangoModelFactory):
@@ -71,3 +72,15 @@ class WatchFactory(factory.django.DjangoModelFactory):
     kind = "web_page"
     target = factory.Sequence(lambda n: f"https://example.org/page-{n}")
     wake = "consider"
+
+
+class SteerFactory(factory.django.DjangoModelFactory):
+    """A thread menu's row (wakes.Steer): `setting` and `value` for the pair, said by justin now."""
+
+    class Meta:
+        model = "wakes.Steer"
+
+    motion = factory.SubFactory(MotionFactory)
+    agent = factory.SubFactory(AgentFactory)
+    by_name = "justin"
+    at = factory.LazyFunction(lambda: clock.now())  # looked up at each call: tests set the clock

@@ -8,10 +8,11 @@ from decimal import Decimal
 import pytest
 
 from motion_runner.models import Kind, Message, Turn
+from tests.factories import SteerFactory
 from tests.fakes.anthropic_api import ApiError, FakeAnthropic, Garbage, Hang, Reply, Text, Usage
 from tests.wakes_support import Driver, clock, dials, finish, room, say
 from wakes.budget import full_in_last_hour
-from wakes.models import Consideration, DialOverride, Spend, Steer
+from wakes.models import Consideration, DialOverride, Spend
 from wakes.screen import screen_posts
 
 pytestmark = pytest.mark.django_db
@@ -125,14 +126,7 @@ def test_a_screen_can_be_turned_off_for_one_motion(room, clock, loop, api):
 
 def test_an_agent_the_room_made_chatty_is_not_screened(room, clock, loop, api):
     # As memory-lane's poller did: "chatty" means the people welcome its thoughts.
-    Steer.objects.create(
-        motion=room.motion,
-        agent=room.magent,
-        setting="discretion",
-        value="chatty",
-        by_name="justin",
-        at=clock.now(),
-    )
+    SteerFactory(motion=room.motion, agent=room.magent, setting="discretion", value="chatty")
     c = consider_a_post(room, clock, loop)
     assert c.status == Consideration.Status.WOKEN and api.requests == []
 
