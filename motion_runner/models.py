@@ -139,6 +139,11 @@ class Source(models.TextChoices):
     SYSTEM = "system"
 
 
+# The `source_file` of the apps' row for a post made in the host's own record (memory-lane's
+# composer), handed over by the record binding; trust reads the sign-in its host vouched for.
+HOST_POST_SOURCE_FILE = "memory-lane"
+
+
 class Kind(models.TextChoices):
     TEXT = "text"
     TOOL_CALL = "tool_call"
@@ -284,6 +289,11 @@ class Turn(models.Model):
         max_length=300,
         blank=True,
         help_text="Which session the turn was to use and why, as the thread was told.",
+    )
+    carries_taint = models.BooleanField(
+        default=False,
+        help_text="A look-only maintenance turn (a compaction, a person's command) that resumed a session "
+        "a look-only wake ran in: the session it forks counts as tainted too (runner/sessions.py).",
     )
     pid = models.IntegerField(null=True, blank=True)
     pgid = models.IntegerField(null=True, blank=True, help_text="The harness's process group.")

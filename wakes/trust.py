@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from motion_runner.models import HOST_POST_SOURCE_FILE
+
 from .models.dials import current_dials
 
 LOOK = "look"
@@ -52,7 +54,7 @@ def decide(message, trusted_names: set[str] | None = None) -> Decision:
         return Decision(FULL, f"author {message.sender} is in full_tools_for")
     # A person's post here has its author; one typed on the host's page (memory-lane's composer)
     # has no user of ours, but the sign-in its device vouched for (record/memory_lane.py).
-    if source == "web" and (message.author_id is not None or message.sign_in):
+    if source == "web" and (message.author_id is not None or message.source_file == HOST_POST_SOURCE_FILE):
         if message.sign_in == "ssh":
             return Decision(FULL, "typed by a person signed in with an SSH key")
         return Decision(LOOK, f"typed by a person signed in with {message.sign_in or 'no known sign-in'}")

@@ -50,7 +50,7 @@ from django.utils import timezone
 
 from .. import signals
 from ..conf import app_settings as settings
-from ..models import Agent, Kind, Message, Motion, Source
+from ..models import HOST_POST_SOURCE_FILE, Agent, Kind, Message, Motion, Source
 from .memory_lane_rows import host_row, parent_of, turn_stop, unindexed_row
 from .own import OwnRecord
 
@@ -59,18 +59,23 @@ log = logging.getLogger(__name__)
 # memory-lane's mood runner marks its lines so; a host row with it came from here.
 SOURCE_FILE = "ingest-mood-runner"
 # The apps' index row of a post made in the host says where it came from.
-HOST_POST_SOURCE_FILE = "memory-lane"
 # memory-lane's own page (views_auth): its composer's posts (`api_say`), and its ■ (`api_interrupt`).
 HOST_COMPOSER_SOURCE = "mood-web"
 HOST_INTERRUPT_SOURCE = "interrupt"
+HOST_WEB_CLIENT = "magenta-web"
+# memory-lane's machinery senders: their rows are never anyone's words (its MACHINERY_SENDERS).
+HOST_MACHINERY_SENDERS = ("system", "tool-result")
 # How long memory-lane's page shows a hold after it was last said (its mood_view.HELD_FOR).
 HOST_HELD_SECONDS = 600
 
 
 def composer_sign_in(post: models.Model) -> str:
-    """How the person who typed a composer post signed in: memory-lane's `web_client` marks a
-    PickiPedia device's posts `/wiki` in their client_version; every other device is an SSH key's."""
-    parts = str(getattr(post, "client_version", "") or "").split("/")[1:]
+    """How the person who typed a composer post signed in: memory-lane's `web_client` writes
+    `magenta-web[/mobile][/wiki]`, `/wiki` for a PickiPedia device; its other devices are SSH keys'.
+    Anything else (no client_version, another writer) vouches for nothing."""
+    client, *parts = str(getattr(post, "client_version", "") or "").split("/")
+    if client != HOST_WEB_CLIENT:
+        return ""
     return "wiki" if "wiki" in parts else "ssh"
 
 
@@ -421,7 +426,7 @@ class MemoryLaneRecord(OwnRecord):
                 stop(motion, str(content.get("agent") or ""), str(content.get("by") or ""))
             return None
         words = text_of(content)
-        if not words.strip():
+        if not words.strip() or str(post.sender_id) in HOST_MACHINERY_SENDERS:
             # memory-lane's event rows (a deploy, a rename, a sign-in: a dict, no words) and its
             # watcher's tool lines are nobody's post: handed over, an empty "post" would start
             # considerations.
@@ -429,15 +434,17 @@ class MemoryLaneRecord(OwnRecord):
         motion = self.motion_for_mood(post.mood)
         sender_name = str(post.sender_id)
         stamp = post.timestamp
+        agent = Agent.objects.filter(name=sender_name).first()
         message = Message(
             id=post.pk,
             motion=motion,
             sender=sender_name,
-            agent=Agent.objects.filter(name=sender_name).first(),
+            agent=agent,
             # A row with a session came from a harness transcript (memory-lane's own watcher): a
             # terminal line, whose mention waits to see if it is answered; else its composer (web).
             source=Source.TERMINAL if post.session_id else Source.WEB,
-            sign_in=composer_sign_in(post) if post.source_file == HOST_COMPOSER_SOURCE else "",
+            # A person's sign-in: an agent's entity posting through a device vouches for nothing.
+            sign_in=composer_sign_in(post) if post.source_file == HOST_COMPOSER_SOURCE and not agent else "",
             kind=Kind.TEXT,
             text=words,
             session_id=str(post.session_id or ""),

@@ -31,8 +31,11 @@ class SessionChoice:
 
 
 def look_only_wake_in(session_id: str, exclude_turn: int | None = None) -> Turn | None:
-    """The latest look-only wake that ran in this session, if any."""
-    turns = Turn.objects.filter(session_id=session_id, mode=LOOK).exclude(reason__in=UNTAINTING_REASONS)
+    """The latest look-only wake that ran in this session, if any: a maintenance turn counts only
+    when the session it resumed was tainted (`carries_taint`: its fork holds what that read)."""
+    turns = Turn.objects.filter(session_id=session_id, mode=LOOK).exclude(
+        reason__in=UNTAINTING_REASONS, carries_taint=False
+    )
     if exclude_turn is not None:
         turns = turns.exclude(pk=exclude_turn)
     return turns.order_by("-queued_at", "-pk").first()
@@ -54,3 +57,13 @@ def choose_session(
             f"resumes session {latest[:8]}… though {why} (dial full_tools_after_look_only: resume)",
         )
     return SessionChoice(None, f"a fresh session, not {latest[:8]}…: {why}", fresh_because=why)
+
+
+def mark_inherited_taint(turn: Turn, resumed: str | None) -> None:
+    """A maintenance turn about to resume a session a look-only wake ran in carries that taint
+    into the session it forks (Claude Code's `--fork-session` gives it an id of its own)."""
+    if turn.reason not in UNTAINTING_REASONS or not resumed or turn.carries_taint:
+        return
+    if look_only_wake_in(resumed, exclude_turn=turn.pk) is not None:
+        turn.carries_taint = True
+        Turn.objects.filter(pk=turn.pk).update(carries_taint=True)

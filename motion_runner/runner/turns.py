@@ -36,7 +36,7 @@ from .ending import end_queued, fail_before_launch, finish_turn, judge
 from .limits import limits_for
 from .process import TURN_MARKER, Outcome, ProcessResult, run_streaming
 from .routing import send_turn
-from .sessions import choose_session
+from .sessions import choose_session, mark_inherited_taint
 from .stop_bell import StopBell
 from .turn_run import TurnRun, while_database_away
 
@@ -302,6 +302,7 @@ def session_for_launch(turn: Turn) -> str | None:
         resume_after_look_only=turn.resume_after_look_only,
         turn_id=turn.pk,
     )
+    mark_inherited_taint(turn, choice.session_id)
     already_said = (
         choice.note[:300] == turn.session_note
         and Message.objects.filter(pk=wake_line_id(turn.pk), text__contains=turn.session_note).exists()

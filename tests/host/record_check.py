@@ -154,7 +154,11 @@ def host_page_rows(motion: Motion, mood: host.Mood, scribe: Agent, justin: host.
         name="system", defaults={"participant_type": "system", "is_biological_human": False}
     )[0]
     rows = {}
-    for name, client_version in (("key", "magenta-web/mobile"), ("wiki", "magenta-web/wiki")):
+    for name, client_version in (
+        ("key", "magenta-web/mobile"),
+        ("wiki", "magenta-web/wiki"),
+        ("unmarked", None),
+    ):
         rows[name] = uuid.uuid4()
         with transaction.atomic():
             host.Message.objects.create(

@@ -82,8 +82,16 @@ def test_an_outsiders_post_without_a_sign_in_wakes_look_only(motion):
 
 def test_a_post_typed_on_memory_lanes_page_with_an_ssh_key_device_wakes_with_full_tools(motion):
     # memory-lane's composer: no user of ours, the sign-in its device vouched for.
-    post = MessageFactory(motion=motion, author=None, sender="justin", source="web", sign_in="ssh")
+    post = MessageFactory(
+        motion=motion, author=None, sender="justin", source="web", sign_in="ssh", source_file="memory-lane"
+    )
     assert decide(post).mode == FULL
+
+
+def test_an_authorless_web_post_that_did_not_come_from_the_host_never_vouches(motion):
+    # e.g. a person's post kept after their user was deleted (author set to NULL).
+    post = MessageFactory(motion=motion, author=None, sender="justin", source="web", sign_in="ssh")
+    assert decide(post).mode == LOOK
 
 
 def test_a_web_post_with_neither_an_author_nor_a_sign_in_wakes_look_only(motion):

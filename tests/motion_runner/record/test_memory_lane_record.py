@@ -317,6 +317,11 @@ def test_a_post_typed_with_a_pickipedia_sign_in_wakes_look_only(seen):
     assert seen["host_page"]["modes"]["wiki"] == "look"
 
 
+def test_a_composer_post_no_device_marked_vouches_for_nothing(seen):
+    assert seen["host_page"]["sign_in"]["unmarked"] == ""
+    assert seen["host_page"]["modes"]["unmarked"] == "look"
+
+
 def test_stop_on_memory_lanes_page_stops_the_agents_running_turn(seen):
     requested, stopped_by = seen["host_page"]["stop"]
     assert requested and stopped_by.startswith("justin")

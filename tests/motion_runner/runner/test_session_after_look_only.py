@@ -19,6 +19,7 @@ from wakes.commands import COMMAND_REASON, COMMANDS
 pytestmark = pytest.mark.django_db
 
 SESSION = "5e55a0b1-0000-4000-8000-000000000001"
+FORK = "5e55a0b1-0000-4000-8000-000000000002"
 
 
 def session_of(room, *turns: tuple[str, str]) -> str:
@@ -145,6 +146,18 @@ def test_a_command_a_person_asked_for_does_not_count_as_a_look_only_wake(room, c
     )
 
     assert session_for_launch(justin_mentions_magent(room, clock)) == SESSION
+
+
+def test_a_command_that_resumed_a_tainted_session_passes_the_taint_to_its_fork(room, clock):
+    # A watch line woke @magent look-only in S; Justin's /usage resumed S and forked S2 (Claude
+    # Code's --fork-session); what the watch wake read is in S2 too.
+    session_of(room, ("look", "a watch line"))
+    command = TurnFactory(motion=room.motion, agent=room.magent, mode="look", reason=COMMAND_REASON)
+    assert session_for_launch(command) == SESSION
+    Turn.objects.filter(pk=command.pk).update(session_id=FORK)
+    MotionSession.objects.create(session_id=FORK, motion=room.motion, agent=room.magent)
+
+    assert session_for_launch(justin_mentions_magent(room, clock)) is None
 
 
 def test_a_look_only_wake_resumes_the_session_as_before(room, clock):
