@@ -304,9 +304,7 @@ def render(
 
     def droppable() -> int | None:
         """The oldest post the bound may drop: never a kept one, never the last one."""
-        if len(posts) < 2:
-            return None
-        return next((i for i, post in enumerate(posts) if post.pk not in reading.kept), None)
+        return next((i for i, post in enumerate(posts[:-1]) if post.pk not in reading.kept), None)
 
     text = build(lead, posts, dropped)
     while len(text) > bound and (lead or droppable() is not None):

@@ -13,6 +13,7 @@ from django.db.models import Exists, FilteredRelation, OuterRef, Q, Subquery
 from django.shortcuts import render
 from django.urls import reverse
 
+from motion_runner.api.bounds import MAX_SHOWN_TYPING
 from motion_runner.models import Message, Motion, Scram
 from motion_runner.people.access import access
 from motion_runner.people.context import sign_in_of
@@ -125,7 +126,8 @@ def typers(rows: list[tuple], now: datetime) -> list[str]:
         ttl = timedelta(seconds=TYPING_TTL_DEFAULT if seconds is None else seconds)
         if who is not None and at > now - ttl:
             typing.append(who)
-    return sorted(typing)
+    # As many as a poll may name back (`typing=`), so a crowd's page can ask with what it shows.
+    return sorted(typing)[:MAX_SHOWN_TYPING]
 
 
 def someone_else_typed(motion: Motion, since: datetime, reader: str | None, shown: list[str] | None) -> bool:

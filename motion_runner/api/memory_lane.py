@@ -19,6 +19,7 @@ answer that would change on a retry is a 200 with the per-event counts instead.
 from __future__ import annotations
 
 import hmac
+import logging
 import re
 from datetime import datetime
 from typing import Any
@@ -139,6 +140,9 @@ class HeldBody(serializers.Serializer):
         return moment.isoformat()
 
 
+log = logging.getLogger(__name__)
+
+
 def held_key(slug: str, agent: Agent) -> str:
     return f"motion_runner:held:{slug}:{agent.pk}"
 
@@ -148,13 +152,22 @@ def keep_hold(motion: Motion, agent: Agent, reason: str, until: str | None, last
     here, and on the host's page where it shows them (record binding's `show_hold`)."""
     hold = {"agent": agent.name, "reason": reason, "until": until, "at": timezone.now().isoformat()}
     cache.set(held_key(motion.slug, agent), hold, timeout=lasts)
-    binding().show_hold(motion, agent.name, hold, lasts)
+    show_in_host(motion, agent, hold, lasts)
     return hold
 
 
 def lift_hold(motion: Motion, agent: Agent) -> None:
     cache.delete(held_key(motion.slug, agent))
-    binding().show_hold(motion, agent.name, None, 0)
+    show_in_host(motion, agent, None, 0)
+
+
+def show_in_host(motion: Motion, agent: Agent, hold: dict[str, Any] | None, lasts: int) -> None:
+    # Only what the host's page shows: a failure there must not lose the mention or the stop
+    # its caller is in the middle of (release_held, let_go).
+    try:
+        binding().show_hold(motion, agent.name, hold, lasts)
+    except Exception:
+        log.exception("the hold of @%s in %s could not be shown on the host's page", agent.name, motion.pk)
 
 
 def holds_in(motion: Motion) -> dict[str, dict[str, Any]]:

@@ -214,6 +214,17 @@ def test_a_consideration_nobody_mentioned_the_agent_in_says_so(room, clock):
     assert "Nobody asked you anything" in prompt and "You were not mentioned" in prompt
 
 
+def test_the_bound_keeps_the_newest_post_even_after_kept_mentions(room, clock):
+    dials(prompt_max_chars=9000, reads=100_000, read_post_chars=3000)
+    turn = mention_turn(room, clock, "@magent first question " + "q" * 2500)
+    say(room.motion, room.justin, "@magent second question " + "r" * 2500, clock.advance(1) and clock)
+    say(room.motion, room.rosemary, "the newest word " + "n" * 2500, clock.advance(1) and clock)
+
+    prompt = started(turn)
+
+    assert "the newest word" in prompt and "second question" in prompt
+
+
 def test_a_post_cannot_close_the_frame_or_pass_for_the_footer(room, clock):
     say(
         room.motion,

@@ -12,7 +12,7 @@ from motion_runner.models import Kind, Message, TurnStatus
 from tests.paths import ROOT
 from tests.wakes_support import clock, finish, loop, room, say
 from wakes.models import Consideration, TypingPing
-from wakes.views import someone_else_typed
+from wakes.views import someone_else_typed, thread_poll_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -107,6 +107,14 @@ def test_a_poll_that_shows_nothing_has_news_only_of_a_ping_after_it_began(room, 
     TypingPing.objects.create(motion=room.motion, who="rosemary", at=clock.now() - timedelta(seconds=1))
     assert not someone_else_typed(room.motion, clock.now(), "justin", shown=None)
     assert someone_else_typed(room.motion, clock.now() - timedelta(seconds=2), "justin", shown=None)
+
+
+def test_a_crowd_typing_is_shown_as_many_as_a_poll_may_name_back(room, clock):
+    for n in range(60):
+        TypingPing.objects.create(motion=room.motion, who=f"p{n:02d}", at=clock.now())
+    shown = thread_poll_fields(room.motion, "justin")["typing"]
+    assert len(shown) == 50
+    assert not someone_else_typed(room.motion, clock.now(), "justin", shown=shown)  # no answer at once
 
 
 def test_saying_you_stopped_typing_needs_a_signed_in_person(room, client, clock):

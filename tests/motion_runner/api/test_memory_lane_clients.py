@@ -25,6 +25,7 @@ from django.core.cache import cache
 from motion_runner.api.memory_lane import held_key
 from motion_runner.ingest.sessions import claim_session
 from motion_runner.models import Message, MotionSession, TranscriptFile, UnclaimedSession
+from motion_runner.record import binding
 from motion_runner.record.own import OwnRecord
 from motion_runner.transcripts.importer import assign_session
 from tests import recorded
@@ -216,6 +217,15 @@ def test_a_hold_is_a_200_naming_it_and_an_empty_reason_lifts_it(client, scribe):
     assert held.json()["held"]["reason"] == "waiting on CI"
     lifted = mood_post(client, "/api/moods/harbor/held/", {"reason": "", "until": None})
     assert lifted.status_code == 200 and lifted.json() == {"held": None}
+
+
+def test_a_hold_the_hosts_page_cannot_show_is_still_kept_here(client, scribe, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("the host's cache is down")
+
+    monkeypatch.setattr(type(binding()), "show_hold", broken)
+    held = mood_post(client, "/api/moods/harbor/held/", {"reason": "waiting on CI", "until": None})
+    assert held.status_code == 200 and held.json()["held"]["reason"] == "waiting on CI"
 
 
 def test_a_hold_with_a_bad_until_is_a_400_in_memory_lanes_error_shape(client, scribe):
