@@ -23,7 +23,16 @@ from motion_runner.runner.stopping import ScramHeld, lift_scram, raise_scram
 from .handlers import release_held
 from .models import Dials, Steer
 from .requests import person_may_grant
-from .steering import AGENT_SETTINGS, WIDENING, SteerError, change, context_fullness, describe, steering_for
+from .steering import (
+    AGENT_SETTINGS,
+    WIDENING,
+    WIDENING_VALUES,
+    SteerError,
+    change,
+    context_fullness,
+    describe,
+    steering_for,
+)
 
 
 class ScramSerializer(serializers.ModelSerializer):
@@ -139,7 +148,7 @@ class SteerView(APIView):
         body.is_valid(raise_exception=True)
         data = body.validated_data
         setting = data["setting"]
-        if setting in WIDENING:
+        if setting in WIDENING or data.get("value") in WIDENING_VALUES.get(setting, ()):
             allowed, why = person_may_grant(request.user, sign_in_of(request))
             if not allowed:
                 raise PermissionDenied(f"{setting} widens what an agent may spend or read: {why}")

@@ -56,6 +56,8 @@ AGENT_SETTINGS = (
 MOTION_SETTINGS = (S.RULES, S.ARCHIVED)
 # Widening trust or spend: only people who may grant full tools set these.
 WIDENING = (S.MODEL, S.MENTION_EFFORT, S.CONSIDER_EFFORT, S.READS)
+# Values of other settings that widen: a chatty agent's considerations skip the screen.
+WIDENING_VALUES = {S.DISCRETION: ("chatty",)}
 NEVER = datetime(9999, 12, 31, tzinfo=UTC)  # a held mention with no "until"
 
 DISCRETION_TEXT = {

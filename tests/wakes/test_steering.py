@@ -257,6 +257,15 @@ def test_widening_spend_needs_someone_who_may_grant(room, clock):
     assert granted.status_code == 201
 
 
+def test_making_an_agent_chatty_skips_its_screen_so_it_needs_someone_who_may_grant(room, clock):
+    refused = steer(room, room.justin, "discretion", "chatty")
+    reserved = steer(room, room.justin, "discretion", "reserved")  # narrowing: anyone who may post
+    granted = steer(room, room.rosemary, "discretion", "chatty", sign_in="ssh")
+
+    assert refused.status_code == 403 and "widens" in refused.json()["error"]["detail"]
+    assert reserved.status_code == 201 and granted.status_code == 201
+
+
 def test_the_rooms_effort_and_model_are_what_a_mention_wakes_with(room, clock):
     steer(room, room.rosemary, "mention_effort", "low", sign_in="ssh")
     steer(room, room.rosemary, "model", "claude-haiku-4-5", sign_in="ssh")
