@@ -44,7 +44,7 @@ def command_in(message: Message, agent: Agent) -> tuple[str, str] | None:
     if command not in COMMANDS:
         return None
     rest = match["rest"].strip()
-    if command not in TAKES_ARGUMENT and rest.strip(".!;:") != "":
+    if command not in TAKES_ARGUMENT and rest.strip(".!;:"):
         return None
     return command, rest
 

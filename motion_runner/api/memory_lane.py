@@ -48,6 +48,8 @@ from .outage import answer_if_away
 from .runner_keys import RunnerKeyAuthentication
 from .stream_batch import MAX_EVENTS, StreamBody, check_batch_size, take_stream
 
+log = logging.getLogger(__name__)
+
 
 def error_text(data: Any) -> str:
     """One line out of DRF's error data: `detail`, or `field: reason; field: reason`."""
@@ -138,9 +140,6 @@ class HeldBody(serializers.Serializer):
         if moment.tzinfo is None:
             moment = timezone.make_aware(moment, timezone.get_current_timezone())
         return moment.isoformat()
-
-
-log = logging.getLogger(__name__)
 
 
 def held_key(slug: str, agent: Agent) -> str:
