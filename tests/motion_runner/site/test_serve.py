@@ -214,3 +214,39 @@ def test_a_part_that_keeps_dying_stops_everything_loudly(serve):
     )
     assert serve.stopped_whole(groups), f"still running:\n{serve.output()}"
     assert serve.process.returncode == 1
+
+
+@pytest.mark.timeout(300)
+def test_a_taken_port_stops_bin_serve_at_once_saying_which_and_how_to_choose_another(tmp_path):
+    """Another program on the port: bin/serve starts nothing and says so, instead of printing
+    "up" with a URL that belongs to the other program while gunicorn fails to bind."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    with socket.socket() as other_program:
+        other_program.bind(("127.0.0.1", 0))
+        other_program.listen()
+        port = other_program.getsockname()[1]
+        env.update(PORT=str(port), MOTION_RUNNER_DATA_DIR=str(tmp_path / "var"))
+        done = subprocess.run(
+            ["bin/serve"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=BOUND,
+            stdin=subprocess.DEVNULL,
+        )
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    assert f"port {port} on 127.0.0.1 is taken" in output
+    assert f"PORT={port + 1} bin/serve" in output  # how to choose another
+    assert "started (pid" not in output and "is up" not in output
+    assert not (tmp_path / "var").exists()  # nothing was set up for a service that cannot run
+
+
+def test_the_readme_names_every_variable_bin_serve_reads():
+    script = (ROOT / "bin" / "serve").read_text()
+    read = set(re.findall(r"\$\{([A-Z][A-Z0-9_]*)(?::-|\})", script)) - {"PARTS"}
+    assert {"PORT", "WORKERS", "WEB_THREADS"} <= read  # the parse still sees what it must
+    table = (ROOT / "README.md").read_text().split("## Configuration", 1)[1]
+    missing = sorted(name for name in read if f"`{name}`" not in table)
+    assert not missing, f"README's configuration table does not name {missing}"
