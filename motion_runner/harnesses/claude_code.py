@@ -12,7 +12,9 @@ Checked against recordings of the real CLI (2.1.332) in tests/recordings/claude-
   Their usage is the message_start snapshot (output_tokens 1, stop_reason null): the final
   output count and stop reason are only in the transcript, so they are not taken from here.
   When the API fails, the CLI writes a synthetic assistant line (`is_api_error_message`,
-  `api_error_status`, a uuid for message.id) whose text is its error: an error, not speech.
+  `api_error_status`, a uuid for message.id; `isApiErrorMessage`, `apiErrorStatus` in the
+  transcript) whose text is its error: an error, not speech. A stopped session's transcript
+  gets another `<synthetic>` line ("No response requested."): no one's words, not posted.
 - `user`: tool results (content a list of tool_result blocks; no tool name, so the parser
   remembers names by tool_use id). Lines of one message may interleave with user lines.
 - `result`: subtype, is_error, result, errors, total_cost_usd, usage, modelUsage,
@@ -61,6 +63,11 @@ IGNORED_TYPES = {"rate_limit_event"}
 IGNORED_SYSTEM_SUBTYPES = {"status", "hook_started", "hook_response", "hook_progress"}
 # A result line that is an error but says subtype "success" (an API failure) is named by this.
 VAGUE_ERROR_SUBTYPES = {"", "success"}
+
+
+# The model name the CLI gives the assistant lines it writes itself (recordings: model_error,
+# resume_after_kill).
+SYNTHETIC_MODEL = "<synthetic>"
 
 
 def _text_of(content: Any) -> str:
@@ -218,11 +225,16 @@ class ClaudeCodeParser(StreamParser):
             "usage": usage,
             "stop_reason": str(message.get("stop_reason") or ""),
         }
-        if line.get("is_api_error_message"):
+        if line.get("is_api_error_message") or line.get("isApiErrorMessage"):  # stream / transcript
             # The CLI's own words about a failed API call, not the model's.
-            text = _text_of(message.get("content")) or f"API error {line.get('api_error_status')}"
+            status = line.get("api_error_status") or line.get("apiErrorStatus")
+            text = _text_of(message.get("content")) or f"API error {status}"
             common["usage"] = {}
             return [Event(EventKind.ERROR, uuid=self._block_uuid(line, 0), text=text, raw=line, **common)]
+        if common["model"] == SYNTHETIC_MODEL:
+            # A line the CLI wrote with no model behind it ("No response requested." in a stopped
+            # session's transcript, copied by every --fork-session): nobody's words.
+            return []
         events: list[Event] = []
         for index, block in enumerate(message.get("content") or []):
             if not isinstance(block, dict):

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import call_command
 
 from motion_runner.ingest.sessions import claim_session
-from motion_runner.models import Message, MotionSession, TranscriptFile, UnclaimedSession
+from motion_runner.models import Kind, Message, MotionSession, TranscriptFile, UnclaimedSession
 from motion_runner.transcripts.importer import assign_session, import_all, import_file
 from tests import recorded
 
@@ -207,3 +207,46 @@ def test_a_terminal_sessions_prompts_and_turn_ends_come_from_the_transcript(proj
     ends = Message.objects.filter(kind="turn_end").order_by("created_at")
     assert [str(e.cost_usd) for e in ends] == ["0.001920", "0.001920", "0.001920"]
     assert ends[0].text == "done · $0.0019"
+
+
+def copy_recorded_transcript(projects, scenario: str) -> str:
+    """A recorded scenario's transcript, under its own session id, in our projects folder."""
+    session = recorded.transcript_lines(scenario)[0]["sessionId"]
+    shutil.copy(
+        recorded.RECORDINGS / f"{scenario}.transcript.jsonl", projects / "-tmp-work" / f"{session}.jsonl"
+    )
+    return session
+
+
+def test_the_clis_synthetic_line_after_a_stop_is_nobodys_words(projects, harbor, scribe):
+    """A stopped session's transcript gets `<synthetic>` "No response requested." from the CLI
+    (recorded: resume_after_kill); no model said it, so it is no post of the agent's."""
+    session = copy_recorded_transcript(projects, "resume_after_kill")
+    synthetic = [
+        line
+        for line in recorded.transcript_lines("resume_after_kill")
+        if (line.get("message") or {}).get("model") == "<synthetic>"
+    ]
+    assert synthetic and not synthetic[0].get("isApiErrorMessage")  # the recording still holds one
+    claim_session(session, harbor, scribe.agent, "claude-code")
+
+    import_all()
+
+    assert Message.objects.filter(motion=harbor, kind=Kind.TEXT).exists()  # the rest landed
+    assert not Message.objects.filter(text__contains="No response requested").exists()
+    assert not Message.objects.filter(id=synthetic[0]["uuid"]).exists()
+
+
+def test_an_api_error_in_a_transcript_is_an_error_not_the_agents_words(projects, harbor, scribe):
+    """The transcript marks the CLI's API-error line `isApiErrorMessage` (the stream says
+    `is_api_error_message`): either way it is the CLI's error, never a text post."""
+    session = copy_recorded_transcript(projects, "model_error")
+    error_line = next(
+        line for line in recorded.transcript_lines("model_error") if line.get("isApiErrorMessage")
+    )
+    claim_session(session, harbor, scribe.agent, "claude-code")
+
+    import_all()
+
+    assert not Message.objects.filter(motion=harbor, kind=Kind.TEXT).exists()
+    assert not Message.objects.filter(id=error_line["uuid"], kind=Kind.TEXT).exists()
