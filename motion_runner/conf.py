@@ -47,6 +47,8 @@ DEFAULTS: dict[str, Any] = {
     "RUNNER_KILL_GRACE_SECONDS": 3.0,
     "RUNNER_AFTER_RESULT_GRACE_SECONDS": 10.0,
     "RUNNER_EXTRA_ENV": dict,
+    # Set by bin/serve when it started the stand-in model for a first run without a key.
+    "STANDIN_MODEL_URL": "",
     # A running turn renews its lease every third of this; a lapsed lease is reclaimed by the sweep.
     "RUNNER_LEASE_SECONDS": 6.0,
     # A queued turn whose task the broker may have lost is sent again after this, once a period.

@@ -288,6 +288,9 @@ RUNNER_DB_OUTAGE_SECONDS = env_float("RUNNER_DB_OUTAGE_SECONDS", 60.0)
 RUNNER_END_RETRY_SECONDS = env_float("RUNNER_END_RETRY_SECONDS", 600.0)
 # Extra environment for every harness process (tests point the CLIs at a fake model).
 RUNNER_EXTRA_ENV: dict[str, str] = {}
+# bin/serve's stand-in model, for a first run with no model key (motion_runner/lib/standin_model.py):
+# a Claude Code agent with no key of its own talks to it (harnesses/env.py).
+STANDIN_MODEL_URL = os.environ.get("STANDIN_MODEL_URL", "")
 
 # The screen (wakes/screen.py): the Anthropic Messages API. No key: every screen passes.
 WAKES_SCREEN_API_BASE = os.environ.get("WAKES_SCREEN_API_BASE", "https://api.anthropic.com")

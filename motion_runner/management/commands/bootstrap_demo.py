@@ -10,7 +10,9 @@ WAKE_COMMAND = ".venv/bin/python manage.py wake demo magent --prompt 'hello' --s
 WELCOME = (
     "Welcome. Post here and mention @magent to wake it, or run this in the checkout:\n\n"
     f"`{WAKE_COMMAND}`\n\n"
-    "@magent needs an API key first: in the admin, Agents → magent → env, set ANTHROPIC_API_KEY."
+    "Without a model key, @magent answers through a stand-in that bin/serve starts and that says so: "
+    "the wake and the stream are real, the words are not. For a real agent, set ANTHROPIC_API_KEY in "
+    "the admin (Agents → magent → env) or in bin/serve's environment, or run claude /login."
 )
 
 

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 from django.conf import settings
 
@@ -130,7 +131,12 @@ def serve(tmp_path, request) -> Iterator[Serve]:
     }
     port = free_port()
     env.update(PORT=str(port), MOTION_RUNNER_DATA_DIR=str(tmp_path / "var"), WORKERS="1", STOP_GRACE="10")
+    env.update(STANDIN_MODEL="0")  # the parts as with a key; test_a_first_run_without_a_key… turns it on
     env.update(options)
+    if env["STANDIN_MODEL"] != "0":  # a newcomer's machine: no key in the environment, no `claude /login`
+        for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+            env.pop(name, None)
+        env["HOME"] = str(tmp_path / "home")
     log = tmp_path / "serve.log"
     with log.open("w") as out, interruptible():
         process = subprocess.Popen(
@@ -246,7 +252,26 @@ def test_a_taken_port_stops_bin_serve_at_once_saying_which_and_how_to_choose_ano
 def test_the_readme_names_every_variable_bin_serve_reads():
     script = (ROOT / "bin" / "serve").read_text()
     read = set(re.findall(r"\$\{([A-Z][A-Z0-9_]*)(?::-|\})", script)) - {"PARTS"}
+    # Its own variables (STANDIN_PORT=$(…)) are not settings; PORT=${PORT:-8000} is one.
+    own = {
+        name
+        for name, value in re.findall(r"(?m)^\s*(?:export\s+)?([A-Z][A-Z0-9_]*)=(\S*)", script)
+        if not value.startswith(f"${{{name}")
+    }
+    read -= own
     assert {"PORT", "WORKERS", "WEB_THREADS"} <= read  # the parse still sees what it must
     table = (ROOT / "README.md").read_text().split("## Configuration", 1)[1]
     missing = sorted(name for name in read if f"`{name}`" not in table)
     assert not missing, f"README's configuration table does not name {missing}"
+
+
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize("serve", [{"STANDIN_MODEL": "1"}], indirect=True, ids=["no-key"])
+def test_a_first_run_without_a_key_starts_the_stand_in_and_says_so(serve):
+    assert set(part_pids(serve)) == {"standin", "turns", "housekeeping", "beat", "web"}
+    url = serve.wait_for(r"agents answer through a local stand-in \((http://127\.0\.0\.1:\d+)\)").group(1)
+    reply = httpx.post(
+        f"{url}/v1/messages", json={"model": "claude-x", "messages": [], "max_tokens": 9}, timeout=30
+    )
+    assert reply.status_code == 200
+    assert reply.json()["content"][0]["text"].startswith("(This reply is from a stand-in, not a model.)")
