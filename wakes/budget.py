@@ -1,7 +1,7 @@
 """Budgets: the hourly count, the daily dollars, and atomic reservations.
 
-A consideration reserves its envelope (the per-consideration cap, plus a screen's reserve, or
-less when less is left) before it spends anything. The check and the reservation happen in one
+A consideration reserves its envelope (the per-consideration cap and the cold read of the session
+it would resume — `consideration_cap` — plus a screen's reserve, or less when less is left) before it spends anything. The check and the reservation happen in one
 transaction that first takes the day's lock (an UPDATE on the day's BudgetDay row, which is a row
 lock on PostgreSQL and the write lock on SQLite): twenty racers for the last slot are served one
 at a time, and exactly one finds room. An envelope is never smaller than what its turn may
@@ -22,7 +22,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Q, Sum
 from django.utils import timezone
 
-from motion_runner.models import ENDED_STATUSES
+from motion_runner.harnesses.pricing import anthropic_price_for
+from motion_runner.models import ENDED_STATUSES, Message
 
 from .models import BudgetDay, Consideration, Spend
 from .models.dials import Resolved
@@ -48,6 +49,59 @@ def spent_today(day, *, motion_id: str | None = None, agent_id: int | None = Non
     if agent_id is not None:
         rows = rows.filter(agent_id=agent_id)
     return rows.aggregate(total=Sum("amount"))["total"] or Decimal("0")
+
+
+@dataclass(frozen=True)
+class SessionContext:
+    """What the agent's newest API call in its newest session of a Motion read."""
+
+    tokens: int
+    model: str
+
+
+def session_context(motion_id: str, agent_id: int) -> SessionContext | None:
+    """The input (fresh, cached and cache-written tokens) of the pair's newest API call here: the
+    context its next wake resumes, and "how full" in the thread's menus."""
+    latest = (
+        Message.objects.filter(motion_id=motion_id, agent_id=agent_id, input_tokens__isnull=False)
+        .exclude(session_id="")
+        .order_by("-created_at", "-id")
+        .values("model_backend", "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        .first()
+    )
+    if latest is None:
+        return None
+    read = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    return SessionContext(sum(latest[key] or 0 for key in read), latest["model_backend"])
+
+
+@dataclass(frozen=True)
+class ConsiderationCap:
+    """The dial plus the cold read of the session a consideration would resume (memory-lane's
+    consider_wake): a warm session may be cold by the time the turn starts, and a cold read is
+    never cut off after it was paid for — the seed's reason for the cap."""
+
+    dial: Decimal
+    cold_read: Decimal
+    why: str  # how the cold read was priced, for the ledger row
+
+    @property
+    def total(self) -> Decimal:
+        return self.dial + self.cold_read
+
+    def note(self) -> str:
+        return f"cap ${self.dial:.2f} + cold read ${self.cold_read:.2f} ({self.why})"
+
+
+def consideration_cap(motion_id: str, agent_id: int, dial: Decimal) -> ConsiderationCap:
+    context = session_context(motion_id, agent_id)
+    if context is None:
+        return ConsiderationCap(dial, Decimal(0), "no session here yet")
+    price = anthropic_price_for(context.model)
+    if price is None:
+        return ConsiderationCap(dial, Decimal(0), f"no price known for {context.model or 'its model'}")
+    cold = (Decimal(context.tokens) * price.cache_write / 1_000_000).quantize(CENT)
+    return ConsiderationCap(dial, cold, f"{context.tokens:,} tokens at ${price.cache_write}/M cache-written")
 
 
 def full_in_last_hour(motion_id: str, agent_id: int, now: datetime):
@@ -138,7 +192,8 @@ def reserve(consideration: Consideration, dials: Resolved, now: datetime, *, scr
             quiet_limit = dials.dials.daily_budget_usd * share
             if quiet_limit - quiet_spent < remaining:
                 remaining, which = quiet_limit - quiet_spent, f"quiet:{quiet_limit}"
-        cap = dials.consideration_cap_usd
+        capped = consideration_cap(motion_id, agent_id, dials.consideration_cap_usd)
+        cap = capped.total
         screen_reserve = dials.dials.screen_reserve_usd if screen else Decimal("0")
         envelope = min(cap + screen_reserve, remaining)
         if envelope < min(dials.dials.min_consideration_usd, cap) + screen_reserve:
@@ -169,7 +224,7 @@ def reserve(consideration: Consideration, dials: Resolved, now: datetime, *, scr
             amount=envelope,
             reserved=envelope,
             full=True,
-            note="reserved",
+            note=f"reserved: {capped.note()}"[:300],
         )
 
 

@@ -17,7 +17,7 @@ from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn
 
 from . import clock
-from .budget import Refusal, release, reserve, turn_cap
+from .budget import Refusal, consideration_cap, release, reserve, turn_cap
 from .context import new_posts_prompt, quiet_prompt
 from .loop import schedule
 from .models import Consideration, ListenState, Spend
@@ -100,7 +100,8 @@ def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=No
             post_dot(c.motion, c.agent, result.reason, by_screen=True, key=("screen", c.pk))
             free_pair(c, silent=True)
             return Outcome(c.status)
-    cap = turn_cap(envelope, screen_cost or 0, dials.consideration_cap_usd)
+    capped = consideration_cap(c.motion_id, c.agent_id, dials.consideration_cap_usd)
+    cap = turn_cap(envelope, screen_cost or 0, capped.total)
     if c.kind == WakeKind.NEW_POSTS:
         count = len(posts)
         why = f"{count} new post{'s' if count != 1 else ''}" + (f" ({screen_note})" if screen_note else "")

@@ -29,9 +29,10 @@ from django.db.models import F, Q
 from motion_runner.api.memory_lane import lift_hold
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
-from motion_runner.models import Agent, Kind, Message, Motion, Scram
+from motion_runner.models import Agent, Kind, Motion, Scram
 
 from . import clock
+from .budget import session_context
 from .conf import app_settings as wakes_settings
 from .models import ListenState, MentionWake, Steer
 from .models.dials import Effort
@@ -191,21 +192,13 @@ def prompt_piece(motion: Motion, agent: Agent) -> str:
 
 
 def context_fullness(motion_id: str, agent: Agent) -> dict | None:
-    """How full the agent's context is here: its newest API call's input (fresh, cached and
-    cache-written tokens) in its newest session of this Motion, against the window."""
-    latest = (
-        Message.objects.filter(motion_id=motion_id, agent=agent, input_tokens__isnull=False)
-        .exclude(session_id="")
-        .order_by("-created_at", "-id")
-        .values("session_id", "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-        .first()
-    )
-    if latest is None:
+    """How full the agent's context is here: its newest API call's input in its newest session of
+    this Motion (budget.session_context), against the window."""
+    context = session_context(motion_id, agent.pk)
+    if context is None:
         return None
-    used = sum(
-        latest[key] or 0 for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-    )
     window = wakes_settings.WAKES_CONTEXT_WINDOW_TOKENS
+    used = context.tokens
     return {"tokens": used, "window": window, "percent": round(100 * used / window) if window else None}
 
 

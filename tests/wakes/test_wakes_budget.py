@@ -249,3 +249,63 @@ def test_what_a_reservation_reads_of_the_days_spend_is_read_under_the_days_row_l
     between = sqls[lock:reserved]
     assert not any(sql.startswith(("COMMIT", "RELEASE SAVEPOINT", "ROLLBACK")) for sql in between), between
     assert Spend.objects.get(consideration=c).amount > 0
+
+
+def agent_read(room, clock, *, tokens: int, model: str = "claude-opus-4-5", motion=None):
+    """The agent's newest API call here read `tokens` of context (as a turn's text line records it)."""
+    return Message.objects.create(
+        motion=motion or room.motion,
+        agent=room.magent,
+        sender=room.magent.name,
+        source="runner",
+        kind=Kind.TEXT,
+        text="I read it all.",
+        session_id="5e55e55e-0000-4000-8000-000000000001",
+        model_backend=model,
+        input_tokens=2,
+        cache_read_input_tokens=0,
+        cache_creation_input_tokens=tokens - 2,
+        created_at=clock.now(),
+    )
+
+
+def test_a_consideration_of_a_session_read_cold_may_spend_the_cap_plus_the_cold_read(room, clock, loop):
+    """memory-lane's consider_wake: a cold read of a 200k-token session ($1.25 at Opus 4.5's
+    $6.25 a million cache-written tokens) is never cut off after it was paid for."""
+    agent_read(room, clock, tokens=200_000)
+    clock.advance(minutes=5)
+
+    [c] = burst(room, loop, clock)
+
+    assert c.turn.max_budget_usd == Decimal("4.25")  # the $3 dial + 200,000 × $6.25 / 1M
+    envelope = Spend.objects.get(turn=c.turn)
+    assert envelope.reserved >= Decimal("4.25")
+    assert "cold read $1.25" in envelope.note and "200,000 tokens" in envelope.note
+
+
+def test_a_first_consideration_with_no_session_yet_has_the_dials_cap(room, clock, loop):
+    [c] = burst(room, loop, clock)
+
+    assert c.turn.max_budget_usd == Decimal("3.00")
+    assert "cold read $0.00" in Spend.objects.get(turn=c.turn).note
+
+
+def test_a_model_without_a_known_price_adds_no_cold_read_and_says_so(room, clock, loop):
+    agent_read(room, clock, tokens=150_000, model="some-local-model")
+    clock.advance(minutes=5)
+
+    [c] = burst(room, loop, clock)
+
+    assert c.turn.max_budget_usd == Decimal("3.00")
+    assert "no price known for some-local-model" in Spend.objects.get(turn=c.turn).note
+
+
+def test_the_cold_read_never_lets_a_consideration_cross_the_daily_budget(room, clock, loop):
+    dials(daily_budget_usd=Decimal("3.50"))
+    agent_read(room, clock, tokens=200_000)
+    clock.advance(minutes=5)
+
+    [c] = burst(room, loop, clock)
+
+    assert Spend.objects.get(turn=c.turn).reserved <= Decimal("3.50")
+    assert c.turn.max_budget_usd <= Decimal("3.50")

@@ -157,7 +157,9 @@ class Dials(models.Model):
         max_digits=8,
         decimal_places=2,
         default=Decimal("3.00"),
-        help_text="Dollars one consideration's turn may spend (reserved before it starts). Default: $3.",
+        help_text="Dollars one consideration's turn may spend beyond the cold read of the session it resumes "
+        "(its context at its model's cache-write price, added so a cold read is never cut off after it was "
+        "paid for); reserved before it starts. Default: $3.",
     )
     min_consideration_usd = models.DecimalField(
         max_digits=8,
