@@ -131,3 +131,25 @@ def test_an_agent_named_in_full_tools_for_vouches_from_a_full_tools_turn(motion)
     full_turn = TurnFactory(motion=motion, agent=alpha, mode=FULL)
     reply = MessageFactory(motion=motion, agent=alpha, sender="alpha", source="runner", turn=full_turn)
     assert decide(reply).mode == FULL
+
+
+# --- issue 30, item 7: full_tools_for names a person, not a key -------------------------------
+
+
+@override_settings(WAKE_FULL_TOOLS_FOR=["alpha"])
+def test_a_post_by_api_key_never_vouches_even_under_a_name_in_full_tools_for(motion):
+    alpha = AgentFactory(name="alpha")
+    decision = decide(MessageFactory(motion=motion, agent=alpha, sender="alpha", source="api"))
+    assert (decision.mode, decision.rule) == (LOOK, "posted with an API key")
+
+
+@override_settings(WAKE_FULL_TOOLS_FOR=["rosalind"])
+def test_a_person_named_in_full_tools_for_vouches_with_a_password_sign_in(motion):
+    # Decided: the admin's naming is of the person, whatever the sign-in (docs/security.md).
+    assert decide(post_by_person(motion, "password", username="rosalind")).mode == FULL
+
+
+@override_settings(WAKE_FULL_TOOLS_FOR=["rosalind"])
+def test_an_authorless_web_post_under_a_name_in_full_tools_for_does_not_vouch(motion):
+    post = MessageFactory(motion=motion, author=None, sender="rosalind", source="web", sign_in="")
+    assert decide(post).mode == LOOK
