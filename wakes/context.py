@@ -8,11 +8,13 @@ each post capped; the older part is summarized by the screen's model and counted
 as a screen, or, with no screen key, said as "N earlier posts not shown" with a link to the
 first of them. What is new to this wake is marked ►, after a few posts of lead-in. A post that
 links a message (`#m-<uuid>`) has the record read on from there, in a Motion the person who wrote
-the post, the agent and every person who may read this Motion may read. A long quiet shows the last turns.
+the post, the agent and every person who may read this Motion may read. A long quiet shows the
+last turns.
 
 Quoted text cannot pass for the runner's words: every line of a post after its first is
-indented, so nothing in it starts a line as the footer does, and a tag that looks like the
-frame's is defused. The runner's own words (what to do, the footer, its safety lines) follow the
+indented, so nothing in it starts a line as the footer does; one that would read as a post's
+header is escaped; and a tag that looks like the frame's is defused, lookalike spellings too
+(wakes/quoting.py). The runner's own words (what to do, the footer, its safety lines) follow the
 frame. The whole is bounded (`prompt_max_chars`): the oldest quoted posts go first, and the
 prompt says so.
 """

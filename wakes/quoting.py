@@ -30,7 +30,9 @@ HEADER_START = ("[", "\\", "►", "▶", "▸", "▹", "▻", "➤", "➢", "⯈
 
 def plain(text: str) -> str:
     """`text` as it reads: NFKC-normalized (fullwidth `＜` is `<`), invisible format characters
-    (zero-width spaces and joiners, bidi marks, soft hyphens) dropped."""
+    (zero-width spaces and joiners, bidi marks, soft hyphens) dropped. ASCII reads as written."""
+    if text.isascii():
+        return text
     normalized = unicodedata.normalize("NFKC", text)
     return "".join(ch for ch in normalized if unicodedata.category(ch) != "Cf")
 
@@ -38,7 +40,7 @@ def plain(text: str) -> str:
 def defuse(text: str) -> str:
     """Quoted text, unable to close the frame or open one of its own. Text whose plain reading
     holds a lookalike of the frame's tag is quoted in that plain reading, defused."""
-    if not LOOKALIKE.search(text) and LOOKALIKE.search(plain(text)):
+    if not text.isascii() and not LOOKALIKE.search(text) and LOOKALIKE.search(plain(text)):
         text = plain(text)
     return LOOKALIKE.sub(lambda m: f"‹{m.group(1)}{m.group(2)}", text)
 
