@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.db import connection
+from hypothesis import settings as hypothesis_settings
 
 
 def _answers(port: int) -> bool:
@@ -32,6 +33,28 @@ def pytest_sessionstart(session):
         problems.append("Redis does not answer on 127.0.0.1:6379")
     if problems:
         pytest.exit("real services required (CI): " + "; ".join(problems), returncode=3)
+
+
+# A busy machine (CI, or eight runs on two cores) can take hypothesis's 200 ms deadline on any
+# example: the property tests bound their examples' size, not their speed.
+hypothesis_settings.register_profile("busy-machine", deadline=None)
+hypothesis_settings.load_profile("busy-machine")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """A check CI depends on (`reported_when_skipped`) that was skipped is named at the end of the
+    run, loudly, with its reason: a green run must not hide that it was not checked."""
+    skipped = [
+        report
+        for report in terminalreporter.stats.get("skipped", [])
+        if "reported_when_skipped" in getattr(report, "keywords", {})
+    ]
+    if not skipped:
+        return
+    terminalreporter.section("CHECKS THIS RUN DEPENDS ON THAT DID NOT RUN", sep="!", red=True, bold=True)
+    for report in skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        terminalreporter.write_line(f"{report.nodeid}\n    {reason}", red=True)
 
 
 @pytest.fixture(scope="session", autouse=True)

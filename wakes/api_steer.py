@@ -2,7 +2,8 @@
 
 Who may: reading the scram, any signed-in person; raising or lifting it, staff and the people the
 `scram_for` dial names. A Motion's menus: everyone who may post in it (a person); the settings
-that widen trust or spend (model, effort, reads) only people who may grant full tools.
+that widen trust or spend (the rules every wake obeys, model, effort, reads, a chatty discretion)
+only people who may grant full tools.
 """
 
 from __future__ import annotations
@@ -41,6 +42,24 @@ class ScramSerializer(serializers.ModelSerializer):
         fields = ["reason", "raised_by", "raised_at", "lifted_by", "lifted_at", "holds"]
 
 
+class ScramRaise(serializers.Serializer):
+    """A scram's body: an object whose `reason` is text (a list, a number or a non-object body is
+    a 400, never stored as Python's repr of it)."""
+
+    reason = serializers.CharField(
+        max_length=2000,
+        trim_whitespace=True,
+        error_messages={"blank": "say why: everyone reads it in every thread"},
+    )
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise ValidationError({"non_field_errors": ['send a JSON object: {"reason": "…"}']})
+        if "reason" in data and not isinstance(data["reason"], str):
+            raise ValidationError({"reason": ["the reason is text"]})
+        return super().to_internal_value(data)
+
+
 def may_scram(user) -> bool:
     return is_person(user) and (user.is_staff or user.get_username() in (Dials.load().scram_for or []))
 
@@ -53,17 +72,14 @@ class ScramView(APIView):
         scram = Scram.holding()
         return Response({"scram": ScramSerializer(scram).data if scram else None})
 
-    @extend_schema(
-        request=inline_serializer("ScramRaise", {"reason": serializers.CharField()}),
-        responses={201: ScramSerializer},
-    )
+    @extend_schema(request=ScramRaise, responses={201: ScramSerializer})
     def post(self, request: Request) -> Response:
         self.check_may(request)
-        reason = str(request.data.get("reason") or "").strip()
-        if not reason:
-            raise ValidationError({"reason": ["say why: everyone reads it in every thread"]})
+        body = ScramRaise(data=request.data)
+        body.is_valid(raise_exception=True)
+        reason = body.validated_data["reason"]
         try:
-            scram = raise_scram(request.user.get_username(), reason[:2000])
+            scram = raise_scram(request.user.get_username(), reason)
         except ScramHeld as held:
             raise ValidationError({"scram": [str(held)]}) from held
         return Response(ScramSerializer(scram).data, status=status.HTTP_201_CREATED)
@@ -101,7 +117,7 @@ MENUS = inline_serializer(
         ),
         "motion": serializers.DictField(help_text="The Motion's rules and archived."),
         "changes": serializers.ListField(child=serializers.DictField(), help_text="The newest changes."),
-        "can_widen": serializers.BooleanField(help_text="May this reader set model, effort and reads."),
+        "can_widen": serializers.BooleanField(help_text="May this reader set the widening settings."),
         "widening": serializers.ListField(child=serializers.CharField()),
     },
 )

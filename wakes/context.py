@@ -7,12 +7,14 @@ screen's). The newest is quoted word for word within the `reads` dial (per Motio
 each post capped; the older part is summarized by the screen's model and counted in the ledger
 as a screen, or, with no screen key, said as "N earlier posts not shown" with a link to the
 first of them. What is new to this wake is marked ►, after a few posts of lead-in. A post that
-links a message (`#m-<uuid>`) has the record read on from there, in any Motion the person who
-wrote the post may read. A long quiet shows the last turns.
+links a message (`#m-<uuid>`) has the record read on from there, in a Motion the person who wrote
+the post, the agent and every person who may read this Motion may read. A long quiet shows the
+last turns.
 
 Quoted text cannot pass for the runner's words: every line of a post after its first is
-indented, so nothing in it starts a line as the footer does, and a tag that looks like the
-frame's is defused. The runner's own words (what to do, the footer, its safety lines) follow the
+indented, so nothing in it starts a line as the footer does; one that would read as a post's
+header is escaped; and a tag that looks like the frame's is defused, lookalike spellings too
+(wakes/quoting.py). The runner's own words (what to do, the footer, its safety lines) follow the
 frame. The whole is bounded (`prompt_max_chars`): the oldest quoted posts go first, and the
 prompt says so.
 """
@@ -29,8 +31,9 @@ from datetime import datetime, timedelta
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import Q
 
+from motion_runner.api.auth import AgentPrincipal
 from motion_runner.models import Agent, Kind, Message, Motion, Source
-from motion_runner.people.access import access
+from motion_runner.people.access import MotionAccess, access
 
 from . import clock
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
@@ -182,10 +185,13 @@ def read_since(
     return reading
 
 
-def linked_reading(posts: list[Message], motion: Motion, dials: Resolved) -> tuple[Motion, Reading] | None:
+def linked_reading(
+    posts: list[Message], motion: Motion, agent: Agent, dials: Resolved
+) -> tuple[Motion, Reading] | None:
     """The first message a post links (`#m-<uuid>`, or `/motions/<slug>/#m-<uuid>`), read on from,
-    if the post's author may read its Motion; None otherwise (said nowhere: a link to a Motion
-    the person may not read must not even confirm it exists)."""
+    if its Motion may be read by the post's author, by the agent, and by every person who may
+    read this Motion (they all see the wake on its preview page); None otherwise (said nowhere: a
+    link to a Motion one of them may not read must not even confirm it exists)."""
     for post in posts:
         match = MESSAGE_LINK.search(post.text)
         if not match:
@@ -196,7 +202,14 @@ def linked_reading(posts: list[Message], motion: Motion, dials: Resolved) -> tup
             return None
         if target.motion_id != motion.pk:
             reader = post.author if post.author_id else AnonymousUser()
-            if not access().can_read(reader, target.motion):
+            policy = access()
+            # A host's own policy written before this question existed answers it as the default.
+            readers_may_read = getattr(policy, "readers_may_read", MotionAccess().readers_may_read)
+            if not (
+                policy.can_read(reader, target.motion)
+                and policy.can_read(AgentPrincipal(agent), target.motion)
+                and readers_may_read(motion, target.motion)
+            ):
                 return None
         reading = Reading()
         after = posts_of(target.motion_id).filter(created_at__gte=target.created_at)
@@ -350,7 +363,7 @@ def mention_prompt(
         reading,
         dials,
         heading="What was said here since you last spoke, newest last; ► marks it:",
-        linked=linked_reading(mentions, motion, dials),
+        linked=linked_reading(mentions, motion, agent, dials),
         summarize=summarize,
     )
 
@@ -386,7 +399,7 @@ def new_posts_prompt(
         reading,
         dials,
         heading="The Motion lately:",
-        linked=linked_reading(posts, motion, dials),
+        linked=linked_reading(posts, motion, agent, dials),
         summarize=summarize,
         ask=ASKS["new_posts_mentioned"] if asking else "",
     )

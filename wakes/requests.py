@@ -46,10 +46,16 @@ QUOTED = re.compile(
     r"|^[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*>.*?$"
     # an indented line (indented code, a list item's code);
     r"|^(?: {4}|[ ]{0,3}\t).*?$"
-    # HTML that shows code.
-    r"|<(?P<tag>pre|code|xmp|samp|kbd|textarea)\b.*?(?:</(?P=tag)\s*>|\Z)",
+    # HTML that shows code;
+    r"|<(?P<tag>pre|code|xmp|samp|kbd|textarea)\b.*?(?:</(?P=tag)\s*>|\Z)"
+    # an HTML comment (shown as nothing), open to the end if unclosed;
+    r"|<!--.*?(?:-->|\Z)"
+    # a link's or an image's text, inline or by reference (a link is someone's page, not an ask).
+    r"|!?\[[^\[\]]{0,2000}\](?:\([^)\n]{0,2000}\)|\[[^\]\n]{0,200}\])",
     re.DOTALL | re.MULTILINE | re.IGNORECASE,
 )
+QUOTE_LINE = re.compile(r"^[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*>")
+FENCE_LINE = re.compile(r"^[ \t]{0,3}(?:`{3,}|~{3,})")
 BACKTICKS = re.compile(r"`+")
 
 
@@ -77,9 +83,37 @@ def without_code_spans(text: str) -> str:
     return "".join(pieces)
 
 
+def without_lazy_quotes(text: str) -> str:
+    """`text` without the lines a quote goes on over: in Markdown a line after a quoted one, up to
+    a blank line, is still the quote (its "lazy continuation"). A fence line ends it (kept, so a
+    code block stays closed)."""
+    kept, quoting = [], False
+    for line in text.split("\n"):
+        if not line.strip() or FENCE_LINE.match(line):
+            quoting = False
+        elif QUOTE_LINE.match(line):
+            quoting = True
+        elif quoting:
+            line = ""
+        kept.append(line)
+    return "\n".join(kept)
+
+
+def escaped(text: str, at: int) -> bool:
+    """The character at `at` follows an odd run of backslashes: Markdown shows it as written."""
+    start = at
+    while start > 0 and text[start - 1] == "\\":
+        start -= 1
+    return (at - start) % 2 == 1
+
+
 def find_asks(text: str) -> list[Ask]:
-    own_words = without_code_spans(QUOTED.sub(" ", text or ""))
-    return [Ask(kind.lower(), (dq or sq).strip()) for kind, dq, sq in TAG.findall(own_words)]
+    own_words = without_code_spans(QUOTED.sub(" ", without_lazy_quotes(text or "")))
+    return [
+        Ask(match[1].lower(), (match[2] or match[3] or "").strip())
+        for match in TAG.finditer(own_words)
+        if not escaped(own_words, match.start())
+    ]
 
 
 def record_requests(sender, turn: Turn, **kwargs) -> list[WakeRequest]:

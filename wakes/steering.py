@@ -36,6 +36,7 @@ from .budget import session_context
 from .conf import app_settings as wakes_settings
 from .models import ListenState, MentionWake, Steer
 from .models.dials import Effort
+from .quoting import defuse
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +56,9 @@ AGENT_SETTINGS = (
     S.VERBOSITY,
 )
 MOTION_SETTINGS = (S.RULES, S.ARCHIVED)
-# Widening trust or spend: only people who may grant full tools set these.
-WIDENING = (S.MODEL, S.MENTION_EFFORT, S.CONSIDER_EFFORT, S.READS)
+# Widening trust or spend: only people who may grant full tools set these. The rules too: every
+# wake says them outside the quoted frame, where the agent takes them as the room's instructions.
+WIDENING = (S.RULES, S.MODEL, S.MENTION_EFFORT, S.CONSIDER_EFFORT, S.READS)
 # Values of other settings that widen: a chatty agent's considerations skip the screen.
 WIDENING_VALUES = {S.DISCRETION: ("chatty",)}
 NEVER = datetime(9999, 12, 31, tzinfo=UTC)  # a held mention with no "until"
@@ -183,7 +185,7 @@ def prompt_piece(motion: Motion, agent: Agent) -> str:
     steering = steering_for(motion.pk, agent.pk)
     parts = []
     if steering.rules.strip():
-        parts.append(f"The rules of this Motion, as its people set them:\n{steering.rules.strip()}")
+        parts.append(f"The rules of this Motion, as its people set them:\n{defuse(steering.rules.strip())}")
     if text := DISCRETION_TEXT.get(steering.discretion):
         parts.append(text)
     if text := VERBOSITY_TEXT.get(steering.verbosity):
@@ -231,8 +233,12 @@ def describe(row: Steer) -> str:
     whose = f"@{row.agent.name}'s" if row.agent_id else "this Motion's"
     name = row.setting.replace("_", " ")
     if row.setting == S.RULES:
-        shown = "cleared" if not row.value else "changed"
-        text = f"{row.by_name} {shown} {whose} rules"
+        # What they now say, not only who: the next wakes carry them as the room's instructions.
+        text = (
+            f"{row.by_name} cleared {whose} rules"
+            if not row.value
+            else f"{row.by_name} set {whose} rules to: “{row.value}”"
+        )
     elif row.setting == S.ARCHIVED:
         text = f"{row.by_name} {'archived' if row.value == 'yes' else 'unarchived'} this Motion"
     else:

@@ -41,6 +41,7 @@ from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Kind, Message, Source
 from wakes.abilities import ability_prompt, reply_on_wiki_page
 from wakes.handlers import wake_for_watch
+from wakes.quoting import plain
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .kinds import Change, CheckError, Outcome, Shared, Snapshot, WatchKind, get_kind
@@ -362,7 +363,11 @@ QUOTE_TAG = re.compile(r"<(\s*/?\s*watched-content)", re.IGNORECASE)
 
 
 def quote_as_data(text: str) -> str:
-    """Source text that cannot open or close its quote, whatever its case or spacing."""
+    """Source text that cannot open or close its quote, whatever its case or spacing, and also
+    when spelled with lookalike or invisible characters (matched as wakes/quoting.py's `plain`
+    reads it, and then quoted so)."""
+    if not QUOTE_TAG.search(text) and QUOTE_TAG.search(plain(text)):
+        text = plain(text)
     return QUOTE_TAG.sub(r"&lt;\1", text)
 
 

@@ -126,23 +126,27 @@ def session_moved_text(
 
 
 def may_move(agent: Agent, came_from: Motion, to: Motion) -> bool:
-    """A session moves only between two Motions the agent may read (the access seam decides)."""
+    """A session moves only out of a Motion the agent is one of (reading it is not enough: a
+    public Motion's session, or one an admin assigned with no agent, is not any reader's to
+    take), into one it may read (the access seam decides)."""
     principal = AgentPrincipal(agent)
-    return access().can_read(principal, came_from) and access().can_read(principal, to)
+    return access().is_member_agent(principal, came_from) and access().can_read(principal, to)
 
 
 def claim_for(session_id: str, motion: Motion, agent: Agent, harness: str) -> MotionSession:
     """Claim a session for (motion, agent): the agent's own session in another Motion moves here
     (said in both threads); another agent's session is a 403, and so is a move out of a Motion
-    the agent may not read (a session an admin assigned to a members-only Motion would otherwise
-    carry its transcript, and every later line, wherever the key posts it). `motion` is one the
-    caller checked the agent belongs to."""
+    the agent is not one of (a session an admin assigned to another Motion would otherwise carry
+    its transcript, and every later line, wherever the key posts it). `motion` is one the caller
+    checked the agent belongs to."""
     existing = MotionSession.objects.select_related("motion").filter(pk=session_id).first()
     if existing is not None and existing.agent_id not in (None, agent.pk):
         raise PermissionDenied(f"Session {session_id} belongs to another agent.")
     if existing is not None and existing.motion_id != motion.pk:
         if not may_move(agent, existing.motion, motion):
-            raise PermissionDenied(f"Session {session_id} belongs to a Motion this key may not read.")
+            raise PermissionDenied(
+                f"Session {session_id} belongs to a Motion this key may not read or is not an agent of."
+            )
         move_session(existing, motion, agent)
     if existing is None:
         waiting = UnclaimedSession.objects.filter(pk=session_id).values_list("agent_id", "path").first()

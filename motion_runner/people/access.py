@@ -60,6 +60,19 @@ class MotionAccess:
             return False
         return motion.visibility == Visibility.SIGNED_IN or motion.people.filter(pk=actor.pk).exists()
 
+    def readers_may_read(self, motion: Motion, target: Motion) -> bool:
+        """Every person who may read `motion` may read `target`: what a wake of `motion` quotes
+        from `target` is shown to all of them (the wake preview), not only to who linked it."""
+        if target.visibility == Visibility.PUBLIC:
+            return True
+        if motion.visibility == Visibility.PUBLIC:
+            return False  # anyone reads it, signed in or not
+        if target.visibility == Visibility.SIGNED_IN:
+            return True
+        if motion.visibility != Visibility.MEMBERS:
+            return False
+        return not motion.people.exclude(pk__in=target.people.values("pk")).exists()
+
     def is_member_agent(self, actor: Any, motion: Motion) -> bool:
         agent = actor_agent(actor)
         return agent is not None and motion.agents.filter(pk=agent.pk).exists()

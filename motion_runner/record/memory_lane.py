@@ -414,6 +414,16 @@ class MemoryLaneRecord(OwnRecord):
         except Exception:  # the host's own save must never fail because of the apps
             log.exception("a memory-lane post %s could not reach the wakes app", instance.pk)
 
+    @staticmethod
+    def typed_by_a_person(post: models.Model) -> bool:
+        """A composer post whose sender memory-lane itself knows as a person: its ThinkingEntity
+        says `is_biological_human`. Not our Agent table's names: an AI entity renamed or removed
+        here, or spelled in another case, is still no person."""
+        if post.source_file != HOST_COMPOSER_SOURCE:
+            return False
+        entities = host_model("thinking_entity").objects
+        return entities.filter(pk=post.sender_id, is_biological_human=True).exists()
+
     def hand_to_apps(self, post: models.Model) -> Message | None:
         """The apps' index row of a host post, handed to the write path (`host_post_writers`),
         which writes and announces it (mentions, the consider loop)."""
@@ -444,7 +454,7 @@ class MemoryLaneRecord(OwnRecord):
             # terminal line, whose mention waits to see if it is answered; else its composer (web).
             source=Source.TERMINAL if post.session_id else Source.WEB,
             # A person's sign-in: an agent's entity posting through a device vouches for nothing.
-            sign_in=composer_sign_in(post) if post.source_file == HOST_COMPOSER_SOURCE and not agent else "",
+            sign_in=composer_sign_in(post) if self.typed_by_a_person(post) and not agent else "",
             kind=Kind.TEXT,
             text=words,
             session_id=str(post.session_id or ""),

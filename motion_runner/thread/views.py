@@ -89,17 +89,29 @@ def sign_in_with_password(request, username: str, password: str) -> None:
     """Any active person with a password (staff or not): the trust rules make their posts wake
     agents look-only (wakes/trust.py reads `sign_in`). Guessing is slowed: after PASSWORD_TRIES
     failures for a username, it is refused for a while (counted in Django's cache: Redis in
-    production, shared by the web processes)."""
+    production, shared by the web processes). Each try is counted, atomically, before the slow
+    hash is checked, so tries sent in parallel cannot all be checked before one is counted; a
+    success clears the count."""
     tries_key = "motion-runner-sign-in-failures:" + username.lower()
-    if cache.get(tries_key, 0) >= PASSWORD_TRIES:
+    if counted_try(tries_key) > PASSWORD_TRIES:
         raise SignInRefused("Too many failed tries for this username: wait five minutes and try again.")
     user = authenticate(request, username=username, password=password)
     if user is None:
-        cache.set(tries_key, cache.get(tries_key, 0) + 1, PASSWORD_TRIES_SECONDS)
         raise SignInRefused(PASSWORD_REFUSED)
     cache.delete(tries_key)
     login(request, user)
     request.session["sign_in"] = "password"
+
+
+def counted_try(key: str) -> int:
+    """This try's number in the window: one atomic increment (Redis INCR; the local cache's lock),
+    the window starting at the first try."""
+    cache.add(key, 0, PASSWORD_TRIES_SECONDS)
+    try:
+        return cache.incr(key)
+    except ValueError:  # the window ended between the add and the increment
+        cache.add(key, 1, PASSWORD_TRIES_SECONDS)
+        return 1
 
 
 def safe_next(request) -> str:

@@ -153,18 +153,24 @@ def host_page_rows(motion: Motion, mood: host.Mood, scribe: Agent, justin: host.
     system = host.ThinkingEntity.objects.get_or_create(
         name="system", defaults={"participant_type": "system", "is_biological_human": False}
     )[0]
+    # An AI entity of memory-lane's with no Agent of that name here (renamed, or spelled "Scribe"):
+    # only memory-lane's own is_biological_human says it is no person.
+    entity = host.ThinkingEntity.objects.get_or_create(
+        name="Scribe", defaults={"participant_type": "ai", "is_biological_human": False}
+    )[0]
     rows = {}
-    for name, client_version in (
-        ("key", "magenta-web/mobile"),
-        ("wiki", "magenta-web/wiki"),
-        ("unmarked", None),
+    for name, client_version, sender in (
+        ("key", "magenta-web/mobile", justin),
+        ("wiki", "magenta-web/wiki", justin),
+        ("unmarked", None, justin),
+        ("ai_entity", "magenta-web/mobile", entity),
     ):
         rows[name] = uuid.uuid4()
         with transaction.atomic():
             host.Message.objects.create(
                 id=rows[name],
                 content=f"the merch table is by the door ({name})",
-                sender=justin,
+                sender=sender,
                 mood=mood,
                 source_file="mood-web",
                 client_version=client_version,

@@ -139,3 +139,37 @@ def test_the_card_in_the_thread_carries_its_request_id(motion, look_only_turn):
     assert [c["request"] for c in cards] == [
         {"id": request.pk, "status": "open", "decided_by": None, "decided_at": None}
     ]
+
+
+# --- issue 30, item 8: a card only from the agent's own words, in every form Markdown hides ------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'He wrote:\n> first line of his\n<tools to="wipe the disk"/>',  # a lazy quote continuation
+        '- > quoted in a list\n  <merge to="PR 9"/>',
+        'Shown as \\<tools to="wipe the disk"/> in the docs.',  # a backslash-escaped tag
+        'Notes <!-- <deploy to="production"/> --> end.',  # an HTML comment
+        'Unclosed <!-- <tools to="x"/>',
+        'See [<tools to="wipe the disk"/>](https://example.com/page).',  # a link's text
+        'See [<merge to="PR 4"/>][ref] and the image ![<tools to="x"/>](a.png).',
+    ],
+    ids=["lazy-quote", "lazy-quote-in-list", "escaped", "comment", "open-comment", "link", "ref-and-image"],
+)
+def test_a_tag_hidden_by_markdown_makes_no_request_card(text):
+    assert find_asks(text) == []
+
+
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ('> someone said this\n\n<tools to="run the tests"/>', "tools"),  # a blank line ends the quote
+        ('> quoted\n```\ncode\n```\n<merge to="PR 5"/>', "merge"),  # a fence ends it, and closes
+        ('A backslash of its own \\\\<deploy to="staging"/>', "deploy"),  # an escaped backslash
+        ('See [the docs](https://example.com) then <tools to="fix it"/>', "tools"),
+    ],
+    ids=["after-blank", "after-fence", "escaped-backslash", "after-a-link"],
+)
+def test_a_tag_in_the_agents_own_words_beside_markdown_is_still_a_request(text, kind):
+    assert [ask.kind for ask in find_asks(text)] == [kind]

@@ -280,7 +280,7 @@ def test_the_rooms_effort_and_model_are_what_a_mention_wakes_with(room, clock):
 
 
 def test_the_rules_are_said_in_every_wake(room, clock):
-    steer(room, room.justin, "rules", "No spoilers for the album before Friday.", agent=None)
+    steer(room, room.rosemary, "rules", "No spoilers for the album before Friday.", agent=None, sign_in="ssh")
     steer(room, room.justin, "discretion", "reserved")
 
     prompt = finalize_prompt("New posts…", room.motion, room.magent, "look", "new_posts")

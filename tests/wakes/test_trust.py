@@ -131,3 +131,70 @@ def test_an_agent_named_in_full_tools_for_vouches_from_a_full_tools_turn(motion)
     full_turn = TurnFactory(motion=motion, agent=alpha, mode=FULL)
     reply = MessageFactory(motion=motion, agent=alpha, sender="alpha", source="runner", turn=full_turn)
     assert decide(reply).mode == FULL
+
+
+# --- issue 30, item 7: full_tools_for names a person, not a key -------------------------------
+
+
+@override_settings(WAKE_FULL_TOOLS_FOR=["alpha"])
+def test_a_post_by_api_key_never_vouches_even_under_a_name_in_full_tools_for(motion):
+    alpha = AgentFactory(name="alpha")
+    decision = decide(MessageFactory(motion=motion, agent=alpha, sender="alpha", source="api"))
+    assert (decision.mode, decision.rule) == (LOOK, "posted with an API key")
+
+
+@override_settings(WAKE_FULL_TOOLS_FOR=["rosalind"])
+def test_a_person_named_in_full_tools_for_vouches_with_a_password_sign_in(motion):
+    # Decided: the admin's naming is of the person, whatever the sign-in (docs/security.md).
+    assert decide(post_by_person(motion, "password", username="rosalind")).mode == FULL
+
+
+@override_settings(WAKE_FULL_TOOLS_FOR=["rosalind"])
+def test_an_authorless_web_post_under_a_name_in_full_tools_for_does_not_vouch(motion):
+    post = MessageFactory(motion=motion, author=None, sender="rosalind", source="web", sign_in="")
+    assert decide(post).mode == LOOK
+
+
+# --- issue 30, item 13: a burst wakes with full tools only if every post in it would ------------
+
+
+def test_a_burst_whose_untrusted_post_is_not_last_wakes_look_only(motion):
+    from wakes.trust import decide_burst
+
+    burst = [post_by_person(motion, "ssh"), post_by_person(motion, "wiki", username="wikifan")]
+    burst.append(post_by_person(motion, "ssh", username="rosemary"))  # a trusted post ends it
+
+    decision = decide_burst(burst)
+
+    assert decision.mode == LOOK
+    assert decision.rule == "typed by a person signed in with wiki (one of 3 new posts)"
+
+
+def test_a_burst_whose_untrusted_post_is_first_wakes_look_only(motion):
+    from wakes.trust import decide_burst
+
+    burst = [post_by_agent_woken(motion, LOOK), post_by_person(motion, "ssh")]
+
+    assert decide_burst(burst).mode == LOOK
+
+
+def test_a_burst_of_trusted_posts_wakes_with_full_tools(motion):
+    from wakes.trust import decide_burst
+
+    burst = [post_by_person(motion, "ssh"), post_by_agent_woken(motion, FULL)]
+
+    assert decide_burst(burst).mode == FULL
+
+
+def test_a_burst_of_one_untrusted_post_says_its_own_rule(motion):
+    from wakes.trust import decide_burst
+
+    decision = decide_burst([post_by_person(motion, "wiki", username="wikifan")])
+
+    assert (decision.mode, decision.rule) == (LOOK, "typed by a person signed in with wiki")
+
+
+def test_an_empty_burst_is_no_waking_post():
+    from wakes.trust import decide_burst
+
+    assert decide_burst([]) == decide(None)

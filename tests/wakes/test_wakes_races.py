@@ -173,6 +173,8 @@ def test_notes_of_one_motion_at_once_lose_no_post_and_never_deadlock():
     ]
     for _ in range(3):
         race(len(posts), lambda i: note_post(posts[i]))
-    for state in ListenState.objects.filter(motion=motion):
+    states = list(ListenState.objects.filter(motion=motion))
+    assert len(states) == len(agents)  # a loop over no states would check nothing
+    for state in states:
         assert state.last_post_at == state.last_said_at == posts[-1].created_at
         assert state.version == before[state.agent_id] + 3 * len(posts)

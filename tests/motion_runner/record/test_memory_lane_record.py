@@ -322,6 +322,12 @@ def test_a_composer_post_no_device_marked_vouches_for_nothing(seen):
     assert seen["host_page"]["modes"]["unmarked"] == "look"
 
 
+def test_an_ai_entitys_composer_post_vouches_for_nothing_whatever_its_name_here(seen):
+    # Issue 30, item 2: memory-lane's is_biological_human decides, not a name match of our Agents.
+    assert seen["host_page"]["sign_in"]["ai_entity"] == ""
+    assert seen["host_page"]["modes"]["ai_entity"] == "look"
+
+
 def test_stop_on_memory_lanes_page_stops_the_agents_running_turn(seen):
     requested, stopped_by = seen["host_page"]["stop"]
     assert requested and stopped_by.startswith("justin")
