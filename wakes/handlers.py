@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 from django.db import IntegrityError, transaction
 
-from motion_runner.api.memory_lane import lift_hold
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
+from motion_runner.memory_lane.routes import lift_hold
 from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
 from motion_runner.runner.db_retry import retry_outages
 

@@ -17,10 +17,10 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.db.models import Min, Q
 
-from motion_runner.api.memory_lane import keep_hold, lift_hold
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
+from motion_runner.memory_lane.routes import keep_hold, lift_hold
 from motion_runner.models import Agent, Kind, Message, Motion, Turn, TurnStatus
 from motion_runner.runner.turns import wake_line_id
 

@@ -26,9 +26,9 @@ from datetime import UTC, datetime
 
 from django.db.models import F, Q
 
-from motion_runner.api.memory_lane import lift_hold
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
+from motion_runner.memory_lane.routes import lift_hold
 from motion_runner.models import Agent, Kind, Message, Motion, Scram
 
 from . import clock

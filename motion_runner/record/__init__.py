@@ -15,7 +15,7 @@ from .base import RecordBinding
 
 BINDINGS = {
     "own": "motion_runner.record.own.OwnRecord",
-    "memory_lane": "motion_runner.record.memory_lane.MemoryLaneRecord",
+    "memory_lane": "motion_runner.memory_lane.binding.MemoryLaneRecord",
 }
 
 _loaded: dict[str, RecordBinding] = {}

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 import pytest
 from django.core.cache import cache
 
-from motion_runner.api.memory_lane import held_key
 from motion_runner.ingest.sessions import claim_session
+from motion_runner.memory_lane.routes import held_key
 from motion_runner.models import Message, MotionSession, TranscriptFile, UnclaimedSession
 from motion_runner.record import binding
 from motion_runner.record.own import OwnRecord

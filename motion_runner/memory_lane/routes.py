@@ -37,16 +37,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from ..api.agent_views import AgentAPIView, BodyTooLarge, QuietView, check_speaks_for, member_motion
+from ..api.auth import AgentKeyAuthentication, request_agent
+from ..api.outage import answer_if_away
+from ..api.stream_batch import MAX_EVENTS, StreamBody, check_batch_size, take_stream
 from ..conf import app_settings
 from ..models import Agent, Motion
 from ..people.access import readable_motion
 from ..record import binding
 from ..transcripts.remote import ingest_lines
-from .agent_views import AgentAPIView, BodyTooLarge, QuietView, check_speaks_for, member_motion
-from .auth import AgentKeyAuthentication, request_agent
-from .outage import answer_if_away
 from .runner_keys import RunnerKeyAuthentication
-from .stream_batch import MAX_EVENTS, StreamBody, check_batch_size, take_stream
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +77,9 @@ class MoodAPIView(AgentAPIView):
     """An agent endpoint of memory-lane's contract: its runner keys first, then the project's own."""
 
     authentication_classes = [RunnerKeyAuthentication, AgentKeyAuthentication]
+
+    def get_authenticators(self):
+        return [auth() for auth in self.authentication_classes]
 
     def get_exception_handler(self):
         return flat_exception_handler

@@ -3,7 +3,7 @@
 The apps' Message table stays their working index (turns, wake lines, request cards, the consider
 loop read it); each row it really inserts is written, in the same transaction and under the same
 uuid, into the host's `conversations` tables as memory-lane's own writers shape them
-(record/memory_lane_rows.py: the input dict of a ToolUse, tool output kept only up to the host's
+(memory_lane/rows.py: the input dict of a ToolUse, tool output kept only up to the host's
 TOOL_RESULT_CONTENT_CHARS, machinery senders for tool results and the apps' own lines, a turn's
 end as memory-lane's `turn-result`); `mood` the Mood whose slug (or a MoodAlias) is the Motion's.
 
@@ -51,8 +51,8 @@ from django.utils import timezone
 from .. import signals
 from ..conf import app_settings as settings
 from ..models import HOST_POST_SOURCE_FILE, Agent, Kind, Message, Motion, Source
-from .memory_lane_rows import host_row, parent_of, turn_stop, unindexed_row
-from .own import OwnRecord
+from ..record.own import OwnRecord
+from .rows import host_row, parent_of, turn_stop, unindexed_row
 
 log = logging.getLogger(__name__)
 
@@ -310,7 +310,7 @@ class MemoryLaneRecord(OwnRecord):
 
     def write_unindexed(self, events: list[Any], motion: Motion | None, agent: Agent | None) -> None:
         """The lines memory-lane keeps and the apps' own record does not, each as memory-lane's
-        importer stores it (record/memory_lane_rows.py): thinking as a `Thought`, the agent's to
+        importer stores it (memory_lane/rows.py): thinking as a `Thought`, the agent's to
         itself; a compaction's summary as the agent's continuation; any other prompt line as
         `system`'s. Get-or-create on the line's id, as every row. `motion` None: a session
         nobody has claimed yet (`mood` NULL)."""
