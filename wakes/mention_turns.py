@@ -20,7 +20,6 @@ from django.db.models import Min, Q
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
-from motion_runner.memory_lane.routes import keep_hold, lift_hold
 from motion_runner.models import Agent, Kind, Message, Motion, Turn, TurnStatus
 from motion_runner.runner.turns import wake_line_id
 
@@ -28,6 +27,7 @@ from . import clock
 from .budget import day_of
 from .context import mention_prompt
 from .footer import finalize_prompt
+from .holds import keep_hold, lift_hold
 from .loop import mark_busy
 from .models import MentionWake, Spend
 from .models.dials import Resolved, resolve

@@ -28,11 +28,11 @@ from django.db.models import F, Q
 
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
-from motion_runner.memory_lane.routes import lift_hold
 from motion_runner.models import Agent, Kind, Message, Motion, Scram
 
 from . import clock
 from .conf import app_settings as wakes_settings
+from .holds import lift_hold
 from .models import ListenState, MentionWake, Steer
 from .models.dials import Effort
 

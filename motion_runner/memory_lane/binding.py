@@ -22,7 +22,7 @@ A row whose id the host already has (memory-lane's own transcript watcher brough
 left alone: get-or-create on the id, nothing doubled.
 
 A Message created in the host by anything but this binding (memory-lane's composer) is handed to
-the apps through the write path (`signals.host_post_writers`, registered by the write path): its
+the apps through the write path (`signals.host_post_made`, which the write path hears): its
 index row is written and `message_created` goes out, so a mention wakes an agent. A row this
 binding wrote is never handed back (the `_writing` flag, and its index row exists). This package
 imports nothing of the write path (pyproject.toml's contract).
@@ -359,8 +359,8 @@ class MemoryLaneRecord(OwnRecord):
 
     # --- how things stand, where memory-lane's page reads it ----------------------------------
 
-    def show_hold(self, motion: Motion, agent_name: str, hold: dict[str, Any] | None, lasts: int) -> None:
-        """memory-lane's page shows a runner's holds from Django's cache, one dict per Mood under
+    def show_hold(self, sender, motion: Motion, agent: Agent, hold: dict[str, Any] | None, **kwargs) -> None:
+        """`signals.hold_changed`: memory-lane's page shows a runner's holds from Django's cache, one dict per Mood under
         `held:<slug>`: `{agent: {reason, until, at (epoch seconds)}}`, each lapsing HOST_HELD_SECONDS
         after its `at` (its `mood_view.set_held` and `held_in`). A read, a change and a write, as
         memory-lane's own writer does."""
@@ -372,9 +372,9 @@ class MemoryLaneRecord(OwnRecord):
             if isinstance(entry, dict) and now - float(entry.get("at") or 0) < HOST_HELD_SECONDS
         }
         if hold is None:
-            state.pop(agent_name, None)
+            state.pop(agent.name, None)
         else:
-            state[agent_name] = {"reason": hold["reason"], "until": hold["until"], "at": now}
+            state[agent.name] = {"reason": hold["reason"], "until": hold["until"], "at": now}
         cache.set(key, state, HOST_HELD_SECONDS)
 
     # --- a post made in the host --------------------------------------------------------------
@@ -405,6 +405,7 @@ class MemoryLaneRecord(OwnRecord):
         post_save.connect(
             self.on_motion_save, sender=Motion, dispatch_uid="motion_runner.record.motion_title"
         )
+        signals.hold_changed.connect(self.show_hold, dispatch_uid="motion_runner.record.host_held")
 
     def on_host_save(self, sender, instance, created: bool = False, raw: bool = False, **kwargs) -> None:
         if not created or raw or _writing.get():
@@ -415,15 +416,19 @@ class MemoryLaneRecord(OwnRecord):
             log.exception("a memory-lane post %s could not reach the wakes app", instance.pk)
 
     def hand_to_apps(self, post: models.Model) -> Message | None:
-        """The apps' index row of a host post, handed to the write path (`host_post_writers`),
+        """The apps' index row of a host post, handed to the write path (`signals.host_post_made`),
         which writes and announces it (mentions, the consider loop)."""
         if post.mood_id is None or Message.objects.filter(pk=post.pk).exists():
             return None
         content = post.content
         if post.source_file == HOST_INTERRUPT_SOURCE and isinstance(content, dict):
             motion = self.motion_for_mood(post.mood)
-            for stop in signals.host_stop_handlers[:1]:
-                stop(motion, str(content.get("agent") or ""), str(content.get("by") or ""))
+            signals.host_stop_pressed.send(
+                sender=Motion,
+                motion=motion,
+                agent_name=str(content.get("agent") or ""),
+                by=str(content.get("by") or ""),
+            )
             return None
         words = text_of(content)
         if not words.strip() or str(post.sender_id) in HOST_MACHINERY_SENDERS:
@@ -453,6 +458,5 @@ class MemoryLaneRecord(OwnRecord):
         )
         # Through the write path (fitted, redacted, inserted once, announced after commit); its
         # mirror finds the host row there already and leaves it.
-        for write in signals.host_post_writers[:1]:
-            return message if write(message) else None
-        return None
+        answers = signals.host_post_made.send(sender=Message, message=message)
+        return message if any(inserted for _receiver, inserted in answers) else None

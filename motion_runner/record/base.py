@@ -51,10 +51,5 @@ class RecordBinding:
     def claim(self, session_id: str, motion: Motion) -> None:
         """A session now belongs to `motion` (after the apps' own MotionSession says so)."""
 
-    def show_hold(self, motion: Motion, agent_name: str, hold: dict[str, Any] | None, lasts: int) -> None:
-        """A runner's hold of `agent_name` in `motion` as it now stands (None: lifted), for a host
-        page that shows holds from its own place (memory-lane's `held:<slug>`); the apps' own is
-        kept by the caller."""
-
     def connect(self) -> None:
         """Connect the receivers the binding needs (AppConfig.ready)."""

@@ -23,10 +23,10 @@ import pytest
 from django.core.cache import cache
 
 from motion_runner.ingest.sessions import claim_session
-from motion_runner.memory_lane.routes import held_key
+from motion_runner.memory_lane.held import held_key
 from motion_runner.models import Message, MotionSession, TranscriptFile, UnclaimedSession
-from motion_runner.record import binding
 from motion_runner.record.own import OwnRecord
+from motion_runner.signals import hold_changed
 from motion_runner.transcripts.importer import assign_session
 from tests import recorded
 from tests.factories import AgentFactory, MotionFactory
@@ -219,13 +219,32 @@ def test_a_hold_is_a_200_naming_it_and_an_empty_reason_lifts_it(client, scribe):
     assert lifted.status_code == 200 and lifted.json() == {"held": None}
 
 
-def test_a_hold_the_hosts_page_cannot_show_is_still_kept_here(client, scribe, monkeypatch):
-    def broken(*args, **kwargs):
+def test_a_hold_the_hosts_page_cannot_show_is_still_kept_here(client, scribe):
+    def broken(sender, **kwargs):
         raise RuntimeError("the host's cache is down")
 
-    monkeypatch.setattr(type(binding()), "show_hold", broken)
-    held = mood_post(client, "/api/moods/harbor/held/", {"reason": "waiting on CI", "until": None})
+    hold_changed.connect(broken)
+    try:
+        held = mood_post(client, "/api/moods/harbor/held/", {"reason": "waiting on CI", "until": None})
+    finally:
+        hold_changed.disconnect(broken)
     assert held.status_code == 200 and held.json()["held"]["reason"] == "waiting on CI"
+    assert cache.get(held_key("harbor", scribe.agent))["reason"] == "waiting on CI"
+
+
+def test_the_runners_hold_is_told_through_hold_changed_with_its_arguments(client, scribe):
+    heard = []
+
+    def listen(sender, motion, agent, hold, lasts, **kwargs):
+        heard.append((motion.slug, agent.name, hold and hold["reason"], lasts))
+
+    hold_changed.connect(listen)
+    try:
+        mood_post(client, "/api/moods/harbor/held/", {"reason": "waiting on CI", "until": None})
+        mood_post(client, "/api/moods/harbor/held/", {"reason": "", "until": None})
+    finally:
+        hold_changed.disconnect(listen)
+    assert heard == [("harbor", "scribe", "waiting on CI", 900), ("harbor", "scribe", None, 0)]
 
 
 def test_a_hold_with_a_bad_until_is_a_400_in_memory_lanes_error_shape(client, scribe):
