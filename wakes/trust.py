@@ -53,7 +53,7 @@ def decide(message, trusted_names: set[str] | None = None) -> Decision:
     if message.sender and message.sender.lower() in trusted_names:
         return Decision(FULL, f"author {message.sender} is in full_tools_for")
     # A person's post here has its author; one typed on the host's page (memory-lane's composer)
-    # has no user of ours, but the sign-in its device vouched for (memory_lane/binding.py).
+    # has no user of ours, but the sign-in its device vouched for (motion_runner/memory_lane/signin.py).
     if source == "web" and (message.author_id is not None or message.source_file == HOST_POST_SOURCE_FILE):
         if message.sign_in == "ssh":
             return Decision(FULL, "typed by a person signed in with an SSH key")

@@ -13,11 +13,15 @@ import logging
 from typing import Any
 
 from django.core.cache import cache
+from django.utils import timezone
 
 from .. import signals
 from ..models import Agent, Motion
 
 log = logging.getLogger(__name__)
+
+# How long memory-lane's page shows a hold after it was last said (its mood_view.HELD_FOR).
+HOST_HELD_SECONDS = 600
 
 
 def held_key(slug: str, agent: Agent) -> str:
@@ -47,3 +51,26 @@ def say_hold(motion: Motion, agent: Agent, hold: dict[str, Any] | None, lasts: i
     ):
         if isinstance(error, Exception):
             log.error("the hold of @%s in %s could not be shown: %r", agent.name, motion.pk, error)
+
+
+class HostHolds:
+    """Mixed into `MemoryLaneRecord`: each hold, as `hold_changed` tells it, where memory-lane's
+    own page reads holds (connected by the binding's `connect`)."""
+
+    def show_hold(self, sender, motion: Motion, agent: Agent, hold: dict[str, Any] | None, **kwargs) -> None:
+        """`signals.hold_changed`: memory-lane's page shows a runner's holds from Django's cache,
+        one dict per Mood under `held:<slug>`: `{agent: {reason, until, at (epoch seconds)}}`, each
+        lapsing HOST_HELD_SECONDS after its `at` (its `mood_view.set_held` and `held_in`). A read,
+        a change and a write, as memory-lane's own writer does."""
+        key = f"held:{self.mood_for(motion).slug}"
+        now = timezone.now().timestamp()
+        state = {
+            name: entry
+            for name, entry in (cache.get(key) or {}).items()
+            if isinstance(entry, dict) and now - float(entry.get("at") or 0) < HOST_HELD_SECONDS
+        }
+        if hold is None:
+            state.pop(agent.name, None)
+        else:
+            state[agent.name] = {"reason": hold["reason"], "until": hold["until"], "at": now}
+        cache.set(key, state, HOST_HELD_SECONDS)
