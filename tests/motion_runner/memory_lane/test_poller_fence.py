@@ -24,7 +24,7 @@ def memory_lane(settings, monkeypatch):
     settings.MOTION_RUNNER_RECORD = "memory_lane"
     settings.POLLER_AGENTS = ["magent"]
     # The fence is the subject here: this test project has no host tables to mirror rows into
-    # (tests/motion_runner/site/test_host_project.py and tests/motion_runner/record/test_memory_lane_record.py test the writing).
+    # (tests/motion_runner/site/test_host_project.py and tests/motion_runner/memory_lane/test_memory_lane_record.py test the writing).
     monkeypatch.setattr(MemoryLaneRecord, "mirror", lambda self, messages: None)
     return settings
 

@@ -333,7 +333,7 @@ class FailingRecord(OwnRecord):
 def test_a_record_that_keeps_unclaimed_lines_gets_them_at_once_under_the_ids_the_claim_gives(
     client, scribe, harbor, settings
 ):
-    settings.MOTION_RUNNER_RECORD = "tests.motion_runner.api.test_memory_lane_clients.KeepingRecord"
+    settings.MOTION_RUNNER_RECORD = "tests.motion_runner.memory_lane.test_memory_lane_clients.KeepingRecord"
     KeepingRecord.kept = []
     Watcher(client, pending=transcript_lines()).flush_batch()
     assert Message.objects.count() == 0  # the apps' index waits for the claim
@@ -346,7 +346,7 @@ def test_a_record_that_keeps_unclaimed_lines_gets_them_at_once_under_the_ids_the
 def test_a_record_that_fails_on_unclaimed_lines_still_answers_the_watcher_and_spools_them(
     client, settings, tmp_path
 ):
-    settings.MOTION_RUNNER_RECORD = "tests.motion_runner.api.test_memory_lane_clients.FailingRecord"
+    settings.MOTION_RUNNER_RECORD = "tests.motion_runner.memory_lane.test_memory_lane_clients.FailingRecord"
     watcher = Watcher(client, pending=transcript_lines())
     assert watcher.flush_batch().status_code == 200  # else the watcher re-sends the batch forever
     assert watcher.results[-1]["unclaimed_sessions"] == [SESSION]
