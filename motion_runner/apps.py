@@ -40,9 +40,10 @@ class MotionRunnerConfig(AppConfig):
         # The record binding's receivers (memory_lane: a post made in the host reaches the apps);
         # by path, as the models it loads are ready only now.
         import_string("motion_runner.record.binding")().connect()
-        fence = import_string("motion_runner.record.poller_fenced_agents")
-        if fence not in signals.fenced_agent_providers:  # wakes asks it (signals.py)
-            signals.fenced_agent_providers.append(fence)
+        from .memory_lane.fence import poller_fenced_agents
+
+        if poller_fenced_agents not in signals.fenced_agent_providers:  # wakes asks it (signals.py)
+            signals.fenced_agent_providers.append(poller_fenced_agents)
 
 
 def ring_on_sqlite(sender, connection, **kwargs) -> None:

@@ -180,7 +180,7 @@ fenced_agent_providers: list[FencedAgentProvider] = []
 Called as ``provider() -> set of agent names`` by wakes/ each time it decides whom a mention or
 the consider loop may wake; the names of every provider together are woken by no one here
 (another decider wakes them). The runner registers its record's fence
-(``motion_runner.record.poller_fenced_agents``: under a binding that shares memory-lane's record,
+(``motion_runner.memory_lane.fence.poller_fenced_agents``: under a binding that shares memory-lane's record,
 the ``POLLER_AGENTS`` memory-lane's poller still wakes) in ``MotionRunnerConfig.ready``, so wakes
 reads the fence without importing the storage.
 """

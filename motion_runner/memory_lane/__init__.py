@@ -9,6 +9,7 @@ that exists only because of it is here:
   `host_posts.py` (a post or a ■ on memory-lane's page reaching the apps), `signin.py` (what a
   composer post's device vouches for), `held.py` (holds where memory-lane's clients and page read
   them), `host.py` (the host's models by role, the flag that stops echoes);
+- the switch-over's fence (`fence.py`: the agents memory-lane's poller still wakes);
 - its client contract (`routes.py`: the runner's stream, quiet and held routes, the transcript
   watcher's `/api/ingest/`) and the runner keys its vault gives (`runner_keys.py`);
 - next, the transcript watcher's lines (`remote.py`, now `transcripts/remote.py`; the unclaimed

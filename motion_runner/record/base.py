@@ -11,7 +11,7 @@ from ..models import Agent, Message, Motion
 
 class RecordBinding:
     # True when the binding writes into a record memory-lane's own poller also reads, so that
-    # POLLER_AGENTS fences the wakes app off those agents (motion_runner.record.poller_fenced_agents).
+    # POLLER_AGENTS fences the wakes app off those agents (motion_runner.memory_lane.fence).
     shares_memory_lane_record = False
     # True when the binding keeps lines the apps' index does not (thinking, a prompt's echo): only
     # then are they redacted and handed to `write_unindexed`.

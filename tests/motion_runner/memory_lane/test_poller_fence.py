@@ -10,8 +10,9 @@ from django.core.exceptions import ImproperlyConfigured
 
 from motion_runner import signals
 from motion_runner.memory_lane.binding import MemoryLaneRecord
+from motion_runner.memory_lane.fence import poller_fenced_agents
 from motion_runner.models import Turn
-from motion_runner.record import binding, poller_fenced_agents
+from motion_runner.record import binding
 from motion_runner.record.own import OwnRecord
 from tests.wakes_support import clock, loop, room, say
 from wakes.models import ListenState
