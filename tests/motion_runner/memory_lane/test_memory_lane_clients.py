@@ -247,6 +247,19 @@ def test_the_runners_hold_is_told_through_hold_changed_with_its_arguments(client
     assert heard == [("harbor", "scribe", "waiting on CI", 900), ("harbor", "scribe", None, 0)]
 
 
+def test_a_runner_key_speaks_on_the_motion_routes_as_agent_authentication_classes_lists_it(client, scribe):
+    body = {"reason": "people coordinating", "by": "screen"}
+    assert mood_post(client, "/api/motions/harbor/quiet/", body).status_code == 201
+
+
+def test_without_runner_keys_in_agent_authentication_classes_a_runner_key_is_refused(
+    client, scribe, settings
+):
+    settings.AGENT_AUTHENTICATION_CLASSES = ["motion_runner.api.auth.AgentKeyAuthentication"]
+    body = {"reason": "people coordinating", "by": "screen"}
+    assert mood_post(client, "/api/motions/harbor/quiet/", body).status_code == 401
+
+
 def test_a_hold_with_a_bad_until_is_a_400_in_memory_lanes_error_shape(client, scribe):
     response = mood_post(client, "/api/moods/harbor/held/", {"reason": "later", "until": "next tuesday"})
     assert response.status_code == 400
