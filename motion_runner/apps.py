@@ -19,22 +19,31 @@ class MotionRunnerConfig(AppConfig):
 
         user_logged_in.connect(remember_sign_in, dispatch_uid="motion_runner.remember_sign_in")
         connection_created.connect(ring_on_sqlite, dispatch_uid="motion_runner.ring_on_sqlite")
-        # The write path writes what a binding hands over (a post made in the host): the record
-        # package never imports it (pyproject.toml's contract "record-below-the-write-path").
+        # The write path writes what a binding hands over (a post made in the host), and the
+        # runner stops what the host's page stops: the binding only sends the signals (the record
+        # and memory_lane import nothing of the write path).
         from .ingest.writer import insert_one
-
-        if insert_one not in signals.host_post_writers:
-            signals.host_post_writers.append(insert_one)
         from .runner.stopping import stop_for_host
 
-        if stop_for_host not in signals.host_stop_handlers:
-            signals.host_stop_handlers.append(stop_for_host)
+        def write_host_post(sender, message, **kwargs) -> bool:
+            return insert_one(message)
+
+        def stop_from_host(sender, motion, agent_name: str, by: str, **kwargs) -> None:
+            stop_for_host(motion, agent_name, by)
+
+        signals.host_post_made.connect(write_host_post, weak=False, dispatch_uid="motion_runner.host_post")
+        signals.host_stop_pressed.connect(stop_from_host, weak=False, dispatch_uid="motion_runner.host_stop")
+        # memory-lane's clients read every hold (wakes' and its runner's) through `GET …/held/`.
+        from .memory_lane.held import keep_for_clients
+
+        signals.hold_changed.connect(keep_for_clients, dispatch_uid="motion_runner.memory_lane.held")
         # The record binding's receivers (memory_lane: a post made in the host reaches the apps);
         # by path, as the models it loads are ready only now.
         import_string("motion_runner.record.binding")().connect()
-        fence = import_string("motion_runner.record.poller_fenced_agents")
-        if fence not in signals.fenced_agent_providers:  # wakes asks it (signals.py)
-            signals.fenced_agent_providers.append(fence)
+        from .memory_lane.fence import poller_fenced_agents
+
+        if poller_fenced_agents not in signals.fenced_agent_providers:  # wakes asks it (signals.py)
+            signals.fenced_agent_providers.append(poller_fenced_agents)
 
 
 def ring_on_sqlite(sender, connection, **kwargs) -> None:

@@ -60,7 +60,13 @@ DEFAULTS: dict[str, Any] = {
     "RUNNER_END_RETRY_SECONDS": 600.0,
     "TRANSCRIPT_DIRS": lambda: [str(Path.home() / ".claude" / "projects")],
     # memory-lane's client contract (docs/memory-lane.md).
-    "MOOD_RUNNER_KEYS": dict,  # {"agent name": "key"}, as memory-lane's vault gives them
+    "MOOD_RUNNER_KEYS": dict,
+    # The keys an agent endpoint accepts, by dotted path, in order: memory-lane's runner keys
+    # (MOOD_RUNNER_KEYS; none by default, so standalone they pass every request on), then ours.
+    "AGENT_AUTHENTICATION_CLASSES": lambda: [
+        "motion_runner.memory_lane.runner_keys.RunnerKeyAuthentication",
+        "motion_runner.api.auth.AgentKeyAuthentication",
+    ],  # {"agent name": "key"}, as memory-lane's vault gives them
     "INGEST_API_KEY": lambda: os.environ.get("INGEST_API_KEY", ""),  # memory-lane reads the env
     # memory-lane's watcher re-sends a refused batch whole, up to 5,000 queued lines plus what came
     # meanwhile: the cap sits far above that, so it only stops a runaway client.

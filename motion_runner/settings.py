@@ -228,7 +228,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # Agent keys first: their WWW-Authenticate header makes a missing or bad key a 401.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "motion_runner.api.runner_keys.RunnerKeyAuthentication",
+        "motion_runner.memory_lane.runner_keys.RunnerKeyAuthentication",
         "motion_runner.api.auth.AgentKeyAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],

@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # annotations only: this module imports nothing of the runner
     from django.http import HttpRequest
 
     from .harnesses.policy import ToolPolicy
-    from .models import Agent, Message, Motion, Turn
+    from .models import Agent, Motion, Turn
     from .runner.monitor import TurnMonitor
 
 # --- Signals ----------------------------------------------------------------------------------
@@ -78,6 +78,44 @@ the Motion), ``by`` (who stopped them, as the thread says it), ``at`` (when: a d
 Sent robustly with ``sender=Turn`` by ``motion_runner/runner/stopping.py`` once a person (or a
 scram) has stopped turns. wakes/ lets go of what was owed before ``at``: the agents' mentions
 waiting or held, and the posts the consider loop had not yet considered.
+"""
+
+hold_changed = Signal()
+"""
+Arguments: ``motion`` (the ``Motion``), ``agent`` (the held ``Agent``), ``hold`` (``{agent, reason,
+until, at}``: ``until`` an ISO time or None, ``at`` when it was said; None when it is lifted),
+``lasts`` (seconds it stands unless said again; 0 when lifted).
+
+Sent robustly with ``sender=Motion`` whenever an agent's next turn in a Motion is held or let go:
+by ``wakes/holds.py`` (a mention waiting on a turn under way, the hourly cap, listening off; renewed
+every 30 s while it holds) and by memory-lane's runner through ``POST …/held/``
+(``motion_runner/memory_lane/routes.py``). Whoever shows holds listens: memory-lane's clients'
+``GET …/held/`` (``motion_runner/memory_lane/held.py``, connected in ``MotionRunnerConfig.ready``)
+and, under the ``memory_lane`` binding, memory-lane's own page (``MemoryLaneRecord.connect``). A
+receiver's failure loses neither the hold nor the mention or stop its sender is in the middle of.
+"""
+
+host_post_made = Signal()
+"""
+Arguments: ``message`` (the apps' ``Message`` for the post, built but not yet fitted or saved).
+
+Sent with ``sender=Message`` by a record binding (``motion_runner/memory_lane/binding.py``) for a
+post made in the host's own record by anything but the binding (memory-lane's composer, its own
+transcript watcher). The write path listens (``motion_runner.ingest.writer.insert_one``: fitted,
+redacted, inserted once, ``message_created`` after commit; connected in
+``MotionRunnerConfig.ready()``) and answers True when it inserted the post, so the binding never
+imports the write path. With no receiver, such a post stays in the host's record alone.
+"""
+
+host_stop_pressed = Signal()
+"""
+Arguments: ``motion`` (the ``Motion``), ``agent_name`` (the agent the host's page stopped), ``by``
+(who pressed it, as the host names them).
+
+Sent with ``sender=Motion`` by a record binding when a person stops an agent on the host's own
+page (memory-lane's ■ writes an ``interrupt`` row naming the agent and who): the runner listens
+(``runner.stopping.stop_for_host``, connected in ``MotionRunnerConfig.ready()``) and stops that
+agent's running and queued turns in the Motion as the thread's ■ stops them.
 """
 
 # --- Hooks ------------------------------------------------------------------------------------
@@ -136,33 +174,13 @@ the policy from its shared tool list, its dials and the wake footer. With none r
 turn gets the harness layer's most closed policy (local reads only, no MCP server).
 """
 
-HostPostWriter = Callable[["Message"], bool]
-host_post_writers: list[HostPostWriter] = []
-"""
-Called as ``write(message) -> inserted`` by a record binding (``motion_runner/record/``) for a
-post made in the host's own record by anything but the binding (memory-lane's composer), with the
-apps' Message for it built but not yet fitted; the first registered answers. The write path
-(``motion_runner.ingest.writer.insert_one``: fitted, redacted, inserted once, ``message_created`` after
-commit) registers it in ``MotionRunnerConfig.ready()``, so the record package never imports the
-write path. With none registered, such a post stays in the host's record alone.
-"""
-
-HostStop = Callable[["Motion", str, str], Any]
-host_stop_handlers: list[HostStop] = []
-"""
-Called as ``stop(motion, agent_name, by)`` by a record binding when a person stops an agent on
-the host's own page (memory-lane's ■ writes an ``interrupt`` row naming the agent and who): that
-agent's running and queued turns in the Motion stop as the thread's ■ stops them
-(``runner.stopping.stop_for_host``, registered in ``MotionRunnerConfig.ready()``).
-"""
-
 FencedAgentProvider = Callable[[], "set[str]"]
 fenced_agent_providers: list[FencedAgentProvider] = []
 """
 Called as ``provider() -> set of agent names`` by wakes/ each time it decides whom a mention or
 the consider loop may wake; the names of every provider together are woken by no one here
 (another decider wakes them). The runner registers its record's fence
-(``motion_runner.record.poller_fenced_agents``: under a binding that shares memory-lane's record,
+(``motion_runner.memory_lane.fence.poller_fenced_agents``: under a binding that shares memory-lane's record,
 the ``POLLER_AGENTS`` memory-lane's poller still wakes) in ``MotionRunnerConfig.ready``, so wakes
 reads the fence without importing the storage.
 """
@@ -186,6 +204,10 @@ Called as ``provide(motion, reader) -> dict`` by every read of the thread's mess
 the answer after ``activity``, in order. wakes/ adds ``requests``, ``answered_requests`` and
 ``typing``.
 """
+
+MAX_SHOWN_TYPING = 50
+"""At most this many names a poll says it shows typing (``thread_poll_news``'s ``shown``, refused
+past it by ``motion_runner/api/bounds.py``), so a receiver names back at most this many typing."""
 
 ThreadPollNews = Callable[["Motion", "datetime", "str | None", "list[str] | None"], bool]
 thread_poll_news: list[ThreadPollNews] = []

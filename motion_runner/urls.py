@@ -9,8 +9,9 @@ imports neither (import-linter's contracts, pyproject.toml)."""
 from django.contrib.auth.views import LogoutView
 from django.urls import include, path
 
-from .api import agent_views, memory_lane, stop
+from .api import agent_views, stop
 from .api import views as api
+from .memory_lane import routes as memory_lane
 from .thread import views
 
 urlpatterns = [

@@ -31,9 +31,9 @@ from datetime import datetime, timedelta
 from django.contrib.auth.models import AnonymousUser
 from django.db.models import Q
 
-from motion_runner.api.auth import AgentPrincipal
 from motion_runner.models import Agent, Kind, Message, Motion, Source
 from motion_runner.people.access import MotionAccess, access
+from motion_runner.people.principal import AgentPrincipal
 
 from . import clock
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)

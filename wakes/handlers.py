@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 
 from django.db import IntegrityError, transaction
 
-from motion_runner.api.memory_lane import lift_hold
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
@@ -20,6 +19,7 @@ from .budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch
 from .commands import command_in, run_command
 from .considering import free_pair, post_dot
 from .context import watch_prompt
+from .holds import lift_hold
 from .loop import answered_since, due_mention_wakes, fenced_agents, is_person, mark_busy
 from .mention_turns import renew_holds, show_hold, wake_for_mention
 from .mentions import mentioned_names

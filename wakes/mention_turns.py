@@ -17,7 +17,6 @@ from datetime import datetime, timedelta
 from django.db import transaction
 from django.db.models import Min, Q
 
-from motion_runner.api.memory_lane import keep_hold, lift_hold
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
@@ -28,6 +27,7 @@ from . import clock
 from .budget import day_of
 from .context import mention_prompt
 from .footer import finalize_prompt
+from .holds import keep_hold, lift_hold
 from .loop import mark_busy
 from .models import MentionWake, Spend
 from .models.dials import Resolved, resolve

@@ -26,7 +26,6 @@ from datetime import UTC, datetime
 
 from django.db.models import F, Q
 
-from motion_runner.api.memory_lane import lift_hold
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Motion, Scram
@@ -34,6 +33,7 @@ from motion_runner.models import Agent, Kind, Motion, Scram
 from . import clock
 from .budget import session_context
 from .conf import app_settings as wakes_settings
+from .holds import lift_hold
 from .models import ListenState, MentionWake, Steer
 from .models.dials import Effort
 from .quoting import defuse

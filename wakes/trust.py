@@ -55,7 +55,7 @@ def decide(message, trusted_names: set[str] | None = None) -> Decision:
         return Decision(LOOK, "posted with an API key")  # a key is no person, named or not
     trusted_names = full_tools_for() if trusted_names is None else trusted_names
     # A person's post here has its author; one typed on the host's page (memory-lane's composer)
-    # has no user of ours, but the sign-in its device vouched for (record/memory_lane.py).
+    # has no user of ours, but the sign-in its device vouched for (motion_runner/memory_lane/signin.py).
     if source == "web" and (message.author_id is not None or message.source_file == HOST_POST_SOURCE_FILE):
         # A host post is a person's only when memory-lane vouched a person typed it.
         person = message.author_id is not None or bool(message.sign_in)

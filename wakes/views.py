@@ -13,10 +13,10 @@ from django.db.models import Exists, FilteredRelation, OuterRef, Q, Subquery
 from django.shortcuts import render
 from django.urls import reverse
 
-from motion_runner.api.bounds import MAX_SHOWN_TYPING
 from motion_runner.models import Message, Motion, Scram
 from motion_runner.people.access import access
 from motion_runner.people.context import sign_in_of
+from motion_runner.signals import MAX_SHOWN_TYPING
 from motion_runner.sql import fast_paths, wake_parts
 
 from . import clock

@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404
+from django.utils.module_loading import import_string
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, PermissionDenied
@@ -16,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..conf import app_settings
 from ..ingest.display import HOOK_STOP_TEXT, summarize_input
 from ..ingest.fit import fit_message
 from ..ingest.writer import EventWriter, IngestContext, insert_one
@@ -28,8 +30,7 @@ from ..transcripts.importer import import_file
 from ..transcripts.lines import HARNESS as CLAUDE_CODE
 from ..transcripts.lines import prompt_message, turn_end_uuid
 from ..transcripts.routing import note_unclaimed, runner_owned
-from .auth import AgentKeyAuthentication, AgentPrincipal, IsAgent, request_agent
-from .runner_keys import RunnerKeyAuthentication
+from .auth import AgentPrincipal, IsAgent, request_agent
 from .serializers import MessageSerializer
 from .stream_batch import MAX_EVENTS, Conflict, StreamBody, check_batch_size, claim_for, take_stream
 
@@ -73,8 +74,6 @@ class BodyTooLarge(APIException):
 
 
 class AgentAPIView(APIView):
-    # memory-lane's runner keys (MOOD_RUNNER_KEYS) first: any other key falls through to ours.
-    authentication_classes = [RunnerKeyAuthentication, AgentKeyAuthentication]
     permission_classes = [IsAgent]
     # The URL's Motion is read with the key, in one statement (auth.MotionRead; member_motion).
     motion_url_kwarg = "slug"
@@ -86,6 +85,11 @@ class AgentAPIView(APIView):
                 f"The body is over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes; send fewer events at a time."
             )
         return super().handle_exception(exc)
+
+    def get_authenticators(self):
+        # The agent keys AGENT_AUTHENTICATION_CLASSES names, by dotted path (memory-lane's runner
+        # keys first, then the project's own), so the API imports nothing of memory-lane's room.
+        return [import_string(path)() for path in app_settings.AGENT_AUTHENTICATION_CLASSES]
 
 
 StreamAnswer = inline_serializer(

@@ -15,6 +15,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
 from ..models import Agent, AgentKey, Motion
+from ..people.principal import AgentPrincipal
 from ..sql import agent_keys, fast_paths
 
 KEY_PREFIX = "mrk_"
@@ -48,31 +49,6 @@ class MotionRead:
     agent_id: int
     motion: Motion | None  # None: no such Motion
     member: bool  # the agent is one of its agents (the default access rule, MotionAccess)
-
-
-class AgentPrincipal:
-    """request.user for a request made with an agent key: an agent, never a person."""
-
-    is_authenticated = True
-    is_anonymous = False
-    is_agent = True
-    is_staff = False
-    is_superuser = False
-    is_active = True
-
-    def __init__(self, agent: Agent, motion_read: MotionRead | None = None):
-        self.agent = agent
-        self.pk = None
-        self.motion_read = motion_read
-
-    def get_username(self) -> str:
-        return self.agent.name
-
-    def has_perm(self, perm: str, obj: object = None) -> bool:
-        return False  # an agent holds no Django permission: what it may do is membership
-
-    def __str__(self) -> str:
-        return f"@{self.agent.name}"
 
 
 def read_with_motion(

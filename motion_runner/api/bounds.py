@@ -21,6 +21,7 @@ from rest_framework.utils import json
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..lib.json_depth import deeper_than
 from ..lib.json_text import read_json
+from ..signals import MAX_SHOWN_TYPING
 
 NUL = "\x00"
 NUL_ESCAPE = "\\u0000"  # how a NUL is written inside a JSON string
@@ -186,9 +187,6 @@ class RefuseNulInQuery:
             body = {"error": {"status": 400, "code": "parse_error", "detail": "a NUL character in the query"}}
             return JsonResponse(body, status=400)
         return self.get_response(request)
-
-
-MAX_SHOWN_TYPING = 50
 
 
 def names_shown_typing(params) -> list[str] | None:

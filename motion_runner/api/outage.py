@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 RETRY_AFTER_SECONDS = 5
 DETAIL = "The database is not answering for a moment; send the same request again shortly."
-# memory-lane's routes answer {"error": "<text>"} (api/memory_lane.py), the rest of the API its
+# memory-lane's routes answer {"error": "<text>"} (memory_lane/routes.py), the rest of the API its
 # structured error (api/errors.py).
 FLAT_ERROR_PATHS = ("/api/moods/", "/api/ingest/")
 

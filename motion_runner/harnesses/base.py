@@ -52,7 +52,7 @@ class EventKind:
     # A line the adapter does not know: kept in the turn's raw log, never fatal.
     UNKNOWN = "unknown"
     # The model's thinking summary (Claude Code's `thinking` block): posted as a collapsed step;
-    # memory-lane's record keeps it as a `Thought` row (record/memory_lane_rows.py).
+    # memory-lane's record keeps it as a `Thought` row (memory_lane/rows.py).
     THINKING = "thinking"
     # A user line that is no tool result (a `claude -p` prompt's echo, a compaction's summary, a
     # command's output): likewise only for a record binding that keeps every line.

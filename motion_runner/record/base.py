@@ -11,7 +11,7 @@ from ..models import Agent, Message, Motion
 
 class RecordBinding:
     # True when the binding writes into a record memory-lane's own poller also reads, so that
-    # POLLER_AGENTS fences the wakes app off those agents (motion_runner.record.poller_fenced_agents).
+    # POLLER_AGENTS fences the wakes app off those agents (motion_runner.memory_lane.fence).
     shares_memory_lane_record = False
     # True when the binding keeps lines the apps' index does not (thinking, a prompt's echo): only
     # then are they redacted and handed to `write_unindexed`.
@@ -50,11 +50,6 @@ class RecordBinding:
 
     def claim(self, session_id: str, motion: Motion) -> None:
         """A session now belongs to `motion` (after the apps' own MotionSession says so)."""
-
-    def show_hold(self, motion: Motion, agent_name: str, hold: dict[str, Any] | None, lasts: int) -> None:
-        """A runner's hold of `agent_name` in `motion` as it now stands (None: lifted), for a host
-        page that shows holds from its own place (memory-lane's `held:<slug>`); the apps' own is
-        kept by the caller."""
 
     def connect(self) -> None:
         """Connect the receivers the binding needs (AppConfig.ready)."""

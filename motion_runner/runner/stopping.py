@@ -52,8 +52,8 @@ def stop_turns(motion: Motion, by: str, *, agents: list[Agent] | None = None, wh
 
 
 def stop_for_host(motion: Motion, agent_name: str, by: str) -> list[Turn]:
-    """`signals.host_stop_handlers`: the host's page stopped this agent (its own check of who may
-    stop is done: memory-lane writes the row only for an SSH-key device)."""
+    """`signals.host_stop_pressed` (heard in apps.py): the host's page stopped this agent (its own
+    check of who may stop is done: memory-lane writes the row only for an SSH-key device)."""
     agent = Agent.objects.filter(name__iexact=agent_name).first()
     if agent is None:
         return []

@@ -1,4 +1,4 @@
-"""What tests/motion_runner/record/test_memory_lane_record.py does inside the host project, after `migrate`: every kind
+"""What tests/motion_runner/memory_lane/test_memory_lane_record.py does inside the host project, after `migrate`: every kind
 of line the apps write goes through the memory_lane binding into memory-lane's record (the
 reconstruction in tests/host/conversations/, with no Motion made by hand), and is read back the way
 memory-lane's page reads it (tests/host/conversations/page.py). Prints one JSON object.

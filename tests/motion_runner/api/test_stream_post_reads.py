@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from motion_runner.api.agent_views import StreamView
 from motion_runner.api.auth import revoke_key
-from motion_runner.api.memory_lane import MoodStreamView
+from motion_runner.memory_lane.routes import MoodStreamView
 from motion_runner.models import (
     Agent,
     AgentKey,

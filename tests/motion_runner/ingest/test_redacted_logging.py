@@ -1,5 +1,5 @@
 """redaction.redacted_logging: a host's own LOGGING kept whole, every line it logs redacted (the
-README's settings block; the host project's run is in tests/motion_runner/record/test_memory_lane_record.py)."""
+README's settings block; the host project's run is in tests/motion_runner/memory_lane/test_memory_lane_record.py)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 24). The model's thinking is a collapsed step of the thread (and a `Thought` in memory-lane's
 record); a user line that is no tool result (a `claude -p` prompt's echo, a compaction's summary)
 is never in the apps' thread: the own binding drops it unread, and the memory_lane binding writes
-it into memory-lane's record (tests/motion_runner/record/test_memory_lane_record.py)."""
+it into memory-lane's record (tests/motion_runner/memory_lane/test_memory_lane_record.py)."""
 
 from __future__ import annotations
 

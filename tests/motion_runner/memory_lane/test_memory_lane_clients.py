@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 import pytest
 from django.core.cache import cache
 
-from motion_runner.api.memory_lane import held_key
 from motion_runner.ingest.sessions import claim_session
+from motion_runner.memory_lane.held import held_key
 from motion_runner.models import Message, MotionSession, TranscriptFile, UnclaimedSession
-from motion_runner.record import binding
 from motion_runner.record.own import OwnRecord
+from motion_runner.signals import hold_changed
 from motion_runner.transcripts.importer import assign_session
 from tests import recorded
 from tests.factories import AgentFactory, MotionFactory
@@ -219,13 +219,45 @@ def test_a_hold_is_a_200_naming_it_and_an_empty_reason_lifts_it(client, scribe):
     assert lifted.status_code == 200 and lifted.json() == {"held": None}
 
 
-def test_a_hold_the_hosts_page_cannot_show_is_still_kept_here(client, scribe, monkeypatch):
-    def broken(*args, **kwargs):
+def test_a_hold_the_hosts_page_cannot_show_is_still_kept_here(client, scribe):
+    def broken(sender, **kwargs):
         raise RuntimeError("the host's cache is down")
 
-    monkeypatch.setattr(type(binding()), "show_hold", broken)
-    held = mood_post(client, "/api/moods/harbor/held/", {"reason": "waiting on CI", "until": None})
+    hold_changed.connect(broken)
+    try:
+        held = mood_post(client, "/api/moods/harbor/held/", {"reason": "waiting on CI", "until": None})
+    finally:
+        hold_changed.disconnect(broken)
     assert held.status_code == 200 and held.json()["held"]["reason"] == "waiting on CI"
+    assert cache.get(held_key("harbor", scribe.agent))["reason"] == "waiting on CI"
+
+
+def test_the_runners_hold_is_told_through_hold_changed_with_its_arguments(client, scribe):
+    heard = []
+
+    def listen(sender, motion, agent, hold, lasts, **kwargs):
+        heard.append((motion.slug, agent.name, hold and hold["reason"], lasts))
+
+    hold_changed.connect(listen)
+    try:
+        mood_post(client, "/api/moods/harbor/held/", {"reason": "waiting on CI", "until": None})
+        mood_post(client, "/api/moods/harbor/held/", {"reason": "", "until": None})
+    finally:
+        hold_changed.disconnect(listen)
+    assert heard == [("harbor", "scribe", "waiting on CI", 900), ("harbor", "scribe", None, 0)]
+
+
+def test_a_runner_key_speaks_on_the_motion_routes_as_agent_authentication_classes_lists_it(client, scribe):
+    body = {"reason": "people coordinating", "by": "screen"}
+    assert mood_post(client, "/api/motions/harbor/quiet/", body).status_code == 201
+
+
+def test_without_runner_keys_in_agent_authentication_classes_a_runner_key_is_refused(
+    client, scribe, settings
+):
+    settings.AGENT_AUTHENTICATION_CLASSES = ["motion_runner.api.auth.AgentKeyAuthentication"]
+    body = {"reason": "people coordinating", "by": "screen"}
+    assert mood_post(client, "/api/motions/harbor/quiet/", body).status_code == 401
 
 
 def test_a_hold_with_a_bad_until_is_a_400_in_memory_lanes_error_shape(client, scribe):
@@ -314,7 +346,7 @@ class FailingRecord(OwnRecord):
 def test_a_record_that_keeps_unclaimed_lines_gets_them_at_once_under_the_ids_the_claim_gives(
     client, scribe, harbor, settings
 ):
-    settings.MOTION_RUNNER_RECORD = "tests.motion_runner.api.test_memory_lane_clients.KeepingRecord"
+    settings.MOTION_RUNNER_RECORD = "tests.motion_runner.memory_lane.test_memory_lane_clients.KeepingRecord"
     KeepingRecord.kept = []
     Watcher(client, pending=transcript_lines()).flush_batch()
     assert Message.objects.count() == 0  # the apps' index waits for the claim
@@ -327,7 +359,7 @@ def test_a_record_that_keeps_unclaimed_lines_gets_them_at_once_under_the_ids_the
 def test_a_record_that_fails_on_unclaimed_lines_still_answers_the_watcher_and_spools_them(
     client, settings, tmp_path
 ):
-    settings.MOTION_RUNNER_RECORD = "tests.motion_runner.api.test_memory_lane_clients.FailingRecord"
+    settings.MOTION_RUNNER_RECORD = "tests.motion_runner.memory_lane.test_memory_lane_clients.FailingRecord"
     watcher = Watcher(client, pending=transcript_lines())
     assert watcher.flush_batch().status_code == 200  # else the watcher re-sends the batch forever
     assert watcher.results[-1]["unclaimed_sessions"] == [SESSION]

@@ -9,9 +9,10 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from motion_runner import signals
+from motion_runner.memory_lane.binding import MemoryLaneRecord
+from motion_runner.memory_lane.fence import poller_fenced_agents
 from motion_runner.models import Turn
-from motion_runner.record import binding, poller_fenced_agents
-from motion_runner.record.memory_lane import MemoryLaneRecord
+from motion_runner.record import binding
 from motion_runner.record.own import OwnRecord
 from tests.wakes_support import clock, loop, room, say
 from wakes.models import ListenState
@@ -24,7 +25,7 @@ def memory_lane(settings, monkeypatch):
     settings.MOTION_RUNNER_RECORD = "memory_lane"
     settings.POLLER_AGENTS = ["magent"]
     # The fence is the subject here: this test project has no host tables to mirror rows into
-    # (tests/motion_runner/site/test_host_project.py and tests/motion_runner/record/test_memory_lane_record.py test the writing).
+    # (tests/motion_runner/site/test_host_project.py and tests/motion_runner/memory_lane/test_memory_lane_record.py test the writing).
     monkeypatch.setattr(MemoryLaneRecord, "mirror", lambda self, messages: None)
     return settings
 

@@ -13,9 +13,9 @@ import hmac
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
+from ..api.auth import AgentPrincipal, read_with_motion, url_motion_slug
 from ..conf import app_settings
 from ..models import Agent
-from .auth import AgentPrincipal, read_with_motion, url_motion_slug
 
 
 def runner_key_agent(header: bytes) -> str | None:
@@ -57,7 +57,7 @@ class RunnerKeyAuthentication(authentication.BaseAuthentication):
 
 
 class RunnerKeyScheme(OpenApiAuthenticationExtension):
-    target_class = "motion_runner.api.runner_keys.RunnerKeyAuthentication"
+    target_class = "motion_runner.memory_lane.runner_keys.RunnerKeyAuthentication"
     name = "runnerKey"
 
     def get_security_definition(self, auto_schema):

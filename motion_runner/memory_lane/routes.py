@@ -25,7 +25,6 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import RequestDataTooBig
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
@@ -37,16 +36,15 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from ..api.agent_views import AgentAPIView, BodyTooLarge, QuietView, check_speaks_for, member_motion
+from ..api.auth import AgentKeyAuthentication, request_agent
+from ..api.outage import answer_if_away
+from ..api.stream_batch import MAX_EVENTS, StreamBody, check_batch_size, take_stream
 from ..conf import app_settings
-from ..models import Agent, Motion
 from ..people.access import readable_motion
-from ..record import binding
 from ..transcripts.remote import ingest_lines
-from .agent_views import AgentAPIView, BodyTooLarge, QuietView, check_speaks_for, member_motion
-from .auth import AgentKeyAuthentication, request_agent
-from .outage import answer_if_away
+from .held import holds_in, say_hold
 from .runner_keys import RunnerKeyAuthentication
-from .stream_batch import MAX_EVENTS, StreamBody, check_batch_size, take_stream
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +75,9 @@ class MoodAPIView(AgentAPIView):
     """An agent endpoint of memory-lane's contract: its runner keys first, then the project's own."""
 
     authentication_classes = [RunnerKeyAuthentication, AgentKeyAuthentication]
+
+    def get_authenticators(self):
+        return [auth() for auth in self.authentication_classes]
 
     def get_exception_handler(self):
         return flat_exception_handler
@@ -142,39 +143,6 @@ class HeldBody(serializers.Serializer):
         return moment.isoformat()
 
 
-def held_key(slug: str, agent: Agent) -> str:
-    return f"motion_runner:held:{slug}:{agent.pk}"
-
-
-def keep_hold(motion: Motion, agent: Agent, reason: str, until: str | None, lasts: int) -> dict[str, Any]:
-    """Hold `agent`'s next turn in `motion` for `lasts` seconds, and why: among the Motion's holds
-    here, and on the host's page where it shows them (record binding's `show_hold`)."""
-    hold = {"agent": agent.name, "reason": reason, "until": until, "at": timezone.now().isoformat()}
-    cache.set(held_key(motion.slug, agent), hold, timeout=lasts)
-    show_in_host(motion, agent, hold, lasts)
-    return hold
-
-
-def lift_hold(motion: Motion, agent: Agent) -> None:
-    cache.delete(held_key(motion.slug, agent))
-    show_in_host(motion, agent, None, 0)
-
-
-def show_in_host(motion: Motion, agent: Agent, hold: dict[str, Any] | None, lasts: int) -> None:
-    # Only what the host's page shows: a failure there must not lose the mention or the stop
-    # its caller is in the middle of (release_held, let_go).
-    try:
-        binding().show_hold(motion, agent.name, hold, lasts)
-    except Exception:
-        log.exception("the hold of @%s in %s could not be shown on the host's page", agent.name, motion.pk)
-
-
-def holds_in(motion: Motion) -> dict[str, dict[str, Any]]:
-    """How each agent of `motion` is held now, by name (GET …/held/, for the thread page)."""
-    found = cache.get_many([held_key(motion.slug, agent) for agent in motion.agents.all()])
-    return {hold["agent"]: hold for hold in found.values()}
-
-
 class MoodHeldView(MoodAPIView):
     """The runner holds its agent's next turn in this Motion, and why; an empty reason lifts it.
 
@@ -218,13 +186,15 @@ class MoodHeldView(MoodAPIView):
         body.is_valid(raise_exception=True)
         reason = re.sub(r"<[^>]*>|[<>]", "", body.validated_data["reason"]).strip()[:200]
         if not reason:
-            lift_hold(motion, agent)
+            say_hold(motion, agent, None, 0)
             return Response({"held": None})
         until = body.validated_data["until"]
         lasts = app_settings.MOOD_HELD_SECONDS
         if until:
             lasts = max(1, min(lasts, int((datetime.fromisoformat(until) - timezone.now()).total_seconds())))
-        return Response({"held": keep_hold(motion, agent, reason, until, lasts)})
+        hold = {"agent": agent.name, "reason": reason, "until": until, "at": timezone.now().isoformat()}
+        say_hold(motion, agent, hold, lasts)
+        return Response({"held": hold})
 
 
 # --- the transcript watcher ------------------------------------------------------------------
