@@ -85,6 +85,7 @@ class DialsAdmin(admin.ModelAdmin):
                     "mention_effort",
                     "mention_cap_usd",
                     "mention_wakes_per_hour",
+                    "agent_chain_turns",
                     "mention_gather_seconds",
                 ]
             },
@@ -189,6 +190,7 @@ class DialOverrideInline(admin.StackedInline):
         "screen_enabled",
         "reads",
         "mention_wakes_per_hour",
+        "agent_chain_turns",
     ]
 
     def get_formset(self, request, obj=None, **kwargs):

@@ -237,6 +237,10 @@
     save.type = "button";
     save.addEventListener("click", () => change({ setting: "rules", value: rules.value }, errorBox));
     set.append(rules, save);
+    if (state.motion.agent_chain_turns != null) {
+      // The chain guard's bound (a dial in the admin): shown here, set there.
+      set.append(el("p", "muted agent-chain", `Agents may wake each other ${state.motion.agent_chain_turns} turns in a row here with no person's post between; then they wait for one (the admin's agent_chain_turns dial).`));
+    }
     return set;
   }
 
