@@ -119,7 +119,6 @@ class StreamView(AgentAPIView):
     def post(self, request: Request, slug: str) -> Response:
         agent = request_agent(request)
         motion = member_motion(slug, agent, request)
-        refuse_during_scram()
         check_batch_size(request.data)
         body = StreamBody(data=request.data, context={"request": request})
         body.is_valid(raise_exception=True)

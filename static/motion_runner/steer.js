@@ -73,6 +73,16 @@
     banner.textContent = scram
       ? `Scram: every agent is stopped and nothing wakes — ${scram.reason} (${scram.raised_by})`
       : "";
+    // The composer says so too: a post is answered 423 (and kept in the box) until it is lifted.
+    const box = document.querySelector("#composer textarea");
+    if (box) {
+      if (!box.dataset.placeholder) box.dataset.placeholder = box.placeholder;
+      box.placeholder = scram ? "A scram holds: posts are refused until it is lifted." : box.dataset.placeholder;
+    }
+    // The scram's button (for those who may): raise while none holds, lift while one does.
+    for (const form of document.querySelectorAll("form.scram-button")) {
+      form.hidden = (form.dataset.action === "lift") !== Boolean(scram);
+    }
   }
 
   // --- "your mention was answered": a notice on the page (and the browser's, if allowed) ----------

@@ -115,3 +115,34 @@ def test_the_admin_raises_a_scram_and_its_action_lifts_it(room, ops, client):
 
     client.post("/admin/motion_runner/scram/", {"action": "lift_the_scram", "_selected_action": [scram.pk]})
     assert Scram.holding() is None
+
+
+def test_an_agents_post_and_its_quiet_dot_during_a_scram_answer_423(scribe, client):
+    call_command("scram", reason="runaway spend", by="ops", stdout=StringIO())
+
+    posted = client.post(
+        "/api/motions/harbor/messages/",
+        {"text": "@rival over to you"},
+        content_type="application/json",
+        **scribe.headers,
+    )
+    dot = client.post(
+        "/api/motions/harbor/quiet/",
+        {"reason": "nothing new"},
+        content_type="application/json",
+        **scribe.headers,
+    )
+
+    assert posted.status_code == 423 and dot.status_code == 423
+    assert "runaway spend" in posted.json()["error"]["detail"]
+    assert not Message.objects.filter(agent=scribe.agent).exists()
+
+
+def test_a_stranger_is_refused_before_the_scram_is_said(room, client):
+    call_command("scram", reason="runaway spend", by="ops", stdout=StringIO())
+
+    response = client.post(
+        f"/api/motions/{room.motion.slug}/messages/", {"text": "hi"}, content_type="application/json"
+    )
+
+    assert response.status_code in (401, 403)
