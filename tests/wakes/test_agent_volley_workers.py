@@ -11,6 +11,7 @@ wake the other agent, in the worker, as in production.
 from __future__ import annotations
 
 import json
+import time
 from io import StringIO
 
 import pytest
@@ -97,8 +98,12 @@ def test_two_agents_volley_with_a_real_worker_stops_at_six_and_a_person_lets_the
         "turns", database=database_url(), broker=settings.CELERY_BROKER_URL, log=tmp_path / "worker.log"
     )
     try:
+        began = time.monotonic()
         justin_says("@abot please start the setlist with bbot")
         wait_for("the volley held by the chain guard", lambda: settled(motion), seconds=180, every=0.5)
+        print(
+            f"the volley held after {Turn.objects.filter(motion=motion).count()} turns, {time.monotonic() - began:.1f} s"
+        )
         ran = list(Turn.objects.filter(motion=motion).order_by("queued_at", "pk"))
         assert [turn.agent.name for turn in ran] == ["abot", "bbot"] * 3 + ["abot"]
         assert all(turn.status == TurnStatus.FINISHED for turn in ran), [t.error for t in ran]
