@@ -20,6 +20,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 
+from motion_runner.celery import app
 from motion_runner.models import Kind, Message, Turn, TurnStatus
 from motion_runner.signals import message_created
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
@@ -133,3 +134,6 @@ def test_two_agents_volley_with_a_real_worker_stops_at_six_and_a_person_lets_the
     finally:
         worker.terminate()
         worker.wait(30)
+        # What the last posts sent and no worker took is not left for another test's worker.
+        with app.connection_for_write() as broker:
+            broker.default_channel.queue_purge("turns")
