@@ -346,3 +346,39 @@ def test_the_motions_menus_show_the_bound_in_force_here(volley, clock, client):
 
     assert here["motion"]["agent_chain_turns"] == 4
     assert there["motion"]["agent_chain_turns"] == 6
+
+
+def test_a_chain_held_mention_is_among_the_motions_holds(volley, clock, client):
+    run_volley(volley, clock, turns=12)
+    client.force_login(volley.justin)
+
+    (held,) = client.get(f"/api/motions/{volley.motion.slug}/holds/").json()["holds"]
+
+    assert (held["agent"], held["by"]) == ("bbot", "abot")
+    assert (
+        held["reason"] == "@abot and @bbot woke each other 6 times in a row; a person's post lets them go on"
+    )
+
+
+def test_a_person_posting_in_the_other_motion_of_a_chain_resets_it(volley, clock):
+    """The chain is followed back across Motions; a person's word in either Motion ends it."""
+    dials(agent_chain_turns=1)  # without the person's word, the API post would be held
+    person_says(volley, "@abot start with bbot", clock)
+    first = queued(volley.abot)
+    started(first, clock)
+    turn_says(first, "@bbot go", clock)
+    ended(first, clock)
+    started(queued(volley.bbot), clock)
+    person_says(volley, "just watching", clock, motion=volley.elsewhere)
+    api_post = MessageFactory(
+        motion=volley.elsewhere,
+        sender="bbot",
+        agent=volley.bbot,
+        source="api",
+        text="@abot go",
+        created_at=clock.advance(5),
+    )
+    message_created.send(sender=Message, message=api_post)
+
+    assert not MentionWake.objects.filter(status=MentionWake.Status.CHAINED).exists()
+    assert queued(volley.abot) is not None
