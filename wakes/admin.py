@@ -1,5 +1,5 @@
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin.widgets import FilteredSelectMultiple
 from django.contrib.auth import get_user_model
 from django.db.models import Count, Q, Sum
@@ -8,8 +8,10 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from motion_runner.admin import AgentAdmin, LedgerRecordAdmin, MotionAdmin, NoAddAdmin, ReadOnlyAdmin, dollars
-from motion_runner.models import Agent, Motion
+from motion_runner.models import Agent, Motion, Scram
+from motion_runner.runner.stopping import ScramHeld, lift_scram, raise_scram
 
+from .api_steer import may_scram
 from .models import Consideration, DialOverride, Dials, ListenState, MentionWake, Spend
 
 UNITS = {"usd": "($)", "seconds": "(seconds)", "minutes": "(minutes)", "hours": "(hours)"}
@@ -85,6 +87,7 @@ class DialsAdmin(admin.ModelAdmin):
                     "mention_effort",
                     "mention_cap_usd",
                     "mention_wakes_per_hour",
+                    "agent_chain_turns",
                     "mention_gather_seconds",
                 ]
             },
@@ -189,6 +192,7 @@ class DialOverrideInline(admin.StackedInline):
         "screen_enabled",
         "reads",
         "mention_wakes_per_hour",
+        "agent_chain_turns",
     ]
 
     def get_formset(self, request, obj=None, **kwargs):
@@ -300,3 +304,44 @@ class SpendAdmin(LedgerRecordAdmin):
                 .order_by("-total")[:20]
             ]
         return response
+
+
+@admin.register(Scram)
+class ScramAdmin(admin.ModelAdmin):
+    """The scram in the admin: adding one raises it (every agent stopped, posts answer 423,
+    nothing wakes); the action lifts it. Staff and the people the scram_for dial names."""
+
+    list_display = ["reason", "raised_by", "raised_at", "holds", "lifted_by", "lifted_at"]
+    fields = ["reason"]
+    actions = ["lift_the_scram"]
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False  # a scram's record is kept as it was; lift it with the action
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_add_permission(self, request) -> bool:
+        return may_scram(request.user)
+
+    def has_view_permission(self, request, obj=None) -> bool:
+        return request.user.is_staff
+
+    def save_model(self, request, obj, form, change) -> None:
+        try:
+            raised = raise_scram(request.user.get_username(), obj.reason[:2000])
+        except ScramHeld as held:
+            self.message_user(request, f"Not raised: {held}.", level=messages.ERROR)
+            obj.pk = Scram.holding().pk
+            return
+        obj.pk = raised.pk
+
+    @admin.action(description="Lift the scram")
+    def lift_the_scram(self, request, queryset) -> None:
+        if not may_scram(request.user):
+            self.message_user(
+                request, "Only staff and the people the scram_for dial name lift it.", messages.ERROR
+            )
+            return
+        lifted = lift_scram(request.user.get_username())
+        self.message_user(request, "The scram is lifted." if lifted else "No scram holds.")

@@ -23,6 +23,7 @@ from motion_runner.runner.stopping import ScramHeld, lift_scram, raise_scram
 
 from .handlers import release_held
 from .models import Dials, Steer
+from .models.dials import resolve
 from .requests import person_may_grant
 from .steering import (
     AGENT_SETTINGS,
@@ -137,7 +138,13 @@ def menus(motion: Motion, user, sign_in: str) -> dict:
     changes = Steer.objects.filter(motion=motion).select_related("agent")[:30]
     return {
         "agents": agents,
-        "motion": {"rules": steering.rules, "archived": steering.archived, "set_by": steering.set_by},
+        "motion": {
+            "rules": steering.rules,
+            "archived": steering.archived,
+            "set_by": steering.set_by,
+            # The chain guard's bound here (a dial, set in the admin): shown, not set, in the menus.
+            "agent_chain_turns": resolve(motion.pk, None, steered=False).agent_chain_turns,
+        },
         "changes": [{"text": describe(row), "at": row.at} for row in changes],
         "can_widen": person_may_grant(user, sign_in)[0],
         "widening": list(WIDENING),

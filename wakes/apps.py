@@ -13,6 +13,7 @@ class WakesConfig(AppConfig):
 
         from . import handlers, tasks  # noqa: F401  (registers the Celery tasks)
         from .abilities.runner import on_turn_finished
+        from .chains import let_chains_go
         from .compaction import compact_after_loop
         from .footer import finalize_prompt
         from .loop_guard import LoopGuard
@@ -46,4 +47,5 @@ class WakesConfig(AppConfig):
         signals.turn_finished.connect(handlers.on_turn_finished, dispatch_uid="wakes.turn_finished")
         signals.turn_retried.connect(handlers.on_turn_retried, dispatch_uid="wakes.turn_retried")
         signals.turns_stopped.connect(let_go, dispatch_uid="wakes.let_go")
+        signals.turns_stopped.connect(let_chains_go, dispatch_uid="wakes.let_chains_go")
         signals.turn_repriced.connect(handlers.on_turn_repriced, dispatch_uid="wakes.turn_repriced")

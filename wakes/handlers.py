@@ -16,6 +16,7 @@ from motion_runner.runner.db_retry import retry_outages
 
 from . import clock
 from .budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch_wake_refusal
+from .chains import chain_for, hold_chained, release_chained
 from .commands import command_in, run_command
 from .considering import free_pair, post_dot
 from .context import watch_prompt
@@ -32,7 +33,11 @@ from .wake import human_duration, wake
 log = logging.getLogger(__name__)
 
 SILENT = re.compile(r"^\s*<silent(?:\s+by=\"[^\"]*\")?\s*>(.*?)</silent>\s*$", re.DOTALL | re.IGNORECASE)
-WEB_SOURCES = (Source.WEB, Source.API)
+# memory-lane's machinery senders (tool results, its own lines): never anyone's words.
+MACHINERY_SENDERS = ("system", "tool-result")
+# Mentions that wake at once: a person's in the web or through the API, an agent's turn's words
+# (the runner's) and an agent's posts through the API (the stream API's included).
+AT_ONCE_SOURCES = (Source.WEB, Source.API, Source.RUNNER)
 
 
 def on_message_created(sender, message: Message, newest_of_batch: bool = True, **kwargs) -> None:
@@ -60,26 +65,47 @@ def handle_message(message: Message, *, dispatch: bool = True, note: bool = True
             turn = mention(message, agent, dispatch=dispatch)
             if turn is not None:
                 woken.append(turn)
-                consumed.add(agent.pk)
+            if turn is not None or chained(message, agent):
+                consumed.add(agent.pk)  # a chained mention is not the loop's to consider either
+    woken += release_chained(message, dispatch=dispatch)  # a person's post lets a held chain go on
     if note or consumed:
         note_post(message, consumed_by=consumed)
     return woken
 
 
 def mentioned_agents(message: Message) -> list[Agent]:
+    """The agents a post names, but never the one who wrote it (memory-lane's rule: any sender's @
+    but the agent's own), and none for the machinery's lines."""
+    if message.sender.lower() in MACHINERY_SENDERS:
+        return []
     known = list(Agent.objects.values_list("name", flat=True))
     names = mentioned_names(message.text, known)
     # Another decider wakes these (memory-lane's poller, POLLER_AGENTS): one decider per agent.
     agents = {a.name: a for a in Agent.objects.filter(name__in=names).exclude(name__in=fenced_agents())}
-    return [agents[n] for n in names if n in agents and agents[n].pk != message.agent_id]
+    return [
+        agents[n]
+        for n in names
+        if n in agents and agents[n].pk != message.agent_id and n.lower() != message.sender.lower()
+    ]
+
+
+def chained(message: Message, agent: Agent) -> bool:
+    return MentionWake.objects.filter(
+        message=message, agent=agent, status=MentionWake.Status.CHAINED
+    ).exists()
 
 
 def mention(message: Message, agent: Agent, *, dispatch: bool = True) -> Turn | None:
-    """A person's web post wakes now; a terminal post waits to see if it gets answered."""
+    """A post in the web or through the API (a person's, or an agent's: its turn's words, its API
+    posts) wakes now; a terminal post waits to see if it gets answered. An agent's mention of
+    another agent lengthens a chain, which the chain guard bounds (wakes/chains.py)."""
     now = clock.now()
     dials = Dials.load()
     if message.created_at < now - timedelta(minutes=dials.backfill_horizon_minutes):
         return None  # an old post imported late: its moment has passed
+    if message.agent_id is not None and (chain := chain_for(message, agent)) is not None:
+        hold_chained(message, agent, chain)
+        return None
     if message.source == Source.TERMINAL:
         delay = dials.terminal_mention_delay_seconds
         MentionWake.objects.get_or_create(
@@ -88,9 +114,9 @@ def mention(message: Message, agent: Agent, *, dispatch: bool = True) -> Turn | 
             defaults={"due_at": message.created_at + timedelta(seconds=delay), "created_at": now},
         )
         return None
-    if message.source not in WEB_SOURCES or not is_person(message):
-        return None  # agents mentioning agents: the loop considers it as a post like any other
-    if (asked := command_in(message, agent)) is not None:  # @agent /compact, /context, /usage
+    if message.source not in AT_ONCE_SOURCES:
+        return None
+    if is_person(message) and (asked := command_in(message, agent)) is not None:  # @agent /compact, …
         if not MentionWake.objects.get_or_create(
             message=message,
             agent=agent,

@@ -1,5 +1,5 @@
 """Mentions as people expect them: owed mentions of one agent in one Motion answered in one turn,
-at most `mention_wakes_per_hour` of them an hour, and a hold said in the thread while one waits.
+at most `mention_wakes_per_hour` of an agent's an hour (its Motions together), and a hold said in the thread while one waits.
 
 A mention joins the pair's mention turn that is queued and has not started, if there is one
 (coalesced); else it queues one, whose task starts after `mention_gather_seconds`, so a person's
@@ -52,10 +52,12 @@ def queued_mention_turn(motion_id: str, agent_id: int) -> Turn | None:
 
 def next_slot(motion_id: str, agent_id: int, dials: Resolved, now: datetime) -> datetime | None:
     """When the hourly cap next lets a mention turn start; None: now. A turn counts from its
-    first mention (mentions that joined it are the same turn)."""
+    first mention (mentions that joined it are the same turn). The agent's turns in every Motion
+    count together, as memory-lane's poller counted its wakes (`recent_wakes`): two agents
+    mentioning each other in many Motions are bounded as in one."""
     hour_ago = now - timedelta(hours=1)
     turns = (
-        MentionWake.objects.filter(agent_id=agent_id, message__motion_id=motion_id, turn__isnull=False)
+        MentionWake.objects.filter(agent_id=agent_id, turn__isnull=False)
         .values("turn")
         .annotate(first=Min("created_at"))
         .filter(first__gt=hour_ago)

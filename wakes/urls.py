@@ -12,5 +12,6 @@ urlpatterns = [
     path("api/motions/<slug:slug>/holds/", HoldsView.as_view(), name="api-holds"),
     path("api/motions/<slug:slug>/steer/", SteerView.as_view(), name="api-steer"),
     path("api/scram/", ScramView.as_view(), name="api-scram"),
+    path("scram/", views.scram_button, name="scram-button"),
     path("motions/<slug:slug>/wakes/", wake_preview, name="wake-preview"),
 ]

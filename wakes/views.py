@@ -8,19 +8,25 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.contrib import messages
 from django.db import connection
 from django.db.models import Exists, FilteredRelation, OuterRef, Q, Subquery
-from django.shortcuts import render
+from django.http import HttpResponseForbidden
+from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
 
 from motion_runner.models import Message, Motion, Scram
 from motion_runner.people.access import access
 from motion_runner.people.context import sign_in_of
+from motion_runner.runner.stopping import ScramHeld, lift_scram, raise_scram
 from motion_runner.signals import MAX_SHOWN_TYPING
 from motion_runner.sql import fast_paths, wake_parts
 
 from . import clock
 from .api import RECENTLY_ANSWERED, request_cards, typing_since
+from .api_steer import may_scram
 from .models import Dials, TypingPing, WakeRequest
 from .overview import motion_cards
 from .requests import person_may_grant
@@ -33,8 +39,40 @@ def motion_list(request):
     motions = list(access().readable(request.user, Motion.objects.all()).prefetch_related("agents"))
     # "None" and "none you may see" differ: a signed-out visitor is told to sign in.
     hidden = Motion.objects.count() - len(motions)
-    context = {"cards": motion_cards(motions), "hidden": hidden, "scram": Scram.holding()}
+    context = {
+        "cards": motion_cards(motions),
+        "hidden": hidden,
+        "scram": Scram.holding(),
+        "may_scram": may_scram(request.user),
+    }
     return render(request, "motion_runner/motion_list.html", context)
+
+
+@require_POST
+def scram_button(request):
+    """The scram's button (the Motion list, a thread's banner): raise it with a reason, or lift
+    it; staff and the people the `scram_for` dial names. Back to the page it was pressed on."""
+    if not request.user.is_authenticated or not may_scram(request.user):
+        return HttpResponseForbidden(
+            "Only staff and the people the scram_for dial names raise or lift a scram."
+        )
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        back = reverse("motion-list")
+    by = request.user.get_username()
+    if request.POST.get("action") == "lift":
+        if lift_scram(by) is None:
+            messages.info(request, "No scram holds.", fail_silently=True)
+        return redirect(back)
+    reason = request.POST.get("reason", "").strip()
+    if not reason:
+        messages.error(request, "A scram needs a reason: nothing was raised.", fail_silently=True)
+        return redirect(back)
+    try:
+        raise_scram(by, reason[:2000])
+    except ScramHeld:
+        messages.info(request, "A scram already holds.", fail_silently=True)
+    return redirect(back)
 
 
 def what_your_posts_wake(request) -> tuple[str, str]:
@@ -57,6 +95,8 @@ def thread_page_context(request, motion: Motion) -> dict[str, Any]:
         "can_post": access().can_post(request.user, motion),
         "steer_url": reverse("api-steer", args=[motion.pk]),
         "preview_url": reverse("wake-preview", args=[motion.pk]),
+        "may_scram": may_scram(request.user),
+        "scram_holds": Scram.holding() is not None,
     }
 
 

@@ -31,6 +31,7 @@ from ..transcripts.lines import HARNESS as CLAUDE_CODE
 from ..transcripts.lines import prompt_message, turn_end_uuid
 from ..transcripts.routing import note_unclaimed, runner_owned
 from .auth import AgentPrincipal, IsAgent, request_agent
+from .locked import refuse_during_scram
 from .serializers import MessageSerializer
 from .stream_batch import MAX_EVENTS, Conflict, StreamBody, check_batch_size, claim_for, take_stream
 
@@ -148,6 +149,7 @@ class QuietView(AgentAPIView):
     def post(self, request: Request, slug: str) -> Response:
         agent = request_agent(request)
         motion = member_motion(slug, agent, request)
+        refuse_during_scram()
         body = QuietBody(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data

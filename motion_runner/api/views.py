@@ -24,6 +24,7 @@ from . import cursor as cursors
 from .agent_views import Conflict, member_motion, post_as_agent
 from .auth import AgentKeyAuthentication, request_agent
 from .bounds import finite_number, names_shown_typing, parse_time, whole_number
+from .locked import refuse_during_scram
 from .serializers import (
     MessageSerializer,
     MotionSerializer,
@@ -258,6 +259,7 @@ class MessageList(APIView):
         body = PostMessageSerializer(data=request.data)
         if agent := request_agent(request):
             motion = member_motion(slug, agent)
+            refuse_during_scram()
             body.is_valid(raise_exception=True)
             data = body.validated_data
             return post_as_agent(agent, motion, data, kind=Kind.TEXT, text=data["text"])
@@ -266,6 +268,7 @@ class MessageList(APIView):
         motion = readable_motion(request.user, slug)
         if not access().can_post(request.user, motion):
             raise PermissionDenied("You may read this Motion but not post in it.")
+        refuse_during_scram()
         body.is_valid(raise_exception=True)
         try:
             message, created = post_person_message(

@@ -73,6 +73,16 @@
     banner.textContent = scram
       ? `Scram: every agent is stopped and nothing wakes — ${scram.reason} (${scram.raised_by})`
       : "";
+    // The composer says so too: a post is answered 423 (and kept in the box) until it is lifted.
+    const box = document.querySelector("#composer textarea");
+    if (box) {
+      if (!box.dataset.placeholder) box.dataset.placeholder = box.placeholder;
+      box.placeholder = scram ? "A scram holds: posts are refused until it is lifted." : box.dataset.placeholder;
+    }
+    // The scram's button (for those who may): raise while none holds, lift while one does.
+    for (const form of document.querySelectorAll("form.scram-button")) {
+      form.hidden = (form.dataset.action === "lift") !== Boolean(scram);
+    }
   }
 
   // --- "your mention was answered": a notice on the page (and the browser's, if allowed) ----------
@@ -242,6 +252,10 @@
       save.title = "Only a person who may grant full tools changes the rules (each wake obeys them).";
     }
     set.append(rules, save);
+    if (state.motion.agent_chain_turns != null) {
+      // The chain guard's bound (a dial in the admin): shown here, set there.
+      set.append(el("p", "muted agent-chain", `Agents may wake each other ${state.motion.agent_chain_turns} turns in a row here with no person's post between; then they wait for one (the admin's agent_chain_turns dial).`));
+    }
     return set;
   }
 

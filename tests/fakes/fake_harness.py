@@ -18,6 +18,8 @@ what FAKE_HARNESS_PLAN says: a JSON object with any of
   printed: a file kept holding how many of the lines were written whole to stdout (so a test
     knows what a harness stopped mid-way had printed)
   stdin_to: write what it read on stdin (its prompt, as the real CLIs read it) to this file
+  fresh_ids: give each line a fresh uuid (and each message a fresh id), so one file plays as
+    many runs, each its own lines (as a real harness's runs are)
 """
 
 import json
@@ -37,6 +39,18 @@ if plan.get("stdin_to"):
         handle.write(sys.stdin.read())
 lines_file = plan.get("lines") or os.environ.get("FAKE_HARNESS_LINES")
 lines = open(lines_file).read().splitlines() if lines_file else []
+if plan.get("fresh_ids"):
+    import uuid
+
+    def fresh(line: str) -> str:
+        event = json.loads(line)
+        if "uuid" in event:
+            event["uuid"] = str(uuid.uuid4())
+        if isinstance(event.get("message"), dict) and event["message"].get("id"):
+            event["message"]["id"] = f"msg_{uuid.uuid4().hex}"
+        return json.dumps(event)
+
+    lines = [fresh(line) for line in lines if line.strip()]
 if plan.get("no_result"):
     lines = [line for line in lines if '"type":"result"' not in line.replace(" ", "")]
 if plan.get("child"):

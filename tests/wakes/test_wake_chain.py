@@ -75,8 +75,8 @@ def test_a_chain_started_by_a_person_signed_in_with_an_ssh_key_keeps_full_tools(
 def test_the_same_chain_started_by_a_wiki_sign_in_stays_look_only_all_the_way(studio, clock, loop):
     first, second = run_chain(studio, clock, loop, sign_in="wiki")
     assert first.mode == "look" and "wiki" in first.mode_rule
-    # Beta considers both posts of the burst (the person's and alpha's); neither is trusted.
-    assert second.mode == "look" and "one of 2 new posts" in second.mode_rule
+    # Alpha's mention wakes beta at once (agents mention agents): a look-only turn never vouches.
+    assert (second.mode, second.mode_rule) == ("look", "written by an agent woken look-only")
 
 
 def test_an_untrusted_post_in_the_same_burst_keeps_the_wake_look_only(studio, clock, loop):

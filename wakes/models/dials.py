@@ -100,8 +100,16 @@ class Dials(models.Model):
     )
     mention_wakes_per_hour = models.PositiveIntegerField(
         default=30,
-        help_text="Mention turns per agent and Motion per hour; a mention past it is held until the next "
-        "slot, and the thread says when. Default: 30.",
+        help_text="Mention turns per agent per hour, its Motions together (as memory-lane's poller counted "
+        "an agent's wakes); a mention past it is held until the next slot, and the thread says when. "
+        "Default: 30.",
+    )
+    agent_chain_turns = models.PositiveIntegerField(
+        default=6,
+        help_text="Turns agents may wake each other in a row (an agent's @mention of another agent) with "
+        "no person's post between them, in one Motion or across Motions; the next agent mention is "
+        "held, and the thread says so once, naming the agents. A person's post lets them go on "
+        "(docs/limits.md). Default: 6.",
     )
     mention_gather_seconds = models.FloatField(
         default=3.0,
@@ -318,6 +326,7 @@ OVERRIDABLE = (
     "screen_enabled",
     "reads",
     "mention_wakes_per_hour",
+    "agent_chain_turns",
 )
 
 
@@ -345,6 +354,7 @@ class DialOverride(models.Model):
     screen_enabled = models.BooleanField(null=True, blank=True)
     reads = models.PositiveIntegerField(null=True, blank=True)
     mention_wakes_per_hour = models.PositiveIntegerField(null=True, blank=True)
+    agent_chain_turns = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [
@@ -378,6 +388,7 @@ class Resolved:
     screen_enabled: bool
     reads: int
     mention_wakes_per_hour: int
+    agent_chain_turns: int
     # (scope, limit) pairs: "all", "motion", "agent", "pair"
     daily_caps: list[tuple[str, Decimal]]
 

@@ -118,6 +118,7 @@ class MentionWake(models.Model):
         ANSWERED = "answered"  # answered before the wait ran out: no wake
         HELD = "held"  # the agent's listening here is off: woken when it is back (wakes/steering.py)
         LET_GO = "let_go"  # posted before someone stopped the agent's turns: never woken
+        CHAINED = "chained"  # agents woke each other too often in a row: woken after a person's post
 
     message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="mention_wakes")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="mention_wakes")

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('wakes', '0009_consideration_started_at'),
+        ('wakes', '0010_agent_chains'),
     ]
 
     operations = [

@@ -1,0 +1,43 @@
+"""The scram's button in real Chromium (issue 32): staff raise it from a thread's banner, the
+composer's post is then refused with why (the text kept), and the button lifts it."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from motion_runner.models import Message, Scram
+from tests.browser.conftest import screenshot, sign_in_as
+from tests.factories import UserFactory
+from tests.motion_runner.api.test_stop import harbor as harbor  # noqa: F401  (fixtures by name)
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_staff_raise_the_scram_in_a_thread_posts_are_refused_and_the_button_lifts_it(
+    live_server,
+    page,
+    harbor,  # noqa: F811
+):
+    ops = UserFactory(username="ops", is_staff=True)
+    sign_in_as(page, live_server, ops)
+    page.goto(f"{live_server.url}/motions/{harbor.slug}/")
+
+    page.locator("form.scram-button[data-action=raise] input[name=reason]").fill("runaway spend")
+    page.get_by_role("button", name="Scram", exact=True).click()
+
+    expect(page.locator("#scram")).to_contain_text("runaway spend", timeout=30_000)
+    assert Scram.holding().raised_by == "ops"
+    box = page.locator("#composer textarea")
+    box.fill("is anyone there?")
+    box.press("Enter")
+    expect(page.locator("#post-error")).to_contain_text("A scram holds", timeout=30_000)
+    expect(box).to_have_value("is anyone there?")  # the text is kept
+    assert not Message.objects.filter(text="is anyone there?").exists()
+    screenshot(page, "thread-scram-raised")
+
+    page.get_by_role("button", name="Lift the scram").click()
+
+    expect(page.locator("#scram")).to_be_hidden(timeout=30_000)
+    assert Scram.holding() is None
+    assert page.js_errors == []
