@@ -22,34 +22,14 @@ from urllib.parse import urlsplit
 from django.core.signals import setting_changed
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from . import redaction_shapes as _shapes
 
 MARK = "[REDACTED]"
 
-# Each token shape starts with a literal, so the regex engine scans for it quickly; a shape is
-# tried only when its literal is in the text at all, and the token must start a word.
-TOKEN_SHAPES = [
-    (
-        "PRIVATE KEY-----",
-        re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)"),
-    ),
-    ("gh", re.compile(r"gh[pousr]_[A-Za-z0-9]{30,}")),  # GitHub tokens
-    ("github_pat_", re.compile(r"github_pat_[A-Za-z0-9_]{40,}")),
-    (
-        "sk-",
-        re.compile(r"sk-(?:ant-[A-Za-z0-9_-]{16,}|(?:proj-|svcacct-)?[A-Za-z0-9_-]{24,})"),
-    ),  # Anthropic, OpenAI
-    ("AKIA", re.compile(r"AKIA[0-9A-Z]{16}")),  # AWS access key ids
-    ("ASIA", re.compile(r"ASIA[0-9A-Z]{16}")),
-    ("xox", re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,}")),  # Slack
-    ("k_live_", re.compile(r"[rs]k_live_[A-Za-z0-9]{16,}")),  # Stripe
-    ("AIza", re.compile(r"AIza[0-9A-Za-z_-]{35}")),  # Google
-    ("npm_", re.compile(r"npm_[A-Za-z0-9]{36}")),
-    ("mrk_", re.compile(r"mrk_[0-9a-f]{8}_[A-Za-z0-9_-]{20,}")),  # this project's own agent keys
-    ("eyJ", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),  # JWTs
-    # Webhook URLs: the path is the credential.
-    ("hooks.slack.com/", re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{8,}")),
-    ("/api/webhooks/", re.compile(r"/api/webhooks/[0-9]{6,}/[A-Za-z0-9_-]{16,}")),  # Discord
-]
+# The shapes (redaction_shapes.py): tokens with a known prefix, tried where their literal is in
+# the text, and secrets known by what stands around them.
+TOKEN_SHAPES = _shapes.TOKEN_SHAPES
+AROUND = _shapes.AROUND
 AUTHORIZATION = re.compile(
     r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+)[A-Za-z0-9._~+/=-]{8,}"
 )
@@ -64,6 +44,15 @@ ENV_ASSIGNMENT = re.compile(
     r"(?:PASS|PASSWD|PASSWORD|PWD|SECRET|TOKEN|KEY|KEYS|DSN|CREDENTIALS)(=[\"']?)([^\s\"'\\,;]{4,})"
 )
 ENV_WORDS = ("PASS", "PWD", "SECRET", "TOKEN", "KEY", "DSN", "CREDENTIALS")  # every name end above
+# The same name with spaces around `=` or a `:`, its value quoted (`DB_PASSWORD = 'hunter two'`):
+# a quoted literal is the value itself, spaces and all. A name ending in KEY must say which key
+# (`CACHE_KEY = "motion:%s"` is a constant of code).
+ENV_QUOTED = re.compile(
+    r"(?:PASS|PASSWD|PASSWORD|PWD|SECRET|TOKEN|DSN|CREDENTIALS|MNEMONIC|PHRASE|"
+    r"(?:API|SECRET|PRIVATE|ACCESS|AUTH|ENCRYPTION|SIGNING|MASTER|ACCOUNT)_?KEY)"
+    r"\s*[:=]\s*([\"'])([^\"'\n]{4,200})\1"
+)
+ENV_QUOTED_WORDS = (*ENV_WORDS, "MNEMONIC", "PHRASE")
 ENV_NAME_START = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 # A session cookie, in a header or alone. Each shape starts with a literal (the engine's fast
 # search; a case-blind one cost ~0.5 ms per 10 kB of code that says `session`), and the letter
@@ -87,18 +76,25 @@ SECRET_WORD_STARTS = ("secret", "token", "passw", "api", "private", "access", "c
 # for those this one look is all _secret_words does, not eight finds.
 ANY_SECRET_WORD_START = re.compile("|".join(map(re.escape, SECRET_WORD_STARTS)))
 # After the keyword: the rest of the name (bounded), then `=` or `:`, then the value.
-ASSIGNED_VALUE = re.compile(r"[A-Za-z0-9_.-]{0,40}?[\"']?\s*[:=]\s*[\"']?([^\s\"'\\,;(){}\[\]<>]{6,})")
+# A quoted value is taken whole, spaces and all (`password: "correct horse battery staple"`).
+ASSIGNED_VALUE = re.compile(
+    r"[A-Za-z0-9_.-]{0,40}?[\"']?\s*[:=]\s*"
+    r"(?:([\"'])(?P<quoted>[^\"'\\\n]{6,200})\1|[\"']?(?P<bare>[^\s\"'\\,;(){}\[\]<>]{6,}))"
+)
 LOOKS_GENERATED = re.compile(r"\d|[+/=@#$%^&*!]|(?=.*[a-z])(?=.*[A-Z]).{16,}")
+# A package's version (`"@aws-sdk/credential-provider-node": "^3.972.94"`) is no secret.
+VERSION = re.compile(r"[~^<>=v]*[0-9]+(?:\.[0-9]+)+(?:[-+.][0-9A-Za-z.-]+)?(?:\s*(?:\|\||-|<|>)=?\s*\S+)*")
 PLACEHOLDER = re.compile(
     r"(?i)^(?:your[-_].*|.*example.*|.*placeholder.*|\$\{?.*|\{\{.*|<.*|x+|\*+|changeme|redacted.*|\[redacted\].*)$"
 )
+HOST = re.compile(r"[^:\s]{1,253}")
 # A token must start a word; an underscore before it still starts one (`x_ghp_…` is a GitHub token).
 WORD_CHAR = re.compile(r"[A-Za-z0-9]")
-# Nothing above matches fewer characters: a URL's password (`://a:b@`) takes 7, a configured value
+# Nothing above matches fewer characters: a URL's password (`://:b@`) takes 6, a configured value
 # 8, an assignment (`token=` and six characters) 12, a token shape 15. A shorter string (most of a
 # harness line's: "user", "text", "off") is left as it is without a look. A new shape that can be
 # shorter must lower this (tests/motion_runner/ingest/test_redaction.py checks the shortest of each).
-SHORTEST_SECRET = 7
+SHORTEST_SECRET = 6
 
 
 @cache
@@ -168,6 +164,24 @@ def _tokens(text: str) -> str:
     return text
 
 
+def _around(text: str) -> str:
+    for shape in AROUND:
+        if any(literal in text for literal in shape.literals):
+            text = shape.pattern.sub(lambda match, shape=shape: _around_value(match, shape), text)
+    return text
+
+
+def _around_value(match: re.Match, shape: _shapes.Around) -> str:
+    start, end = match.span("v")
+    value = match.group("v")
+    if PLACEHOLDER.match(value) or (shape.generated and not LOOKS_GENERATED.search(value)):
+        return match.group(0)
+    text = match.string
+    if shape.host_first and not HOST.fullmatch(text, text.rfind("\n", 0, match.start()) + 1, match.start()):
+        return match.group(0)
+    return text[match.start() : start] + MARK + text[end : match.end()]
+
+
 def _secret_words(text: str) -> list[re.Match]:
     lower = text.lower()
     if ANY_SECRET_WORD_START.search(lower) is None:
@@ -192,10 +206,13 @@ def _assignments(text: str) -> str:
         assigned = ASSIGNED_VALUE.match(text, word.end())
         if assigned is None:
             continue
-        value = assigned.group(1)
-        if PLACEHOLDER.match(value) or not LOOKS_GENERATED.search(value):
+        group = "quoted" if assigned.group("quoted") is not None else "bare"
+        value = assigned.group(group)
+        if PLACEHOLDER.match(value) or VERSION.fullmatch(value):
             continue
-        spans.append(assigned.span(1))
+        if not LOOKS_GENERATED.search(value) and not (group == "quoted" and " " in value.strip()):
+            continue  # a word is a name in code; quoted words with spaces are a passphrase
+        spans.append(assigned.span(group))
     for start, end in reversed(spans):
         text = text[:start] + MARK + text[end:]
     return text
@@ -216,6 +233,8 @@ def redact(text: str) -> str:
     if "://" in text and "@" in text:
         text = URL_PASSWORD.sub(lambda m: m.group(1) + MARK, text)
         text = URL_KEY_USER.sub(lambda m: m.group(1) + MARK, text)
+    if ("=" in text or ":" in text) and any(word in text for word in ENV_QUOTED_WORDS):
+        text = ENV_QUOTED.sub(_env_value, text)  # before the bare form takes a quoted value's first word
     if "=" in text:
         # Substring looks first (a few microseconds): most texts with an `=` hold neither.
         if any(word in text for word in ENV_WORDS):
@@ -225,7 +244,7 @@ def redact(text: str) -> str:
                 text = shape.sub(lambda match, first=first: _cookie_value(match, first), text)
     if "ookie" in text or "OOKIE" in text:
         text = COOKIE_HEADER.sub(lambda m: m.group(1) + MARK, text)
-    return _assignments(text)
+    return _assignments(_around(text))
 
 
 def _cookie_value(match: re.Match, first: str) -> str:
@@ -251,7 +270,7 @@ def _env_value(match: re.Match) -> str:
     value = match.group(2)
     if PLACEHOLDER.match(value) or value.isdigit() or value.lower() in ("true", "false", "none", "null"):
         return match.group(0)
-    return text[start : match.start(2)] + MARK
+    return text[start : match.start(2)] + MARK + text[match.end(2) : match.end()]
 
 
 class RedactingFormatter(logging.Formatter):

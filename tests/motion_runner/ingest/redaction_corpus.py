@@ -201,7 +201,7 @@ def _secrets() -> list[Secret]:
         True,
     )
     tok = fake(ALNUM, 32, "cookieup")
-    add("upper-case COOKIE header", f"COOKIE: SESSION={tok}; theme=dark", tok, True)
+    add("upper-case COOKIE header", f"COOKIE: _gh_sess={tok}; theme=dark", tok, True)
     tok = fake(ALNUM, 40, "authup")
     add("upper-case AUTHORIZATION header", f"> AUTHORIZATION: Bearer {tok}", tok, True)
     tok = fake(ALNUM, 40, "authraw")
