@@ -32,7 +32,8 @@ TOKEN_SHAPES: list[tuple[str, re.Pattern]] = [
     ("ASIA", re.compile(r"ASIA[0-9A-Z]{16}")),
     ("xox", re.compile(r"xox[abposre](?:\.xox[a-z])?-[A-Za-z0-9-]{10,}")),  # Slack
     ("xapp-", re.compile(r"xapp-[0-9]-[A-Za-z0-9-]{20,}")),  # Slack app-level
-    ("k_", re.compile(r"[rs]k_(?:live|test)_[A-Za-z0-9]{16,}")),  # Stripe
+    ("k_live_", re.compile(r"[rs]k_live_[A-Za-z0-9]{16,}")),  # Stripe
+    ("k_test_", re.compile(r"[rs]k_test_[A-Za-z0-9]{16,}")),
     ("whsec_", re.compile(r"whsec_[A-Za-z0-9+/=]{24,}")),  # Stripe webhook signing
     ("AIza", re.compile(r"AIza[0-9A-Za-z_-]{35}")),  # Google
     ("GOCSPX-", re.compile(r"GOCSPX-[A-Za-z0-9_-]{20,}")),  # Google OAuth client secret
@@ -71,7 +72,6 @@ TOKEN_SHAPES: list[tuple[str, re.Pattern]] = [
     ("SK", re.compile(r"SK[0-9a-fA-F]{32}")),  # Twilio API keys
     ("SG.", re.compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}")),  # SendGrid
     ("key-", re.compile(r"key-[a-f0-9]{32}")),  # Mailgun
-    ("-us", re.compile(r"[a-f0-9]{32}-us[0-9]{1,2}")),  # Mailchimp
     ("re_", re.compile(r"re_[A-Za-z0-9]{8,}_[A-Za-z0-9]{16,}")),  # Resend
     ("shp", re.compile(r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}")),  # Shopify
     ("sq0", re.compile(r"sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}")),  # Square

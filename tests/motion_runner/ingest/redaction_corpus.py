@@ -69,6 +69,12 @@ def _secrets() -> list[Secret]:
     add("PGP private key block", "$ gpg --export-secret-keys --armor me\n" + pgp, body, True)
     pw = fake(ALNUM, 16, "spaced")
     add("NAME = 'value', spaces around =", f"DB_PASSWORD = '{pw}'", pw, True)
+    add(
+        "NAME = 'a plain word', spaces around =",
+        "ADMIN_PASSWORD = 'bluegrassharmony'",
+        "bluegrassharmony",
+        True,
+    )
     pw = "django-insecure-" + fake(ALNUM + "!@#%^&*(-_=+)", 50, "django")
     add("Django SECRET_KEY = '...'", f"SECRET_KEY = '{pw}'", pw, True)
     add(
