@@ -82,6 +82,12 @@ ASSIGNED_VALUE = re.compile(
     r"(?:([\"'])(?P<quoted>[^\"'\\\n]{6,200})\1|[\"']?(?P<bare>[^\s\"'\\,;(){}\[\]<>]{6,}))"
 )
 LOOKS_GENERATED = re.compile(r"\d|[+/=@#$%^&*!]|(?=.*[a-z])(?=.*[A-Z]).{16,}")
+# Quoted words that are a sentence (a message about a password), not a passphrase: they name the
+# secret, use the words prose cannot do without (none of them is a BIP-39 word), or end one.
+PROSE = re.compile(
+    r"(?i)\b(?:password|passwd|token|secret|key|the|and|not|that|this|with|you|your|is|are|of|to|for|an?)\b"
+    r"|[.!?:]\s*$"
+)
 # A package's version (`"@aws-sdk/credential-provider-node": "^3.972.94"`) is no secret.
 VERSION = re.compile(r"[~^<>=v]*[0-9]+(?:\.[0-9]+)+(?:[-+.][0-9A-Za-z.-]+)?(?:\s*(?:\|\||-|<|>)=?\s*\S+)*")
 PLACEHOLDER = re.compile(
@@ -242,6 +248,8 @@ def _assignments(text: str) -> str:
         value = assigned.group(group)
         if PLACEHOLDER.match(value) or VERSION.fullmatch(value):
             continue
+        if " " in value.strip() and PROSE.search(value):
+            continue  # a sentence about the secret, not the secret
         if not LOOKS_GENERATED.search(value) and not (group == "quoted" and " " in value.strip()):
             continue  # a word is a name in code; quoted words with spaces are a passphrase
         spans.append(assigned.span(group))
@@ -303,6 +311,8 @@ def _env_value(match: re.Match) -> str:
         return match.group(0)  # part of a longer word, or no name: not an environment line
     value = match.group(2)
     if PLACEHOLDER.match(value) or value.isdigit() or value.lower() in ("true", "false", "none", "null"):
+        return match.group(0)
+    if " " in value.strip() and PROSE.search(value):
         return match.group(0)
     return text[start : match.start(2)] + MARK + text[match.end(2) : match.end()]
 

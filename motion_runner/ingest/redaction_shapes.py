@@ -171,6 +171,22 @@ AROUND: list[Around] = [
         ),
     ),
     Around(("sshpass",), re.compile(r"sshpass\s+-p\s*['\"]?(?P<v>[^\s'\"]+)")),
+    # A password's short flag of the commands that take one there.
+    Around(
+        ("redis-cli", "sqlcmd", " login", "twine"),
+        re.compile(
+            r"\b(?:redis-cli|sqlcmd|bcp|az login|docker login|podman login|helm registry login|twine upload)\b"
+            r"[^\n]*?\s-[aPp]\s+['\"]?(?P<v>[^\s'\"-][^\s'\"]{3,})"
+        ),
+    ),
+    # libpq's conninfo (`host=… password=…`).
+    Around(("dbname=", "host="), re.compile(r"\b(?:host|dbname|user)=[^\n]*?\bpassword=(?P<v>[^\s'\"]{4,})")),
+    Around(("pass:",), re.compile(r"-pass(?:in|out)?\s+pass:(?P<v>[^\s'\"]{4,})")),  # openssl
+    # A CLI's login that takes the key as its argument.
+    Around(
+        ("authtoken", "wandb login"),
+        re.compile(r"(?:add-authtoken|authtoken|wandb login(?: --relogin)?)\s+(?P<v>[A-Za-z0-9_]{20,})"),
+    ),
     # curl -u user:password, --user user:password.
     Around(("-u", "--user"), re.compile(r"-(?<=\s-)(?:u\s*|-user[ =])['\"]?[^\s:'\"]+:(?P<v>[^\s'\"]{4,})")),
     # A secret's flag followed by its value (`--token abc…`, `--private-key 0x…`).

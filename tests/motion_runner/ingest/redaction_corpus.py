@@ -496,6 +496,40 @@ def _secrets() -> list[Secret]:
     sec = fake(ALNUM, 20, "sshpass")
     add("sshpass -p", f"sshpass -p '{sec}' ssh deploy@10.0.0.5", sec)
 
+    # --- command lines, added after the shapes above were written (a check they generalise) ------
+    pw = "bluegrass" + fake("abcdefghijklmnopqrstuvwxyz", 6, "libpq")
+    add("libpq conninfo", f'psql "host=db.internal port=5432 dbname=motion user=app password={pw}"', pw)
+    pw = fake(ALNUM, 14, "sqlcmd")
+    add("sqlcmd -P", f"sqlcmd -S db.internal -U sa -P '{pw}' -Q 'SELECT 1'", pw)
+    pw = fake(ALNUM, 20, "rediscli")
+    add("redis-cli -a", f"$ redis-cli -h cache.internal -a {pw} --no-auth-warning INFO", pw)
+    pw = fake(ALNUM, 16, "openssl")
+    add(
+        "openssl pass:",
+        f"openssl pkcs12 -export -in cert.pem -inkey key.pem -passout pass:{pw} -out bundle.p12",
+        pw,
+    )
+    pw = fake(ALNUM, 16, "wget")
+    add(
+        "wget --http-password",
+        f"wget --http-user=deploy --http-password={pw} https://files.internal/x.tgz",
+        pw,
+    )
+    pw = fake(ALNUM, 32, "azsp")
+    add("az login -p", f"az login --service-principal -u 0000-app -p {pw} --tenant cryptograss", pw)
+    pw = fake(ALNUM, 49, "ngrok")
+    add("ngrok authtoken", f"$ ngrok config add-authtoken {pw}", pw)
+    pw = fake(HEX, 40, "wandb")
+    add("wandb login", f"$ wandb login {pw}", pw)
+    pw = fake(ALNUM, 20, "k8ssecret")
+    add(
+        "Kubernetes secret, base64",
+        f"data:\n  password: {base64.b64encode(pw.encode()).decode()}",
+        base64.b64encode(pw.encode()).decode(),
+    )
+    pw = fake(ALNUM, 24, "gitcred")
+    add("git credential fill output", f"protocol=https\nhost=github.com\nusername=octocat\npassword={pw}", pw)
+
     # --- private keys -----------------------------------------------------------------------------
     for kind in (
         "RSA PRIVATE KEY",

@@ -80,6 +80,10 @@ def test_the_rpc_urls_key_is_redacted_but_not_its_host(client, scribe, settings)
         "token_budget=compute_budget()",
         "api_key: ${ANTHROPIC_API_KEY}",
         "tx 0x" + "ab" * 32,
+        '"@aws-sdk/credential-provider-node": "^3.972.94",',  # a package's version
+        '"password": "signed in with a password",',  # a sentence about one
+        'PASSWORD_REFUSED = "That username and password do not match."',
+        "CACHE_KEY = 'motion:listen:%s'",  # a KEY that says no secret's kind
     ],
 )
 def test_code_and_counts_are_not_taken_for_secrets(text):
