@@ -160,51 +160,45 @@ def _secrets_in_mapping(value: dict) -> list[str]:
     return found
 
 
-def _token_groups() -> list[tuple[str | None, list[tuple[str, re.Pattern]]]]:
-    """TOKEN_SHAPES grouped by a separator their literal holds: a text without `_` (most prose)
-    is spared the look for each literal of that group."""
-    groups: dict[str | None, list[tuple[str, re.Pattern]]] = {}
-    for literal, shape in TOKEN_SHAPES:
-        gate = next((separator for separator in "_-." if separator in literal), None)
-        groups.setdefault(gate, []).append((literal, shape))
-    return list(groups.items())
-
-
-TOKEN_GROUPS = _token_groups()
-# Any literal of a token or of a secret known by its surroundings, in one search: for a short
-# text one search costs less than a substring look for each.
-ANY_LITERAL = re.compile(
-    "|".join(
-        map(
-            re.escape,
-            sorted(
-                {literal for literal, _ in TOKEN_SHAPES}
-                | {literal for shape in AROUND for literal in shape.literals},
-                key=len,
-                reverse=True,
-            ),
-        )
+# Every literal a shape is tried for, and the words of an environment line's name: which of
+# them a text holds is found once (_literals_in) and each shape asks that set.
+LITERALS = tuple(
+    sorted(
+        {literal for literal, _ in TOKEN_SHAPES}
+        | {literal for shape in AROUND for literal in shape.literals}
+        | set(ENV_QUOTED_WORDS)
     )
 )
-SHORT_TEXT = 200
+# A short text (most of a harness line's strings: ids, names, times) is looked at for the
+# literals whose first character it holds: a handful, not all.
+BY_FIRST: dict[str, tuple[str, ...]] = {}
+for _literal in LITERALS:
+    BY_FIRST[_literal[0]] = (*BY_FIRST.get(_literal[0], ()), _literal)
+SHORT_TEXT = 256
+assert not any(literal in MARK for literal in LITERALS)
 
 
-def _tokens(text: str) -> str:
-    for gate, shapes in TOKEN_GROUPS:
-        if gate is not None and gate not in text:
+def _literals_in(text: str) -> set[str]:
+    if len(text) <= SHORT_TEXT:
+        return {
+            literal for first in set(text) & BY_FIRST.keys() for literal in BY_FIRST[first] if literal in text
+        }
+    return {literal for literal in LITERALS if literal in text}
+
+
+def _tokens(text: str, present: set[str]) -> str:
+    for literal, shape in TOKEN_SHAPES:
+        if literal not in present:
             continue
-        for literal, shape in shapes:
-            if literal not in text:
-                continue
-            text = shape.sub(
-                lambda m: m.group(0) if m.start() and WORD_CHAR.match(m.string, m.start() - 1) else MARK, text
-            )
+        text = shape.sub(
+            lambda m: m.group(0) if m.start() and WORD_CHAR.match(m.string, m.start() - 1) else MARK, text
+        )
     return text
 
 
-def _around(text: str) -> str:
+def _around(text: str, present: set[str]) -> str:
     for shape in AROUND:
-        if any(literal in text for literal in shape.literals):
+        if not present.isdisjoint(shape.literals):
             text = shape.pattern.sub(lambda match, shape=shape: _around_value(match, shape), text)
     return text
 
@@ -267,26 +261,26 @@ def redact(text: str) -> str:
         return text
     if long_values and any(value in text for value in long_values):  # str `in` is far faster than a regex
         text = _configured(values).sub(MARK, text)
-    shapes = len(text) > SHORT_TEXT or ANY_LITERAL.search(text) is not None
-    if shapes:
-        text = _tokens(text)
+    present = _literals_in(text)  # read once: a replacement takes literals away, adds none (MARK holds none)
+    if present:
+        text = _tokens(text, present)
     if "uthorization" in text or "UTHORIZATION" in text:
         text = AUTHORIZATION.sub(lambda m: m.group(1) + MARK, text)
     if "://" in text and "@" in text:
         text = URL_PASSWORD.sub(lambda m: m.group(1) + MARK, text)
         text = URL_KEY_USER.sub(lambda m: m.group(1) + MARK, text)
-    if ("=" in text or ":" in text) and any(word in text for word in ENV_QUOTED_WORDS):
+    if ("=" in text or ":" in text) and not present.isdisjoint(ENV_QUOTED_WORDS):
         text = ENV_QUOTED.sub(_env_value, text)  # before the bare form takes a quoted value's first word
     if "=" in text:
         # Substring looks first (a few microseconds): most texts with an `=` hold neither.
-        if any(word in text for word in ENV_WORDS):
+        if not present.isdisjoint(ENV_WORDS):
             text = ENV_ASSIGNMENT.sub(_env_value, text)
         for literal, first, shape in SESSION_COOKIES:
             if literal in text:
                 text = shape.sub(lambda match, first=first: _cookie_value(match, first), text)
     if "ookie" in text or "OOKIE" in text:
         text = COOKIE_HEADER.sub(lambda m: m.group(1) + MARK, text)
-    return _assignments(_around(text) if shapes else text)
+    return _assignments(_around(text, present) if present else text)
 
 
 def _cookie_value(match: re.Match, first: str) -> str:

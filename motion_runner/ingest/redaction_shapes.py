@@ -151,10 +151,11 @@ AROUND: list[Around] = [
             r"(?i)(?:mnemonic|phrase)[^\w\n]{0,4}\s*(?P<v>(?-i:(?:[a-z]{3,8}[ \t]+){11,23}[a-z]{3,8}))\b"
         ),
     ),
-    # .pgpass: host:port:database:user:password, a line of its own. Found by the port (a literal
-    # the engine scans for quickly), the host before it checked where one is found.
+    # .pgpass: host:port:database:user:password, a line of its own, on PostgreSQL's usual ports or
+    # any (`*`): a lone `:` is in nearly every text. Found by the port (a literal the engine scans
+    # for quickly), the host before it checked where one is found.
     Around(
-        (":",),
+        (":*:", ":5432:", ":5433:", ":6432:"),
         re.compile(r"(?m):(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(?P<v>[^\s]+)$"),
         host_first=True,
     ),

@@ -5,7 +5,10 @@ figures beside the old module's and detect-secrets')."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from motion_runner.ingest import redaction
 from motion_runner.ingest.redaction import redact
 from tests.motion_runner.ingest.redaction_corpus import ORDINARY_LINES, SECRETS
 
@@ -38,3 +41,14 @@ def test_a_leak_is_seen_in_any_piece_of_the_secret():
 
     assert mnemonic.leaked_in(mnemonic.line.replace(" ".join(rest), "[REDACTED]"))
     assert not mnemonic.leaked_in(mnemonic.line.replace(mnemonic.secret, "[REDACTED]"))
+
+
+SHORT_TEXTS = st.lists(st.sampled_from(redaction.LITERALS) | st.text(max_size=4), max_size=12).map("".join)
+
+
+@settings(deadline=None)
+@given(SHORT_TEXTS)
+def test_a_short_text_is_found_to_hold_what_a_look_for_each_literal_finds(text):
+    """A short text is looked at only for the literals whose first character it holds."""
+    assert len(text) <= redaction.SHORT_TEXT
+    assert redaction._literals_in(text) == {literal for literal in redaction.LITERALS if literal in text}
