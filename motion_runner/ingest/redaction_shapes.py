@@ -146,9 +146,9 @@ AROUND: list[Around] = [
     ),
     # A mnemonic (BIP-39) phrase after its name: 12 to 24 lower-case words.
     Around(
-        ("nemonic", "NEMONIC", "hrase", "HRASE"),
+        ("nemonic", "NEMONIC", "hrase", "HRASE", "eed", "EED"),
         re.compile(
-            r"(?i)(?:mnemonic|phrase)[^\w\n]{0,4}\s*(?P<v>(?-i:(?:[a-z]{3,8}[ \t]+){11,23}[a-z]{3,8}))\b"
+            r"(?i)(?:mnemonic|phrase|seed)[^\w\n]{0,4}\s*(?P<v>(?-i:(?:[a-z]{3,8}[ \t]+){11,23}[a-z]{3,8}))\b"
         ),
     ),
     # .pgpass: host:port:database:user:password, a line of its own, on PostgreSQL's usual ports or
@@ -161,8 +161,8 @@ AROUND: list[Around] = [
     ),
     # .netrc: machine … login … password …, on one line or several.
     Around(
-        ("machine ",),
-        re.compile(r"\bmachine\s+\S+\s+(?:login\s+\S+\s+)?(?:password|passwd)\s+(?P<v>\S+)"),
+        ("machine ", "default "),
+        re.compile(r"\b(?:machine\s+\S+|default)\s+(?:login\s+\S+\s+)?(?:password|passwd)\s+(?P<v>\S+)"),
     ),
     # mysql and its kin: -p<password> (`-p` alone asks at the prompt).
     Around(
@@ -190,6 +190,8 @@ AROUND: list[Around] = [
     ),
     # curl -u user:password, --user user:password.
     Around(("-u", "--user"), re.compile(r"-(?<=\s-)(?:u\s*|-user[ =])['\"]?[^\s:'\"]+:(?P<v>[^\s'\"]{4,})")),
+    # A password's flag: whatever its value (`--password bluegrass`).
+    Around(("--pass",), re.compile(r"--(?:password|passwd)[ =]['\"]?(?P<v>[^\s'\"-][^\s'\"]{3,})")),
     # A secret's flag followed by its value (`--token abc…`, `--private-key 0x…`).
     Around(
         ("--",),

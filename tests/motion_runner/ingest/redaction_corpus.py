@@ -530,6 +530,18 @@ def _secrets() -> list[Secret]:
     pw = fake(ALNUM, 24, "gitcred")
     add("git credential fill output", f"protocol=https\nhost=github.com\nusername=octocat\npassword={pw}", pw)
 
+    # --- a second batch added after the rules, and what it took ---------------------------------
+    words = "ozone drill grab fiber curtain grace pudding thank cruise elder eight picnic"
+    add("seed phrase in JSON", f'{{"seed": "{words}", "index": 0}}', words)
+    add(".netrc default line", "default login anonymous password bluegrassfestival", "bluegrassfestival")
+    add(
+        "--password flag, a plain word",
+        "mysqldump --password bluegrassfestival motion > dump.sql",
+        "bluegrassfestival",
+    )
+    words = "key token secret abandon ability able about above absent absorb abstract absurd"
+    add("mnemonic of BIP-39 words that are also prose's", f'MNEMONIC="{words}"', words)
+
     # --- private keys -----------------------------------------------------------------------------
     for kind in (
         "RSA PRIVATE KEY",
