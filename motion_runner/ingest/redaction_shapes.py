@@ -146,10 +146,15 @@ AROUND: list[Around] = [
     ),
     # A mnemonic (BIP-39) phrase after its name: 12 to 24 lower-case words.
     Around(
-        ("nemonic", "NEMONIC", "hrase", "HRASE", "eed", "EED"),
+        ("nemonic", "NEMONIC", "hrase", "HRASE"),
         re.compile(
-            r"(?i)(?:mnemonic|phrase|seed)[^\w\n]{0,4}\s*(?P<v>(?-i:(?:[a-z]{3,8}[ \t]+){11,23}[a-z]{3,8}))\b"
+            r"(?i)(?:mnemonic|phrase)[^\w\n]{0,4}\s*(?P<v>(?-i:(?:[a-z]{3,8}[ \t]+){11,23}[a-z]{3,8}))\b"
         ),
+    ),
+    # …or under `seed` as a field's name (`"seed": "…"`; `seed` alone is in too much prose).
+    Around(
+        ('seed"', "seed'", "seed:", "seed=", "seed =", "SEED", "Seed"),
+        re.compile(r"(?:[Ss]eed|SEED)[\"']?\s*[:=]\s*[\"']?(?P<v>(?:[a-z]{3,8}[ \t]+){11,23}[a-z]{3,8})\b"),
     ),
     # .pgpass: host:port:database:user:password, a line of its own, on PostgreSQL's usual ports or
     # any (`*`): a lone `:` is in nearly every text. Found by the port (a literal the engine scans
@@ -161,7 +166,7 @@ AROUND: list[Around] = [
     ),
     # .netrc: machine … login … password …, on one line or several.
     Around(
-        ("machine ", "default "),
+        ("machine ", "default login"),
         re.compile(r"\b(?:machine\s+\S+|default)\s+(?:login\s+\S+\s+)?(?:password|passwd)\s+(?P<v>\S+)"),
     ),
     # mysql and its kin: -p<password> (`-p` alone asks at the prompt).
