@@ -22,34 +22,14 @@ from urllib.parse import urlsplit
 from django.core.signals import setting_changed
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from . import redaction_shapes as _shapes
 
 MARK = "[REDACTED]"
 
-# Each token shape starts with a literal, so the regex engine scans for it quickly; a shape is
-# tried only when its literal is in the text at all, and the token must start a word.
-TOKEN_SHAPES = [
-    (
-        "PRIVATE KEY-----",
-        re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)"),
-    ),
-    ("gh", re.compile(r"gh[pousr]_[A-Za-z0-9]{30,}")),  # GitHub tokens
-    ("github_pat_", re.compile(r"github_pat_[A-Za-z0-9_]{40,}")),
-    (
-        "sk-",
-        re.compile(r"sk-(?:ant-[A-Za-z0-9_-]{16,}|(?:proj-|svcacct-)?[A-Za-z0-9_-]{24,})"),
-    ),  # Anthropic, OpenAI
-    ("AKIA", re.compile(r"AKIA[0-9A-Z]{16}")),  # AWS access key ids
-    ("ASIA", re.compile(r"ASIA[0-9A-Z]{16}")),
-    ("xox", re.compile(r"xox[abposr]-[A-Za-z0-9-]{10,}")),  # Slack
-    ("k_live_", re.compile(r"[rs]k_live_[A-Za-z0-9]{16,}")),  # Stripe
-    ("AIza", re.compile(r"AIza[0-9A-Za-z_-]{35}")),  # Google
-    ("npm_", re.compile(r"npm_[A-Za-z0-9]{36}")),
-    ("mrk_", re.compile(r"mrk_[0-9a-f]{8}_[A-Za-z0-9_-]{20,}")),  # this project's own agent keys
-    ("eyJ", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),  # JWTs
-    # Webhook URLs: the path is the credential.
-    ("hooks.slack.com/", re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{8,}")),
-    ("/api/webhooks/", re.compile(r"/api/webhooks/[0-9]{6,}/[A-Za-z0-9_-]{16,}")),  # Discord
-]
+# The shapes (redaction_shapes.py): tokens with a known prefix, tried where their literal is in
+# the text, and secrets known by what stands around them.
+TOKEN_SHAPES = _shapes.TOKEN_SHAPES
+AROUND = _shapes.AROUND
 AUTHORIZATION = re.compile(
     r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?(?:bearer|basic|token)\s+)[A-Za-z0-9._~+/=-]{8,}"
 )
@@ -64,6 +44,15 @@ ENV_ASSIGNMENT = re.compile(
     r"(?:PASS|PASSWD|PASSWORD|PWD|SECRET|TOKEN|KEY|KEYS|DSN|CREDENTIALS)(=[\"']?)([^\s\"'\\,;]{4,})"
 )
 ENV_WORDS = ("PASS", "PWD", "SECRET", "TOKEN", "KEY", "DSN", "CREDENTIALS")  # every name end above
+# The same name with spaces around `=` or a `:`, its value quoted (`DB_PASSWORD = 'hunter two'`):
+# a quoted literal is the value itself, spaces and all. A name ending in KEY must say which key
+# (`CACHE_KEY = "motion:%s"` is a constant of code).
+ENV_QUOTED = re.compile(
+    r"(?:PASS|PASSWD|PASSWORD|PWD|SECRET|TOKEN|DSN|CREDENTIALS|MNEMONIC|PHRASE|"
+    r"(?:API|SECRET|PRIVATE|ACCESS|AUTH|ENCRYPTION|SIGNING|MASTER|ACCOUNT)_?KEY)"
+    r"\s*[:=]\s*([\"'])([^\"'\n]{4,200})\1"
+)
+ENV_QUOTED_WORDS = (*ENV_WORDS, "MNEMONIC", "PHRASE")
 ENV_NAME_START = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 # A session cookie, in a header or alone. Each shape starts with a literal (the engine's fast
 # search; a case-blind one cost ~0.5 ms per 10 kB of code that says `session`), and the letter
@@ -87,18 +76,31 @@ SECRET_WORD_STARTS = ("secret", "token", "passw", "api", "private", "access", "c
 # for those this one look is all _secret_words does, not eight finds.
 ANY_SECRET_WORD_START = re.compile("|".join(map(re.escape, SECRET_WORD_STARTS)))
 # After the keyword: the rest of the name (bounded), then `=` or `:`, then the value.
-ASSIGNED_VALUE = re.compile(r"[A-Za-z0-9_.-]{0,40}?[\"']?\s*[:=]\s*[\"']?([^\s\"'\\,;(){}\[\]<>]{6,})")
+# A quoted value is taken whole, spaces and all (`password: "correct horse battery staple"`).
+ASSIGNED_VALUE = re.compile(
+    r"[A-Za-z0-9_.-]{0,40}?[\"']?\s*[:=]\s*"
+    r"(?:([\"'])(?P<quoted>[^\"'\\\n]{6,200})\1|[\"']?(?P<bare>[^\s\"'\\,;(){}\[\]<>]{6,}))"
+)
 LOOKS_GENERATED = re.compile(r"\d|[+/=@#$%^&*!]|(?=.*[a-z])(?=.*[A-Z]).{16,}")
+# Quoted words that are a sentence (a message about a password), not a passphrase: they name the
+# secret, use the words prose cannot do without (none of them is a BIP-39 word), or end one.
+PROSE = re.compile(
+    r"(?i)\b(?:password|passwd|token|secret|key|the|and|not|that|this|with|you|your|is|are|of|to|for|an?)\b"
+    r"|[.!?:]\s*$"
+)
+# A package's version (`"@aws-sdk/credential-provider-node": "^3.972.94"`) is no secret.
+VERSION = re.compile(r"[~^<>=v]*[0-9]+(?:\.[0-9]+)+(?:[-+.][0-9A-Za-z.-]+)?(?:\s*(?:\|\||-|<|>)=?\s*\S+)*")
 PLACEHOLDER = re.compile(
     r"(?i)^(?:your[-_].*|.*example.*|.*placeholder.*|\$\{?.*|\{\{.*|<.*|x+|\*+|changeme|redacted.*|\[redacted\].*)$"
 )
+HOST = re.compile(r"[^:\s]{1,253}")
 # A token must start a word; an underscore before it still starts one (`x_ghp_…` is a GitHub token).
 WORD_CHAR = re.compile(r"[A-Za-z0-9]")
-# Nothing above matches fewer characters: a URL's password (`://a:b@`) takes 7, a configured value
+# Nothing above matches fewer characters: a URL's password (`://:b@`) takes 6, a configured value
 # 8, an assignment (`token=` and six characters) 12, a token shape 15. A shorter string (most of a
 # harness line's: "user", "text", "off") is left as it is without a look. A new shape that can be
 # shorter must lower this (tests/motion_runner/ingest/test_redaction.py checks the shortest of each).
-SHORTEST_SECRET = 7
+SHORTEST_SECRET = 6
 
 
 @cache
@@ -158,14 +160,58 @@ def _secrets_in_mapping(value: dict) -> list[str]:
     return found
 
 
-def _tokens(text: str) -> str:
+# Every literal a shape is tried for, and the words of an environment line's name: which of
+# them a text holds is found once (_literals_in) and each shape asks that set.
+LITERALS = tuple(
+    sorted(
+        {literal for literal, _ in TOKEN_SHAPES}
+        | {literal for shape in AROUND for literal in shape.literals}
+        | set(ENV_QUOTED_WORDS)
+    )
+)
+# A short text (most of a harness line's strings: ids, names, times) is looked at for the
+# literals whose first character it holds: a handful, not all.
+BY_FIRST: dict[str, tuple[str, ...]] = {}
+for _literal in LITERALS:
+    BY_FIRST[_literal[0]] = (*BY_FIRST.get(_literal[0], ()), _literal)
+SHORT_TEXT = 256
+assert not any(literal in MARK for literal in LITERALS)
+
+
+def _literals_in(text: str) -> set[str]:
+    if len(text) <= SHORT_TEXT:
+        return {
+            literal for first in set(text) & BY_FIRST.keys() for literal in BY_FIRST[first] if literal in text
+        }
+    return {literal for literal in LITERALS if literal in text}
+
+
+def _tokens(text: str, present: set[str]) -> str:
     for literal, shape in TOKEN_SHAPES:
-        if literal not in text:
+        if literal not in present:
             continue
         text = shape.sub(
             lambda m: m.group(0) if m.start() and WORD_CHAR.match(m.string, m.start() - 1) else MARK, text
         )
     return text
+
+
+def _around(text: str, present: set[str]) -> str:
+    for shape in AROUND:
+        if not present.isdisjoint(shape.literals):
+            text = shape.pattern.sub(lambda match, shape=shape: _around_value(match, shape), text)
+    return text
+
+
+def _around_value(match: re.Match, shape: _shapes.Around) -> str:
+    start, end = match.span("v")
+    value = match.group("v")
+    if PLACEHOLDER.match(value) or (shape.generated and not LOOKS_GENERATED.search(value)):
+        return match.group(0)
+    text = match.string
+    if shape.host_first and not HOST.fullmatch(text, text.rfind("\n", 0, match.start()) + 1, match.start()):
+        return match.group(0)
+    return text[match.start() : start] + MARK + text[end : match.end()]
 
 
 def _secret_words(text: str) -> list[re.Match]:
@@ -192,10 +238,15 @@ def _assignments(text: str) -> str:
         assigned = ASSIGNED_VALUE.match(text, word.end())
         if assigned is None:
             continue
-        value = assigned.group(1)
-        if PLACEHOLDER.match(value) or not LOOKS_GENERATED.search(value):
+        group = "quoted" if assigned.group("quoted") is not None else "bare"
+        value = assigned.group(group)
+        if PLACEHOLDER.match(value) or VERSION.fullmatch(value):
             continue
-        spans.append(assigned.span(1))
+        if " " in value.strip() and PROSE.search(value):
+            continue  # a sentence about the secret, not the secret
+        if not LOOKS_GENERATED.search(value) and not (group == "quoted" and " " in value.strip()):
+            continue  # a word is a name in code; quoted words with spaces are a passphrase
+        spans.append(assigned.span(group))
     for start, end in reversed(spans):
         text = text[:start] + MARK + text[end:]
     return text
@@ -210,22 +261,26 @@ def redact(text: str) -> str:
         return text
     if long_values and any(value in text for value in long_values):  # str `in` is far faster than a regex
         text = _configured(values).sub(MARK, text)
-    text = _tokens(text)
+    present = _literals_in(text)  # read once: a replacement takes literals away, adds none (MARK holds none)
+    if present:
+        text = _tokens(text, present)
     if "uthorization" in text or "UTHORIZATION" in text:
         text = AUTHORIZATION.sub(lambda m: m.group(1) + MARK, text)
     if "://" in text and "@" in text:
         text = URL_PASSWORD.sub(lambda m: m.group(1) + MARK, text)
         text = URL_KEY_USER.sub(lambda m: m.group(1) + MARK, text)
+    if ("=" in text or ":" in text) and not present.isdisjoint(ENV_QUOTED_WORDS):
+        text = ENV_QUOTED.sub(_env_value, text)  # before the bare form takes a quoted value's first word
     if "=" in text:
         # Substring looks first (a few microseconds): most texts with an `=` hold neither.
-        if any(word in text for word in ENV_WORDS):
+        if not present.isdisjoint(ENV_WORDS):
             text = ENV_ASSIGNMENT.sub(_env_value, text)
         for literal, first, shape in SESSION_COOKIES:
             if literal in text:
                 text = shape.sub(lambda match, first=first: _cookie_value(match, first), text)
     if "ookie" in text or "OOKIE" in text:
         text = COOKIE_HEADER.sub(lambda m: m.group(1) + MARK, text)
-    return _assignments(text)
+    return _assignments(_around(text, present) if present else text)
 
 
 def _cookie_value(match: re.Match, first: str) -> str:
@@ -251,7 +306,9 @@ def _env_value(match: re.Match) -> str:
     value = match.group(2)
     if PLACEHOLDER.match(value) or value.isdigit() or value.lower() in ("true", "false", "none", "null"):
         return match.group(0)
-    return text[start : match.start(2)] + MARK
+    if " " in value.strip() and PROSE.search(value):
+        return match.group(0)
+    return text[start : match.start(2)] + MARK + text[match.end(2) : match.end()]
 
 
 class RedactingFormatter(logging.Formatter):

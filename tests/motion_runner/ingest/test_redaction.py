@@ -80,6 +80,10 @@ def test_the_rpc_urls_key_is_redacted_but_not_its_host(client, scribe, settings)
         "token_budget=compute_budget()",
         "api_key: ${ANTHROPIC_API_KEY}",
         "tx 0x" + "ab" * 32,
+        '"@aws-sdk/credential-provider-node": "^3.972.94",',  # a package's version
+        '"password": "signed in with a password",',  # a sentence about one
+        'PASSWORD_REFUSED = "That username and password do not match."',
+        "CACHE_KEY = 'motion:listen:%s'",  # a KEY that says no secret's kind
     ],
 )
 def test_code_and_counts_are_not_taken_for_secrets(text):
@@ -166,6 +170,9 @@ def test_no_shape_matches_fewer_characters_than_the_shortest_secret():
         assert shortest(shape) >= redaction.SHORTEST_SECRET, literal
     assert shortest(redaction.AUTHORIZATION) >= redaction.SHORTEST_SECRET
     assert shortest(redaction.URL_PASSWORD) + len("@") >= redaction.SHORTEST_SECRET  # (?=@) is not counted
+    for shape in redaction.AROUND:  # the empty user's URL password (`://:b@`) ends in a look-ahead too
+        assert shortest(shape.pattern) + len("@") >= redaction.SHORTEST_SECRET, shape.literals
+    assert shortest(redaction.ENV_QUOTED) >= redaction.SHORTEST_SECRET
     shortest_word = min(len(start) for start in redaction.SECRET_WORD_STARTS)
     assert shortest_word + shortest(redaction.ASSIGNED_VALUE) >= redaction.SHORTEST_SECRET
     # The configured values are looked for from 8 characters on.
@@ -176,13 +183,14 @@ def test_no_shape_matches_fewer_characters_than_the_shortest_secret():
 @pytest.mark.parametrize(
     "secret, expected",
     [
-        ("://a:b@", f"://a:{MARK}@"),  # 7: the shortest there is
+        ("://:b@", f"://:{MARK}@"),  # 6: the shortest there is
+        ("://a:b@", f"://a:{MARK}@"),
         ("token=abc12d", f"token={MARK}"),
         ("xoxa-0123456789", MARK),
     ],
 )
 def test_the_shortest_secrets_are_still_redacted(secret, expected):
-    assert len(secret) >= 7
+    assert len(secret) >= redaction.SHORTEST_SECRET
     assert redact(secret) == expected
 
 
