@@ -107,18 +107,22 @@ def read_sql(alias: str, by_key: bool) -> str:
     def columns(model, table: str) -> str:
         return ", ".join(f"{table}.{quote(field.column)}" for field in model._meta.concrete_fields)
 
+    def column(model, name: str) -> str:
+        return quote(model._meta.get_field(name).column)
+
+    slug, agent_pk = column(Motion, "slug"), quote(Agent._meta.pk.column)
     member = (
         f"EXISTS (SELECT 1 FROM {quote(through.db_table)} ma"
-        f" WHERE ma.{quote(through.get_field('motion').column)} = m.{quote('slug')}"
-        f" AND ma.{quote(through.get_field('agent').column)} = a.{quote('id')})"
+        f" WHERE ma.{quote(through.get_field('motion').column)} = m.{slug}"
+        f" AND ma.{quote(through.get_field('agent').column)} = a.{agent_pk})"
     )
-    motion = f"LEFT OUTER JOIN {quote(Motion._meta.db_table)} m ON m.{quote('slug')} = %s"
+    motion = f"LEFT OUTER JOIN {quote(Motion._meta.db_table)} m ON m.{slug} = %s"
     agents = quote(Agent._meta.db_table)
     selected = f"{columns(Agent, 'a')}, {columns(Motion, 'm')}, {member}"
     if by_key:
         return (
             f"SELECT {columns(AgentKey, 'k')}, {selected} FROM {quote(AgentKey._meta.db_table)} k"
-            f" INNER JOIN {agents} a ON a.{quote('id')} = k.{quote('agent_id')} {motion}"
-            f" WHERE k.{quote('prefix')} = %s"
+            f" INNER JOIN {agents} a ON a.{agent_pk} = k.{column(AgentKey, 'agent')} {motion}"
+            f" WHERE k.{column(AgentKey, 'prefix')} = %s"
         )
-    return f"SELECT {selected} FROM {agents} a {motion} WHERE a.{quote('name')} = %s"
+    return f"SELECT {selected} FROM {agents} a {motion} WHERE a.{column(Agent, 'name')} = %s"

@@ -136,7 +136,7 @@ def update_sql(
     sets = ", ".join(
         f"{quote(meta.get_field(name).column)} = v.{quote(meta.get_field(name).column)}" for name in fields
     )
-    pk, table, version = quote(meta.pk.column), quote(meta.db_table), quote("version")
+    pk, table, version = quote(meta.pk.column), quote(meta.db_table), quote(meta.get_field("version").column)
     update = f"UPDATE {table} AS t SET {sets} FROM (VALUES {values}) AS v({names})"
     if not guarded:
         return f"{update} WHERE t.{pk} = v.{pk}"
@@ -253,6 +253,7 @@ def read_sql(
     dial_columns = ", ".join(f"d.{quote(field.column)}" for field in dials._meta.concrete_fields)
     pk = quote(states._meta.pk.column)
     motion, agent = (quote(states._meta.get_field(name).column) for name in ("motion", "agent"))
+    o_motion, o_agent = (quote(overrides._meta.get_field(name).column) for name in ("motion", "agent"))
     agent_pk, listening = quote(Agent._meta.pk.column), quote(Agent._meta.get_field("listening").column)
     dial_pk = quote(dials._meta.pk.column)
     return (
@@ -262,7 +263,7 @@ def read_sql(
         f" ARRAY(SELECT m.{agent_column} FROM {members} m JOIN {agents} a ON a.{agent_pk} = m.{agent_column}"
         f" WHERE m.{motion_column} = %(motion)s AND a.{listening}"
         f" AND NOT EXISTS (SELECT 1 FROM {state_table} x WHERE x.{motion} = %(motion)s AND x.{agent} = a.{agent_pk})),"
-        f" EXISTS (SELECT 1 FROM {overrides_table} o WHERE o.{motion} = %(motion)s OR o.{agent} IN"
+        f" EXISTS (SELECT 1 FROM {overrides_table} o WHERE o.{o_motion} = %(motion)s OR o.{o_agent} IN"
         f" (SELECT y.{agent} FROM {state_table} y WHERE y.{motion} = %(motion)s))"
         f" FROM (SELECT 1) AS one LEFT JOIN {dials_table} d ON d.{dial_pk} = 1"
         f" LEFT JOIN noted l ON true ORDER BY l.{pk}"
