@@ -28,16 +28,19 @@ its reason once (the figure is in bench/README.md, never in a docstring):
 A fast path (hand-written where the ORM could do the same) runs only where `fast_paths()` says
 so: PostgreSQL through psycopg 3, with `MOTION_RUNNER_SQL_FAST_PATHS` on (the default). Off, the
 ORM reference path runs everywhere, which is what a developer on SQLite runs; the two give the
-same results (tests/equivalence/). Each module keeps both, side by side, as `pg_*` and `orm_*`
-(or `update_bumped` and `orm_update_bumped`), and one function that picks: a caller asks that
-function, never `fast_paths` nor the connection's vendor itself.
+same results (tests/equivalence/). Each module keeps both side by side, the ORM path named
+`orm_*` (`pg_read_with_motion` and `orm_read_with_motion`, `copy_insert` and `orm_insert`), with
+one function that picks: a caller asks that function, never `fast_paths` nor the connection's
+vendor itself (tests/motion_runner/site/test_vendor_questions.py lists what is left outside).
 
 wakes' tables (`listen_states`, `wake_parts`) are here too, though motion_runner imports nothing
 of wakes (the layers: watchlist -> wakes -> motion_runner): the SQL of the whole house stays in
 one package that names its tables, and wakes hands its models in (`WakeModels`, the `states`,
 `dials` and `overrides` arguments). Each table and column is named through those models
 (`_meta.get_field(name).column`), never spelled by hand, so a renamed field fails at the first
-call, not as SQL reading another column.
+call, not as SQL reading another column. A `wakes/sql/` beside wakes' models was the other way;
+it would make a second home for hand-written SQL, whose reader must then look in two places for
+every statement and vendor question.
 
 The vendor questions left outside this package are the settings' (motion_runner/settings.py picks
 the backend and SQLite's options from `DATABASES` before any connection exists, and
