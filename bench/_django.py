@@ -17,7 +17,9 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from _figures import tree
+
+ROOT = tree()  # this checkout, or the one bench/against.py names (BENCH_TREE)
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 
@@ -64,6 +66,7 @@ def web_env(connection) -> dict[str, str]:
     """The environment of a bench's web process: the standalone settings on this run's database."""
     return dict(
         os.environ,
+        PYTHONPATH=str(ROOT),
         DATABASE_URL=database_url(connection),
         DJANGO_SETTINGS_MODULE="motion_runner.settings",
         DEBUG="0",
@@ -99,6 +102,8 @@ def web_process(env: dict[str, str], threads: int, *extra: str):
         [
             str(Path(sys.executable).parent / "gunicorn"),
             "motion_runner.wsgi",
+            "--chdir",
+            str(ROOT),
             "-b",
             f"127.0.0.1:{port}",
             "--worker-class",

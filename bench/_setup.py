@@ -6,7 +6,10 @@ import os
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _figures import tree  # noqa: E402
+
+ROOT = tree()  # this checkout, or the one bench/against.py names (BENCH_TREE)
 sys.path.insert(0, str(ROOT))
 
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/motion_runner_bench_wakes"

@@ -19,9 +19,12 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _figures import figure, tree  # noqa: E402
+
+ROOT = tree()  # this checkout, or the one bench/against.py names (BENCH_TREE)
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 os.environ.setdefault("CELERY_BROKER_URL", "memory://")
 
@@ -84,6 +87,8 @@ def run(args: argparse.Namespace, tmp: Path) -> None:
         f"load {os.getloadavg()[0]:.2f}",
         flush=True,
     )
+    figure("importer", mb / wall, "MB/s")
+    figure("importer, a CPU second", mb / cpu, "MB")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,10 @@ import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _figures import tree  # noqa: E402
+
+ROOT = tree()  # this checkout, or the one bench/against.py names (BENCH_TREE)
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 os.environ.setdefault("CELERY_BROKER_URL", "memory://")

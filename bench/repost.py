@@ -29,9 +29,12 @@ import time
 import uuid
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _figures import figure, tree  # noqa: E402
+
+ROOT = tree()  # this checkout, or the one bench/against.py names (BENCH_TREE)
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.settings")
 os.environ.setdefault("CELERY_BROKER_URL", "memory://")
 
@@ -105,6 +108,7 @@ def over_http(args, key: str, post_fresh) -> None:
                 f"{posts * args.batch / seconds:,.0f} events/s, {seconds * 1000 / posts * n:.2f} ms a post "
                 f"for each client, web CPU {cpu * 1000 / posts:.2f} ms a post; load {os.getloadavg()[0]:.2f}"
             )
+            figure(f"re-posts over HTTP, {n} client(s)", posts * args.batch / seconds, "events/s")
 
 
 def run(args) -> None:
@@ -149,6 +153,8 @@ def run(args) -> None:
         f"({walls[0] * per_post:.2f} ms a post), median {args.events / walls[len(walls) // 2]:,.0f} events/s; "
         f"this process's CPU {min(cpus) * per_post:.2f} ms a post; load {os.getloadavg()[0]:.2f}"
     )
+    figure("re-posts in process, best", args.events / walls[0], "events/s")
+    figure("re-posts in process, a CPU second", args.events / min(cpus), "events")
     if args.profile:
         profile = cProfile.Profile()
         profile.runcall(post_all, False)

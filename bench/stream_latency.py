@@ -14,7 +14,8 @@ The runner's latency is also cut by stage (written, bell rung, poller busy, answ
     .venv/bin/python bench/stream_latency.py [--events 1000] [--pace-ms 20]
 
 The default pace, a line every 20 ms (50 lines a second), is already far faster than a model
-streams its events; --pace-ms 5 is the stress case.
+streams its events; --pace-ms 5 is the stress case. The target (issue 31) is a ratio: the runner's
+p99 at most 1/50 of the watcher's, measured in the same run; the last line says whether it is met.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import time
 from pathlib import Path
 
 from _django import ROOT, bench_database, database_url, percentile, web_env, web_process
+from _figures import figure, ratio
 
 RECORDING = ROOT / "tests" / "recordings" / "claude-code" / "text_reply.jsonl"
 
@@ -282,8 +284,20 @@ def main() -> None:
         f"ratio (baseline / runner): p50 {baseline['p50_ms'] / runner['p50_ms']:.0f}x, "
         f"p99 {baseline['p99_ms'] / runner['p99_ms']:.0f}x"
     )
-    ok = runner["p99_ms"] < 50 and baseline["p99_ms"] / runner["p99_ms"] >= 20
-    print(f"target (p99 < 50 ms and >= 20x better): {'met' if ok else 'NOT met'}")
+    # The watcher's own p99 grows with the load (its one write a line falls behind); beside it, the
+    # stricter form: the runner's p99 against the watcher's 2 s period alone, a constant.
+    print(
+        f"the watcher's 2 s period / the runner's p99: {2000 / runner['p99_ms']:.1f}x (no load in the period)"
+    )
+    figure("line -> readable, p99", 1000 / runner["p99_ms"], "lines/s at that latency (1000 / p99 ms)")
+    ratio(
+        "line -> readable p99, memory-lane's watcher / the runner",
+        runner["p99_ms"],
+        baseline["p99_ms"],
+        "ms",
+        50,
+        lower_is_better=True,
+    )
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@ from django.apps import AppConfig
 from django.db.backends.signals import connection_created
 from django.utils.module_loading import import_string
 
-from .sql import is_sqlite
+from .sql.channels import TRIGGER, carrier
 from .thread.socket_bell import install
 
 
@@ -48,7 +48,7 @@ class MotionRunnerConfig(AppConfig):
 
 def ring_on_sqlite(sender, connection, **kwargs) -> None:
     """SQLite has no NOTIFY: each connection rings the message bell itself (socket_bell.py)."""
-    if is_sqlite(connection):
+    if carrier(connection) == TRIGGER:
         install(connection)
 
 

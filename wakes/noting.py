@@ -10,7 +10,7 @@ read and the write, or an agent has no state yet, the note of the states it did 
 in one transaction under the states' locks, taken in pk order (the order every writer of several
 states locks them in, so two notes of one Motion never deadlock), its missing states made first.
 On PostgreSQL each read and write is one statement (motion_runner/sql/listen_states.py); the ORM
-reference path (`orm_read`, `orm_update_bumped`, `bulk_update`) runs elsewhere and with
+reference paths beside them there run elsewhere and with
 MOTION_RUNNER_SQL_FAST_PATHS off. Neither depends on the number of listening agents
 (tests/wakes/test_wakes_note_cost.py pins them).
 """
@@ -24,8 +24,7 @@ from django.db import connections, router, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from motion_runner.ingest.fit import is_post
-from motion_runner.models import Message, Motion
-from motion_runner.sql import fast_paths
+from motion_runner.models import Message
 from motion_runner.sql.listen_states import NoteRead, read_states, update_bumped, update_fields
 
 from . import clock
@@ -137,29 +136,6 @@ def noted_states(
 
 def read_note(connection: BaseDatabaseWrapper, motion_id: str, *, lock: bool) -> NoteRead:
     """The Motion's states in pk order (`lock`: locked), and what their note needs beside them."""
-    if fast_paths(connection):
-        return read_states(
-            connection, motion_id, states=ListenState, dials=Dials, overrides=DialOverride, lock=lock
-        )
-    return orm_read(motion_id, lock=lock)
-
-
-def orm_read(motion_id: str, *, lock: bool = True) -> NoteRead:
-    """The reference path of `sql.listen_states.read_states`, in the ORM (`overridden` is True:
-    the overrides are then asked for)."""
-    stated = ListenState.objects.filter(motion_id=motion_id).values("agent_id")
-    missing = (
-        Motion.agents.through.objects.filter(motion_id=motion_id, agent__listening=True)
-        .exclude(agent_id__in=stated)
-        .values_list("agent_id", flat=True)
-    )
-    return NoteRead(
-        states=list(
-            (ListenState.objects.select_for_update() if lock else ListenState.objects)
-            .filter(motion_id=motion_id)
-            .order_by("pk")
-        ),
-        dials=Dials.objects.filter(pk=1).first(),
-        missing=list(missing),
-        overridden=True,
+    return read_states(
+        connection, motion_id, states=ListenState, dials=Dials, overrides=DialOverride, lock=lock
     )

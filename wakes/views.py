@@ -10,7 +10,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.db import connection
-from django.db.models import Exists, FilteredRelation, OuterRef, Q, Subquery
 from django.http import HttpResponseForbidden
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -22,7 +21,7 @@ from motion_runner.people.access import access
 from motion_runner.people.context import sign_in_of
 from motion_runner.runner.stopping import ScramHeld, lift_scram, raise_scram
 from motion_runner.signals import MAX_SHOWN_TYPING
-from motion_runner.sql import fast_paths, wake_parts
+from motion_runner.sql import wake_parts
 
 from . import clock
 from .api import RECENTLY_ANSWERED, request_cards, typing_since
@@ -100,31 +99,8 @@ def thread_page_context(request, motion: Motion) -> dict[str, Any]:
     }
 
 
-# The tables `sql/wake_parts.read` reads, in its order.
-WAKE_PART_TABLES = tuple(model._meta.db_table for model in (Dials, WakeRequest, TypingPing, Motion, Scram))
-
-
-def orm_wake_parts(motion: Motion, since: datetime, reader: str | None) -> list[tuple]:
-    """The poll's wake parts through the ORM: the reference path of `sql/wake_parts.read`."""
-    holding = Scram.objects.filter(holds=True)
-    shows = WakeRequest.objects.filter(motion=OuterRef("pk")).filter(
-        Q(status=WakeRequest.Status.OPEN) | Q(decided_at__gt=since)
-    )
-    # Everyone's pings but the reader's own. `who <> reader` as `<` or `>`: a negated condition in
-    # a FilteredRelation becomes an anti-join that drops every ping (Django's own rule for `~Q`).
-    pings = Q(typing__who__lt=reader) | Q(typing__who__gt=reader) if reader else Q()
-    return list(
-        Motion.objects.filter(pk=motion.pk)
-        .annotate(
-            ttl=Subquery(Dials.objects.filter(pk=1).values("typing_ttl_seconds")[:1]),
-            shows=Exists(shows),
-            ping=FilteredRelation("typing", condition=pings),
-            scram_reason=Subquery(holding.values("reason")[:1]),
-            scram_by=Subquery(holding.values("raised_by")[:1]),
-            scram_at=Subquery(holding.values("raised_at")[:1]),
-        )
-        .values_list("ttl", "shows", "ping__who", "ping__at", "scram_reason", "scram_by", "scram_at")
-    )
+# wakes' models the wake parts read (motion_runner/sql/wake_parts.py names their columns through them).
+WAKE_PART_MODELS = wake_parts.WakeModels(dials=Dials, cards=WakeRequest, pings=TypingPing)
 
 
 def thread_poll_fields(motion: Motion, reader: str | None) -> dict[str, Any]:
@@ -146,16 +122,14 @@ def thread_poll_fields(motion: Motion, reader: str | None) -> dict[str, Any]:
 
 
 def wake_part_rows(motion: Motion, since: datetime, reader: str | None) -> list[tuple]:
-    if fast_paths(connection):
-        return wake_parts.read(
-            connection,
-            WAKE_PART_TABLES,
-            open_status=WakeRequest.Status.OPEN.value,
-            since=since,
-            reader=reader or "",
-            motion_id=motion.pk,
-        )
-    return orm_wake_parts(motion, since, reader)
+    return wake_parts.read(
+        connection,
+        WAKE_PART_MODELS,
+        open_status=WakeRequest.Status.OPEN.value,
+        since=since,
+        reader=reader or "",
+        motion_id=motion.pk,
+    )
 
 
 def typers(rows: list[tuple], now: datetime) -> list[str]:

@@ -9,14 +9,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import connections, router
-from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
 from ..models import Agent, AgentKey, Motion
 from ..people.principal import AgentPrincipal
-from ..sql import agent_keys, fast_paths
+from ..sql import agent_keys
 
 KEY_PREFIX = "mrk_"
 # last_used_at is written at most this often per key: every request would be a write.
@@ -55,38 +54,15 @@ def read_with_motion(
     slug: str, *, prefix: str | None = None, agent_name: str | None = None
 ) -> tuple[AgentKey | None, Agent | None, MotionRead | None]:
     """(the key by its prefix, or None; its agent, or the agent by name; the Motion `slug` as that
-    agent may reach it). On PostgreSQL one statement (motion_runner/sql/agent_keys.py), else
-    `orm_read_with_motion`. Nothing of it outlives the request."""
+    agent may reach it), read by motion_runner/sql/agent_keys.py. Nothing of it outlives the
+    request."""
     connection = connections[router.db_for_read(AgentKey)]
-    if not fast_paths(connection):
-        return orm_read_with_motion(slug, prefix=prefix, agent_name=agent_name)
     key, agent, motion, member = agent_keys.read_with_motion(
         connection, slug, prefix=prefix, agent_name=agent_name
     )
     if agent is None:
         return None, None, None
     return key, agent, MotionRead(slug, agent.pk, motion, member)
-
-
-def orm_read_with_motion(
-    slug: str, *, prefix: str | None = None, agent_name: str | None = None
-) -> tuple[AgentKey | None, Agent | None, MotionRead | None]:
-    """The reference path, in two statements: the key with its agent and whether that agent is
-    one of the Motion's agents, then the Motion."""
-    through = Motion.agents.through.objects.filter(motion_id=slug)
-    if prefix is not None:
-        member = Exists(through.filter(agent_id=OuterRef("agent_id")))
-        key = AgentKey.objects.select_related("agent").annotate(member=member).filter(prefix=prefix).first()
-        agent, is_member = (key.agent, key.member) if key is not None else (None, False)
-    else:
-        key = None
-        member = Exists(through.filter(agent_id=OuterRef("pk")))
-        agent = Agent.objects.annotate(member=member).filter(name=agent_name).first()
-        is_member = agent.member if agent is not None else False
-    if agent is None:
-        return None, None, None
-    motion = Motion.objects.filter(slug=slug).first()
-    return key, agent, MotionRead(slug, agent.pk, motion, bool(is_member))
 
 
 def url_motion_slug(request) -> str | None:

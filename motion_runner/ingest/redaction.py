@@ -55,7 +55,7 @@ ENV_QUOTED = re.compile(
 ENV_QUOTED_WORDS = (*ENV_WORDS, "MNEMONIC", "PHRASE")
 ENV_NAME_START = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 # A session cookie, in a header or alone. Each shape starts with a literal (the engine's fast
-# search; a case-blind one cost ~0.5 ms per 10 kB of code that says `session`), and the letter
+# search; a case-blind one was slow on code that says `session`, bench/README.md), and the letter
 # before it, which must start a word, is looked at where one is found (_cookie_value).
 COOKIE_HEADER = re.compile(r"((?:[Ss]et-|SET-)?(?:[Cc]ookie|COOKIE)\s*:\s*)[^\r\n\"]{4,}")
 COOKIE_VALUE = r"=[^\s;\"',&]{8,}"

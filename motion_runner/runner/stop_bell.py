@@ -15,8 +15,7 @@ from collections.abc import Iterable
 
 from django.db import connection
 
-from ..sql import is_postgresql
-from ..sql.channels import TURN_STOP, Channel, driver_errors, notify
+from ..sql.channels import NOTIFY, TURN_STOP, Channel, carrier, driver_errors, notify
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +24,7 @@ CHANNEL = TURN_STOP
 
 def ring_stop(turn_ids: Iterable[int]) -> None:
     """NOTIFY the runners of these turns (delivered when the caller's transaction commits)."""
-    if not is_postgresql(connection):
+    if carrier(connection) != NOTIFY:
         return  # no NOTIFY: the lease renewal reads the flag
     notify(connection, CHANNEL, [str(turn_id) for turn_id in turn_ids])
 
@@ -38,7 +37,7 @@ class StopBell:
         # Through whichever driver the host's Django uses (sql.channels.Channel): psycopg 3, or a
         # host's psycopg2 (memory-lane pins psycopg2-binary).
         self.conn: Channel | None = None
-        if not is_postgresql(connection):
+        if carrier(connection) != NOTIFY:
             return
         try:
             self.conn = Channel(connection.settings_dict, f"motion-runner stop bell {turn_id}")

@@ -10,16 +10,15 @@ its reason once (the figure is in bench/README.md, never in a docstring):
   beside its ORM reference path.
 - `listen_states`: a post's note of wakes' `ListenState` rows: the states (locked in pk order,
   for the locked note) in one read with what the note needs, and one `UPDATE … FROM (VALUES …)`,
-  guarded by each row's version for the note's first try (the ORM paths: wakes/noting.orm_read,
-  `orm_update_bumped` and `bulk_update`).
-- `agent_keys`: a keyed request's key, agent, URL's Motion and membership in one statement
-  (the ORM path: api/auth.orm_read_with_motion).
+  guarded by each row's version for the note's first try.
+- `agent_keys`: a keyed request's key, agent, URL's Motion and membership in one statement.
 - `motion_sessions`: a stream post's claim of its session with the newest turn end read beside
   it (the ORM path: api/stream_batch.orm_claim_and_read).
 - `wake_parts`: every thread poll's wake parts (wakes' request cards, typing pings, scram and
-  typing dial) in one statement (the ORM path: wakes/views.orm_wake_parts).
+  typing dial) in one statement.
 - `channels`: the `motion_messages` and `turn_stop` channels (LISTEN/NOTIFY on PostgreSQL, the
-  SQLite socket bell's trigger), and the listener's own connection.
+  SQLite socket bell's trigger), the listener's own connection, and which of the two a database
+  carries a ring by (`carrier`, the bells' one vendor question).
 - `locks`: the session lock's transaction-scoped advisory lock.
 - `server`: what is asked of the database server itself (whether it answers on a connection of
   its own, how long it has been up).
@@ -28,9 +27,25 @@ its reason once (the figure is in bench/README.md, never in a docstring):
 
 A fast path (hand-written where the ORM could do the same) runs only where `fast_paths()` says
 so: PostgreSQL through psycopg 3, with `MOTION_RUNNER_SQL_FAST_PATHS` on (the default). Off, the
-ORM reference path beside it runs everywhere, which is what a developer on SQLite runs; the two
-give the same results (tests/equivalence/). Callers ask `fast_paths`, `is_postgresql` or
-`is_sqlite` here, never the connection's vendor themselves.
+ORM reference path runs everywhere, which is what a developer on SQLite runs; the two give the
+same results (tests/equivalence/). Each module keeps both side by side, the ORM path named
+`orm_*` (`pg_read_with_motion` and `orm_read_with_motion`, `copy_insert` and `orm_insert`), with
+one function that picks: a caller asks that function, never `fast_paths` nor the connection's
+vendor itself (tests/motion_runner/site/test_vendor_questions.py lists what is left outside).
+
+wakes' tables (`listen_states`, `wake_parts`) are here too, though motion_runner imports nothing
+of wakes (the layers: watchlist -> wakes -> motion_runner): the SQL of the whole house stays in
+one package that names its tables, and wakes hands its models in (`WakeModels`, the `states`,
+`dials` and `overrides` arguments). Each table and column is named through those models
+(`_meta.get_field(name).column`), never spelled by hand, so a renamed field fails at the first
+call, not as SQL reading another column. A `wakes/sql/` beside wakes' models was the other way;
+it would make a second home for hand-written SQL, whose reader must then look in two places for
+every statement and vendor question.
+
+The vendor questions left outside this package are the settings' (motion_runner/settings.py picks
+the backend and SQLite's options from `DATABASES` before any connection exists, and
+motion_runner/checks.py warns of SQLite in production from the same setting) and the stream
+post's session claim (api/stream_batch.py, until it moves into ingest/).
 """
 
 from __future__ import annotations

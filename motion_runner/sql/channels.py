@@ -19,6 +19,8 @@ from typing import Any
 
 from django.db.backends.base.base import BaseDatabaseWrapper
 
+from . import is_postgresql, is_sqlite
+
 try:
     import psycopg
 except ImportError:  # a host on psycopg2 alone (memory-lane pins psycopg2-binary): listened to below
@@ -34,6 +36,19 @@ CREATE TEMP TRIGGER IF NOT EXISTS motion_runner_message_bell
 AFTER INSERT ON main.motion_runner_message
 BEGIN SELECT {SQLITE_BELL_FUNCTION}(NEW.motion_id); END
 """
+
+
+# How a database carries a bell's ring to other processes (`carrier`).
+NOTIFY = "notify"  # PostgreSQL: NOTIFY on a channel, heard on commit by a listener's connection
+TRIGGER = "trigger"  # SQLite: each connection's trigger rings the socket bell (thread/socket_bell.py)
+
+
+def carrier(connection: BaseDatabaseWrapper) -> str | None:
+    """`NOTIFY`, `TRIGGER`, or None where the database carries no ring (the bells poll): the one
+    question the bells ask of the database's vendor."""
+    if is_postgresql(connection):
+        return NOTIFY
+    return TRIGGER if is_sqlite(connection) else None
 
 
 def driver_errors() -> tuple[type[Exception], ...]:

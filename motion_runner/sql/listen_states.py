@@ -1,4 +1,4 @@
-"""The consider loop's states (wakes' `ListenState`, passed in by wakes/noting.py): a note's one
+"""The consider loop's states (wakes' `ListenState`, handed in by wakes/noting.py): a note's one
 locked read and its one write of the Motion's states.
 
 Why by hand: every post's note writes every listening state of its Motion, and Django's
@@ -9,14 +9,15 @@ fields and row count, the values prepared by each field's own `get_db_prep_save`
 reference path is `bulk_update` itself; tests/equivalence/test_listen_state_note.py compares
 the rows the two leave.
 
-The read (`read_states`): the ORM needs four statements for what a note reads (the missing
+The read (`pg_read_states`): the ORM needs four statements for what a note reads (the missing
 states' anti-join, the dials, the states locked, their overrides), each compiled anew, again a
 large share of a fresh post's CPU; here they are one, the states (locked in pk order, for the
 locked note) inside it. `update_bumped` is the note's first try: a write guarded by each state's
 version, outside a transaction, its rows locked in pk order inside the statement; it saves the
 locked note's BEGIN, COMMIT and lock wait on every post (bench/README.md, "the note's first try").
-Its reference path is the ORM read in wakes/noting.py (`orm_read`), which the same equivalence
-test compares.
+Its reference path is `orm_read_states` beside it, which the same equivalence test compares.
+The states, dials and overrides are wakes' models, handed in by wakes/noting.py (motion_runner
+imports nothing of wakes); every column is named through them.
 """
 
 from __future__ import annotations
@@ -135,7 +136,7 @@ def update_sql(
     sets = ", ".join(
         f"{quote(meta.get_field(name).column)} = v.{quote(meta.get_field(name).column)}" for name in fields
     )
-    pk, table, version = quote(meta.pk.column), quote(meta.db_table), quote("version")
+    pk, table, version = quote(meta.pk.column), quote(meta.db_table), quote(meta.get_field("version").column)
     update = f"UPDATE {table} AS t SET {sets} FROM (VALUES {values}) AS v({names})"
     if not guarded:
         return f"{update} WHERE t.{pk} = v.{pk}"
@@ -168,11 +169,52 @@ def read_states(
     overrides: type[models.Model],
     lock: bool,
 ) -> NoteRead:
-    """A note's read in one statement: the Motion's states in pk order, with `lock` locked
-    (`FOR UPDATE`, as `select_for_update().order_by("pk")` locks them; call it inside a
-    transaction then), with the dials row, the listening agents still without a state and
-    whether any override could apply. PostgreSQL only (`fast_paths`): the reference path is
-    wakes/noting.py's ORM read."""
+    """A note's read: the Motion's states in pk order, with `lock` locked (as
+    `select_for_update().order_by("pk")` locks them; call it inside a transaction then), with the
+    dials row, the listening agents still without a state and whether any override could apply."""
+    read = pg_read_states if fast_paths(connection) else orm_read_states
+    return read(connection, motion_id, states=states, dials=dials, overrides=overrides, lock=lock)
+
+
+def orm_read_states(
+    connection: BaseDatabaseWrapper,
+    motion_id: str,
+    *,
+    states: type[models.Model],
+    dials: type[models.Model],
+    overrides: type[models.Model],
+    lock: bool,
+) -> NoteRead:
+    """The reference path of `pg_read_states`, in the ORM (`overridden` is True: the overrides are
+    then asked for)."""
+    manager = states._default_manager.using(connection.alias)
+    stated = manager.filter(motion_id=motion_id).values("agent_id")
+    missing = (
+        Motion.agents.through.objects.using(connection.alias)
+        .filter(motion_id=motion_id, agent__listening=True)
+        .exclude(agent_id__in=stated)
+        .values_list("agent_id", flat=True)
+    )
+    return NoteRead(
+        states=list(
+            (manager.select_for_update() if lock else manager).filter(motion_id=motion_id).order_by("pk")
+        ),
+        dials=dials._default_manager.using(connection.alias).filter(pk=1).first(),
+        missing=list(missing),
+        overridden=True,
+    )
+
+
+def pg_read_states(
+    connection: BaseDatabaseWrapper,
+    motion_id: str,
+    *,
+    states: type[models.Model],
+    dials: type[models.Model],
+    overrides: type[models.Model],
+    lock: bool,
+) -> NoteRead:
+    """`read_states` in one statement, the states locked by `FOR UPDATE` in pk order."""
     sql = read_sql(connection.alias, states, dials, overrides, lock)
     with connection.cursor() as cursor:
         cursor.execute(sql, {"motion": motion_id})
@@ -209,16 +251,20 @@ def read_sql(
     )
     state_columns = [quote(field.column) for field in states._meta.concrete_fields]
     dial_columns = ", ".join(f"d.{quote(field.column)}" for field in dials._meta.concrete_fields)
-    pk, motion, agent = quote("id"), quote("motion_id"), quote("agent_id")
+    pk = quote(states._meta.pk.column)
+    motion, agent = (quote(states._meta.get_field(name).column) for name in ("motion", "agent"))
+    o_motion, o_agent = (quote(overrides._meta.get_field(name).column) for name in ("motion", "agent"))
+    agent_pk, listening = quote(Agent._meta.pk.column), quote(Agent._meta.get_field("listening").column)
+    dial_pk = quote(dials._meta.pk.column)
     return (
         f"WITH noted AS (SELECT {', '.join(state_columns)} FROM {state_table}"
         f" WHERE {motion} = %(motion)s ORDER BY {pk}{' FOR UPDATE' if lock else ''})"
         f" SELECT {', '.join(f'l.{column}' for column in state_columns)}, {dial_columns},"
-        f" ARRAY(SELECT m.{agent_column} FROM {members} m JOIN {agents} a ON a.{pk} = m.{agent_column}"
-        f" WHERE m.{motion_column} = %(motion)s AND a.{quote('listening')}"
-        f" AND NOT EXISTS (SELECT 1 FROM {state_table} x WHERE x.{motion} = %(motion)s AND x.{agent} = a.{pk})),"
-        f" EXISTS (SELECT 1 FROM {overrides_table} o WHERE o.{motion} = %(motion)s OR o.{agent} IN"
+        f" ARRAY(SELECT m.{agent_column} FROM {members} m JOIN {agents} a ON a.{agent_pk} = m.{agent_column}"
+        f" WHERE m.{motion_column} = %(motion)s AND a.{listening}"
+        f" AND NOT EXISTS (SELECT 1 FROM {state_table} x WHERE x.{motion} = %(motion)s AND x.{agent} = a.{agent_pk})),"
+        f" EXISTS (SELECT 1 FROM {overrides_table} o WHERE o.{o_motion} = %(motion)s OR o.{o_agent} IN"
         f" (SELECT y.{agent} FROM {state_table} y WHERE y.{motion} = %(motion)s))"
-        f" FROM (SELECT 1) AS one LEFT JOIN {dials_table} d ON d.{pk} = 1"
+        f" FROM (SELECT 1) AS one LEFT JOIN {dials_table} d ON d.{dial_pk} = 1"
         f" LEFT JOIN noted l ON true ORDER BY l.{pk}"
     )

@@ -33,8 +33,7 @@ except ImportError:  # a host on psycopg2 alone (memory-lane pins psycopg2-binar
     psycopg = None
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from ..sql import is_postgresql, is_sqlite
-from ..sql.channels import MESSAGES, Channel, driver_errors, notify
+from ..sql.channels import MESSAGES, NOTIFY, TRIGGER, Channel, carrier, driver_errors, notify
 from . import socket_bell
 
 log = logging.getLogger(__name__)
@@ -153,15 +152,15 @@ class MessageBell:
     def start(self) -> None:
         if self._thread is not None or not settings.MESSAGES_LISTEN:
             return
-        postgresql = is_postgresql(connection)
-        if not postgresql and not is_sqlite(connection):
+        carried_by = carrier(connection)
+        if carried_by is None:
             return
         with self._lock:
             if self._thread is not None:
                 return
             self._stop.clear()
             params = dict(connection.settings_dict)
-            target = self._listen if postgresql else self._listen_socket
+            target = self._listen if carried_by == NOTIFY else self._listen_socket
             self._thread = threading.Thread(target=target, args=(params,), name="message-bell", daemon=True)
             self._thread.start()
 
@@ -285,9 +284,10 @@ def ring_for(motion_id: str) -> None:
     """Wake the readers waiting on a Motion although no Message was written (someone started
     typing): a NOTIFY on the bell's channel, heard by every process on commit; on SQLite a ring on
     the bell's sockets; on anything else, this process's waiters only."""
-    if is_postgresql(connection):
+    carried_by = carrier(connection)
+    if carried_by == NOTIFY:
         notify(connection, CHANNEL, [str(motion_id)])
-    elif is_sqlite(connection) and settings.MESSAGES_LISTEN:
+    elif carried_by == TRIGGER and settings.MESSAGES_LISTEN:
         socket_bell.broadcast(socket_bell.folder_for(connection.settings_dict["NAME"]), [str(motion_id)])
         bell.ring(str(motion_id))
     else:

@@ -119,8 +119,8 @@ def _render(text: str) -> str:
 
 def html_for(kind: str, text: str) -> str | None:
     """The post as HTML, or None for the page to show it as plain text: a kind that is not prose,
-    or a text past THREAD_MARKDOWN_MAX_CHARS (the renderer's work grows with the text, ~15 us a
-    character of `![`: the bound caps what one text can cost)."""
+    or a text past THREAD_MARKDOWN_MAX_CHARS (the renderer's work grows with the text, fastest
+    on a run of `![`: the bound caps what one text can cost)."""
     if kind not in MARKDOWN_KINDS or not text or len(text) > app_settings.THREAD_MARKDOWN_MAX_CHARS:
         return None
     return render_markdown(text)

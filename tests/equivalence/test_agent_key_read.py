@@ -1,5 +1,5 @@
-"""motion_runner/sql/agent_keys.py: the keyed request's one read gives what the ORM reference
-path (api/auth.orm_read_with_motion) gives: the key, its agent, the Motion and the membership,
+"""motion_runner/sql/agent_keys.py: the keyed request's one read (`pg_read_with_motion`) gives what
+the ORM reference path beside it (`orm_read_with_motion`) gives: the key, its agent, the Motion and the membership,
 field for field, for a key or an agent's name, a member or not, a Motion or none."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from motion_runner.api.auth import create_key, orm_read_with_motion
+from motion_runner.api.auth import create_key
 from motion_runner.sql import agent_keys
 from tests.factories import AgentFactory, MotionFactory
 
@@ -33,20 +33,15 @@ def test_the_one_read_reads_what_the_orm_reads(slug, by_key):
     asked = (
         {"prefix": record.prefix, "agent_name": None} if by_key else {"prefix": None, "agent_name": "scribe"}
     )
-    key, agent, motion, member = agent_keys.read_with_motion(connection, slug, **asked)
-    orm_key, orm_agent, read = orm_read_with_motion(slug, **asked)
+    key, agent, motion, member = agent_keys.pg_read_with_motion(connection, slug, **asked)
+    orm_key, orm_agent, orm_motion, orm_member = agent_keys.orm_read_with_motion(connection, slug, **asked)
     assert fields(key) == fields(orm_key)
     assert fields(agent) == fields(orm_agent) and agent.env == {"A": "1"}
-    assert fields(motion) == fields(read.motion)
-    assert member == read.member == (slug == "harbor")
+    assert fields(motion) == fields(orm_motion)
+    assert member == orm_member == (slug == "harbor")
     assert key is None or key.agent is agent
 
 
 def test_no_such_key_reads_nothing():
-    assert agent_keys.read_with_motion(connection, "harbor", prefix="nope", agent_name=None) == (
-        None,
-        None,
-        None,
-        False,
-    )
-    assert orm_read_with_motion("harbor", prefix="nope") == (None, None, None)
+    for read in (agent_keys.pg_read_with_motion, agent_keys.orm_read_with_motion):
+        assert read(connection, "harbor", prefix="nope", agent_name=None) == (None, None, None, False)

@@ -1,6 +1,6 @@
 """motion_runner/sql/listen_states.py: a note's reads (locked and not) and its writes (guarded by
 each state's version and not) on PostgreSQL give what the ORM reference path gives
-(wakes/noting.orm_read, guarded `update()`s, bulk_update): the same states, dials and missing
+(`orm_read_states`, `orm_update_bumped`, bulk_update): the same states, dials and missing
 agents read, the same rows written and refused, the same rows left behind."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from motion_runner.sql.listen_states import read_states, update_bumped
+from motion_runner.sql.listen_states import orm_read_states, pg_read_states, update_bumped
 from tests.factories import AgentFactory, MessageFactory, MotionFactory
 from wakes.models import DialOverride, Dials, ListenState
-from wakes.noting import NOTED_FIELDS, note_post, orm_read
+from wakes.noting import NOTED_FIELDS, note_post
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="the fast paths are PostgreSQL's"),
@@ -39,10 +39,9 @@ def test_the_read_reads_what_the_orm_reads(lock):
     DialOverride.objects.create(agent=codey, quiet_seconds=600)
     Dials.load()
     with transaction.atomic():
-        fast = read_states(
-            connection, motion.pk, states=ListenState, dials=Dials, overrides=DialOverride, lock=lock
-        )
-        orm = orm_read(motion.pk, lock=lock)
+        models = {"states": ListenState, "dials": Dials, "overrides": DialOverride, "lock": lock}
+        fast = pg_read_states(connection, motion.pk, **models)
+        orm = orm_read_states(connection, motion.pk, **models)
     fields = [field.attname for field in ListenState._meta.concrete_fields]
     assert [[getattr(s, f) for f in fields] for s in fast.states] == [
         [getattr(s, f) for f in fields] for s in orm.states

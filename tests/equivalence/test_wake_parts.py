@@ -1,5 +1,5 @@
-"""motion_runner/sql/wake_parts.py: the thread poll's wake parts in one statement read what the
-ORM reference path (wakes/views.orm_wake_parts) reads, for a reader and for nobody signed in."""
+"""motion_runner/sql/wake_parts.py: the thread poll's wake parts in one statement (`pg_read`) read
+what the ORM reference path beside it (`orm_read`) reads, for a reader and for nobody signed in."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from motion_runner.sql import wake_parts
 from tests.factories import AgentFactory, MessageFactory, MotionFactory
 from wakes.api import RECENTLY_ANSWERED
 from wakes.models import Dials, TypingPing, WakeRequest
-from wakes.views import WAKE_PART_TABLES, orm_wake_parts
+from wakes.views import WAKE_PART_MODELS
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="the fast paths are PostgreSQL's"),
@@ -24,15 +24,15 @@ pytestmark = [
 
 def both(motion, reader):
     since = timezone.now() - RECENTLY_ANSWERED
-    fast = wake_parts.read(
-        connection,
-        WAKE_PART_TABLES,
-        open_status=WakeRequest.Status.OPEN.value,
-        since=since,
-        reader=reader or "",
-        motion_id=motion.pk,
-    )
-    return sorted(fast, key=repr), sorted(orm_wake_parts(motion, since, reader), key=repr)
+    asked = {
+        "open_status": WakeRequest.Status.OPEN.value,
+        "since": since,
+        "reader": reader or "",
+        "motion_id": motion.pk,
+    }
+    fast = wake_parts.pg_read(connection, WAKE_PART_MODELS, **asked)
+    orm = wake_parts.orm_read(connection, WAKE_PART_MODELS, **asked)
+    return sorted(fast, key=repr), sorted(orm, key=repr)
 
 
 @pytest.mark.parametrize("reader", ["maria", None])
