@@ -15,12 +15,12 @@ from django.utils import timezone
 
 from ..ingest.announcing import Announcer
 from ..ingest.fit import announce as announce_messages
-from ..ingest.sessions import claim_session
+from ..ingest.sessions import claim_session, claimed_session
 from ..models import Agent, Message, Motion, Source, TranscriptFile, Turn, UnclaimedSession
 from .files import locked_record, read_chunk, transcript_dirs, transcript_of
 from .lines import TERMINAL_SENDER
 from .reader import FileResult, TranscriptReader
-from .routing import claimed_session, note_unclaimed
+from .routing import note_unclaimed
 
 CHUNK_BYTES = 8 * 1024 * 1024
 
@@ -90,7 +90,7 @@ def import_file(
                 record, claimed.session, fed_by_runner=claimed.fed_by_runner, newest_end=claimed.newest_end
             )
             if announce is not None:
-                reader.writer.announce = announce
+                reader.producer.writer.announce = announce
             for raw in chunk[:end].split(b"\n"):
                 reader.feed(raw)
             reader.flush()

@@ -1,5 +1,5 @@
-"""One chunk of a transcript file's lines turned into Messages for one claimed session, written
-through EventWriter like the runner and the stream API."""
+"""One chunk of a transcript file's lines read as the events they say, for one claimed session,
+and handed to the one way in (ingest.entry) like the stream API's and the hooks'."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from typing import Any
 
 from ..harnesses import Event, EventKind, get_adapter
 from ..harnesses.base import json_object
-from ..ingest.writer import EventWriter, IngestContext
-from ..models import Message, MotionSession, Source, TranscriptFile, recorded_turn_ends
+from ..ingest.entry import Line, Producer, Written
+from ..ingest.sessions import runner_owned
+from ..ingest.writer import IngestContext
+from ..models import MotionSession, Source, TranscriptFile, recorded_turn_ends
 from .lines import (
     HARNESS,
     SKIPPED_SYSTEM_SUBTYPES,
@@ -20,7 +22,6 @@ from .lines import (
     turn_end_uuid,
     typed_prompt,
 )
-from .routing import runner_owned
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +58,7 @@ class TranscriptReader:
         self.parser = get_adapter(HARNESS).new_parser(
             session.session_id, recorded_ends=recorded_turn_ends(session.session_id, newest_read=newest_end)
         )
-        self.writer = EventWriter(
+        self.producer = Producer(
             IngestContext(
                 motion=session.motion,
                 agent=session.agent,
@@ -69,7 +70,10 @@ class TranscriptReader:
                 fill_in=True,
             )
         )
-        self.pending: list[Message] = []
+        # The lines read and not written yet, and how many events and Messages they hold.
+        self.pending: list[Line] = []
+        self.pending_said = 0
+        self.effort = ""  # the newest line's, as the harness said it
         self.result = FileResult(path=record.path)
 
     @property
@@ -101,7 +105,7 @@ class TranscriptReader:
             record.bad_lines += 1
             log.exception("transcript %s line %s", record.path, record.lines)
             self._note(f"line {record.lines} could not be read: {exc}")
-        if len(self.pending) >= WRITE_BATCH:
+        if self.pending_said >= WRITE_BATCH:
             self.flush()
 
     def _line(self, line: dict[str, Any]) -> None:
@@ -129,10 +133,11 @@ class TranscriptReader:
                     self.session.motion, session_id, str(line["promptId"]), text, str(line.get("cwd") or "")
                 )
                 message.source_file = self.record.path
-                self.pending.append(message)
+                self._pend(Line(self.record.lines, built=[message]))
                 return
         events = self.parser.feed(line)
-        self.writer.ctx.effort = str(line.get("effort") or "")
+        self.effort = str(line.get("effort") or "")
+        said = []
         for event in events:
             if event.kind == EventKind.UNKNOWN:
                 self.record.unknown_lines += 1
@@ -141,9 +146,13 @@ class TranscriptReader:
                 )
                 continue
             event.cwd = event.cwd or str(line.get("cwd") or "")
-            message = self.writer.prepare(event)
-            if message is not None:
-                self.pending.append(message)
+            said.append(event)
+        if said:
+            self._pend(Line(self.record.lines, said, effort=self.effort))
+
+    def _pend(self, line: Line) -> None:
+        self.pending.append(line)
+        self.pending_said += len(line.events) + len(line.built)
 
     def _cost(self, line: dict[str, Any]) -> None:
         """cost-state holds the session's running total: the growth since the last one is the
@@ -165,14 +174,23 @@ class TranscriptReader:
             cost_usd=total - previous,
             raw=line,
         )
-        message = self.writer.prepare(event)
-        if message is not None:
-            self.pending.append(message)
+        self._pend(Line(self.record.lines, [event], effort=self.effort))
 
-    def flush(self) -> None:
+    def unreadable(self, number: int, exc: Exception) -> str:
+        """A line whose events could not be written: counted on the file, noted, logged; the
+        reason, as noted, is returned."""
+        self.record.bad_lines += 1
+        log.error("transcript %s line %s", self.record.path, number, exc_info=exc)
+        self._note(f"line {number} could not be read: {exc}")
+        return self.record.last_error
+
+    def flush(self) -> Written | None:
+        """Hand the lines read to the one way in; None when there were none."""
         if not self.pending:
-            return
-        outcome = self.writer.write_many([], prepared=self.pending)
-        self.result.imported += outcome.imported
-        self.result.skipped += outcome.skipped
-        self.pending = []
+            return None
+        written = self.producer.write(self.pending)
+        self.pending, self.pending_said = [], 0
+        written.reasons = [self.unreadable(number, exc) for number, exc in written.errors]
+        self.result.imported += written.imported
+        self.result.skipped += written.skipped
+        return written

@@ -33,7 +33,8 @@ from django.db import transaction
 
 from ..conf import app_settings
 from ..harnesses.base import json_object
-from ..ingest.writer import EventWriter
+from ..ingest.entry import Producer, Written
+from ..ingest.sessions import spool_path
 from ..lib.json_depth import deeper_than
 from ..models import Agent, Motion, MotionSession, TranscriptFile
 from ..record import binding
@@ -73,10 +74,6 @@ class IngestAnswer:
         self.errors.append(f"line {index}: {reason}")
 
 
-def spool_path(session_id: str) -> Path:
-    return Path(app_settings.INGEST_SPOOL_DIR) / f"{session_id}.jsonl"
-
-
 def spool(session_id: str, lines: list[str]) -> Path:
     """Append lines to the session's spool file, whole lines in one locked write."""
     path = spool_path(session_id)
@@ -96,41 +93,31 @@ class LineReader(TranscriptReader):
 
     def __init__(self, record: TranscriptFile, session: MotionSession, source: str):
         super().__init__(record, session)
-        self.writer.ctx.source_file = f"ingest-{source}"[:500]
+        self.producer.context.source_file = f"ingest-{source}"[:500]
         self.holding = True
-        self.inserted: set = set()
 
-    def flush(self) -> None:
-        if self.holding or not self.pending:
-            return
-        outcome = self.writer.write_many([], prepared=self.pending)
-        self.inserted.update(message.id for message in outcome.messages)
-        self.pending = []
+    def flush(self) -> Written | None:
+        return None if self.holding else super().flush()
 
     def take(self, numbered: list[tuple[int, str]], answer: IngestAnswer) -> None:
-        first_line_of: dict[Any, int] = {}
+        posted_as: dict[int, int] = {}  # the record's line number -> the line's index in the post
         failed: set[int] = set()
         for index, line in numbered:
-            start, bad = len(self.pending), self.record.bad_lines
+            bad = self.record.bad_lines
             self.feed(line.encode())
             if self.record.bad_lines != bad:
                 failed.add(index)
                 answer.error(index, self.record.last_error)
                 continue
-            for message in self.pending[start:]:
-                first_line_of.setdefault(message.id, index)
+            posted_as[self.record.lines] = index
         self.holding = False
-        self.flush()
-        wrote = {first_line_of[i] for i in self.inserted if i in first_line_of}
+        written = self.flush() or Written()
+        for (number, _), reason in zip(written.errors, written.reasons, strict=True):
+            failed.add(posted_as[number])
+            answer.error(posted_as[number], reason)
+        wrote = {posted_as[number] for number in written.wrote if number in posted_as} - failed
         answer.imported += len(wrote)
         answer.skipped += len(numbered) - len(wrote) - len(failed)
-
-
-class UnclaimedWriter(EventWriter):
-    """The writer of lines no Motion has: it claims no session (an init line names one only)."""
-
-    def _on_init(self, event) -> None:
-        return None
 
 
 class UnclaimedReader(LineReader):
@@ -143,14 +130,14 @@ class UnclaimedReader(LineReader):
         # No Motion yet: a placeholder never saved (its lines are the record binding's alone).
         session = MotionSession(session_id=session_id, motion=Motion(), agent=agent, harness=HARNESS)
         super().__init__(record, session, source)
-        self.writer = UnclaimedWriter(self.writer.ctx)
+        # It claims no session (an init line names one only).
+        self.producer = Producer(self.producer.context, claims_sessions=False)
 
     def flush(self) -> None:
-        if self.holding or not (self.pending or self.writer.unindexed):
+        if self.holding or not self.pending:
             return
-        binding().write_unclaimed(self.pending, self.writer.unindexed, self.session.session_id)
-        self.pending, self.writer.unindexed = [], []
-        self.writer.redactor.forget()
+        self.producer.keep_unclaimed(self.pending, self.session.session_id)
+        self.pending, self.pending_said = [], 0
 
     def read(self, lines: list[str]) -> None:
         for line in lines:
@@ -210,7 +197,7 @@ def ingest_session(
     if session is None:
         path = spool(session_id, [line for _, line in numbered])
         # The inbox names the agent the watcher's OS user shares a name with, for the admin; that
-        # agent's key may not claim it for that (stream_batch.claim_for: a spooled session).
+        # agent's key may not claim it for that (ingest/sessions.claim_for: a spooled session).
         agent = Agent.objects.filter(name=username).first()
         note_unclaimed(session_id, path, agent=agent)
         if binding().keeps_unclaimed:
@@ -236,5 +223,5 @@ def ingest_session(
         reader = LineReader(record, session, source)
         reader.take(numbered, answer)
         record.save()
-    if reader.inserted:
-        log.info("ingest from %s: %s new messages in session %s", source, len(reader.inserted), session_id)
+    if reader.result.imported:
+        log.info("ingest from %s: %s new messages in session %s", source, reader.result.imported, session_id)

@@ -13,12 +13,11 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from motion_runner.ingest.sessions import claim_session
+from motion_runner.ingest.sessions import claim_session, claimed_session
 from motion_runner.models import Kind, Message, MotionSession, Source, TranscriptFile
 from motion_runner.transcripts.files import locked_record
 from motion_runner.transcripts.importer import import_file
 from motion_runner.transcripts.reader import TranscriptReader
-from motion_runner.transcripts.routing import claimed_session
 from tests import recorded
 from tests.factories import MessageFactory, TurnFactory
 
