@@ -14,16 +14,24 @@ import logging
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from django.utils import timezone
 
 from ..harnesses.base import Event, EventKind, HarnessAdapter
-from ..models import Agent, Message, Motion, recorded_turn_ends
+from ..models import Agent, Message, Motion
 from ..record import binding
 from .announcing import Announcer
 from .fit import BadEvent
-from .sessions import MayMove, SessionConflict, SessionGuard, SessionRaced, SessionRefused, claim_and_read
+from .sessions import (
+    MayMove,
+    SessionConflict,
+    SessionGuard,
+    SessionRaced,
+    SessionRefused,
+    claim_and_read,
+    recorded_turn_ends,
+)
 from .writer import EventWriter, IngestContext, WriteOutcome, event_message_id
 
 log = logging.getLogger(__name__)
@@ -174,6 +182,39 @@ class Producer:
         binding().write_unclaimed(messages, self.writer.unindexed, session_id)
         self.writer.unindexed = []
         self.writer.redactor.forget()
+
+
+# The events a producer's reader gathers before they are written: one insert each.
+WRITE_BATCH = 500
+
+
+class LineReader(Protocol):
+    """A producer's adapter for its own line format (a transcript's JSONL): each raw line read
+    as a Line, and told what a write of its lines did."""
+
+    def read(self, raw: bytes) -> Line | None: ...
+
+    def wrote(self, written: Written) -> None: ...
+
+
+def write_read(
+    producer: Producer, reader: LineReader, raws: Iterable[bytes], *, batch: int = WRITE_BATCH
+) -> None:
+    """Each raw line read by the producer's reader, written every `batch` events and at the end;
+    the reader hears what each write did."""
+    pending: list[Line] = []
+    said = 0
+    for raw in raws:
+        line = reader.read(raw)
+        if line is None:
+            continue
+        pending.append(line)
+        said += len(line.events) + len(line.built)
+        if said >= batch:
+            reader.wrote(producer.write(pending))
+            pending, said = [], 0
+    if pending:
+        reader.wrote(producer.write(pending))
 
 
 def write_stream(

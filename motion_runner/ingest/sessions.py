@@ -12,13 +12,13 @@ Which session a turn resumes is another question: `runner/resume.py`.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from django.db import connections, router, transaction
-from django.db.models import Exists, OuterRef, Q, Subquery
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from ..conf import app_settings
@@ -232,6 +232,35 @@ class SessionGuard:
         return event.session_id == self.session_id
 
 
+def recorded_turn_ends(
+    session_id: str, newest: int = 20, *, newest_read: list[Any] | None = None
+) -> Callable[[], Iterator[Any]]:
+    """A reader of the raw lines of a session's recorded turn ends, newest first, for an
+    adapter's `new_parser` (a resumed session's running total). Read only as the adapter reads:
+    the newest line alone first (it usually holds the total, and every stream post asks), the rest up to `newest` only if
+    the adapter reads on; each read at most once. `newest_read`: the newest alone ([raw], or []
+    for none) as the caller already read it (the stream reads it with the session's claim)."""
+    # [the newest alone], then [all up to `newest`]
+    read: list[list[Any]] = [] if newest_read is None else [newest_read]
+
+    def lines() -> Iterator[Any]:
+        # Made only when a read is needed.
+        def ends() -> QuerySet[Message]:
+            return Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
+
+        if not read:
+            read.append(list(ends().values_list("raw", flat=True)[:1]))
+        yield from read[0]
+        if not read[0]:
+            return
+        if len(read) < 2:
+            # One query for the whole window, so its order is the one the first line came from.
+            read.append(list(ends().values_list("raw", flat=True)[:newest]))
+        yield from read[1][1:]
+
+    return lines
+
+
 def runner_owned(session_id: str) -> bool:
     """A session the runner or the stream API fed: its prompts came from the thread and its turn
     ends from result lines, so the transcript adds neither."""
@@ -247,7 +276,12 @@ class ClaimedSession:
 
     session: MotionSession  # with its motion and agent
     fed_by_runner: bool  # runner_owned(session_id)
-    newest_end: list[Any]  # [the raw line of its newest recorded turn end], or []
+    newest_end: list[Any] | None  # [the raw line of its newest recorded turn end], [], or None: not read
+    # The session's recorded turn ends for its parser, the newest as read here.
+    recorded_ends: Callable[[], Iterator[Any]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.recorded_ends = recorded_turn_ends(self.session.session_id, newest_read=self.newest_end)
 
 
 def claimed_session(session_id: str) -> ClaimedSession | None:

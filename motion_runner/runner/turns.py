@@ -16,6 +16,7 @@ from .. import signals
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..harnesses import Event, HarnessError, get_adapter
 from ..harnesses.policy import ToolPolicy, closed_policy
+from ..ingest.sessions import recorded_turn_ends
 from ..ingest.system_lines import post_system_message
 from ..ingest.writer import EventWriter, IngestContext
 from ..lib.ids import system_uuid
@@ -29,7 +30,6 @@ from ..models import (
     Scram,
     Turn,
     TurnStatus,
-    recorded_turn_ends,
 )
 from ..signals import prompt_builders, prompt_finalizers, turn_retried
 from .ending import end_queued, fail_before_launch, finish_turn, judge

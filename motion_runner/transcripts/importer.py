@@ -14,6 +14,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..ingest.announcing import Announcer
+from ..ingest.entry import write_read
 from ..ingest.fit import announce as announce_messages
 from ..ingest.sessions import claim_session, claimed_session
 from ..models import Agent, Message, Motion, Source, TranscriptFile, Turn, UnclaimedSession
@@ -86,14 +87,11 @@ def import_file(
                 # Only a line still being written: leave it for the next read.
                 record.save()
                 return result
-            reader = TranscriptReader(
-                record, claimed.session, fed_by_runner=claimed.fed_by_runner, newest_end=claimed.newest_end
-            )
+            reader = TranscriptReader(record, claimed)
+            producer = reader.producer()
             if announce is not None:
-                reader.producer.writer.announce = announce
-            for raw in chunk[:end].split(b"\n"):
-                reader.feed(raw)
-            reader.flush()
+                producer.writer.announce = announce
+            write_read(producer, reader, chunk[:end].split(b"\n"))
             record.offset += end + 1
             record.updated_at = timezone.now()
             record.save()

@@ -33,8 +33,8 @@ from django.db import transaction
 
 from ..conf import app_settings
 from ..harnesses.base import json_object
-from ..ingest.entry import Producer, Written
-from ..ingest.sessions import spool_path
+from ..ingest.entry import Line, Producer, Written
+from ..ingest.sessions import ClaimedSession, claimed_session, runner_owned, spool_path
 from ..lib.json_depth import deeper_than
 from ..models import Agent, Motion, MotionSession, TranscriptFile
 from ..record import binding
@@ -89,29 +89,43 @@ def spool(session_id: str, lines: list[str]) -> Path:
 
 
 class LineReader(TranscriptReader):
-    """TranscriptReader for posted lines: writes once at the end, and knows which line wrote what."""
+    """TranscriptReader for posted lines: written once, after all are read, knowing which posted
+    line wrote what."""
 
-    def __init__(self, record: TranscriptFile, session: MotionSession, source: str):
-        super().__init__(record, session)
-        self.producer.context.source_file = f"ingest-{source}"[:500]
-        self.holding = True
+    def __init__(self, record: TranscriptFile, claimed: ClaimedSession, source: str):
+        super().__init__(record, claimed)
+        self.source_file = f"ingest-{source}"[:500]
 
-    def flush(self) -> Written | None:
-        return None if self.holding else super().flush()
+    def producer(self) -> Producer:
+        producer = super().producer()
+        producer.context.source_file = self.source_file
+        return producer
 
-    def take(self, numbered: list[tuple[int, str]], answer: IngestAnswer) -> None:
-        posted_as: dict[int, int] = {}  # the record's line number -> the line's index in the post
-        failed: set[int] = set()
-        for index, line in numbered:
+    def read_all(self, numbered: list[tuple[int, str]], answer: IngestAnswer) -> list[Line]:
+        """The posted lines read, each failure said in the answer; `self.posted_as` maps the
+        record's line numbers back to the lines' indexes in the post."""
+        self.posted_as: dict[int, int] = {}
+        self.failed: set[int] = set()
+        lines = []
+        for index, text in numbered:
             bad = self.record.bad_lines
-            self.feed(line.encode())
+            line = self.read(text.encode())
             if self.record.bad_lines != bad:
-                failed.add(index)
+                self.failed.add(index)
                 answer.error(index, self.record.last_error)
                 continue
-            posted_as[self.record.lines] = index
-        self.holding = False
-        written = self.flush() or Written()
+            self.posted_as[self.record.lines] = index
+            if line is not None:
+                lines.append(line)
+        return lines
+
+    def take(self, numbered: list[tuple[int, str]], answer: IngestAnswer) -> None:
+        lines = self.read_all(numbered, answer)
+        written = Written()
+        if lines:
+            written = self.producer().write(lines)
+            self.wrote(written)
+        failed, posted_as = self.failed, self.posted_as
         for (number, _), reason in zip(written.errors, written.reasons, strict=True):
             failed.add(posted_as[number])
             answer.error(posted_as[number], reason)
@@ -129,21 +143,14 @@ class UnclaimedReader(LineReader):
         record = TranscriptFile(path=f"ingest:{session_id}", session_id=session_id)  # never saved
         # No Motion yet: a placeholder never saved (its lines are the record binding's alone).
         session = MotionSession(session_id=session_id, motion=Motion(), agent=agent, harness=HARNESS)
-        super().__init__(record, session, source)
-        # It claims no session (an init line names one only).
-        self.producer = Producer(self.producer.context, claims_sessions=False)
+        super().__init__(record, ClaimedSession(session, runner_owned(session_id), newest_end=None), source)
 
-    def flush(self) -> None:
-        if self.holding or not self.pending:
-            return
-        self.producer.keep_unclaimed(self.pending, self.session.session_id)
-        self.pending, self.pending_said = [], 0
-
-    def read(self, lines: list[str]) -> None:
-        for line in lines:
-            self.feed(line.encode())
-        self.holding = False
-        self.flush()
+    def keep(self, lines: list[str]) -> None:
+        read = [line for line in (self.read(text.encode()) for text in lines) if line is not None]
+        if read:
+            # It claims no session (an init line names one only).
+            producer = Producer(self.producer().context, claims_sessions=False)
+            producer.keep_unclaimed(read, self.session.session_id)
 
 
 def ingest_lines(lines: list[Any], *, username: str, source: str) -> IngestAnswer:
@@ -193,8 +200,8 @@ def continued_from(spooled: TranscriptFile | None, session_id: str) -> dict[str,
 def ingest_session(
     session_id: str, numbered: list[tuple[int, str]], *, username: str, source: str, answer: IngestAnswer
 ) -> None:
-    session = MotionSession.objects.select_related("motion", "agent").filter(pk=session_id).first()
-    if session is None:
+    claimed = claimed_session(session_id)
+    if claimed is None:
         path = spool(session_id, [line for _, line in numbered])
         # The inbox names the agent the watcher's OS user shares a name with, for the admin; that
         # agent's key may not claim it for that (ingest/sessions.claim_for: a spooled session).
@@ -204,7 +211,7 @@ def ingest_session(
             try:
                 with transaction.atomic():
                     reader = UnclaimedReader(session_id, agent or Agent(name=UNCLAIMED_ASSISTANT), source)
-                    reader.read([line for _, line in numbered])
+                    reader.keep([line for _, line in numbered])
             except Exception:  # the lines are spooled: the claim writes them; a non-200 is re-sent forever
                 log.exception("the lines of unclaimed session %s did not reach the record", session_id)
         answer.skipped += len(numbered)
@@ -220,7 +227,7 @@ def ingest_session(
         record, _ = TranscriptFile.objects.select_for_update().get_or_create(
             path=f"ingest:{session_id}", defaults=continued_from(spooled, session_id)
         )
-        reader = LineReader(record, session, source)
+        reader = LineReader(record, claimed, source)
         reader.take(numbered, answer)
         record.save()
     if reader.result.imported:

@@ -13,7 +13,7 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from motion_runner.ingest.sessions import claim_session, claimed_session
+from motion_runner.ingest.sessions import claim_session, claimed_session, runner_owned
 from motion_runner.models import Kind, Message, MotionSession, Source, TranscriptFile
 from motion_runner.transcripts.files import locked_record
 from motion_runner.transcripts.importer import import_file
@@ -97,11 +97,8 @@ def test_the_session_read_in_one_query_knows_what_the_separate_reads_knew(harbor
     assert isinstance(read.session, MotionSession) and read.session.pk == session.pk
     assert read.session.motion == harbor and read.session.agent == scribe.agent
     record = TranscriptFile.objects.create(path="/x.jsonl", session_id=SESSION)
-    apart = TranscriptReader(record, session)
-    together = TranscriptReader(
-        record, read.session, fed_by_runner=read.fed_by_runner, newest_end=read.newest_end
-    )
-    assert together.owned_by_runner == apart.owned_by_runner == (fed_by in ("turn", "runner", "api"))
+    reader = TranscriptReader(record, read)
+    assert reader.owned_by_runner == runner_owned(SESSION) == (fed_by in ("turn", "runner", "api"))
 
 
 def test_the_session_read_in_one_query_brings_the_newest_recorded_turn_end(harbor, scribe):
