@@ -1,4 +1,5 @@
-"""One stream post, taken whole: the body's contract, the session claim and the batch's accounting.
+"""One stream post, taken whole: the body's contract, who may move a session, and the answer; the
+post's lines are written through the one way in (ingest/entry.write_stream).
 
 Both stream routes (`/api/motions/<slug>/stream/` and memory-lane's `/api/moods/<slug>/stream/`)
 take a post through here, so the two answer alike:
