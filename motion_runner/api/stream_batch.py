@@ -162,7 +162,7 @@ def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnsw
         )
     answer = BatchAnswer(finished=written.turn_end is not None)
     answer.errors = [
-        {"index": index, "reason": unreadable_reason(harness, events[index], exc)}
+        {"index": index, "reason": unreadable_reason(harness, index, events[index], exc)}
         for index, exc in written.errors
     ]
     failed = written.failed

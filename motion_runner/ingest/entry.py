@@ -100,6 +100,8 @@ class Producer:
         self.ask_known = ask_known
         self.claims_sessions = claims_sessions
         self.retry = retry
+        # Each Message id's first line in the newest prepare (a repeat counts for that line only).
+        self._first_line_of: dict[uuid.UUID, int] = {}
 
     @property
     def context(self) -> IngestContext:
@@ -266,10 +268,10 @@ def write_stream(
     return written
 
 
-def unreadable_reason(harness: str, line: Any, exc: Exception) -> str:
-    """What a stream post's answer says of a line it could not read."""
+def unreadable_reason(harness: str, index: int, line: Any, exc: Exception) -> str:
+    """What a stream post's answer says of its line `index`, which it could not read."""
     if isinstance(exc, (BadEvent, SessionConflict)):
         return str(exc)
     # An adapter bug on one line must not lose the rest; it is logged for whoever fixes it.
-    log.error("stream: adapter %s failed on an event", harness, exc_info=exc)
+    log.error("stream: adapter %s failed on event %s", harness, index, exc_info=exc)
     return f"could not read a {line.get('type', '?') if isinstance(line, dict) else '?'} event: {exc}"
