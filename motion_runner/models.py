@@ -7,9 +7,7 @@ the harness line's uuid). Field names follow it; where we add fields, they are a
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterator
 from decimal import Decimal
-from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -486,32 +484,3 @@ class UnclaimedSession(models.Model):
 
     def __str__(self) -> str:
         return self.session_id
-
-
-def recorded_turn_ends(
-    session_id: str, newest: int = 20, *, newest_read: list[Any] | None = None
-) -> Callable[[], Iterator[Any]]:
-    """A reader of the raw lines of a session's recorded turn ends, newest first, for an
-    adapter's `new_parser` (a resumed session's running total). Read only as the adapter reads:
-    the newest line alone first (it usually holds the total, and every stream post asks), the rest up to `newest` only if
-    the adapter reads on; each read at most once. `newest_read`: the newest alone ([raw], or []
-    for none) as the caller already read it (the stream reads it with the session's claim)."""
-    # [the newest alone], then [all up to `newest`]
-    read: list[list[Any]] = [] if newest_read is None else [newest_read]
-
-    def lines() -> Iterator[Any]:
-        # Made only when a read is needed.
-        def ends() -> models.QuerySet[Message]:
-            return Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
-
-        if not read:
-            read.append(list(ends().values_list("raw", flat=True)[:1]))
-        yield from read[0]
-        if not read[0]:
-            return
-        if len(read) < 2:
-            # One query for the whole window, so its order is the one the first line came from.
-            read.append(list(ends().values_list("raw", flat=True)[:newest]))
-        yield from read[1][1:]
-
-    return lines

@@ -18,9 +18,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..conf import app_settings
-from ..ingest.display import HOOK_STOP_TEXT, summarize_input
-from ..ingest.fit import fit_message
-from ..ingest.writer import EventWriter, IngestContext, insert_one
+from ..harnesses.base import Event, EventKind
+from ..ingest.display import HOOK_STOP_TEXT
+from ..ingest.entry import Line, Producer
+from ..ingest.sessions import runner_owned
+from ..ingest.writer import IngestContext, insert_one
 from ..lib.ids import stable_uuid
 from ..models import Agent, Kind, Message, Motion, MotionSession, Source
 from ..people.access import MotionAccess, access
@@ -29,15 +31,13 @@ from ..transcripts.files import allowed_path
 from ..transcripts.importer import import_file
 from ..transcripts.lines import HARNESS as CLAUDE_CODE
 from ..transcripts.lines import prompt_message, turn_end_uuid
-from ..transcripts.routing import note_unclaimed, runner_owned
+from ..transcripts.routing import note_unclaimed
 from .auth import AgentPrincipal, IsAgent, request_agent
 from .locked import refuse_during_scram
 from .serializers import MessageSerializer
 from .stream_batch import MAX_EVENTS, Conflict, StreamBody, check_batch_size, claim_for, take_stream
 
 log = logging.getLogger(__name__)
-
-TOOL_RESPONSE_LIMIT = 64 * 1024
 
 
 def member_motion(slug: str, agent: Agent, request: Request | None = None) -> Motion:
@@ -279,10 +279,12 @@ class ClaudeCodeHookView(AgentAPIView):
         return Response({"imported": imported, "claimed": True})
 
     def record(self, data: dict[str, Any], motion: Motion, agent: Agent) -> int:
+        """The hook's payload as the events it tells of, written through the one way in (ids
+        chosen so the transcript's copy of each is matched, not doubled)."""
         session_id, event_name = data["session_id"], data["hook_event_name"]
         cwd = data.get("cwd", "")
         prompt_id = data.get("prompt_id", "")
-        writer = EventWriter(
+        producer = Producer(
             IngestContext(
                 motion=motion,
                 agent=agent,
@@ -294,72 +296,53 @@ class ClaudeCodeHookView(AgentAPIView):
                 fill_in=True,
             )
         )
-        base = {
-            "motion": motion,
-            "session_id": session_id,
-            "source": Source.TERMINAL,
-            "cwd": cwd,
-            "sender": agent.name,
-            "agent": agent,
-        }
-        messages: list[Message] = []
+        lines: list[Line] = []
+        imported = 0
         if event_name == "UserPromptSubmit":
             if data.get("prompt", "").strip() and prompt_id:
-                messages.append(prompt_message(motion, session_id, prompt_id, data["prompt"], cwd))
+                lines.append(
+                    Line(0, built=[prompt_message(motion, session_id, prompt_id, data["prompt"], cwd)])
+                )
         elif event_name == "PostToolUse":
             tool_id = data.get("tool_use_id", "")
             if not tool_id:
                 raise serializers.ValidationError({"tool_use_id": ["PostToolUse needs the tool_use_id."]})
             tool_name = data.get("tool_name", "")
-            messages.append(
-                Message(
-                    id=stable_uuid(CLAUDE_CODE, "hook-call", session_id, tool_id),
-                    kind=Kind.TOOL_CALL,
-                    text=summarize_input(tool_name, data.get("tool_input")),
-                    tool_name=tool_name,
-                    tool_id=tool_id,
-                    source_file="hook:PostToolUse",
-                    **base,
-                )
+            said = {"session_id": session_id, "tool_name": tool_name, "tool_id": tool_id}
+            call = Event(
+                EventKind.TOOL_CALL,
+                uuid=stable_uuid(CLAUDE_CODE, "hook-call", session_id, tool_id),
+                tool_input=data.get("tool_input"),
+                **said,
             )
-            messages.append(
-                Message(
-                    id=stable_uuid(CLAUDE_CODE, "hook-result", session_id, tool_id),
-                    kind=Kind.TOOL_RESULT,
-                    text=tool_response_text(data.get("tool_response"))[:TOOL_RESPONSE_LIMIT],
-                    tool_name=tool_name,
-                    tool_id=tool_id,
-                    source_file="hook:PostToolUse",
-                    **base,
-                )
+            result = Event(
+                EventKind.TOOL_RESULT,
+                uuid=stable_uuid(CLAUDE_CODE, "hook-result", session_id, tool_id),
+                text=tool_response_text(data.get("tool_response")),
+                **said,
             )
+            lines.append(Line(0, [call, result], source_file="hook:PostToolUse"))
         elif event_name == "Stop":
             path = allowed_path(data.get("transcript_path", ""))
-            imported = 0
             if path is not None and path.stem == session_id and path.exists():
                 imported = import_file(path).imported
             if path is None or not path.exists():
                 # The transcript is on another machine: the hook's copy of the last reply stands in
                 # until (if ever) the transcript arrives; the importer then replaces it, not doubles.
                 if text := data.get("last_assistant_message", "").strip():
-                    messages.append(
-                        Message(
-                            id=stable_uuid(CLAUDE_CODE, "hook-stop-text", session_id, prompt_id),
-                            kind=Kind.TEXT,
-                            text=text,
-                            source_file=HOOK_STOP_TEXT,
-                            **base,
-                        )
+                    reply = Event(
+                        EventKind.TEXT,
+                        uuid=stable_uuid(CLAUDE_CODE, "hook-stop-text", session_id, prompt_id),
+                        session_id=session_id,
+                        text=text,
                     )
+                    lines.append(Line(0, [reply], source_file=HOOK_STOP_TEXT))
             if prompt_id:
-                messages.append(
-                    Message(
-                        id=turn_end_uuid(session_id, prompt_id),
-                        kind=Kind.TURN_END,
-                        text="done · cost unknown",
-                        stop_reason="success",
-                        **base,
-                    )
+                end = Event(
+                    EventKind.TURN_END,
+                    uuid=turn_end_uuid(session_id, prompt_id),
+                    session_id=session_id,
+                    subtype="success",
                 )
-            return imported + writer.write_many([], prepared=[fit_message(m) for m in messages]).imported
-        return writer.write_many([], prepared=[fit_message(m) for m in messages]).imported
+                lines.append(Line(1, [end]))
+        return imported + producer.write(lines).imported

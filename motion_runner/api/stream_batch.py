@@ -1,4 +1,5 @@
-"""One stream post, taken whole: the body's contract, the session claim and the batch's accounting.
+"""One stream post, taken whole: the body's contract, who may move a session, and the answer; the
+post's lines are written through the one way in (ingest/entry.write_stream).
 
 Both stream routes (`/api/motions/<slug>/stream/` and memory-lane's `/api/moods/<slug>/stream/`)
 take a post through here, so the two answer alike:
@@ -17,41 +18,24 @@ take a post through here, so the two answer alike:
 
 from __future__ import annotations
 
-import logging
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-from django.db import connections, router, transaction
-from django.db.models import Q
-from django.utils import timezone
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, PermissionDenied
 
-from ..harnesses import HARNESSES, EventKind, HarnessError, get_adapter
-from ..ingest.announcing import Announcer
-from ..ingest.fit import BadEvent
-from ..ingest.sessions import SessionConflict, claim_session
-from ..ingest.system_lines import post_system_message
-from ..ingest.writer import EventWriter, IngestContext, WriteOutcome, event_message_id
-from ..models import (
-    Agent,
-    Kind,
-    Message,
-    Motion,
-    MotionSession,
-    Source,
-    UnclaimedSession,
-    recorded_turn_ends,
-)
+from ..harnesses import HARNESSES, HarnessError, get_adapter
+from ..ingest import sessions
+from ..ingest.entry import unreadable_reason, write_stream
+from ..ingest.sessions import SessionRaced, SessionRefused
+from ..models import Agent, Motion, MotionSession, Source
 from ..people.access import access
-from ..record import binding
 from ..runner.db_retry import retry_conflicts
-from ..sql import fast_paths, motion_sessions
-from ..transcripts.remote import spool_path
 from .auth import AgentPrincipal
-
-log = logging.getLogger(__name__)
 
 MAX_EVENTS = 500
 CLAUDE_CODE = "claude-code"
@@ -116,15 +100,6 @@ def check_batch_size(data: Any) -> None:
         raise TooManyEvents(f"{len(events)} events in one post; send at most {MAX_EVENTS} at a time.")
 
 
-def session_moved_text(
-    agent: Agent, session_id: str, *, to: Motion | None = None, came_from: Motion | None = None
-) -> str:
-    if to is not None:
-        return f"@{agent.name}'s session {session_id} moved to Motion {to.slug!r}: a turn of it was posted there."
-    assert came_from is not None
-    return f"@{agent.name}'s session {session_id} moved here from Motion {came_from.slug!r}."
-
-
 def may_move(agent: Agent, came_from: Motion, to: Motion) -> bool:
     """A session moves only out of a Motion the agent is one of (reading it is not enough: a
     public Motion's session, or one an admin assigned with no agent, is not any reader's to
@@ -133,93 +108,21 @@ def may_move(agent: Agent, came_from: Motion, to: Motion) -> bool:
     return access().is_member_agent(principal, came_from) and access().can_read(principal, to)
 
 
-def claim_for(session_id: str, motion: Motion, agent: Agent, harness: str) -> MotionSession:
-    """Claim a session for (motion, agent): the agent's own session in another Motion moves here
-    (said in both threads); another agent's session is a 403, and so is a move out of a Motion
-    the agent is not one of (a session an admin assigned to another Motion would otherwise carry
-    its transcript, and every later line, wherever the key posts it). `motion` is one the caller
-    checked the agent belongs to."""
-    existing = MotionSession.objects.select_related("motion").filter(pk=session_id).first()
-    if existing is not None and existing.agent_id not in (None, agent.pk):
-        raise PermissionDenied(f"Session {session_id} belongs to another agent.")
-    if existing is not None and existing.motion_id != motion.pk:
-        if not may_move(agent, existing.motion, motion):
-            raise PermissionDenied(
-                f"Session {session_id} belongs to a Motion this key may not read or is not an agent of."
-            )
-        move_session(existing, motion, agent)
-    if existing is None:
-        waiting = UnclaimedSession.objects.filter(pk=session_id).values_list("agent_id", "path").first()
-        if waiting and (waiting[0] != agent.pk or waiting[1] == str(spool_path(session_id))):
-            # Found by the importer, reported by another key, or spooled from memory-lane's
-            # watcher (whose `username` is an OS user's, whatever agent shares the name): its
-            # transcript is not this key's to take. The admin assigns it from the inbox.
-            raise PermissionDenied(
-                f"Session {session_id} waits in the admin's inbox; only an admin assigns it."
-            )
-    unmoved = existing if existing is not None and existing.motion_id == motion.pk else None
+@contextmanager
+def session_answers() -> Iterator[None]:
+    """A session this key may not claim is a 403; one that moved again meanwhile a 409."""
     try:
-        return claim_session(session_id, motion, agent, harness, known=unmoved)
-    except SessionConflict as exc:  # moved again between the move and the claim
-        raise Conflict(f"{exc}; send the batch again.") from exc
+        yield
+    except SessionRefused as exc:
+        raise PermissionDenied(str(exc)) from exc
+    except SessionRaced as exc:
+        raise Conflict(str(exc)) from exc
 
 
-@dataclass
-class SessionRead:
-    """What a post needs of its session before reading its events, read in one round trip."""
-
-    newest_end: list[Any]  # [the raw line of the session's newest recorded turn end], or []
-
-
-def claim_and_read(session_id: str, motion: Motion, agent: Agent, harness: str) -> SessionRead:
-    """`claim_for`, and what the post reads of the session next (the newest turn end, for the
-    adapter's running total). A session already this Motion's, the agent's own or no one's, is
-    claimed by a conditional UPDATE as claim_session does with a fresh read (a re-post's common
-    case); on PostgreSQL the UPDATE and the read are one statement (motion_runner/sql/
-    motion_sessions.py). Anything else (a new session, a move, another agent's) goes through
-    claim_for."""
-    connection = connections[router.db_for_write(MotionSession)]
-    asked = {"session_id": session_id, "motion_id": motion.pk, "agent_id": agent.pk, "now": timezone.now()}
-    if fast_paths(connection):
-        claimed, newest_end = motion_sessions.claim_and_read(connection, end_kind=Kind.TURN_END, **asked)
-    else:
-        claimed, newest_end = orm_claim_and_read(**asked)
-    if claimed:
-        binding().claim(session_id, motion)
-    else:
-        claim_for(session_id, motion, agent, harness)
-    return SessionRead(newest_end=newest_end)
-
-
-def orm_claim_and_read(*, session_id: str, motion_id: str, agent_id: int, now) -> tuple[bool, list[Any]]:
-    """The reference path of the claim and the read: the conditional UPDATE, then the read."""
-    claimed = (
-        MotionSession.objects.filter(pk=session_id, motion_id=motion_id)
-        .filter(Q(agent_id=agent_id) | Q(agent__isnull=True))
-        .update(last_used_at=now)
-    )
-    ends = Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
-    return bool(claimed), list(ends.values_list("raw", flat=True)[:1])
-
-
-def move_session(session: MotionSession, motion: Motion, agent: Agent) -> bool:
-    """Re-claim `session` for `motion`; True when this call moved it (a race moves it once)."""
-    came_from = session.motion
-    with transaction.atomic():
-        moved = (
-            MotionSession.objects.filter(pk=session.pk, motion_id=came_from.pk)
-            .filter(Q(agent=agent) | Q(agent__isnull=True))
-            .update(motion=motion, agent=agent, last_used_at=timezone.now())
-        )
-        if moved:
-            log.info("session %s of @%s moved from %s to %s", session.pk, agent.name, came_from.pk, motion.pk)
-            post_system_message(
-                came_from, session_moved_text(agent, session.pk, to=motion), kind=Kind.TEXT, agent=None
-            )
-            post_system_message(
-                motion, session_moved_text(agent, session.pk, came_from=came_from), kind=Kind.TEXT, agent=None
-            )
-    return bool(moved)
+def claim_for(session_id: str, motion: Motion, agent: Agent, harness: str) -> MotionSession:
+    """ingest.sessions.claim_for for a key's agent, its refusals answered as the API answers."""
+    with session_answers():
+        return sessions.claim_for(session_id, motion, agent, harness, may_move=partial(may_move, agent))
 
 
 @dataclass
@@ -240,110 +143,31 @@ class BatchAnswer:
 
 def take_stream(agent: Agent, motion: Motion, data: dict[str, Any]) -> BatchAnswer:
     """Write a validated StreamBody's events for `agent` in `motion`, and count each event once."""
-    session_id, harness = data["session_id"], data["harness"]
+    harness, events = data["harness"], data["events"]
     try:
         adapter = get_adapter(harness)
     except HarnessError as exc:
         raise serializers.ValidationError({"harness": [str(exc)]}) from exc
-    events = data["events"]
-    read = claim_and_read(session_id, motion, agent, harness)
-    # No Turn is ever the writer's: every Turn is a launch of the runner's, which reads, ends and
-    # prices it from its own harness's stdout. A client's lines pointed at it (or its result
-    # stamped on it) would set its cost, its end or its session from outside (issue 20, item 10).
-    writer = EventWriter(
-        IngestContext(motion=motion, agent=agent, harness=harness, source=Source.API, session_id=session_id)
-    )
-    # On commit, through the one announcer (motion_runner/ingest/announcing.py): a post is one batch.
-    writer.announce = Announcer(interval=0.0)
-    prepare = writer.prepare
-
-    parser = adapter.new_parser(
-        session_id, recorded_ends=recorded_turn_ends(session_id, newest_read=read.newest_end)
-    )
-    answer = BatchAnswer()
-    prepared: list[Message] = []
-    # The first event of the batch that produced each Message id: a repeat inside one batch is skipped.
-    first_event_of: dict[uuid.UUID, int] = {}
-    failed: set[int] = set()
-    turn_end = None
-
-    def fail(index: int, line: dict[str, Any], exc: Exception) -> None:
-        if isinstance(exc, (Conflict, PermissionDenied)):
-            raise exc
-        if isinstance(exc, (BadEvent, SessionConflict)):
-            answer.errors.append({"index": index, "reason": str(exc)})
-        else:  # an adapter bug on one line must not lose the rest
-            log.error("stream: adapter %s failed on event %s", harness, index, exc_info=exc)
-            answer.errors.append(
-                {"index": index, "reason": f"could not read a {line.get('type', '?')} event: {exc}"}
-            )
-        failed.add(index)
-
-    # The whole batch is parsed first (the parser answers a line's events as a list, so a line
-    # that fails here yields none), then what the record already holds is asked in one query: a
-    # re-post skips building, fitting and redacting its known Messages, and the rest is as before.
-    parsed: list[tuple[int, dict[str, Any], list[tuple[Any, uuid.UUID | None]]]] = []
-    for index, line in enumerate(events):
-        if not isinstance(line, dict):
-            answer.errors.append(
-                {"index": index, "reason": f"an event is a JSON object, not a {type(line).__name__}"}
-            )
-            failed.add(index)
-            continue
-        try:
-            line_events = parser.feed(line)
-            parsed.append((index, line, [(event, event_message_id(event)) for event in line_events]))
-        except Exception as exc:
-            fail(index, line, exc)
-    # Each event's Message id made once (a UUID each), and what the record holds asked in one query.
-    ids = {message_id for _, _, pairs in parsed for _, message_id in pairs if message_id is not None}
-    known = binding().known_ids(list(ids)) if ids else set()
-    # The sessions this post may write lines of: its own, and those of the agent in this Motion
-    # (a fork's init line claims its new one). A line saying another session's id is not trusted:
-    # its Messages would land in a session that is not the key's (F15).
-    held = {session_id}
-
-    def check_sessions(pairs: list[tuple[Any, uuid.UUID | None]]) -> None:
-        for event, _ in pairs:
-            said = event.session_id
-            if not said or said in held or event.kind == EventKind.INIT:
-                continue
-            if not MotionSession.objects.filter(pk=said, motion_id=motion.pk, agent=agent).exists():
-                raise BadEvent(
-                    f"the line says session {said[:60]!r}, which is neither this post's session nor"
-                    f" one of @{agent.name}'s in this Motion: post it under its own session_id"
-                )
-            held.add(said)
-
-    for index, line, pairs in parsed:
-        try:
-            check_sessions(pairs)
-            for event, message_id in pairs:
-                if event.kind == EventKind.TURN_END:
-                    turn_end = event
-                if event.kind == EventKind.INIT and event.session_id and event.session_id != session_id:
-                    claim_for(event.session_id, motion, agent, harness)
-                    held.add(event.session_id)
-                if known and message_id in known:
-                    continue  # already in the record: the insert would skip it
-                if event.kind == EventKind.INIT and event.session_id == session_id:
-                    continue  # the writer would only claim again the session claimed above
-                message = prepare(event, message_id)
-                if message is not None:
-                    prepared.append(message)
-                    first_event_of.setdefault(message.id, index)
-        except Exception as exc:
-            fail(index, line, exc)
-    answer.errors.sort(key=lambda error: error["index"])
-
-    def store() -> WriteOutcome:
-        return writer.write_many([], prepared=prepared)
-
-    # Every write here is idempotent (ids): a writer PostgreSQL chose as a deadlock's victim runs
-    # again inside this request instead of answering 500.
-    outcome = retry_conflicts(store)
-    wrote = {first_event_of[message.id] for message in outcome.messages}
-    answer.imported = len(wrote - failed)
+    with session_answers():
+        written = write_stream(
+            adapter,
+            motion,
+            agent,
+            harness=harness,
+            source=Source.API,
+            session_id=data["session_id"],
+            lines=events,
+            may_move=partial(may_move, agent),
+            # Every write here is idempotent (ids): a writer PostgreSQL chose as a deadlock's
+            # victim runs again inside this request instead of answering 500.
+            retry=retry_conflicts,
+        )
+    answer = BatchAnswer(finished=written.turn_end is not None)
+    answer.errors = [
+        {"index": index, "reason": unreadable_reason(harness, index, events[index], exc)}
+        for index, exc in written.errors
+    ]
+    failed = written.failed
+    answer.imported = len(written.wrote - failed)
     answer.skipped = len(events) - answer.imported - len(failed)
-    answer.finished = turn_end is not None
     return answer

@@ -8,14 +8,16 @@ the record package needs nothing from ingest (which imports the record).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from functools import cache
 from typing import Any
 
 from django.core.signals import setting_changed
-from django.db import models
+from django.db import models, transaction
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..models import Kind, Message, Source
+from ..record import binding
 from ..signals import message_created  # declared in the catalogue, with its arguments
 from .redaction import Redactor
 
@@ -34,6 +36,21 @@ def announce(messages: list[Message]) -> None:
     newest = next((i for i in range(len(messages) - 1, -1, -1) if is_post(messages[i])), len(messages) - 1)
     for index, message in enumerate(messages):
         message_created.send(sender=Message, message=message, newest_of_batch=index == newest)
+
+
+def insert_one(
+    message: Message,
+    *,
+    redactor: Redactor | None = None,
+    announce_with: Callable[[list[Message]], None] = announce,
+) -> bool:
+    """Write one Message built elsewhere through the one write path: fitted, idempotent on its
+    id, and announced once, after commit. True when this call inserted it."""
+    fit_message(message, redactor or Redactor())
+    if not binding().insert_one(message):
+        return False
+    transaction.on_commit(lambda: announce_with([message]))
+    return True
 
 
 class BadEvent(ValueError):

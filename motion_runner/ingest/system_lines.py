@@ -6,7 +6,7 @@ import logging
 import uuid
 
 from ..models import Agent, Kind, Message, Motion, Turn
-from .writer import insert_one
+from .fit import insert_one
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from ..harnesses.base import Event, EventKind
 from ..models import Agent, Kind, Message, Motion, Turn
 from ..record import binding
 from .display import summarize_input, turn_end_text
-from .fit import BadEvent, announce, fit_message
+from .fit import BadEvent, announce, fit_message, insert_one
 from .redaction import Redactor
 from .sessions import claim_session
 from .twins import fill_in, session_lock, without_twins
@@ -255,11 +255,7 @@ class EventWriter:
 
     def insert(self, message: Message) -> bool:
         """Insert unless a Message with this id exists; True when this call inserted it."""
-        fit_message(message, self.redactor)
-        if not binding().insert_one(message):
-            return False
-        transaction.on_commit(lambda: self.announce([message]))
-        return True
+        return insert_one(message, redactor=self.redactor, announce_with=self.announce)
 
     def insert_many(self, messages: list[Message]) -> list[Message]:
         """Insert those whose id is new, in one statement; returns the ones this call inserted.
@@ -368,10 +364,3 @@ class EventWriter:
             if len(ctx_turn.raw_log) < RAW_LOG_LIMIT:
                 ctx_turn.raw_log.append(raw)
                 Turn.objects.filter(pk=ctx_turn.pk).update(raw_log=ctx_turn.raw_log)
-
-
-def insert_one(message: Message) -> bool:
-    """Write one Message built elsewhere through the one write path: idempotent on its id, and
-    `message_created` goes out once, after commit. True when this call inserted it."""
-    context = IngestContext(motion=message.motion, agent=message.agent, harness="", source=message.source)
-    return EventWriter(context).insert(message)

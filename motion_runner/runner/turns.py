@@ -16,6 +16,7 @@ from .. import signals
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..harnesses import Event, HarnessError, get_adapter
 from ..harnesses.policy import ToolPolicy, closed_policy
+from ..ingest.sessions import recorded_turn_ends
 from ..ingest.system_lines import post_system_message
 from ..ingest.writer import EventWriter, IngestContext
 from ..lib.ids import system_uuid
@@ -29,14 +30,13 @@ from ..models import (
     Scram,
     Turn,
     TurnStatus,
-    recorded_turn_ends,
 )
 from ..signals import prompt_builders, prompt_finalizers, turn_retried
 from .ending import end_queued, fail_before_launch, finish_turn, judge
 from .limits import limits_for
 from .process import TURN_MARKER, Outcome, ProcessResult, run_streaming
+from .resume import choose_session, mark_inherited_taint
 from .routing import send_turn
-from .sessions import choose_session, mark_inherited_taint
 from .stop_bell import StopBell
 from .turn_run import TurnRun, while_database_away
 
@@ -72,7 +72,7 @@ def enqueue_turn(
     `ability`: the one extra ability this wake's reason grants, fixed here by the runner and
     acted on by the runner after the turn (wakes/abilities), e.g. replying on one wiki page.
     `resume_after_look_only`: a full-tools turn resumes a session a look-only wake ran in
-    (runner/sessions.py); by default it starts a fresh one. `turn.session_note` says which.
+    (runner/resume.py); by default it starts a fresh one. `turn.session_note` says which.
     `start_after`: seconds before its task runs (a mention waits a moment for the rest of a
     person's quick run of mentions to join it)."""
     for finalize in prompt_finalizers:

@@ -5,7 +5,7 @@ Why by hand: every stream post (a re-post above all) claims its session, a sessi
 Motion's, the agent's own or no one's, with a conditional UPDATE, then reads the raw line of the
 session's newest recorded turn end; in the ORM that is two statements, each compiled anew, a
 share of a re-post's CPU (bench/repost.py, bench/README.md). Here the UPDATE is a data-modifying
-CTE beside the read. The ORM reference path is api/stream_batch.orm_claim_and_read;
+CTE beside the read. The ORM reference path is ingest/sessions.orm_claim_and_read;
 tests/equivalence/test_session_claim.py compares the two.
 """
 

@@ -14,13 +14,14 @@ from django.db.models import Q
 from django.utils import timezone
 
 from ..ingest.announcing import Announcer
+from ..ingest.entry import write_read
 from ..ingest.fit import announce as announce_messages
-from ..ingest.sessions import claim_session
+from ..ingest.sessions import claim_session, claimed_session
 from ..models import Agent, Message, Motion, Source, TranscriptFile, Turn, UnclaimedSession
 from .files import locked_record, read_chunk, transcript_dirs, transcript_of
 from .lines import TERMINAL_SENDER
 from .reader import FileResult, TranscriptReader
-from .routing import claimed_session, note_unclaimed
+from .routing import note_unclaimed
 
 CHUNK_BYTES = 8 * 1024 * 1024
 
@@ -86,14 +87,11 @@ def import_file(
                 # Only a line still being written: leave it for the next read.
                 record.save()
                 return result
-            reader = TranscriptReader(
-                record, claimed.session, fed_by_runner=claimed.fed_by_runner, newest_end=claimed.newest_end
-            )
+            reader = TranscriptReader(record, claimed)
+            producer = reader.producer()
             if announce is not None:
-                reader.writer.announce = announce
-            for raw in chunk[:end].split(b"\n"):
-                reader.feed(raw)
-            reader.flush()
+                producer.writer.announce = announce
+            write_read(producer, reader, chunk[:end].split(b"\n"))
             record.offset += end + 1
             record.updated_at = timezone.now()
             record.save()

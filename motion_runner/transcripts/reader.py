@@ -1,5 +1,5 @@
-"""One chunk of a transcript file's lines turned into Messages for one claimed session, written
-through EventWriter like the runner and the stream API."""
+"""One chunk of a transcript file's lines read as the events they say, for one claimed session,
+and handed to the one way in (ingest.entry) like the stream API's and the hooks'."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from typing import Any
 
 from ..harnesses import Event, EventKind, get_adapter
 from ..harnesses.base import json_object
-from ..ingest.writer import EventWriter, IngestContext
-from ..models import Message, MotionSession, Source, TranscriptFile, recorded_turn_ends
+from ..ingest.entry import Line, Producer, Written
+from ..ingest.sessions import ClaimedSession
+from ..ingest.writer import IngestContext
+from ..models import Source, TranscriptFile
 from .lines import (
     HARNESS,
     SKIPPED_SYSTEM_SUBTYPES,
@@ -20,11 +22,8 @@ from .lines import (
     turn_end_uuid,
     typed_prompt,
 )
-from .routing import runner_owned
 
 log = logging.getLogger(__name__)
-
-WRITE_BATCH = 500
 
 
 @dataclass
@@ -39,38 +38,37 @@ class FileResult:
 
 
 class TranscriptReader:
-    """Turns one transcript file's lines into Messages for one claimed session."""
+    """One transcript file's lines read as the events (and typed prompts) they say, for one
+    claimed session: the importer's adapter, which the one way in (ingest.entry.write_read)
+    feeds line by line and tells what it could not write."""
 
-    def __init__(
-        self,
-        record: TranscriptFile,
-        session: MotionSession,
-        *,
-        fed_by_runner: bool | None = None,
-        newest_end: list[Any] | None = None,
-    ):
-        """`fed_by_runner` and `newest_end`: what `claimed_session` read with the session; asked
-        here when not given."""
+    def __init__(self, record: TranscriptFile, claimed: ClaimedSession):
+        """`claimed`: the file's session as `claimed_session` read it."""
         self.record = record
-        self.session = session
-        self.owned_by_runner = runner_owned(session.session_id) if fed_by_runner is None else fed_by_runner
+        self.session = claimed.session
+        self.owned_by_runner = claimed.fed_by_runner
         self.parser = get_adapter(HARNESS).new_parser(
-            session.session_id, recorded_ends=recorded_turn_ends(session.session_id, newest_read=newest_end)
+            self.session.session_id, recorded_ends=claimed.recorded_ends
         )
-        self.writer = EventWriter(
+        self.effort = ""  # the newest line's, as the harness said it
+        self.result = FileResult(path=record.path)
+
+    def producer(self) -> Producer:
+        """Who writes these lines: the session's agent, from a terminal, matched against the
+        hooks' copies of the same lines."""
+        session = self.session
+        return Producer(
             IngestContext(
                 motion=session.motion,
                 agent=session.agent,
                 harness=HARNESS,
                 source=Source.TERMINAL,
                 session_id=session.session_id,
-                source_file=record.path,
+                source_file=self.record.path,
                 match_twins=True,
                 fill_in=True,
             )
         )
-        self.pending: list[Message] = []
-        self.result = FileResult(path=record.path)
 
     @property
     def headless(self) -> bool:
@@ -83,28 +81,29 @@ class TranscriptReader:
         self.record.last_error = reason[:500]
         log.info("transcript %s: %s", self.record.path, reason)
 
-    def feed(self, raw: bytes) -> None:
+    def read(self, raw: bytes) -> Line | None:
+        """The line's events, numbered as the file's line; None for a line that says nothing to
+        write or could not be read (counted on the file)."""
         record = self.record
         record.lines += 1
         self.result.lines += 1
         if not raw.strip():
-            return
+            return None
         try:
             line = json_object(raw)
         except (ValueError, RecursionError) as exc:  # nested too deep for json.loads: bad too
             record.bad_lines += 1
             self._note(f"line {record.lines} is not a JSON object ({exc})")
-            return
+            return None
         try:
-            self._line(line)
+            return self._line(line)
         except Exception as exc:  # an unexpected shape must not stop the file
             record.bad_lines += 1
             log.exception("transcript %s line %s", record.path, record.lines)
             self._note(f"line {record.lines} could not be read: {exc}")
-        if len(self.pending) >= WRITE_BATCH:
-            self.flush()
+            return None
 
-    def _line(self, line: dict[str, Any]) -> None:
+    def _line(self, line: dict[str, Any]) -> Line | None:
         kind = line.get("type")
         session_id = self.session.session_id
         if line.get("promptId"):
@@ -112,12 +111,11 @@ class TranscriptReader:
         if line.get("entrypoint"):
             self.record.entrypoint = str(line["entrypoint"])[:32]
         if kind == "cost-state":
-            self._cost(line)
-            return
+            return self._cost(line)
         if kind in SKIPPED_TYPES:
-            return
+            return None
         if kind == "system" and line.get("subtype") in SKIPPED_SYSTEM_SUBTYPES:
-            return
+            return None
         if kind == "system" and line.get("subtype") == "compact_boundary" and "compact_metadata" not in line:
             meta = line.get("compactMetadata") or {}
             line = dict(
@@ -129,10 +127,10 @@ class TranscriptReader:
                     self.session.motion, session_id, str(line["promptId"]), text, str(line.get("cwd") or "")
                 )
                 message.source_file = self.record.path
-                self.pending.append(message)
-                return
+                return Line(self.record.lines, built=[message])
         events = self.parser.feed(line)
-        self.writer.ctx.effort = str(line.get("effort") or "")
+        self.effort = str(line.get("effort") or "")
+        said = []
         for event in events:
             if event.kind == EventKind.UNKNOWN:
                 self.record.unknown_lines += 1
@@ -141,22 +139,21 @@ class TranscriptReader:
                 )
                 continue
             event.cwd = event.cwd or str(line.get("cwd") or "")
-            message = self.writer.prepare(event)
-            if message is not None:
-                self.pending.append(message)
+            said.append(event)
+        return Line(self.record.lines, said, effort=self.effort) if said else None
 
-    def _cost(self, line: dict[str, Any]) -> None:
+    def _cost(self, line: dict[str, Any]) -> Line | None:
         """cost-state holds the session's running total: the growth since the last one is the
         cost of the turn that just ended, stamped on that turn's end for a terminal session."""
         record = self.record
         try:
             total = Decimal(str(line.get("totalCostUSD")))
         except (InvalidOperation, ValueError):
-            return
+            return None
         previous = record.cost_usd if record.cost_usd is not None and record.cost_usd <= total else Decimal(0)
         record.cost_usd = total
         if self.owned_by_runner or self.headless or not record.last_prompt_id:
-            return
+            return None
         event = Event(
             EventKind.TURN_END,
             uuid=turn_end_uuid(self.session.session_id, record.last_prompt_id),
@@ -165,14 +162,18 @@ class TranscriptReader:
             cost_usd=total - previous,
             raw=line,
         )
-        message = self.writer.prepare(event)
-        if message is not None:
-            self.pending.append(message)
+        return Line(self.record.lines, [event], effort=self.effort)
 
-    def flush(self) -> None:
-        if not self.pending:
-            return
-        outcome = self.writer.write_many([], prepared=self.pending)
-        self.result.imported += outcome.imported
-        self.result.skipped += outcome.skipped
-        self.pending = []
+    def unreadable(self, number: int, exc: Exception) -> str:
+        """A line whose events could not be written: counted on the file, noted, logged; the
+        reason, as noted, is returned."""
+        self.record.bad_lines += 1
+        log.error("transcript %s line %s", self.record.path, number, exc_info=exc)
+        self._note(f"line {number} could not be read: {exc}")
+        return self.record.last_error
+
+    def wrote(self, written: Written) -> None:
+        """What a write of this reader's lines did, counted on its result."""
+        written.reasons = [self.unreadable(number, exc) for number, exc in written.errors]
+        self.result.imported += written.imported
+        self.result.skipped += written.skipped

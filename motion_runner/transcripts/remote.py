@@ -33,7 +33,8 @@ from django.db import transaction
 
 from ..conf import app_settings
 from ..harnesses.base import json_object
-from ..ingest.writer import EventWriter
+from ..ingest.entry import Line, Producer, Written
+from ..ingest.sessions import ClaimedSession, claimed_session, runner_owned, spool_path
 from ..lib.json_depth import deeper_than
 from ..models import Agent, Motion, MotionSession, TranscriptFile
 from ..record import binding
@@ -73,10 +74,6 @@ class IngestAnswer:
         self.errors.append(f"line {index}: {reason}")
 
 
-def spool_path(session_id: str) -> Path:
-    return Path(app_settings.INGEST_SPOOL_DIR) / f"{session_id}.jsonl"
-
-
 def spool(session_id: str, lines: list[str]) -> Path:
     """Append lines to the session's spool file, whole lines in one locked write."""
     path = spool_path(session_id)
@@ -92,45 +89,49 @@ def spool(session_id: str, lines: list[str]) -> Path:
 
 
 class LineReader(TranscriptReader):
-    """TranscriptReader for posted lines: writes once at the end, and knows which line wrote what."""
+    """TranscriptReader for posted lines: written once, after all are read, knowing which posted
+    line wrote what."""
 
-    def __init__(self, record: TranscriptFile, session: MotionSession, source: str):
-        super().__init__(record, session)
-        self.writer.ctx.source_file = f"ingest-{source}"[:500]
-        self.holding = True
-        self.inserted: set = set()
+    def __init__(self, record: TranscriptFile, claimed: ClaimedSession, source: str):
+        super().__init__(record, claimed)
+        self.source_file = f"ingest-{source}"[:500]
 
-    def flush(self) -> None:
-        if self.holding or not self.pending:
-            return
-        outcome = self.writer.write_many([], prepared=self.pending)
-        self.inserted.update(message.id for message in outcome.messages)
-        self.pending = []
+    def producer(self) -> Producer:
+        producer = super().producer()
+        producer.context.source_file = self.source_file
+        return producer
 
-    def take(self, numbered: list[tuple[int, str]], answer: IngestAnswer) -> None:
-        first_line_of: dict[Any, int] = {}
-        failed: set[int] = set()
-        for index, line in numbered:
-            start, bad = len(self.pending), self.record.bad_lines
-            self.feed(line.encode())
+    def read_all(self, numbered: list[tuple[int, str]], answer: IngestAnswer) -> list[Line]:
+        """The posted lines read, each failure said in the answer; `self.posted_as` maps the
+        record's line numbers back to the lines' indexes in the post."""
+        self.posted_as: dict[int, int] = {}
+        self.failed: set[int] = set()
+        lines = []
+        for index, text in numbered:
+            bad = self.record.bad_lines
+            line = self.read(text.encode())
             if self.record.bad_lines != bad:
-                failed.add(index)
+                self.failed.add(index)
                 answer.error(index, self.record.last_error)
                 continue
-            for message in self.pending[start:]:
-                first_line_of.setdefault(message.id, index)
-        self.holding = False
-        self.flush()
-        wrote = {first_line_of[i] for i in self.inserted if i in first_line_of}
+            self.posted_as[self.record.lines] = index
+            if line is not None:
+                lines.append(line)
+        return lines
+
+    def take(self, numbered: list[tuple[int, str]], answer: IngestAnswer) -> None:
+        lines = self.read_all(numbered, answer)
+        written = Written()
+        if lines:
+            written = self.producer().write(lines)
+            self.wrote(written)
+        failed, posted_as = self.failed, self.posted_as
+        for (number, _), reason in zip(written.errors, written.reasons, strict=True):
+            failed.add(posted_as[number])
+            answer.error(posted_as[number], reason)
+        wrote = {posted_as[number] for number in written.wrote if number in posted_as} - failed
         answer.imported += len(wrote)
         answer.skipped += len(numbered) - len(wrote) - len(failed)
-
-
-class UnclaimedWriter(EventWriter):
-    """The writer of lines no Motion has: it claims no session (an init line names one only)."""
-
-    def _on_init(self, event) -> None:
-        return None
 
 
 class UnclaimedReader(LineReader):
@@ -142,21 +143,14 @@ class UnclaimedReader(LineReader):
         record = TranscriptFile(path=f"ingest:{session_id}", session_id=session_id)  # never saved
         # No Motion yet: a placeholder never saved (its lines are the record binding's alone).
         session = MotionSession(session_id=session_id, motion=Motion(), agent=agent, harness=HARNESS)
-        super().__init__(record, session, source)
-        self.writer = UnclaimedWriter(self.writer.ctx)
+        super().__init__(record, ClaimedSession(session, runner_owned(session_id), newest_end=None), source)
 
-    def flush(self) -> None:
-        if self.holding or not (self.pending or self.writer.unindexed):
-            return
-        binding().write_unclaimed(self.pending, self.writer.unindexed, self.session.session_id)
-        self.pending, self.writer.unindexed = [], []
-        self.writer.redactor.forget()
-
-    def read(self, lines: list[str]) -> None:
-        for line in lines:
-            self.feed(line.encode())
-        self.holding = False
-        self.flush()
+    def keep(self, lines: list[str]) -> None:
+        read = [line for line in (self.read(text.encode()) for text in lines) if line is not None]
+        if read:
+            # It claims no session (an init line names one only).
+            producer = Producer(self.producer().context, claims_sessions=False)
+            producer.keep_unclaimed(read, self.session.session_id)
 
 
 def ingest_lines(lines: list[Any], *, username: str, source: str) -> IngestAnswer:
@@ -206,18 +200,18 @@ def continued_from(spooled: TranscriptFile | None, session_id: str) -> dict[str,
 def ingest_session(
     session_id: str, numbered: list[tuple[int, str]], *, username: str, source: str, answer: IngestAnswer
 ) -> None:
-    session = MotionSession.objects.select_related("motion", "agent").filter(pk=session_id).first()
-    if session is None:
+    claimed = claimed_session(session_id)
+    if claimed is None:
         path = spool(session_id, [line for _, line in numbered])
         # The inbox names the agent the watcher's OS user shares a name with, for the admin; that
-        # agent's key may not claim it for that (stream_batch.claim_for: a spooled session).
+        # agent's key may not claim it for that (ingest/sessions.claim_for: a spooled session).
         agent = Agent.objects.filter(name=username).first()
         note_unclaimed(session_id, path, agent=agent)
         if binding().keeps_unclaimed:
             try:
                 with transaction.atomic():
                     reader = UnclaimedReader(session_id, agent or Agent(name=UNCLAIMED_ASSISTANT), source)
-                    reader.read([line for _, line in numbered])
+                    reader.keep([line for _, line in numbered])
             except Exception:  # the lines are spooled: the claim writes them; a non-200 is re-sent forever
                 log.exception("the lines of unclaimed session %s did not reach the record", session_id)
         answer.skipped += len(numbered)
@@ -233,8 +227,8 @@ def ingest_session(
         record, _ = TranscriptFile.objects.select_for_update().get_or_create(
             path=f"ingest:{session_id}", defaults=continued_from(spooled, session_id)
         )
-        reader = LineReader(record, session, source)
+        reader = LineReader(record, claimed, source)
         reader.take(numbered, answer)
         record.save()
-    if reader.inserted:
-        log.info("ingest from %s: %s new messages in session %s", source, len(reader.inserted), session_id)
+    if reader.result.imported:
+        log.info("ingest from %s: %s new messages in session %s", source, reader.result.imported, session_id)

@@ -1,67 +1,19 @@
-"""Routing a transcript to its Motion: only through its session's MotionSession claim (read with
-what the importer needs of it in one query), or to the admin's inbox of unclaimed sessions, with
-a few of its first lines for the person deciding where it belongs."""
+"""A transcript no Motion has claimed: it waits in the admin's inbox of unclaimed sessions, with a
+few of its first lines for the person deciding where it belongs. How a session is claimed, and
+what the importer reads of a claimed one, is ingest/sessions.py's."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.db.models import Exists, OuterRef, Subquery
 from django.utils import timezone
 
 from ..harnesses.base import json_object
-from ..models import Agent, Kind, Message, MotionSession, Source, Turn, UnclaimedSession
+from ..models import Agent, UnclaimedSession
 from .lines import text_of_user
 
 FIRST_LINES_BYTES = 256 * 1024
-
-RUNNER_SOURCES = (Source.RUNNER, Source.API)
-
-
-def runner_owned(session_id: str) -> bool:
-    """A session the runner or the stream API fed: its prompts came from the thread and its turn
-    ends from result lines, so the transcript adds neither."""
-    return (
-        Turn.objects.filter(session_id=session_id).exists()
-        or Message.objects.filter(session_id=session_id, source__in=RUNNER_SOURCES).exists()
-    )
-
-
-@dataclass
-class ClaimedSession:
-    """What the importer needs of a file's session before reading it, read in one query."""
-
-    session: MotionSession  # with its motion and agent
-    fed_by_runner: bool  # runner_owned(session_id)
-    newest_end: list[Any]  # [the raw line of its newest recorded turn end], or []
-
-
-def claimed_session(session_id: str) -> ClaimedSession | None:
-    """The session's claim (None: unclaimed) with its Motion and agent, `runner_owned` and the
-    newest recorded turn end (what `recorded_turn_ends` reads first), in one query."""
-    ends = Message.objects.filter(session_id=OuterRef("pk"), kind=Kind.TURN_END).order_by("-created_at")
-    session = (
-        MotionSession.objects.select_related("motion", "agent")
-        .annotate(
-            has_turn=Exists(Turn.objects.filter(session_id=OuterRef("pk"))),
-            has_runner_message=Exists(
-                Message.objects.filter(session_id=OuterRef("pk"), source__in=RUNNER_SOURCES)
-            ),
-            newest_end_id=Subquery(ends.values("pk")[:1]),
-            newest_end=Subquery(ends.values("raw")[:1], output_field=Message._meta.get_field("raw")),
-        )
-        .filter(pk=session_id)
-        .first()
-    )
-    if session is None:
-        return None
-    return ClaimedSession(
-        session=session,
-        fed_by_runner=session.has_turn or session.has_runner_message,
-        newest_end=[] if session.newest_end_id is None else [session.newest_end],
-    )
 
 
 def _first_lines(path: Path) -> tuple[str, str]:

@@ -1,5 +1,5 @@
 """motion_runner/sql/motion_sessions.py: the claim with the newest turn end, in one statement,
-claims and reads what the ORM reference path (api/stream_batch.orm_claim_and_read) does."""
+claims and reads what the ORM reference path (ingest/sessions.orm_claim_and_read) does."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from motion_runner.api.stream_batch import orm_claim_and_read
+from motion_runner.ingest.sessions import orm_claim_and_read
 from motion_runner.models import Kind, MotionSession
 from motion_runner.sql import motion_sessions
 from tests.factories import AgentFactory, MessageFactory, MotionFactory

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from motion_runner.api.agent_views import StreamView
 from motion_runner.api.auth import revoke_key
+from motion_runner.ingest.sessions import recorded_turn_ends
 from motion_runner.memory_lane.routes import MoodStreamView
 from motion_runner.models import (
     Agent,
@@ -24,7 +25,6 @@ from motion_runner.models import (
     Message,
     MotionSession,
     TurnStatus,
-    recorded_turn_ends,
 )
 from motion_runner.people.access import MotionAccess
 from motion_runner.sql import fast_paths

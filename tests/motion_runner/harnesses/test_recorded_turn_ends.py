@@ -13,7 +13,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from motion_runner.harnesses.claude_code import previous_result_total
-from motion_runner.models import Kind, recorded_turn_ends
+from motion_runner.ingest.sessions import recorded_turn_ends
+from motion_runner.models import Kind
 from tests import recorded
 from tests.factories import MessageFactory
 

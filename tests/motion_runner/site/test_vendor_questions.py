@@ -16,8 +16,8 @@ LEFT_OUTSIDE = {
     "motion_runner/settings.py": 3,
     # A production check reads the same setting: no connection is asked.
     "motion_runner/checks.py": 1,
-    # The stream post's session claim, until it moves into ingest/ (issue 31, "What to build" 1).
-    "motion_runner/api/stream_batch.py": 1,
+    # The session claim: the fast path (sql/motion_sessions) or its ORM twin, on the connection's vendor.
+    "motion_runner/ingest/sessions.py": 1,
 }
 
 

@@ -7,18 +7,22 @@ query is what the separate reads tell. The same on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from decimal import Decimal
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from motion_runner.ingest.sessions import claim_session
+from motion_runner.ingest.sessions import claim_session, claimed_session, runner_owned
 from motion_runner.models import Kind, Message, MotionSession, Source, TranscriptFile
 from motion_runner.transcripts.files import locked_record
 from motion_runner.transcripts.importer import import_file
 from motion_runner.transcripts.reader import TranscriptReader
-from motion_runner.transcripts.routing import claimed_session
+from motion_runner.transcripts.remote import ingest_lines
 from tests import recorded
 from tests.factories import MessageFactory, TurnFactory
 
@@ -98,11 +102,8 @@ def test_the_session_read_in_one_query_knows_what_the_separate_reads_knew(harbor
     assert isinstance(read.session, MotionSession) and read.session.pk == session.pk
     assert read.session.motion == harbor and read.session.agent == scribe.agent
     record = TranscriptFile.objects.create(path="/x.jsonl", session_id=SESSION)
-    apart = TranscriptReader(record, session)
-    together = TranscriptReader(
-        record, read.session, fed_by_runner=read.fed_by_runner, newest_end=read.newest_end
-    )
-    assert together.owned_by_runner == apart.owned_by_runner == (fed_by in ("turn", "runner", "api"))
+    reader = TranscriptReader(record, read)
+    assert reader.owned_by_runner == runner_owned(SESSION) == (fed_by in ("turn", "runner", "api"))
 
 
 def test_the_session_read_in_one_query_brings_the_newest_recorded_turn_end(harbor, scribe):
@@ -137,3 +138,19 @@ def test_the_session_its_motion_and_agent_read_as_the_orm_reads_them(harbor, scr
     assert values(read.motion) == values(orm.motion)
     assert (read.agent and values(read.agent)) == (orm.agent and values(orm.agent))
     assert read.agent is None if not with_agent else read.agent.name == "scribe"
+
+
+def test_posted_lines_of_a_claimed_session_read_it_in_one_statement(harbor, scribe, settings, tmp_path):
+    settings.INGEST_SPOOL_DIR = str(tmp_path)  # no spool left by another test
+    claim_session(SESSION, harbor, scribe.agent, "claude-code")
+    lines = [json.dumps(line) for line in recorded.lines("transcript")]
+    ingest_lines(lines, username="scribe", source="laptop")
+    with CaptureQueriesContext(connection) as queries:
+        answer = ingest_lines(lines, username="scribe", source="laptop")
+    assert answer.imported == 0 and answer.skipped == len(lines)
+    asking_the_session = [
+        q["sql"]
+        for q in queries.captured_queries
+        if re.search(r'"motion_runner_(motionsession|turn)"', q["sql"])
+    ]
+    assert len(asking_the_session) == 1
