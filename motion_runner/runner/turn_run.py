@@ -47,8 +47,8 @@ class TurnRun:
     # written first once it does (a blip of a few seconds loses nothing and stops nothing).
     backlog: list[Event] = field(default_factory=list)
     outage_since: float | None = None
-    # The failure is the outage bound or a lost lease: what the harness printed before its stop
-    # is still kept (and written once the database is back), only nothing more is asked of it.
+    # The failure is a stop, the outage bound or a lost lease: what the harness printed before its
+    # stop is still kept (and written once the database is back), only nothing more is asked of it.
     keep_printed: bool = False
     next_try: float = 0.0
     lease_renewed: float = field(default_factory=time.monotonic)
@@ -178,7 +178,7 @@ class TurnRun:
             self.keep_printed = True
         if held and not self.failure and (reason := self.stop_asked()):
             # A ring lost with a dropped connection: the flag stays, and is read here.
-            self.failure, self.stopped = reason, True
+            self.stopped_by_someone(reason)
 
     def stop_asked(self) -> str | None:
         """Someone stopped this turn (runner/stop_bell.py): the reason the thread gives."""
@@ -197,9 +197,15 @@ class TurnRun:
                 return None
             raise
         if reason and not self.failure:
-            self.failure = reason
-            self.stopped = True
+            self.stopped_by_someone(reason)
         return reason
+
+    def stopped_by_someone(self, reason: str) -> None:
+        """A person's stop or a scram: the harness is killed, but what it printed before the kill
+        (drained from its pipe after it) was spent, so it is stored and priced all the same."""
+        self.failure = reason
+        self.stopped = True
+        self.keep_printed = True
 
     def write_events(self, events: list[Event]) -> None:
         try:
