@@ -11,6 +11,7 @@ message of its own); a 64 KiB pipe holds about 90 of them, so the runner is alwa
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import date
 from decimal import Decimal
 
@@ -18,7 +19,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from motion_runner.harnesses import EventKind, get_adapter
+from motion_runner.harnesses import Event, EventKind, get_adapter
 from motion_runner.harnesses.claude_code import ClaudeCodeParser
 from motion_runner.models import Kind, Message, TurnStatus
 from motion_runner.runner.stopping import raise_scram, stop_turns
@@ -67,11 +68,11 @@ def fast_agent(tmp_path, name: str):
     return agent, printed_file
 
 
-def stop_after_replies(count: int, stop) -> callable:
+def stop_after_replies(count: int, stop: Callable[[], object]) -> Callable[[Event], None]:
     """An on_event hook that stops the turn (once) when it has read `count` replies."""
     seen = []
 
-    def on_event(event) -> None:
+    def on_event(event: Event) -> None:
         if event.kind == EventKind.TEXT:
             seen.append(event)
             if len(seen) == count:
