@@ -32,9 +32,9 @@ from ..models import (
     recorded_turn_ends,
 )
 from ..signals import prompt_builders, prompt_finalizers, turn_retried
-from .ending import end_queued, fail_before_launch, finish_turn, judge
+from .ending import end_queued, fail_before_launch, finish_turn, judge_run
 from .limits import limits_for
-from .process import TURN_MARKER, Outcome, ProcessResult, run_streaming
+from .process import TURN_MARKER, ProcessResult, run_streaming
 from .routing import send_turn
 from .sessions import choose_session, mark_inherited_taint
 from .stop_bell import StopBell
@@ -215,15 +215,7 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     finally:
         run.announcer.flush()  # the clocks end at its newest post
     while_database_away(run, lambda: run.writer.flush_activity(force=True))
-    ended_by = EndedBy.HARNESS
-    if run.stopped:
-        status, error = TurnStatus.KILLED, run.failure
-    elif run.failure:
-        status, error = TurnStatus.FAILED, f"stopped: {run.failure}"
-    else:
-        status, error = judge(result, run.turn_end, limits.timeout)
-        if result.outcome == Outcome.STOPPED and run.stopped_by is not None:
-            ended_by = run.stopped_by.stop_cause
+    status, error, ended_by = judge_run(run, result, limits.timeout)
     if resume and status == TurnStatus.FAILED and session_is_gone(result, run):
         if adapter.holds_session(agent, resume) is False:
             # Not here: another machine (the agent's own container) may well hold it. It is kept,
