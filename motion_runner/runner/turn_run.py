@@ -1,9 +1,10 @@
 """A running turn's events, written as they come: the batch per burst, the backlog while the
-database is away, the lease kept, a stop heard (TurnRun, run_streaming's callbacks)."""
+database is away, the lease kept, a stop heard (TurnRun: the listener run_streaming tells)."""
 
 from __future__ import annotations
 
 import logging
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from ..lib.ids import system_uuid
 from ..models import Turn, TurnStatus
 from .db_retry import database_answers, is_outage
 from .monitor import TurnMonitor
+from .process import Listener
+from .stop_bell import StopBell
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +34,7 @@ T = TypeVar("T")
 
 
 @dataclass
-class TurnRun:
+class TurnRun(Listener):
     turn: Turn
     writer: EventWriter
     parser: StreamParser | None = None
@@ -58,12 +61,24 @@ class TurnRun:
     stopped: bool = False
     # The monitor whose stop_reason stopped the harness, if one did.
     stopped_by: TurnMonitor | None = None
+    # Its ear for a person's stop or a scram (runner/stop_bell.py), selected on with the pipes.
+    bell: StopBell | None = None
 
     def __post_init__(self) -> None:
         self.writer.announce = self.announcer
 
+    def on_start(self, pid: int) -> None:
+        # Its own session: the group id is the leader's pid (what a reaper kills).
+        Turn.objects.filter(pk=self.turn.pk).update(
+            pid=pid, pgid=pid, runner_host=socket.gethostname(), activity=f"{self.turn.agent.name}: starting…"
+        )
+
+    def ended(self) -> bool:
+        """Its last word said, and no background task of its own still running."""
+        return self.turn_end is not None and not getattr(self.parser, "background_tasks", None)
+
     def on_lines(self, lines: list[bytes]) -> None:
-        """run_streaming's callback. Lines that arrived together are parsed, then written in
+        """The lines of one read. Lines that arrived together are parsed, then written in
         one transaction (one commit a burst). While the database is away they wait in memory
         (`drain`). If a write fails otherwise, each event is written on its own, so what can
         be kept is kept; an event that cannot be written ends the turn, and the error never
@@ -77,7 +92,7 @@ class TurnRun:
         self.drain()
 
     def on_tick(self) -> str | None:
-        """run_streaming's clock (twice a second): retry buffered writes, renew the lease; a
+        """The select loop's clock (twice a second): retry buffered writes, renew the lease; a
         failure (the outage outlasted its bound, the lease was taken) stops the harness."""
         if self.backlog and not self.failure:
             self.drain()
@@ -188,7 +203,7 @@ class TurnRun:
         return f"{row['stopped_by'] or 'someone'} stopped it"
 
     def on_ring(self) -> str | None:
-        """run_streaming's bell: a stop was rung for this turn (once at the start too)."""
+        """The bell: a stop was rung for this turn (once at the start too)."""
         try:
             reason = self.stop_asked()
         except DatabaseError as exc:
