@@ -10,6 +10,7 @@ output, silence) are checked on every chunk, so a harness that hangs or floods i
 
 from __future__ import annotations
 
+import fcntl
 import os
 import selectors
 import signal
@@ -21,6 +22,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 READ_CHUNK = 64 * 1024
+# The harness's stdout pipe holds this much (Linux's default is 64 KiB): what it printed that the
+# runner has not read yet. A guard acts on what it has read, so a harness faster than the runner
+# makes at most this much output's worth of calls unseen, besides the read in hand (docs/limits.md).
+PIPE_BYTES = 8 * 1024
 # Once the harness itself has exited, what it wrote is already in the pipe: read on while
 # more comes within this long, then stop, even if a child it left behind holds stdout open.
 EXIT_DRAIN_SECONDS = 0.25
@@ -249,6 +254,10 @@ def run_streaming(
             cwd=cwd,
             start_new_session=True,
         )
+    try:
+        fcntl.fcntl(proc.stdout.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except OSError:  # it already printed more than that: the pipe keeps its size
+        pass
     return HarnessStream(proc, started, limits, listener).run()
 
 

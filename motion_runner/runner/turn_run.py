@@ -89,7 +89,10 @@ class TurnRun(Listener):
         for event in events:
             self.observe(event)
         self.backlog.extend(events)
-        self.drain()
+        if self.stop_reason() is None:
+            self.drain()
+        # else: a guard tripped (or a stop came): the harness is killed first and written after,
+        # so it makes no calls while this batch is written (keep_what_it_said stores the rest).
 
     def on_tick(self) -> str | None:
         """The select loop's clock (twice a second): retry buffered writes, renew the lease; a

@@ -22,6 +22,7 @@ from django.utils import timezone
 from motion_runner.harnesses import Event, EventKind, get_adapter
 from motion_runner.harnesses.claude_code import ClaudeCodeParser
 from motion_runner.models import Kind, Message, TurnStatus
+from motion_runner.runner.process import PIPE_BYTES
 from motion_runner.runner.stopping import raise_scram, stop_turns
 from motion_runner.runner.turns import enqueue_turn, execute_turn
 from tests.factories import AgentFactory, MotionFactory
@@ -169,3 +170,24 @@ def test_a_spend_guard_stop_stores_and_charges_every_line_the_harness_printed(tm
     reservation.refresh_from_db()
     assert reservation.settled
     assert reservation.amount == turn.cost_usd
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_harness_faster_than_the_runner_passes_its_cap_by_at_most_two_pipes_of_calls(tmp_path):
+    lines = fast_priced_lines(tmp_path / "lines.jsonl")
+    motion = MotionFactory(slug="fastest-talk", workspace=str(tmp_path))
+    quick, printed_file = fast_agent(tmp_path, "quick")
+    cap = Decimal("0.05")
+    turn = enqueue_turn(motion, quick, "Talk fast.", dispatch=False, max_budget_usd=cap)
+
+    turn = execute_turn(turn.pk)
+
+    per_call = price_of(lines[:2])  # every reply is one call of the same price
+    calls_within_cap = int(cap // per_call)  # the guard stops before the call that would pass it
+    calls = int(printed_file.read_text()) - 1
+    line_bytes = min(len(json.dumps(line)) + 1 for line in lines[1:-1])
+    # What the runner had not read when the guard tripped: the pipe, and the read in hand.
+    bound = 2 * PIPE_BYTES // line_bytes + 1
+    assert turn.status == TurnStatus.KILLED and "dollar cap" in turn.error
+    assert calls - calls_within_cap <= bound, (calls, calls_within_cap, bound)
+    assert turn.cost_usd == price_of(lines[: calls + 1])  # and each of them is charged
