@@ -1,11 +1,11 @@
-"""Spawn a harness and hand its stdout to a callback line by line, as the lines come.
+"""Spawn a harness and hand its stdout to a Listener line by line, as the lines come.
 
 The process gets stdin from /dev/null, or from a file holding its prompt (Claude Code and Codex
-wait on an open stdin; a file ends), and its
-own process group, so a kill takes its children (shells, MCP servers) with it. Reading is a
-select loop over raw file descriptors: nothing waits for the process to exit, a line is
-handed on the moment its newline arrives, and the limits (turn timeout, line size, total
-output, silence) are checked on every chunk, so a harness that hangs or floods is stopped on time.
+wait on an open stdin; a file ends), and its own process group, so a kill takes its children
+(shells, MCP servers) with it. Reading is a select loop over raw file descriptors (HarnessStream):
+nothing waits for the process to exit, a line is handed on the moment its newline arrives, and
+the limits (turn timeout, line size, total output, silence) are checked on every chunk, so a
+harness that hangs or floods is stopped on time.
 """
 
 from __future__ import annotations
