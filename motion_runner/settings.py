@@ -121,7 +121,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
             "min_size": min(2, pool_size),
             "max_size": pool_size,
             "timeout": 30,
+            # A connection that cannot be opened is retried with a growing back-off (1, 2, 4… s)
+            # for this long, then given up and opened anew on the next request: after a long
+            # outage the pool tries again at once instead of a minute after the database is back.
+            "reconnect_timeout": 5,
         }
+        # A pooled connection is checked as it is taken, by motion_runner/sql/backend (not with
+        # psycopg-pool's `check`, whose back-off outlasts the pool's timeout after a restart).
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = False
+    else:
+        # A persistent connection is checked before a request reuses it: after a database restart a
+        # dead one is replaced instead of failing its request with a 503.
+        DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # The runner writes from a worker while the web process reads: WAL and a busy
     # timeout keep the embedded default from failing with "database is locked".

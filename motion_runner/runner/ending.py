@@ -84,6 +84,29 @@ def judge(result: ProcessResult, turn_end: Event | None, timeout: float | None) 
     return TurnStatus.FINISHED, ""
 
 
+def judge_run(run: TurnRun, result: ProcessResult, timeout: float | None) -> tuple[str, str, str]:
+    """The turn's status, its sentence for the thread and what ended it, from its run and process.
+
+    A turn whose harness printed its result line before the outage bound (or a lost lease)
+    stopped it has ended by its own word: it is judged by that line, as a harness that lingered
+    after it is, never failed for the stop."""
+    if run.stopped:
+        return TurnStatus.KILLED, run.failure or "", EndedBy.HARNESS
+    if run.failure and run.keep_printed and run.turn_end is not None:
+        log.warning("turn %s: stopped after its result line (%s)", run.turn.pk, run.failure)
+        if run.turn_end.is_error:
+            detail = run.turn_end.text or run.turn_end.subtype
+            error = f"the turn ended with an error ({run.turn_end.subtype}): {detail}"
+            return TurnStatus.FAILED, error, EndedBy.HARNESS
+        return TurnStatus.FINISHED, "", EndedBy.HARNESS
+    if run.failure:
+        return TurnStatus.FAILED, f"stopped: {run.failure}", EndedBy.HARNESS
+    status, error = judge(result, run.turn_end, timeout)
+    if result.outcome == Outcome.STOPPED and run.stopped_by is not None:
+        return status, error, run.stopped_by.stop_cause
+    return status, error, EndedBy.HARNESS
+
+
 def fail_before_launch(turn: Turn, message: str) -> None:
     message = redact(message)
     now = timezone.now()

@@ -1,15 +1,16 @@
-"""Spawn a harness and hand its stdout to a callback line by line, as the lines come.
+"""Spawn a harness and hand its stdout to a Listener line by line, as the lines come.
 
 The process gets stdin from /dev/null, or from a file holding its prompt (Claude Code and Codex
-wait on an open stdin; a file ends), and its
-own process group, so a kill takes its children (shells, MCP servers) with it. Reading is a
-select loop over raw file descriptors: nothing waits for the process to exit, a line is
-handed on the moment its newline arrives, and the limits (turn timeout, line size, total
-output, silence) are checked on every chunk, so a harness that hangs or floods is stopped on time.
+wait on an open stdin; a file ends), and its own process group, so a kill takes its children
+(shells, MCP servers) with it. Reading is a select loop over raw file descriptors (HarnessStream):
+nothing waits for the process to exit, a line is handed on the moment its newline arrives, and
+the limits (turn timeout, line size, total output, silence) are checked on every chunk, so a
+harness that hangs or floods is stopped on time.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import selectors
 import signal
@@ -21,6 +22,10 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 READ_CHUNK = 64 * 1024
+# The harness's stdout pipe holds this much (Linux's default is 64 KiB): what it printed that the
+# runner has not read yet. A guard acts on what it has read, so a harness faster than the runner
+# makes at most this much output's worth of calls unseen, besides the read in hand (docs/limits.md).
+PIPE_BYTES = 8 * 1024
 # Once the harness itself has exited, what it wrote is already in the pipe: read on while
 # more comes within this long, then stop, even if a child it left behind holds stdout open.
 EXIT_DRAIN_SECONDS = 0.25
@@ -188,32 +193,53 @@ def drain_after_stop(
     return drained
 
 
+class Listener:
+    """Who runs a harness, as the select loop tells and asks it (TurnRun is the runner's). Each
+    does nothing by default, so a caller overrides only what it needs."""
+
+    # runner/stop_bell.py: selected on with the harness's pipes; once it has heard a ring,
+    # `on_ring` is asked (once at the start too, for a stop asked before the bell listened).
+    bell: Bell | None = None
+
+    def on_start(self, pid: int) -> None:
+        """The harness runs, as `pid` (its group's id too)."""
+
+    def on_lines(self, lines: list[bytes]) -> None:
+        """The complete lines of one read, together (one alone when the harness is slow)."""
+
+    def stop_reason(self) -> str | None:
+        """Asked after each batch of lines: a reason stops the harness."""
+        return None
+
+    def ended(self) -> bool:
+        """Asked after each batch: whether the harness printed its last word (it then has
+        `after_end_grace` to exit)."""
+        return False
+
+    def on_tick(self) -> str | None:
+        """Called at least twice a second whether or not the harness prints (the runner renews its
+        lease and retries buffered writes there); a reason stops the harness."""
+        return None
+
+    def on_ring(self) -> str | None:
+        """The bell rang: a reason stops the harness at once."""
+        return None
+
+
 def run_streaming(
     argv: list[str],
     *,
     env: dict[str, str],
     cwd: str | None,
     limits: Limits,
-    on_lines: Callable[[list[bytes]], None],
-    on_start: Callable[[int], None] | None = None,
-    should_stop: Callable[[], str | None] | None = None,
-    ended: Callable[[], bool] | None = None,
-    on_tick: Callable[[], str | None] | None = None,
+    listener: Listener,
     stdin: bytes | None = None,
-    bell: Bell | None = None,
-    on_ring: Callable[[], str | None] | None = None,
 ) -> ProcessResult:
-    """`on_tick` is called at least twice a second whether or not the harness prints (the
-    runner renews its lease and retries buffered writes there); a reason it returns stops the
-    harness, as `should_stop`'s does after a batch of lines.
+    """Run the harness and stream its stdout to `listener` (HarnessStream) until it ends or is stopped.
 
     `stdin`: what the harness reads on its standard input (the prompt: an argument is capped at
     128 KiB by the kernel, a file is not). It is written to an unnamed temporary file first, so
-    the harness reads it at its own pace and never blocks on a pipe we are not draining.
-
-    `bell` (runner/stop_bell.py) is selected on with the harness's pipes: when it has heard a
-    ring, `on_ring` is asked (once at the start too, for a stop asked before the bell listened)
-    and a reason it returns stops the harness at once."""
+    the harness reads it at its own pace and never blocks on a pipe we are not draining."""
     started = time.monotonic()
     with tempfile.TemporaryFile() if stdin is not None else open(os.devnull, "rb") as source:
         if stdin is not None:
@@ -228,143 +254,189 @@ def run_streaming(
             cwd=cwd,
             start_new_session=True,
         )
-    return _stream(proc, started, limits, on_lines, on_start, should_stop, ended, on_tick, bell, on_ring)
-
-
-def _stream(
-    proc: subprocess.Popen,
-    started: float,
-    limits: Limits,
-    on_lines: Callable[[list[bytes]], None],
-    on_start: Callable[[int], None] | None,
-    should_stop: Callable[[], str | None] | None,
-    ended: Callable[[], bool] | None,
-    on_tick: Callable[[], str | None] | None,
-    bell: Bell | None = None,
-    on_ring: Callable[[], str | None] | None = None,
-) -> ProcessResult:
-    deadline = started + limits.timeout if limits.timeout is not None else float("inf")
-    heard = started  # the last moment stdout said anything (the silence limit's clock)
-    if on_start:
-        on_start(proc.pid)
-    assert proc.stdout is not None and proc.stderr is not None
-    selector = selectors.DefaultSelector()
-    selector.register(proc.stdout, selectors.EVENT_READ, "out")
-    selector.register(proc.stderr, selectors.EVENT_READ, "err")
-    bell_fd = bell.fileno() if bell is not None and on_ring is not None else None
-    if bell_fd is not None:
-        selector.register(bell_fd, selectors.EVENT_READ, "bell")
-    pending = bytearray()
-    stderr_tail = bytearray()
-    total = 0
-    lines = 0
-    outcome = Outcome.EXITED
-    detail = ""
-    open_streams = 2
-    leader_exited = False
-    lingering_since: float | None = None
     try:
-        if on_ring is not None and (reason := on_ring()):
-            outcome, detail = Outcome.STOPPED, reason
-            open_streams = 0
-        while open_streams:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                if lingering_since is not None:
-                    outcome = Outcome.LINGERED
-                    detail = f"printed its result but did not exit within {limits.after_end_grace:g} s"
-                else:
-                    outcome, detail = Outcome.TIMED_OUT, f"no end after {limits.timeout:g} s"
+        fcntl.fcntl(proc.stdout.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except OSError:  # it already printed more than that: the pipe keeps its size
+        pass
+    return HarnessStream(proc, started, limits, listener).run()
+
+
+class HarnessStream:
+    """One harness's pipes, read by a select loop: each round checks the clocks (the wall clock,
+    the grace after its last word, silence, the listener's tick), then hands on what is ready
+    (a ring of the bell, stderr's tail, stdout's complete lines) until the pipes close or a
+    stop is decided. `outcome` stays EXITED until something stops it."""
+
+    def __init__(self, proc: subprocess.Popen, started: float, limits: Limits, listener: Listener) -> None:
+        assert proc.stdout is not None and proc.stderr is not None
+        self.proc, self.started, self.limits, self.listener = proc, started, limits, listener
+        self.deadline = started + limits.timeout if limits.timeout is not None else float("inf")
+        self.heard = started  # the last moment stdout said anything (the silence limit's clock)
+        self.pending = bytearray()
+        self.stderr_tail = bytearray()
+        self.total = 0
+        self.lines = 0
+        self.outcome = Outcome.EXITED
+        self.detail = ""
+        self.open_streams = 2
+        self.leader_exited = False
+        self.lingering_since: float | None = None
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(proc.stdout, selectors.EVENT_READ, "out")
+        self.selector.register(proc.stderr, selectors.EVENT_READ, "err")
+        bell = listener.bell
+        if bell is not None and bell.fileno() is not None:
+            self.selector.register(bell.fileno(), selectors.EVENT_READ, "bell")
+
+    def run(self) -> ProcessResult:
+        self.listener.on_start(self.proc.pid)
+        try:
+            if reason := self.listener.on_ring():  # a stop asked before the bell listened
+                self.stop(Outcome.STOPPED, reason)
+            while self.open_streams and self.outcome == Outcome.EXITED and self.round():
+                pass
+            if self.outcome == Outcome.EXITED:
+                self.wait_for_exit()
+        finally:
+            self.close()
+        return self.result()
+
+    def stop(self, outcome: str, detail: str) -> None:
+        self.outcome, self.detail = outcome, detail
+
+    def round(self) -> bool:
+        """One turn of the loop; False when it ends without a stop (the harness is gone and
+        nothing more came: a leftover child holds the pipe)."""
+        if self.clocks_stop():
+            return True
+        remaining = self.deadline - time.monotonic()
+        ready = self.selector.select(
+            timeout=min(remaining, EXIT_DRAIN_SECONDS if self.leader_exited else 0.5)
+        )
+        if not ready and self.leader_exited:
+            return False
+        for key, _ in ready:
+            self.take(key)
+            if self.outcome != Outcome.EXITED:
                 break
-            silent_for = time.monotonic() - heard
-            if limits.silence is not None and lingering_since is None and silent_for > limits.silence:
-                outcome, detail = Outcome.SILENT, f"nothing printed for {limits.silence:g} s"
+        return True
+
+    def clocks_stop(self) -> bool:
+        """The wall clock, the grace after its last word, silence, then the listener's tick."""
+        now = time.monotonic()
+        if now >= self.deadline:
+            if self.lingering_since is not None:
+                self.stop(
+                    Outcome.LINGERED,
+                    f"printed its result but did not exit within {self.limits.after_end_grace:g} s",
+                )
+            else:
+                self.stop(Outcome.TIMED_OUT, f"no end after {self.limits.timeout:g} s")
+            return True
+        silence = self.limits.silence
+        if silence is not None and self.lingering_since is None and now - self.heard > silence:
+            self.stop(Outcome.SILENT, f"nothing printed for {silence:g} s")
+            return True
+        if not self.leader_exited and self.proc.poll() is not None:
+            self.leader_exited = True
+        if reason := self.listener.on_tick():
+            self.stop(Outcome.STOPPED, reason)
+            return True
+        return False
+
+    def take(self, key: selectors.SelectorKey) -> None:
+        if key.data == "bell":
+            self.hear_bell(key)
+            return
+        chunk = os.read(key.fileobj.fileno(), READ_CHUNK)
+        if not chunk:
+            self.selector.unregister(key.fileobj)
+            self.open_streams -= 1
+        elif key.data == "err":
+            self.stderr_tail += chunk
+            del self.stderr_tail[: max(0, len(self.stderr_tail) - self.limits.stderr_tail_bytes)]
+        else:
+            self.take_stdout(chunk)
+
+    def hear_bell(self, key: selectors.SelectorKey) -> None:
+        bell = self.listener.bell
+        rang = bell.heard()
+        if bell.fileno() is None:  # its connection dropped: the lease renewal looks
+            self.selector.unregister(key.fileobj)
+        if rang and (reason := self.listener.on_ring()):
+            self.stop(Outcome.STOPPED, reason)
+
+    def take_stdout(self, chunk: bytes) -> None:
+        self.heard = time.monotonic()
+        self.total += len(chunk)
+        self.pending += chunk
+        batch = self.complete_lines()
+        if batch:
+            # Every complete line that arrived in this read goes on together: one line alone
+            # when the harness is slow (lowest latency), a batch when it bursts.
+            self.hand_on(batch)
+        if self.outcome != Outcome.EXITED:
+            return
+        if len(self.pending) > self.limits.max_line_bytes:
+            self.stop(Outcome.FLOODED, f"more than {self.limits.max_line_bytes:,} bytes without a newline")
+        elif self.total > self.limits.max_output_bytes:
+            self.stop(Outcome.FLOODED, f"more than {self.limits.max_output_bytes:,} bytes of output")
+
+    def complete_lines(self) -> list[bytes]:
+        """The complete lines in `pending`, up to one over the line limit (a flood)."""
+        batch: list[bytes] = []
+        while (newline := self.pending.find(b"\n")) >= 0:
+            line = bytes(self.pending[:newline])
+            del self.pending[: newline + 1]
+            if len(line) > self.limits.max_line_bytes:
+                self.stop(
+                    Outcome.FLOODED, f"a line of {len(line):,} bytes (limit {self.limits.max_line_bytes:,})"
+                )
                 break
-            if not leader_exited and proc.poll() is not None:
-                leader_exited = True
-            if on_tick and (reason := on_tick()):
-                outcome, detail = Outcome.STOPPED, reason
-                break
-            ready = selector.select(timeout=min(remaining, EXIT_DRAIN_SECONDS if leader_exited else 0.5))
-            if not ready and leader_exited:
-                break  # the harness is gone and nothing more came: a leftover child holds the pipe
-            for key, _ in ready:
-                if key.data == "bell":
-                    rang = bell.heard()
-                    if bell.fileno() is None:  # its connection dropped: the lease renewal looks
-                        selector.unregister(key.fileobj)
-                    if rang and (reason := on_ring()):
-                        outcome, detail = Outcome.STOPPED, reason
-                        break
-                    continue
-                chunk = os.read(key.fileobj.fileno(), READ_CHUNK)
-                if not chunk:
-                    selector.unregister(key.fileobj)
-                    open_streams -= 1
-                    continue
-                if key.data == "err":
-                    stderr_tail += chunk
-                    del stderr_tail[: max(0, len(stderr_tail) - limits.stderr_tail_bytes)]
-                    continue
-                heard = time.monotonic()
-                total += len(chunk)
-                pending += chunk
-                batch: list[bytes] = []
-                while (newline := pending.find(b"\n")) >= 0:
-                    line = bytes(pending[:newline])
-                    del pending[: newline + 1]
-                    if len(line) > limits.max_line_bytes:
-                        outcome = Outcome.FLOODED
-                        detail = f"a line of {len(line):,} bytes (limit {limits.max_line_bytes:,})"
-                        break
-                    batch.append(line)
-                if batch:
-                    # Every complete line that arrived in this read goes on together: one line
-                    # alone when the harness is slow (lowest latency), a batch when it bursts.
-                    lines += len(batch)
-                    on_lines(batch)
-                    if should_stop and outcome == Outcome.EXITED and (reason := should_stop()):
-                        outcome, detail = Outcome.STOPPED, reason
-                    if lingering_since is None and ended and ended():
-                        lingering_since = time.monotonic()
-                        deadline = min(deadline, lingering_since + limits.after_end_grace)
-                if outcome != Outcome.EXITED:
-                    break
-                if len(pending) > limits.max_line_bytes:
-                    outcome = Outcome.FLOODED
-                    detail = f"more than {limits.max_line_bytes:,} bytes without a newline"
-                    break
-                if total > limits.max_output_bytes:
-                    outcome = Outcome.FLOODED
-                    detail = f"more than {limits.max_output_bytes:,} bytes of output"
-                    break
-            if outcome != Outcome.EXITED:
-                break
-        if outcome == Outcome.EXITED:
-            try:
-                proc.wait(timeout=max(0.1, min(deadline, time.monotonic() + 3600) - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                outcome, detail = Outcome.TIMED_OUT, "closed its output but did not exit"
-    finally:
+            batch.append(line)
+        return batch
+
+    def hand_on(self, batch: list[bytes]) -> None:
+        self.lines += len(batch)
+        self.listener.on_lines(batch)
+        if self.outcome == Outcome.EXITED and (reason := self.listener.stop_reason()):
+            self.stop(Outcome.STOPPED, reason)
+        if self.lingering_since is None and self.listener.ended():
+            self.lingering_since = time.monotonic()
+            self.deadline = min(self.deadline, self.lingering_since + self.limits.after_end_grace)
+
+    def wait_for_exit(self) -> None:
+        """Its output closed: it has until the deadline (an hour at most) to exit."""
+        now = time.monotonic()
+        try:
+            self.proc.wait(timeout=max(0.1, min(self.deadline, now + 3600) - now))
+        except subprocess.TimeoutExpired:
+            self.stop(Outcome.TIMED_OUT, "closed its output but did not exit")
+
+    def close(self) -> None:
         # Always: a harness that ended well may still have left children in its group.
-        kill_group(proc, limits.kill_grace)
-        selector.close()
-        if outcome in DRAINED_OUTCOMES:
+        kill_group(self.proc, self.limits.kill_grace)
+        self.selector.close()
+        if self.outcome in DRAINED_OUTCOMES:
             # Stopped (a guard, a timeout): what it printed before the stop is still in the pipe,
             # and was spent. Read it to the end before closing, so it is stored and priced.
-            drained = drain_after_stop(proc.stdout, pending, on_lines, limits, total)
-            lines += drained.lines
-            total += drained.bytes
-        proc.stdout.close()
-        proc.stderr.close()
-    return ProcessResult(
-        outcome=outcome,
-        returncode=proc.returncode,
-        stderr_tail=stderr_tail.decode("utf-8", "replace"),
-        detail=detail,
-        stdout_bytes=total,
-        lines=lines,
-        pid=proc.pid,
-        duration=time.monotonic() - started,
-        unterminated_tail=bytes(pending) if outcome == Outcome.EXITED else b"",
-    )
+            drained = drain_after_stop(
+                self.proc.stdout, self.pending, self.listener.on_lines, self.limits, self.total
+            )
+            self.lines += drained.lines
+            self.total += drained.bytes
+        self.proc.stdout.close()
+        self.proc.stderr.close()
+
+    def result(self) -> ProcessResult:
+        return ProcessResult(
+            outcome=self.outcome,
+            returncode=self.proc.returncode,
+            stderr_tail=self.stderr_tail.decode("utf-8", "replace"),
+            detail=self.detail,
+            stdout_bytes=self.total,
+            lines=self.lines,
+            pid=self.proc.pid,
+            duration=time.monotonic() - self.started,
+            unterminated_tail=bytes(self.pending) if self.outcome == Outcome.EXITED else b"",
+        )

@@ -1,9 +1,10 @@
 """A running turn's events, written as they come: the batch per burst, the backlog while the
-database is away, the lease kept, a stop heard (TurnRun, run_streaming's callbacks)."""
+database is away, the lease kept, a stop heard (TurnRun: the listener run_streaming tells)."""
 
 from __future__ import annotations
 
 import logging
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,8 @@ from ..lib.ids import system_uuid
 from ..models import Turn, TurnStatus
 from .db_retry import database_answers, is_outage
 from .monitor import TurnMonitor
+from .process import Listener
+from .stop_bell import StopBell
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +34,7 @@ T = TypeVar("T")
 
 
 @dataclass
-class TurnRun:
+class TurnRun(Listener):
     turn: Turn
     writer: EventWriter
     parser: StreamParser | None = None
@@ -47,8 +50,8 @@ class TurnRun:
     # written first once it does (a blip of a few seconds loses nothing and stops nothing).
     backlog: list[Event] = field(default_factory=list)
     outage_since: float | None = None
-    # The failure is the outage bound or a lost lease: what the harness printed before its stop
-    # is still kept (and written once the database is back), only nothing more is asked of it.
+    # The failure is a stop, the outage bound or a lost lease: what the harness printed before its
+    # stop is still kept (and written once the database is back), only nothing more is asked of it.
     keep_printed: bool = False
     next_try: float = 0.0
     lease_renewed: float = field(default_factory=time.monotonic)
@@ -58,12 +61,24 @@ class TurnRun:
     stopped: bool = False
     # The monitor whose stop_reason stopped the harness, if one did.
     stopped_by: TurnMonitor | None = None
+    # Its ear for a person's stop or a scram (runner/stop_bell.py), selected on with the pipes.
+    bell: StopBell | None = None
 
     def __post_init__(self) -> None:
         self.writer.announce = self.announcer
 
+    def on_start(self, pid: int) -> None:
+        # Its own session: the group id is the leader's pid (what a reaper kills).
+        Turn.objects.filter(pk=self.turn.pk).update(
+            pid=pid, pgid=pid, runner_host=socket.gethostname(), activity=f"{self.turn.agent.name}: starting…"
+        )
+
+    def ended(self) -> bool:
+        """Its last word said, and no background task of its own still running."""
+        return self.turn_end is not None and not getattr(self.parser, "background_tasks", None)
+
     def on_lines(self, lines: list[bytes]) -> None:
-        """run_streaming's callback. Lines that arrived together are parsed, then written in
+        """The lines of one read. Lines that arrived together are parsed, then written in
         one transaction (one commit a burst). While the database is away they wait in memory
         (`drain`). If a write fails otherwise, each event is written on its own, so what can
         be kept is kept; an event that cannot be written ends the turn, and the error never
@@ -74,10 +89,13 @@ class TurnRun:
         for event in events:
             self.observe(event)
         self.backlog.extend(events)
-        self.drain()
+        if self.stop_reason() is None:
+            self.drain()
+        # else: a guard tripped (or a stop came): the harness is killed first and written after,
+        # so it makes no calls while this batch is written (keep_what_it_said stores the rest).
 
     def on_tick(self) -> str | None:
-        """run_streaming's clock (twice a second): retry buffered writes, renew the lease; a
+        """The select loop's clock (twice a second): retry buffered writes, renew the lease; a
         failure (the outage outlasted its bound, the lease was taken) stops the harness."""
         if self.backlog and not self.failure:
             self.drain()
@@ -178,7 +196,7 @@ class TurnRun:
             self.keep_printed = True
         if held and not self.failure and (reason := self.stop_asked()):
             # A ring lost with a dropped connection: the flag stays, and is read here.
-            self.failure, self.stopped = reason, True
+            self.stopped_by_someone(reason)
 
     def stop_asked(self) -> str | None:
         """Someone stopped this turn (runner/stop_bell.py): the reason the thread gives."""
@@ -188,7 +206,7 @@ class TurnRun:
         return f"{row['stopped_by'] or 'someone'} stopped it"
 
     def on_ring(self) -> str | None:
-        """run_streaming's bell: a stop was rung for this turn (once at the start too)."""
+        """The bell: a stop was rung for this turn (once at the start too)."""
         try:
             reason = self.stop_asked()
         except DatabaseError as exc:
@@ -197,9 +215,15 @@ class TurnRun:
                 return None
             raise
         if reason and not self.failure:
-            self.failure = reason
-            self.stopped = True
+            self.stopped_by_someone(reason)
         return reason
+
+    def stopped_by_someone(self, reason: str) -> None:
+        """A person's stop or a scram: the harness is killed, but what it printed before the kill
+        (drained from its pipe after it) was spent, so it is stored and priced all the same."""
+        self.failure = reason
+        self.stopped = True
+        self.keep_printed = True
 
     def write_events(self, events: list[Event]) -> None:
         try:

@@ -15,6 +15,7 @@ from django.utils import timezone
 from .. import signals
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..harnesses import Event, HarnessError, get_adapter
+from ..harnesses.base import HarnessAdapter, LaunchSpec
 from ..harnesses.policy import ToolPolicy, closed_policy
 from ..ingest.sessions import recorded_turn_ends
 from ..ingest.system_lines import post_system_message
@@ -32,9 +33,9 @@ from ..models import (
     TurnStatus,
 )
 from ..signals import prompt_builders, prompt_finalizers, turn_retried
-from .ending import end_queued, fail_before_launch, finish_turn, judge
+from .ending import end_queued, fail_before_launch, finish_turn, judge_run
 from .limits import limits_for
-from .process import TURN_MARKER, Outcome, ProcessResult, run_streaming
+from .process import TURN_MARKER, Limits, ProcessResult, run_streaming
 from .resume import choose_session, mark_inherited_taint
 from .routing import send_turn
 from .stop_bell import StopBell
@@ -140,17 +141,33 @@ def execute_turn(turn_id: int, *, on_event: Callable[[Event], None] | None = Non
 
 
 def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Turn:
-    agent, motion = turn.agent, turn.motion
     build_prompt_at_start(turn)
     try:
-        adapter = get_adapter(agent.harness)
+        adapter = get_adapter(turn.agent.harness)
         resume = session_for_launch(turn)
         launch = adapter.build_launch(turn, resume_session=resume, policy=policy_for(turn))
     except HarnessError as exc:
         fail_before_launch(turn, str(exc))
         return Turn.objects.get(pk=turn.pk)
+    run = new_run(turn, adapter, launch, resume, on_event)
+    limits = limits_for(turn)
+    try:
+        result = run_harness(run, launch, limits)
+    except OSError as exc:  # the binary could not be executed at all
+        fail_before_launch(turn, f"{launch.argv[0]}: {exc}")
+        return Turn.objects.get(pk=turn.pk)
+    keep_what_it_said(run, result)
+    status, error, ended_by = judge_run(run, result, limits.timeout)
+    if resume and status == TurnStatus.FAILED and session_is_gone(result, run):
+        return after_a_lost_session(run, result, adapter, resume, status)
+    return while_database_away(run, lambda: finish_turn(turn, run, result, status, error, ended_by))
+
+
+def new_run(turn: Turn, adapter: HarnessAdapter, launch: LaunchSpec, resume: str | None, on_event) -> TurnRun:
+    """The turn's run: its writer, its parser (knowing the session's recorded ends) and monitors."""
+    agent = turn.agent
     context = IngestContext(
-        motion=motion,
+        motion=turn.motion,
         agent=agent,
         harness=agent.harness,
         source="runner",
@@ -164,96 +181,79 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     # is costed by how far the harness's running total grew past it.
     turn.harness_total_before = parser.baseline_usd
     Turn.objects.filter(pk=turn.pk).update(harness_total_before=parser.baseline_usd)
-    run = TurnRun(
+    return TurnRun(
         turn=turn,
         writer=EventWriter(context),
         parser=parser,
         on_event=on_event,
         monitors=[factory(turn) for factory in signals.monitor_factories],
     )
-    limits = limits_for(turn)
 
-    def on_start(pid: int) -> None:
-        # Its own session: the group id is the leader's pid (what a reaper kills).
-        Turn.objects.filter(pk=turn.pk).update(
-            pid=pid, pgid=pid, runner_host=socket.gethostname(), activity=f"{agent.name}: starting…"
-        )
 
-    env = {**launch.env, TURN_MARKER: turn_marker(turn.pk)}
-    bell = StopBell(turn.pk)
-
+def run_harness(run: TurnRun, launch: LaunchSpec, limits: Limits) -> ProcessResult:
+    """Launch the harness and stream it into the run, its stop bell listening meanwhile."""
+    run.bell = StopBell(run.turn.pk)
     try:
-        result = run_streaming(
+        return run_streaming(
             launch.argv,
-            env=env,
+            env={**launch.env, TURN_MARKER: turn_marker(run.turn.pk)},
             cwd=launch.cwd,
             limits=limits,
-            on_lines=run.on_lines,
-            on_start=on_start,
-            should_stop=run.stop_reason,
-            # Its last word said, and no background task of its own still running.
-            ended=lambda: run.turn_end is not None and not getattr(run.parser, "background_tasks", None),
-            on_tick=run.on_tick,
+            listener=run,
             stdin=launch.stdin.encode() if launch.stdin is not None else None,
-            bell=bell,
-            on_ring=run.on_ring,
         )
-    except OSError as exc:  # the binary could not be executed at all
-        fail_before_launch(turn, f"{launch.argv[0]}: {exc}")
-        return Turn.objects.get(pk=turn.pk)
     finally:
-        bell.close()
+        run.bell.close()
         for path in launch.temp_files:
             path.unlink(missing_ok=True)
+
+
+def keep_what_it_said(run: TurnRun, result: ProcessResult) -> None:
+    """The harness is done: its last unterminated line and the parser's owed events go in, and
+    everything waits for the database as long as it must (the clocks end at its newest post)."""
     if result.unterminated_tail.strip():
         run.on_lines([result.unterminated_tail])
     if not run.failure or run.keep_printed:
         for event in run.parser.finish():
             run.emit(event)
     try:
-        while_database_away(run, run.store_backlog)  # the harness is done; what it said is kept
+        while_database_away(run, run.store_backlog)
     finally:
-        run.announcer.flush()  # the clocks end at its newest post
+        run.announcer.flush()
     while_database_away(run, lambda: run.writer.flush_activity(force=True))
-    ended_by = EndedBy.HARNESS
-    if run.stopped:
-        status, error = TurnStatus.KILLED, run.failure
-    elif run.failure:
-        status, error = TurnStatus.FAILED, f"stopped: {run.failure}"
-    else:
-        status, error = judge(result, run.turn_end, limits.timeout)
-        if result.outcome == Outcome.STOPPED and run.stopped_by is not None:
-            ended_by = run.stopped_by.stop_cause
-    if resume and status == TurnStatus.FAILED and session_is_gone(result, run):
-        if adapter.holds_session(agent, resume) is False:
-            # Not here: another machine (the agent's own container) may well hold it. It is kept,
-            # never replaced, and this wake runs once more in a fresh session here.
-            error = (
-                f"its session {resume} is not on this machine (another machine may hold it; it is "
-                "kept, not replaced): woke again once in a fresh session here"
-            )
-            finished = while_database_away(
-                run, lambda: finish_turn(turn, run, result, status, error, EndedBy.SESSION_ELSEWHERE)
-            )
-            post_system_message(  # said here whatever the harness's own error line said
-                motion,
-                f"@{agent.name}: {error}",
-                kind=Kind.WAKE,
-                message_id=system_uuid("session-elsewhere", turn.pk),
-                turn=finished,
-                agent=agent,
-            )
-            retire_and_wake_again(finished, resume, retire=False)
-            return finished
+
+
+def after_a_lost_session(
+    run: TurnRun, result: ProcessResult, adapter: HarnessAdapter, resume: str, status: str
+) -> Turn:
+    """The session it resumed is gone: ended, and the wake runs once more in a fresh session."""
+    turn, agent = run.turn, run.turn.agent
+    if adapter.holds_session(agent, resume) is False:
+        # Not here: another machine (the agent's own container) may well hold it. It is kept,
+        # never replaced, and this wake runs once more in a fresh session here.
         error = (
-            f"its session {resume} is gone from {agent.harness}; retired it and woke again in a new session"
+            f"its session {resume} is not on this machine (another machine may hold it; it is "
+            "kept, not replaced): woke again once in a fresh session here"
         )
         finished = while_database_away(
-            run, lambda: finish_turn(turn, run, result, status, error, EndedBy.SESSION_GONE)
+            run, lambda: finish_turn(turn, run, result, status, error, EndedBy.SESSION_ELSEWHERE)
         )
-        retire_and_wake_again(finished, resume)
+        post_system_message(  # said here whatever the harness's own error line said
+            turn.motion,
+            f"@{agent.name}: {error}",
+            kind=Kind.WAKE,
+            message_id=system_uuid("session-elsewhere", turn.pk),
+            turn=finished,
+            agent=agent,
+        )
+        retire_and_wake_again(finished, resume, retire=False)
         return finished
-    return while_database_away(run, lambda: finish_turn(turn, run, result, status, error, ended_by))
+    error = f"its session {resume} is gone from {agent.harness}; retired it and woke again in a new session"
+    finished = while_database_away(
+        run, lambda: finish_turn(turn, run, result, status, error, EndedBy.SESSION_GONE)
+    )
+    retire_and_wake_again(finished, resume)
+    return finished
 
 
 def policy_for(turn: Turn) -> ToolPolicy:

@@ -1,6 +1,7 @@
 """The stream API while PostgreSQL is stopped: 503 with Retry-After in the body each route's
 clients read ({"error": "<text>"} on memory-lane's), never Django's HTML 500 (11 of 307 requests
-during a restart were); the same batch sent again once it is back is stored, once.
+during a restart were); the same batch sent again once it is back is stored, once. Once it
+answers again, no request is answered 503 (the pool used to hand out each dead connection once).
 
 The web process is gunicorn serving the app against a private cluster this module starts; the
 shared database is never stopped.
@@ -11,7 +12,11 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -29,6 +34,13 @@ ROUTES = {"motion": "/api/motions/harbor/stream/", "memory-lane": "/api/moods/ha
 
 @pytest.fixture
 def served(private_postgres, tmp_path):
+    with serving(private_postgres, tmp_path, "-w", "1") as client:
+        yield client
+
+
+@contextmanager
+def serving(private_postgres, tmp_path, *gunicorn: str) -> Iterator[httpx.Client]:
+    """gunicorn (with these options) serving the app against a fresh database of the cluster."""
     url = fresh_database(private_postgres)
     seeded = subprocess.run(
         [sys.executable, str(SEED)], env=_env(url), capture_output=True, text=True, check=True, timeout=120
@@ -36,7 +48,7 @@ def served(private_postgres, tmp_path):
     key = json.loads(seeded.stdout.strip().splitlines()[-1])["key"]
     port = free_port()
     web = subprocess.Popen(
-        [GUNICORN, "motion_runner.wsgi", "-b", f"127.0.0.1:{port}", "-w", "1", "--timeout", "120"],
+        [GUNICORN, "motion_runner.wsgi", "-b", f"127.0.0.1:{port}", *gunicorn, "--timeout", "120"],
         cwd=Path(__file__).resolve().parents[2],
         env=_env(url, DJANGO_SETTINGS_MODULE="tests.settings"),
         stdout=(tmp_path / "web.log").open("ab"),
@@ -111,3 +123,46 @@ def test_a_page_while_the_database_is_stopped_says_so_with_a_503(served, private
     assert answer.status_code == 503
     assert int(answer.headers["Retry-After"]) > 0
     assert "database" in answer.text
+
+
+def database_answers(url: str) -> bool:
+    try:
+        with psycopg.connect(url, connect_timeout=2) as database:
+            return database.execute("SELECT 1").fetchone() == (1,)
+    except psycopg.OperationalError:
+        return False
+
+
+def test_once_a_restarted_database_answers_no_request_is_answered_503(private_postgres, tmp_path):
+    # Threads, as bin/serve runs it: parallel requests fill the pool with several connections.
+    with serving(private_postgres, tmp_path, "-w", "1", "--worker-class", "gthread", "--threads", "8") as web:
+        with ThreadPoolExecutor(8) as parallel:
+            warm = list(parallel.map(lambda _: web.get("/api/motions/harbor/").status_code, range(32)))
+        assert set(warm) == {200}
+
+        private_postgres.restart()  # every pooled connection is cut
+        wait_for("the database answering", lambda: database_answers(web.database_url), seconds=60)
+        answers = [web.get("/api/motions/harbor/").status_code for _ in range(20)]
+
+    assert answers.count(503) == 0, answers
+    assert set(answers) == {200}
+
+
+def test_once_a_database_asked_while_away_answers_again_no_request_is_answered_503(
+    private_postgres, tmp_path
+):
+    with serving(private_postgres, tmp_path, "-w", "1", "--worker-class", "gthread", "--threads", "8") as web:
+        assert web.get("/api/motions/harbor/").status_code == 200
+        private_postgres.stop()
+        try:
+            # Asked while it is away: the pool tries to reconnect, backing off, and gives up.
+            away = [web.get("/api/motions/harbor/").status_code for _ in range(3)]
+            time.sleep(20)  # past the back-off of a minute-long outage (1, 2, 4… 32 s)
+        finally:
+            private_postgres.start()
+        wait_for("the database answering", lambda: database_answers(web.database_url), seconds=60)
+        answers = [web.get("/api/motions/harbor/").status_code for _ in range(20)]
+
+    assert away == [503, 503, 503]
+    assert answers.count(503) == 0, answers
+    assert set(answers) == {200}

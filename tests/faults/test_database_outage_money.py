@@ -65,11 +65,12 @@ def test_a_database_restart_right_after_a_turn_ends_still_settles_its_reservatio
 def test_an_outage_past_the_bound_stops_the_harness_on_time_and_keeps_what_it_printed(private_postgres):
     """The issue's 25 s outage with a 10 s bound, scaled: 12 s away, a 3 s bound and a 3 s lease.
     The bound acts on the runner's own clock (it acted at 29 s, behind the pool's 30 s getconn,
-    after the database was back); every line printed before it, the result line among them, is
-    written once the database is back, and the turn is charged what that result line says."""
+    after the database was back); every line printed before it is written once the database is
+    back, and the turn is charged what those lines cost. The harness never prints its result line
+    here (one printed before the bound ends the turn by its own word: test_database_restart)."""
     driver = start_turn(
         private_postgres,
-        {"pace": 0.5, "hang": True},
+        {"pace": 0.5, "hang": True, "no_result": True},
         RESERVE="3",
         RUNNER_DB_OUTAGE_SECONDS="3",
         RUNNER_LEASE_SECONDS="3",
@@ -93,10 +94,10 @@ def test_an_outage_past_the_bound_stops_the_harness_on_time_and_keeps_what_it_pr
     assert away <= 3 + 2  # the bound, and a tick or two
     assert outcome["texts"] == SPOKEN
     assert outcome["tool_calls"] == ["Read"]
-    assert outcome["turn_ends"] == 1  # its result line, printed before the bound
-    assert Decimal(outcome["cost_usd"]) == Decimal("0.01104")
+    assert outcome["turn_ends"] == 0
+    assert Decimal(outcome["cost_usd"]) > 0  # its streamed calls, priced
     (spend,) = outcome["spends"]
-    assert spend["settled"] and Decimal(spend["amount"]) == Decimal("0.01104")
+    assert spend["settled"] and Decimal(spend["amount"]) == Decimal(outcome["cost_usd"])
 
 
 def test_a_database_restart_longer_than_the_lease_does_not_end_a_live_turn_as_lost(private_postgres):

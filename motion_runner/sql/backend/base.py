@@ -12,6 +12,9 @@ are in bench/README.md):
   psycopg's Python `ListDumper`, which escapes each element with a regex substitution per
   quote: a batch of 100 raw JSON lines is thousands of them. `FastListDumper` escapes with
   `bytes.replace` (C) and produces the same bytes.
+
+A pooled connection is checked before it is used (`get_new_connection`): after a database restart
+every idle connection of the pool is dead, and each used to fail one request with a 503.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from psycopg.abc import AdaptContext
 from psycopg.adapt import AdaptersMap
 from psycopg.pq import Format
 from psycopg.types.array import ListDumper
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 # psycopg's own timestamptz loader: the C one when psycopg-binary (or psycopg-c) is installed.
 PSYCOPG_TZ_LOADER = psycopg.adapters.get_loader(psycopg.postgres.types["timestamptz"].oid, Format.TEXT)
@@ -85,9 +89,55 @@ def fast_adapters(use_tz: bool, tz: Any) -> AdaptersMap:
     return context
 
 
+# After a dead pooled connection, how long to wait for a fresh one before the database counts as
+# away (PoolTimeout: a 503); while it is away, every request waits as long at most, not the pool's
+# own timeout. Short: a restarted database takes a new connection at once.
+FRESH_CONNECTION_SECONDS = 5.0
+# The aliases whose database did not give a fresh connection: cleared by the next that answers.
+_away: set[str] = set()
+
+
+def answers(connection: psycopg.Connection) -> bool:
+    try:
+        ConnectionPool.check_connection(connection)  # one empty round trip
+    except psycopg.Error:
+        return False
+    return True
+
+
 class DatabaseWrapper(base.DatabaseWrapper):
     def get_connection_params(self) -> dict[str, Any]:
         params = super().get_connection_params()
         # Carries `timezone` as Django's loader does, so create_cursor keeps it (no per-cursor copy).
         params["context"] = fast_adapters(settings.USE_TZ, self.timezone)
         return params
+
+    def get_new_connection(self, conn_params: dict[str, Any]) -> Any:
+        """A pooled connection checked before it is used. psycopg-pool's own `check`
+        (CONN_HEALTH_CHECKS) discards a dead connection and backs off a second, two, four… before
+        trying the next, so ten dead ones outlast the pool's timeout; here the first dead one has
+        the pool check all its idle ones (opened before the same restart) and a fresh one is taken."""
+        if self.pool is None or self.settings_dict["CONN_HEALTH_CHECKS"]:
+            return super().get_new_connection(conn_params)
+        if self.alias not in _away:
+            connection = super().get_new_connection(conn_params)
+            if answers(connection):
+                return connection
+            self.pool.putconn(connection)  # broken: the pool closes it and opens another
+            self.pool.check()
+        return self.fresh_pooled_connection()
+
+    def fresh_pooled_connection(self) -> Any:
+        try:
+            connection = self.pool.getconn(timeout=FRESH_CONNECTION_SECONDS)
+        except PoolTimeout:
+            _away.add(self.alias)
+            raise
+        if not answers(connection):
+            self.pool.putconn(connection)
+            _away.add(self.alias)
+            raise PoolTimeout("the database does not answer on a fresh connection")
+        _away.discard(self.alias)
+        if self.settings_dict["OPTIONS"].get("isolation_level") is not None:
+            connection.isolation_level = self.isolation_level  # as Django's own sets it
+        return connection

@@ -6,11 +6,29 @@ import os
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-from motion_runner.runner.process import Limits, Outcome, run_streaming
+from motion_runner.runner.process import Limits, Listener, Outcome, run_streaming
 
 LIMITS = Limits(timeout=20, max_line_bytes=1024, max_output_bytes=64 * 1024, kill_grace=0.5)
+
+
+class Lines(Listener):
+    """Hands each batch to `take`; `stop` is its stop reason after every batch."""
+
+    def __init__(self, take: Callable[[list[bytes]], object] = lambda _: None, stop: str | None = None):
+        self.take, self.stop = take, stop
+
+    def on_lines(self, lines: list[bytes]) -> None:
+        self.take(lines)
+
+    def stop_reason(self) -> str | None:
+        return self.stop
+
+
+def run(argv: list[str], limits: Limits = LIMITS, listener: Listener | None = None):
+    return run_streaming(argv, env=dict(os.environ), cwd=None, limits=limits, listener=listener or Lines())
 
 
 def python(code: str) -> list[str]:
@@ -36,7 +54,7 @@ def test_a_line_is_handed_on_before_the_process_exits(tmp_path: Path):
         seen.extend(lines)
         flag.touch()
 
-    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_lines=on_lines)
+    result = run(argv, listener=Lines(on_lines))
     assert result.outcome == Outcome.EXITED
     assert seen == [b'{"n": 1}', b'{"n": 2}']
 
@@ -44,42 +62,42 @@ def test_a_line_is_handed_on_before_the_process_exits(tmp_path: Path):
 def test_stdin_is_closed(tmp_path: Path):
     argv = python("import sys; print(repr(sys.stdin.read()))")
     seen: list[bytes] = []
-    run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_lines=seen.extend)
+    run(argv, listener=Lines(seen.extend))
     assert seen == [b"''"]
 
 
 def test_a_hang_is_stopped_at_the_timeout():
     argv = python("import time; print('x', flush=True); time.sleep(60)")
     limits = Limits(timeout=1.0, max_line_bytes=1024, max_output_bytes=4096, kill_grace=0.5)
-    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=limits, on_lines=lambda _: None)
+    result = run(argv, limits)
     assert result.outcome == Outcome.TIMED_OUT
     assert result.duration < 10
 
 
 def test_output_without_a_newline_is_a_flood():
     argv = python("import sys; sys.stdout.write('y' * 10_000_000); sys.stdout.flush()")
-    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_lines=lambda _: None)
+    result = run(argv)
     assert result.outcome == Outcome.FLOODED
     assert "without a newline" in result.detail
 
 
 def test_too_much_output_in_total_is_a_flood():
     argv = python("import sys\nfor _ in range(100000): print('z' * 100)")
-    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_lines=lambda _: None)
+    result = run(argv)
     assert result.outcome == Outcome.FLOODED
     assert "bytes of output" in result.detail
 
 
 def test_a_last_line_without_newline_is_kept():
     argv = python("import sys; sys.stdout.write('tail')")
-    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=LIMITS, on_lines=lambda _: None)
+    result = run(argv)
     assert result.unterminated_tail == b"tail"
 
 
 def test_stderr_keeps_only_its_tail():
     argv = python("import sys; sys.stderr.write('a' * 50000 + 'END')")
     limits = Limits(timeout=20, max_line_bytes=1024, max_output_bytes=4096, stderr_tail_bytes=100)
-    result = run_streaming(argv, env=dict(os.environ), cwd=None, limits=limits, on_lines=lambda _: None)
+    result = run(argv, limits)
     assert len(result.stderr_tail) == 100
     assert result.stderr_tail.endswith("END")
 
@@ -95,14 +113,7 @@ def test_should_stop_kills_the_whole_process_group(tmp_path: Path):
         time.sleep(60)
         """
     )
-    result = run_streaming(
-        argv,
-        env=dict(os.environ),
-        cwd=None,
-        limits=LIMITS,
-        on_lines=lambda _: None,
-        should_stop=lambda: "the loop guard tripped",
-    )
+    result = run(argv, listener=Lines(stop="the loop guard tripped"))
     assert result.outcome == Outcome.STOPPED
     assert process_gone(int(pid_file.read_text()))
 
