@@ -21,8 +21,7 @@ class WakesConfig(AppConfig):
         from .requests import record_requests
         from .spend_guard import SpendGuard
         from .steering import let_go
-        from .tool_policy import policy_for_turn
-        from .turn_clocks import full_tools_clocks
+        from .tool_policy import full_tools_clocks, policy_for_turn
         from .views import someone_else_typed, thread_page_context, thread_poll_fields
 
         for monitor in (LoopGuard, SpendGuard):

@@ -1,4 +1,5 @@
-"""The shared tool list: the single source of truth every harness builds a wake's tools from.
+"""The shared tool list: the single source of truth every harness builds a wake's tools from; and
+the full-tools turn's clocks (`full_tools_clocks`, the runner's `turn_clock_providers` hook).
 
 What separates looking from touching is never the MCP server, it is this list (seed 001, "The
 shared list"). This module decides; the harness adapters only spell: `policy_for_turn` hands each
@@ -27,9 +28,13 @@ from __future__ import annotations
 
 from django.conf import settings
 
+from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.harnesses.policy import FULL, LOOK, PI_READ_GUARD, LookOnlyPolicy, ToolPolicy
+from motion_runner.models import Turn
+from motion_runner.signals import TurnClocks
 
 from .footer import wake_footer
+from .models import Dials
 
 # The wiki's MCP server (ProfessionalWiki's MediaWiki-MCP-Server, as PickiPedia runs it) names
 # its tools with hyphens. These are its reads; everything else it carries writes or changes
@@ -143,3 +148,15 @@ def policy_for_turn(turn) -> ToolPolicy:
     """The runner's `tool_policy_providers` hook: a turn's policy, with the footer it is told."""
     mode = tool_mode(turn)
     return policy_for_mode(mode, footer=wake_footer(mode))
+
+
+def full_tools_clocks(turn: Turn) -> TurnClocks:
+    """A full-tools turn's clocks: the dials where set; blank, the runner's settings (no wall
+    clock, 1500 s of silence)."""
+    dials = Dials.load()
+    wall = dials.full_tools_timeout_seconds
+    silence = dials.full_tools_silence_seconds
+    return TurnClocks(
+        wall=wall if wall is not None else runner_settings.RUNNER_FULL_TOOLS_TIMEOUT_SECONDS,
+        silence=silence if silence is not None else runner_settings.RUNNER_SILENCE_SECONDS,
+    )

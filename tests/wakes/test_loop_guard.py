@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from motion_runner.harnesses import Event, EventKind
-from wakes.dials import DEFAULTS
 from wakes.loop_guard import LoopGuard
+from wakes.models.dials import DEFAULTS
 
 
 def call(name: str = "Read", **tool_input) -> Event:

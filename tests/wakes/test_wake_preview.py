@@ -10,8 +10,8 @@ import pytest
 
 from motion_runner.models import Turn
 from tests.wakes_support import clock, room, say
-from wakes.dials import LOOK_ONLY_FOOTER
 from wakes.models import Consideration, Steer
+from wakes.models.dials import LOOK_ONLY_FOOTER
 
 pytestmark = pytest.mark.django_db
 
