@@ -34,7 +34,7 @@ from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from motion_runner.models import Agent, Motion  # noqa: E402
-from wakes.loop import look  # noqa: E402
+from wakes.consider_loop.loop import look  # noqa: E402
 from wakes.models import ListenState  # noqa: E402
 
 RUNS = 30

@@ -6,7 +6,7 @@ type before they post (typing pings every 3 s), sometimes pause mid-thought; som
 @mention the agent from the web, a few from a terminal session; some bursts are for the agent,
 most are people talking among themselves.
 
-The loop, the budgets and the ledger are the real code (wakes.loop / budget / handlers) on a
+The loop, the budgets and the ledger are the real code (wakes.consider_loop.loop / budget / handlers) on a
 dedicated PostgreSQL database, driven by the injectable clock on the 3-second tick grid (ticks
 where nothing can be due are skipped: the look would return nothing). The screen and the turns
 are simulated with the same cost model for every policy:
@@ -43,12 +43,18 @@ from django.utils import timezone  # noqa: E402
 
 from motion_runner.models import Agent, Message, Motion, Turn, TurnStatus  # noqa: E402
 from motion_runner.signals import turn_finished  # noqa: E402
-from wakes import clock  # noqa: E402
-from wakes.considering import run_consideration  # noqa: E402
-from wakes.handlers import check_mentions, handle_message  # noqa: E402
-from wakes.loop import tick  # noqa: E402
-from wakes.models import Consideration, Dials, ListenState, Spend, TypingPing  # noqa: E402
-from wakes.screen import ScreenResult, price  # noqa: E402
+from wakes.consider_loop.considering import run_consideration  # noqa: E402
+from wakes.consider_loop.handlers import check_mentions, handle_message  # noqa: E402
+from wakes.consider_loop.loop import tick  # noqa: E402
+from wakes.models import (  # noqa: E402
+    Consideration,
+    Dials,
+    ListenState,
+    Spend,
+    TypingPing,
+    clock,  # noqa: E402
+)
+from wakes.turn.screen import ScreenResult, price  # noqa: E402
 
 TICK = 3.0
 COLD, WARM = Decimal("1.25"), (Decimal("0.10"), Decimal("0.20"))

@@ -303,7 +303,7 @@ RUNNER_EXTRA_ENV: dict[str, str] = {}
 # a Claude Code agent with no key of its own talks to it (harnesses/env.py).
 STANDIN_MODEL_URL = os.environ.get("STANDIN_MODEL_URL", "")
 
-# The screen (wakes/screen.py): the Anthropic Messages API. No key: every screen passes.
+# The screen (wakes/turn/screen.py): the Anthropic Messages API. No key: every screen passes.
 WAKES_SCREEN_API_BASE = os.environ.get("WAKES_SCREEN_API_BASE", "https://api.anthropic.com")
 WAKES_SCREEN_API_KEY = os.environ.get("WAKES_SCREEN_API_KEY", os.environ.get("ANTHROPIC_API_KEY", ""))
 

@@ -39,7 +39,7 @@ True on one of the messages one write inserted together (one Motion, one speaker
 announces what it committed within 0.25 s together, motion_runner/ingest/announcing.py): the newest post among
 them (``message_fit.is_post``), or the last message when none is a post. A receiver can do
 per-batch work once instead of once a line, off the runner's hot path. wakes/ listens for
-mentions and the consider loop (``wakes.handlers.on_message_created``).
+mentions and the consider loop (``wakes.consider_loop.handlers.on_message_created``).
 """
 
 turn_finished = Signal()

@@ -34,6 +34,6 @@ urlpatterns = [
     path("api/turns/", api.TurnList.as_view(), name="api-turns"),
     path("api/turns/<int:pk>/", api.TurnDetail.as_view(), name="api-turn"),
     # The Motion list, request answers and typing pings (wakes), the watches (watchlist).
-    path("", include("wakes.urls")),
+    path("", include("wakes.web.urls")),
     path("", include("watchlist.urls")),
 ]

@@ -4,7 +4,7 @@ import factory
 from django.contrib.auth import get_user_model
 
 from motion_runner.models import Agent, AgentKey, Message, Motion, Turn
-from wakes import clock
+from wakes.models import clock
 
 
 class UserFactory(factory.django.DjangoModelFactory):

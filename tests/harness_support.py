@@ -1,7 +1,7 @@
 """Test helpers that spell the shared tool list through each harness adapter, and launch a turn
 as the runner does (its policy asked of the hook once, then handed to the adapter).
 
-They live here, not in wakes/tool_policy.py, so the wakes app imports no harness adapter."""
+They live here, not in wakes/turn/tool_policy.py, so the wakes app imports no harness adapter."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 from motion_runner.harnesses import LaunchSpec, claude_code_command, codex, get_adapter, pi
 from motion_runner.harnesses.policy import LOOK
 from motion_runner.runner.turns import policy_for
-from wakes.tool_policy import policy_for_mode
+from wakes.turn.tool_policy import policy_for_mode
 
 
 def claude_tool_arguments(mode: str, workspace: str | None) -> tuple[list[str], list[Path]]:

@@ -16,11 +16,11 @@ from django.utils import timezone
 from motion_runner.models import Message, Turn, TurnStatus
 from motion_runner.signals import message_created, turn_finished
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
-from wakes import clock as wake_clock
-from wakes.considering import run_consideration
-from wakes.loop import tick
+from wakes.consider_loop.considering import run_consideration
+from wakes.consider_loop.loop import tick
 from wakes.models import Consideration, Dials
-from wakes.screen import ScreenResult
+from wakes.models import clock as wake_clock
+from wakes.turn.screen import ScreenResult
 
 
 class Clock:

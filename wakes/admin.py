@@ -11,8 +11,8 @@ from motion_runner.admin import AgentAdmin, LedgerRecordAdmin, MotionAdmin, NoAd
 from motion_runner.models import Agent, Motion, Scram
 from motion_runner.runner.stopping import ScramHeld, lift_scram, raise_scram
 
-from .api_steer import may_scram
 from .models import Consideration, DialOverride, Dials, ListenState, MentionWake, Spend
+from .web.api_steer import may_scram
 
 UNITS = {"usd": "($)", "seconds": "(seconds)", "minutes": "(minutes)", "hours": "(hours)"}
 WORDS = {"ttl": "shown for", "min": "minimum", "max": "maximum", "in": "input", "out": "output"}

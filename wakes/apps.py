@@ -11,18 +11,19 @@ class WakesConfig(AppConfig):
         # when Django imports an AppConfig. The seams are the runner's catalogue (motion_runner.signals).
         from motion_runner import signals
 
-        from . import handlers, tasks  # noqa: F401  (registers the Celery tasks)
+        from . import tasks  # noqa: F401  (registers the Celery tasks)
         from .abilities.runner import on_turn_finished
-        from .chains import let_chains_go
-        from .compaction import compact_after_loop
-        from .footer import finalize_prompt
-        from .loop_guard import LoopGuard
-        from .mention_turns import build_started_prompt
-        from .requests import record_requests
-        from .spend_guard import SpendGuard
-        from .steering import let_go
-        from .tool_policy import full_tools_clocks, policy_for_turn
-        from .views import someone_else_typed, thread_page_context, thread_poll_fields
+        from .consider_loop import handlers
+        from .consider_loop.chains import let_chains_go
+        from .consider_loop.mention_turns import build_started_prompt
+        from .decision.steering import let_go
+        from .money.spend_guard import SpendGuard
+        from .turn.compaction import compact_after_loop
+        from .turn.footer import finalize_prompt
+        from .turn.loop_guard import LoopGuard
+        from .turn.requests import record_requests
+        from .turn.tool_policy import full_tools_clocks, policy_for_turn
+        from .web.views import someone_else_typed, thread_page_context, thread_poll_fields
 
         for monitor in (LoopGuard, SpendGuard):
             if monitor not in signals.monitor_factories:

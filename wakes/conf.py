@@ -21,7 +21,7 @@ WIKI_DEFAULTS: dict[str, Any] = {
 
 DEFAULTS: dict[str, Any] = {
     **WIKI_DEFAULTS,
-    # The screen (wakes/screen.py): the Anthropic Messages API. No key: every screen passes.
+    # The screen (wakes/turn/screen.py): the Anthropic Messages API. No key: every screen passes.
     "WAKES_SCREEN_API_BASE": "https://api.anthropic.com",
     "WAKES_SCREEN_API_KEY": "",
     "WAKES_TICK_SECONDS": 3.0,

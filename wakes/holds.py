@@ -1,7 +1,7 @@
 """A wake's hold: an agent's next turn in a Motion is held, and why.
 
 The wakes app holds a mention's turn while a turn is under way, at the hourly cap, or while the
-agent's listening is off (wakes/mention_turns.py, wakes/steering.py, wakes/handlers.py), and lets
+agent's listening is off (wakes/consider_loop/mention_turns.py, wakes/decision/steering.py, wakes/consider_loop/handlers.py), and lets
 it go when its turn starts or the mention is let go. Its own record of that is `MentionWake.hold`
 (`GET …/holds/`); what is kept and lifted here is how the hold is shown to whoever shows holds,
 told through `signals.hold_changed`: memory-lane's clients (`GET …/held/`) and, under the

@@ -6,11 +6,11 @@ from __future__ import annotations
 from celery import shared_task
 
 from .abilities.runner import perform, sweep
-from .budget import settle_turn, unsettled_of_ended_turns
-from .considering import run_consideration
-from .handlers import check_mentions as check
-from .loop import tick as look
-from .recovery import release_orphaned_reservations
+from .consider_loop.considering import run_consideration
+from .consider_loop.handlers import check_mentions as check
+from .consider_loop.loop import tick as look
+from .consider_loop.recovery import release_orphaned_reservations
+from .money.budget import settle_turn, unsettled_of_ended_turns
 
 
 @shared_task(name="wakes.tick", ignore_result=True)

@@ -40,8 +40,8 @@ from motion_runner.lib.http.client import HttpClient
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Kind, Message, Source
 from wakes.abilities import ability_prompt, reply_on_wiki_page
-from wakes.handlers import wake_for_watch
-from wakes.quoting import plain
+from wakes.consider_loop.handlers import wake_for_watch
+from wakes.decision.quoting import plain
 
 from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from .kinds import Change, CheckError, Outcome, Shared, Snapshot, WatchKind, get_kind
@@ -364,7 +364,7 @@ QUOTE_TAG = re.compile(r"<(\s*/?\s*watched-content)", re.IGNORECASE)
 
 def quote_as_data(text: str) -> str:
     """Source text that cannot open or close its quote, whatever its case or spacing, and also
-    when spelled with lookalike or invisible characters (matched as wakes/quoting.py's `plain`
+    when spelled with lookalike or invisible characters (matched as wakes/decision/quoting.py's `plain`
     reads it, and then quoted so)."""
     if not QUOTE_TAG.search(text) and QUOTE_TAG.search(plain(text)):
         text = plain(text)

@@ -1,7 +1,7 @@
 """What a turn may use, as a value the harness adapters turn into flags (policy in, argv out).
 
 The adapters know how each CLI spells a tool list; they do not decide what is on it. wakes/
-decides (wakes/tool_policy.py: the shared list, its dials, the wake footer) and registers it as
+decides (wakes/turn/tool_policy.py: the shared list, its dials, the wake footer) and registers it as
 the hook `motion_runner.signals.tool_policy_providers`; the runner asks the hook once a turn
 (`runner.turns.policy_for`) and hands the answer to the adapter, so the harness layer reads
 neither the hooks, nor wakes, nor the database to build a command line.

@@ -4,7 +4,7 @@ the stream API (one post) all announce through it.
 
 `message_created` goes out for every Message once, in order, after its commit, with
 `newest_of_batch` on the newest post of each Motion's batch (`message_fit.announce`): receivers
-do per-batch work once (wakes/ notes the post, wakes/noting.py). A writer that commits many
+do per-batch work once (wakes/ notes the post, wakes/consider_loop/noting.py). A writer that commits many
 small batches (the runner at one per read of the harness's stdout, the importer at one per file)
 would otherwise pay a note for each. The first commit is announced at once; those within the
 interval of the last announcement wait and go out together, once it has passed (at the next

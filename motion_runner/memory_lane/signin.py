@@ -3,7 +3,7 @@
 memory-lane's composer (`api_say`, its `views_auth`) files a post `mood-web` and its `web_client`
 marks the device that typed it in `client_version`: `magenta-web[/mobile][/wiki]`, `/wiki` for a
 PickiPedia device, every other device an SSH key's. The apps' row of the post gets `sign_in`
-`wiki` or `ssh`, so trust (`wakes/trust.py`) decides as for a post typed here.
+`wiki` or `ssh`, so trust (`wakes/decision/trust.py`) decides as for a post typed here.
 """
 
 from __future__ import annotations

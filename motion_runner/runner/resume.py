@@ -1,4 +1,4 @@
-"""Which session a turn resumes.
+"""Which session a turn resumes, and how much of it the resuming wake reads (session_context).
 
 A turn resumes its agent's latest session in the Motion, except that a full-tools turn does not
 silently resume a session a look-only wake ran in: that wake was look-only because what woke it
@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ingest.sessions import latest_session
-from ..models import Agent, Motion, Turn
+from ..models import Agent, Message, Motion, Turn
 
 FULL = "full"
 LOOK = "look"
 # Look-only turns that read nothing new do not taint a session: the runner's own compaction, and
-# a command a trusted person asked for (wakes/commands.py's COMMAND_REASON: its prompt is only the
+# a command a trusted person asked for (wakes/turn/commands.py's COMMAND_REASON: its prompt is only the
 # command). Otherwise `@magent /compact` would make the next trusted wake drop what it kept.
 UNTAINTING_REASONS = ("compact", "command")
 
@@ -67,3 +67,27 @@ def mark_inherited_taint(turn: Turn, resumed: str | None) -> None:
     if look_only_wake_in(resumed, exclude_turn=turn.pk) is not None:
         turn.carries_taint = True
         Turn.objects.filter(pk=turn.pk).update(carries_taint=True)
+
+
+@dataclass(frozen=True)
+class SessionContext:
+    """What the agent's newest API call in its newest session of a Motion read."""
+
+    tokens: int
+    model: str
+
+
+def session_context(motion_id: str, agent_id: int) -> SessionContext | None:
+    """The input (fresh, cached and cache-written tokens) of the pair's newest API call here: the
+    context its next wake resumes, and "how full" in the thread's menus."""
+    latest = (
+        Message.objects.filter(motion_id=motion_id, agent_id=agent_id, input_tokens__isnull=False)
+        .exclude(session_id="")
+        .order_by("-created_at", "-id")
+        .values("model_backend", "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        .first()
+    )
+    if latest is None:
+        return None
+    read = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+    return SessionContext(sum(latest[key] or 0 for key in read), latest["model_backend"])

@@ -1,4 +1,4 @@
-"""The consider loop's states (wakes' `ListenState`, handed in by wakes/noting.py): a note's one
+"""The consider loop's states (wakes' `ListenState`, handed in by wakes/consider_loop/noting.py): a note's one
 locked read and its one write of the Motion's states.
 
 Why by hand: every post's note writes every listening state of its Motion, and Django's
@@ -16,7 +16,7 @@ locked note) inside it. `update_bumped` is the note's first try: a write guarded
 version, outside a transaction, its rows locked in pk order inside the statement; it saves the
 locked note's BEGIN, COMMIT and lock wait on every post (bench/README.md, "the note's first try").
 Its reference path is `orm_read_states` beside it, which the same equivalence test compares.
-The states, dials and overrides are wakes' models, handed in by wakes/noting.py (motion_runner
+The states, dials and overrides are wakes' models, handed in by wakes/consider_loop/noting.py (motion_runner
 imports nothing of wakes); every column is named through them.
 """
 

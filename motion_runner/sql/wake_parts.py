@@ -7,7 +7,7 @@ the two.
 
 The cards, pings and dial are wakes' tables, and motion_runner imports nothing of wakes (the
 layers: watchlist -> wakes -> motion_runner). So wakes hands its models in (`WakeModels`, as
-wakes/noting.py hands `ListenState` to `listen_states`), and both paths name every table and column
+wakes/consider_loop/noting.py hands `ListenState` to `listen_states`), and both paths name every table and column
 through them (`_meta.get_field(name).column`): a renamed field fails here at its first poll, never
 as SQL that reads another column.
 """

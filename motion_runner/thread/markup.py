@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 MARKDOWN_KINDS = frozenset({"text", "watch", "compact", "error", "thinking"})
 
 # A reply's `<tools to="…"/>` (and merge, deploy) becomes a request card of its own: the raw
-# tag is hidden from the reply. Kept in step with wakes.requests.TAG (a test pins both).
+# tag is hidden from the reply. Kept in step with wakes.turn.requests.TAG (a test pins both).
 REQUEST_TAG = re.compile(r"""<(tools|merge|deploy)\s+to\s*=\s*(?:"[^"]*"|'[^']*')\s*/?>""", re.IGNORECASE)
 
 ALLOWED_TAGS = {

@@ -87,7 +87,7 @@ PASSWORD_TRIES_SECONDS = 300
 
 def sign_in_with_password(request, username: str, password: str) -> None:
     """Any active person with a password (staff or not): the trust rules make their posts wake
-    agents look-only (wakes/trust.py reads `sign_in`). Guessing is slowed: after PASSWORD_TRIES
+    agents look-only (wakes/decision/trust.py reads `sign_in`). Guessing is slowed: after PASSWORD_TRIES
     failures for a username, it is refused for a while (counted in Django's cache: Redis in
     production, shared by the web processes). Each try is counted, atomically, before the slow
     hash is checked, so tries sent in parallel cannot all be checked before one is counted; a

@@ -16,7 +16,7 @@ from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFac
 from tests.fakes.anthropic_api import Reply, Text
 from tests.ssh_keys import make_key, sign
 from wakes.models import WakeRequest
-from wakes.requests import record_requests
+from wakes.turn.requests import record_requests
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

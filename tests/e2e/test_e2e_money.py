@@ -18,9 +18,9 @@ from motion_runner.models import EndedBy, Turn, TurnStatus
 from motion_runner.runner.turns import execute_turn
 from tests.fakes.anthropic_api import Reply, Text, ToolUse, Usage
 from tests.wakes_support import clock, dials, loop, room, say
-from wakes.budget import spent_today
 from wakes.models import Consideration, Spend
-from wakes.spend_guard import SPEND_GUARD_PREFIX
+from wakes.money.budget import spent_today
+from wakes.money.spend_guard import SPEND_GUARD_PREFIX
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db]
 

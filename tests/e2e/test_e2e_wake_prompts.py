@@ -20,10 +20,10 @@ from motion_runner.runner.turns import execute_turn
 from tests.fakes.anthropic_api import Reply, Text
 from tests.paths import ROOT
 from tests.wakes_support import clock, dials, finish, room, say
-from wakes.context import new_posts_prompt, quiet_prompt
-from wakes.footer import wake_footer
-from wakes.handlers import wake_for_watch
-from wakes.wake import wake
+from wakes.consider_loop.handlers import wake_for_watch
+from wakes.turn.context import new_posts_prompt, quiet_prompt
+from wakes.turn.footer import wake_footer
+from wakes.turn.wake import wake
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db]
 
@@ -189,7 +189,7 @@ def write_doc(kinds: dict[str, str]) -> None:
         "model server by `tests/e2e/test_e2e_wake_prompts.py`; `WRITE_WAKE_PROMPTS=1` writes this file",
         "again). The Motion, its people (justin, rosemary), another agent (codey) and the posts are the",
         "test's; the times are its clock's. The frame, the marks, the footer and its safety lines are",
-        "exactly what the runner sends (`wakes/context.py`, `wakes/footer.py`, the dials).",
+        "exactly what the runner sends (`wakes/turn/context.py`, `wakes/turn/footer.py`, the dials).",
         "",
     ]
     for kind, prompt in kinds.items():

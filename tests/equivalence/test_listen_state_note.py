@@ -13,8 +13,8 @@ from django.utils import timezone
 
 from motion_runner.sql.listen_states import orm_read_states, pg_read_states, update_bumped
 from tests.factories import AgentFactory, MessageFactory, MotionFactory
+from wakes.consider_loop.noting import NOTED_FIELDS, note_post
 from wakes.models import DialOverride, Dials, ListenState
-from wakes.noting import NOTED_FIELDS, note_post
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="the fast paths are PostgreSQL's"),

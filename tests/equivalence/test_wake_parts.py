@@ -12,9 +12,9 @@ from django.utils import timezone
 from motion_runner.models import Scram
 from motion_runner.sql import wake_parts
 from tests.factories import AgentFactory, MessageFactory, MotionFactory
-from wakes.api import RECENTLY_ANSWERED
 from wakes.models import Dials, TypingPing, WakeRequest
-from wakes.views import WAKE_PART_MODELS
+from wakes.web.api import RECENTLY_ANSWERED
+from wakes.web.views import WAKE_PART_MODELS
 
 pytestmark = [
     pytest.mark.skipif(connection.vendor != "postgresql", reason="the fast paths are PostgreSQL's"),

@@ -28,7 +28,7 @@ from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFac
 from tests.faults.private_services import PrivateRedis, free_port
 from tests.faults.support import database_url, start_worker, wait_for
 from tests.recorded import CLAUDE_RECORDINGS, recording_path
-from wakes.loop import tick
+from wakes.consider_loop.loop import tick
 from wakes.models import Consideration, Dials
 
 FAKE_HARNESS = CLAUDE_RECORDINGS.parents[1] / "fakes" / "fake_harness.py"

@@ -22,9 +22,9 @@ from motion_runner.signals import message_created
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
 from tests.fakes.anthropic_api import FakeAnthropic, Hang
 from tests.faults.support import database_url, start_worker, wait_for
-from wakes.loop import tick
+from wakes.consider_loop.loop import tick
+from wakes.consider_loop.recovery import recover_considerations
 from wakes.models import Consideration, Dials, Spend
-from wakes.recovery import recover_considerations
 
 GIVEN_UP_WITHIN = 60.0  # seconds, the bound
 

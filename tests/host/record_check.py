@@ -148,7 +148,7 @@ def host_page_rows(motion: Motion, mood: host.Mood, scribe: Agent, justin: host.
     """What memory-lane's own page writes, as its views write it (views_auth.api_say and
     api_interrupt): composer posts from an SSH-key device and a PickiPedia one, a ■ on a running
     turn, and an event row that is nobody's words."""
-    from wakes.trust import decide
+    from wakes.decision.trust import decide
 
     system = host.ThinkingEntity.objects.get_or_create(
         name="system", defaults={"participant_type": "system", "is_biological_human": False}

@@ -25,7 +25,7 @@ from tests.factories import (
     UserFactory,
 )
 from tests.wakes_support import clock, dials, loop
-from wakes.handlers import check_mentions
+from wakes.consider_loop.handlers import check_mentions
 from wakes.models import MentionWake
 
 pytestmark = pytest.mark.django_db

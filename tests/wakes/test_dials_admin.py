@@ -9,8 +9,8 @@ import pytest
 from django.db import models
 
 from tests.factories import AgentFactory, UserFactory
+from wakes.decision.trust import full_tools_for
 from wakes.models import Dials
-from wakes.trust import full_tools_for
 
 pytestmark = pytest.mark.django_db
 

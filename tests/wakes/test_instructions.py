@@ -21,8 +21,8 @@ from motion_runner.models import Kind, Message, Scram, Turn, TurnStatus
 from motion_runner.runner.turns import enqueue_turn
 from tests.factories import AgentFactory, UserFactory
 from tests.wakes_support import clock, room, say
-from wakes.footer import finalize_prompt
 from wakes.models import Steer
+from wakes.turn.footer import finalize_prompt
 
 pytestmark = pytest.mark.django_db
 

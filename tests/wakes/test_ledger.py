@@ -18,13 +18,13 @@ from motion_runner.runner.reclaim import sweep_turns
 from motion_runner.runner.turns import enqueue_turn, retire_and_wake_again
 from tests.factories import MessageFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
-from wakes.budget import settle_turn, spent_today
-from wakes.compaction import compact_after_loop
-from wakes.considering import run_consideration
-from wakes.loop import tick
+from wakes.consider_loop.considering import run_consideration
+from wakes.consider_loop.loop import tick
+from wakes.consider_loop.recovery import ORPHANED_RESERVATION, release_orphaned_reservations
 from wakes.models import Consideration, ListenState, Spend, WakeRequest
-from wakes.recovery import ORPHANED_RESERVATION, release_orphaned_reservations
-from wakes.requests import grant
+from wakes.money.budget import settle_turn, spent_today
+from wakes.turn.compaction import compact_after_loop
+from wakes.turn.requests import grant
 
 pytestmark = pytest.mark.django_db
 
@@ -62,7 +62,7 @@ def test_a_manage_py_wake_turn_is_in_the_ledger_with_its_reason_but_not_counted(
 
 def test_a_granted_wake_is_in_the_ledger(room, clock, monkeypatch):
     monkeypatch.setattr(
-        "wakes.requests.person_may_grant", lambda user, sign_in: (True, "signed in with an SSH key")
+        "wakes.turn.requests.person_may_grant", lambda user, sign_in: (True, "signed in with an SSH key")
     )
     card = MessageFactory(
         motion=room.motion, sender="magent", agent=room.magent, text="<tools>deploy</tools>"
@@ -130,7 +130,7 @@ def a_reservation_whose_worker_died(room, clock, loop) -> Consideration:
     say(room.motion, room.justin, "what do you think?", clock)
     clock.advance(12)
     [c] = tick(dispatch=False)
-    from wakes import considering
+    from wakes.consider_loop import considering
 
     def die(*args, **kwargs):
         raise SystemExit("the worker died")

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from motion_runner.harnesses import Event, EventKind
-from wakes.loop_guard import LoopGuard
 from wakes.models.dials import DEFAULTS
+from wakes.turn.loop_guard import LoopGuard
 
 
 def call(name: str = "Read", **tool_input) -> Event:

@@ -9,7 +9,7 @@ import pytest
 from motion_runner.models import Kind, Message, Turn, TurnStatus
 from motion_runner.runner.turns import build_prompt_at_start, wake_line_id
 from tests.wakes_support import clock, dials, finish, room, say
-from wakes.handlers import check_mentions
+from wakes.consider_loop.handlers import check_mentions
 from wakes.models import MentionWake
 
 pytestmark = pytest.mark.django_db

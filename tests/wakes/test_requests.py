@@ -7,9 +7,9 @@ from rest_framework.test import APIClient
 
 from motion_runner.models import Kind, Message, MotionSession, Turn
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
-from wakes.footer import wake_footer
 from wakes.models import WakeRequest
-from wakes.requests import find_asks, record_requests
+from wakes.turn.footer import wake_footer
+from wakes.turn.requests import find_asks, record_requests
 
 pytestmark = pytest.mark.django_db
 

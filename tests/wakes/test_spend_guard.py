@@ -11,7 +11,7 @@ from motion_runner.harnesses.pi import PiParser
 from tests.factories import AgentFactory, TurnFactory
 from tests.recorded import parse_recording
 from tests.recordings_util import replay
-from wakes.spend_guard import SpendGuard
+from wakes.money.spend_guard import SpendGuard
 
 pytestmark = pytest.mark.django_db
 

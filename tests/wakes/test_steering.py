@@ -17,10 +17,10 @@ from motion_runner.models import Kind, Message, Scram, Turn, TurnStatus
 from motion_runner.signals import turns_stopped
 from tests.factories import MotionFactory, UserFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
-from wakes.footer import finalize_prompt
-from wakes.handlers import check_mentions
+from wakes.consider_loop.handlers import check_mentions
 from wakes.models import DialOverride, MentionWake, Steer
 from wakes.models.dials import resolve
+from wakes.turn.footer import finalize_prompt
 
 pytestmark = pytest.mark.django_db
 

@@ -11,8 +11,8 @@ from django.test import override_settings
 from motion_runner.harnesses.claude_code_command import CLAUDE_LOCAL_READS
 from motion_runner.harnesses.pi import PI_LOCAL_READS
 from tests.harness_support import claude_tool_arguments, codex_tool_arguments, pi_tool_arguments
-from wakes import tool_policy
-from wakes.tool_policy import WIKI_WRITE_TOOLS, look_only_policy
+from wakes.turn import tool_policy
+from wakes.turn.tool_policy import WIKI_WRITE_TOOLS, look_only_policy
 
 
 def flag(argv: list[str], name: str) -> str:

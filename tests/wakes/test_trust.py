@@ -6,7 +6,7 @@ import pytest
 from django.test import override_settings
 
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
-from wakes.trust import FULL, LOOK, decide
+from wakes.decision.trust import FULL, LOOK, decide
 
 pytestmark = pytest.mark.django_db
 
@@ -107,7 +107,7 @@ def test_a_burst_reads_the_full_tools_for_dial_once(motion):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from wakes.trust import decide_burst
+    from wakes.decision.trust import decide_burst
 
     posts = [post_by_person(motion, "wiki", username=f"visitor{n}") for n in range(8)]
     with CaptureQueriesContext(connection) as queries:
@@ -159,7 +159,7 @@ def test_an_authorless_web_post_under_a_name_in_full_tools_for_does_not_vouch(mo
 
 
 def test_a_burst_whose_untrusted_post_is_not_last_wakes_look_only(motion):
-    from wakes.trust import decide_burst
+    from wakes.decision.trust import decide_burst
 
     burst = [post_by_person(motion, "ssh"), post_by_person(motion, "wiki", username="wikifan")]
     burst.append(post_by_person(motion, "ssh", username="rosemary"))  # a trusted post ends it
@@ -171,7 +171,7 @@ def test_a_burst_whose_untrusted_post_is_not_last_wakes_look_only(motion):
 
 
 def test_a_burst_whose_untrusted_post_is_first_wakes_look_only(motion):
-    from wakes.trust import decide_burst
+    from wakes.decision.trust import decide_burst
 
     burst = [post_by_agent_woken(motion, LOOK), post_by_person(motion, "ssh")]
 
@@ -179,7 +179,7 @@ def test_a_burst_whose_untrusted_post_is_first_wakes_look_only(motion):
 
 
 def test_a_burst_of_trusted_posts_wakes_with_full_tools(motion):
-    from wakes.trust import decide_burst
+    from wakes.decision.trust import decide_burst
 
     burst = [post_by_person(motion, "ssh"), post_by_agent_woken(motion, FULL)]
 
@@ -187,7 +187,7 @@ def test_a_burst_of_trusted_posts_wakes_with_full_tools(motion):
 
 
 def test_a_burst_of_one_untrusted_post_says_its_own_rule(motion):
-    from wakes.trust import decide_burst
+    from wakes.decision.trust import decide_burst
 
     decision = decide_burst([post_by_person(motion, "wiki", username="wikifan")])
 
@@ -195,6 +195,6 @@ def test_a_burst_of_one_untrusted_post_says_its_own_rule(motion):
 
 
 def test_an_empty_burst_is_no_waking_post():
-    from wakes.trust import decide_burst
+    from wakes.decision.trust import decide_burst
 
     assert decide_burst([]) == decide(None)

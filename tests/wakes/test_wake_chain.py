@@ -115,7 +115,7 @@ def test_watched_text_through_a_look_only_agent_named_in_full_tools_for_never_re
 ):
     """watched text → alpha (named in full_tools_for) woken look-only → beta: beta stays look-only,
     because a look-only turn never vouches, whoever its agent is."""
-    from wakes.handlers import wake_for_watch
+    from wakes.consider_loop.handlers import wake_for_watch
     from wakes.models import Dials, ListenState
 
     motion, alpha, beta = studio

@@ -13,10 +13,10 @@ from motion_runner.runner.turns import build_prompt_at_start
 from tests.factories import MessageFactory, MotionFactory, UserFactory
 from tests.fakes.anthropic_api import FakeAnthropic, Reply, Text, Usage
 from tests.wakes_support import clock, dials, finish, loop, room, say
-from wakes.context import new_posts_prompt, quiet_prompt
-from wakes.footer import wake_footer
 from wakes.models import Spend
-from wakes.screen import screen_text
+from wakes.turn.context import new_posts_prompt, quiet_prompt
+from wakes.turn.footer import wake_footer
+from wakes.turn.screen import screen_text
 
 pytestmark = pytest.mark.django_db
 
@@ -183,7 +183,7 @@ def test_the_bound_drops_older_posts_but_never_the_mention(room, clock):
 
 def test_a_mention_older_than_every_post_read_is_still_quoted(room, clock, settings, monkeypatch):
     settings.WAKES_SCREEN_API_KEY = ""
-    monkeypatch.setattr("wakes.context.MOST_READ", 5)
+    monkeypatch.setattr("wakes.turn.context.MOST_READ", 5)
     turn = mention_turn(room, clock, "@magent which van has the merch?")
     for n in range(8):
         say(room.motion, room.justin, f"meanwhile {n}", clock.advance(1) and clock)

@@ -12,9 +12,9 @@ from django.core.management.base import CommandError
 from motion_runner.models import EndedBy, Kind, Message, Turn, TurnStatus
 from motion_runner.runner.turns import enqueue_turn
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
-from wakes.compaction import compact_after_loop
-from wakes.footer import after_loop_note, wake_footer
 from wakes.models.dials import AFTER_LOOP_NOTE, FULL_TOOLS_FOOTER, LOOK_ONLY_FOOTER, SAFETY_LINES
+from wakes.turn.compaction import compact_after_loop
+from wakes.turn.footer import after_loop_note, wake_footer
 
 pytestmark = pytest.mark.django_db
 

@@ -21,7 +21,7 @@ from motion_runner.models import Turn, Visibility
 from motion_runner.runner.turns import build_prompt_at_start
 from tests.factories import MessageFactory, MotionFactory, UserFactory
 from tests.wakes_support import clock, room, say
-from wakes.quoting import defuse, quote
+from wakes.decision.quoting import defuse, quote
 
 pytestmark = pytest.mark.django_db
 

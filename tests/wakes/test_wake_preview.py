@@ -42,7 +42,7 @@ def test_it_quotes_the_posts_a_consideration_would_carry_and_claims_nothing(clie
 
     page = preview(client, room)
 
-    # quoted as a wake quotes it (wakes/quoting.py): ► new, who, when, its link, the words
+    # quoted as a wake quotes it (wakes/decision/quoting.py): ► new, who, when, its link, the words
     assert re.search(r"► \[rosemary, [0-9: -]+ UTC, #m-[0-9a-f-]{36}\] the shirts are in", page)
     assert not Consideration.objects.exists() and not Turn.objects.exists()
 

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_a_burst_of_lines_moves_the_loops_clocks_once(monkeypatch, django_capture_on_commit_callbacks):
-    from wakes import handlers
+    from wakes.consider_loop import handlers
 
     noted = []
     monkeypatch.setattr(
@@ -37,7 +37,7 @@ def test_a_burst_of_lines_moves_the_loops_clocks_once(monkeypatch, django_captur
 
 
 def test_a_mention_in_the_middle_of_a_burst_is_still_seen(monkeypatch, django_capture_on_commit_callbacks):
-    from wakes import handlers
+    from wakes.consider_loop import handlers
 
     seen = []
     monkeypatch.setattr(
@@ -62,7 +62,7 @@ def test_a_burst_ending_in_a_tool_call_still_moves_the_clocks_for_its_newest_pos
 ):
     """A runner or stream batch usually ends with a tool call or the turn's end, not a post:
     its newest post is what the clocks learn of, or the other listening agents never see it."""
-    from wakes import handlers
+    from wakes.consider_loop import handlers
 
     noted = []
     monkeypatch.setattr(

@@ -12,9 +12,9 @@ from django.utils import timezone
 from motion_runner.models import Kind, Message, Turn
 from tests.factories import MotionFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
-from wakes.budget import spent_today
-from wakes.handlers import wake_for_watch
+from wakes.consider_loop.handlers import wake_for_watch
 from wakes.models import Consideration, DialOverride, Spend
+from wakes.money.budget import spent_today
 
 pytestmark = pytest.mark.django_db
 

@@ -12,7 +12,7 @@ from motion_runner.models import Kind, Message, TurnStatus
 from tests.paths import ROOT
 from tests.wakes_support import clock, finish, loop, room, say
 from wakes.models import Consideration, TypingPing
-from wakes.views import someone_else_typed, thread_poll_fields
+from wakes.web.views import someone_else_typed, thread_poll_fields
 
 pytestmark = pytest.mark.django_db
 
@@ -70,7 +70,7 @@ def test_a_person_typing_pings_and_sees_who_else_is_typing(room, client, clock):
 
 def test_a_person_who_stops_typing_says_so_and_readers_are_rung(room, client, clock, monkeypatch):
     rung = []
-    monkeypatch.setattr("wakes.api.ring_for", rung.append)
+    monkeypatch.setattr("wakes.web.api.ring_for", rung.append)
     TypingPing.objects.create(motion=room.motion, who="rosemary", at=clock.now())
     client.force_login(room.justin)
     client.post(f"/api/motions/{room.motion.slug}/typing/")

@@ -9,7 +9,7 @@ import pytest
 
 from motion_runner.models import Kind, Message, Turn, TurnStatus
 from tests.wakes_support import clock, dials, finish, loop, room, say
-from wakes.loop import tick
+from wakes.consider_loop.loop import tick
 from wakes.models import Consideration, ListenState, TypingPing
 from wakes.models.listening import WakeKind
 

@@ -12,10 +12,10 @@ import pytest
 
 from tests.wakes_support import clock, dials, finish, loop, room, say
 from wakes import tasks
-from wakes.considering import run_consideration
-from wakes.loop import tick
+from wakes.consider_loop.considering import run_consideration
+from wakes.consider_loop.loop import tick
+from wakes.consider_loop.recovery import recover_considerations
 from wakes.models import Consideration, ListenState, Spend
-from wakes.recovery import recover_considerations
 
 pytestmark = pytest.mark.django_db
 

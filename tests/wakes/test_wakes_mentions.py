@@ -12,10 +12,10 @@ from motion_runner.models import Kind, Message, Turn
 from motion_runner.signals import message_created
 from tests.factories import MessageFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
-from wakes.budget import spent_today
-from wakes.handlers import check_mentions, wake_for_watch
-from wakes.mentions import mentioned_names
+from wakes.consider_loop.handlers import check_mentions, wake_for_watch
+from wakes.decision.mentions import mentioned_names
 from wakes.models import MentionWake, Spend
+from wakes.money.budget import spent_today
 
 KNOWN = ["magent", "codey", "Pi.bot"]
 

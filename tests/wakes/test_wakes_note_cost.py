@@ -1,4 +1,4 @@
-"""Every post an agent or a person makes moves the consider loop's clocks (wakes.noting.note_post):
+"""Every post an agent or a person makes moves the consider loop's clocks (wakes.consider_loop.noting.note_post):
 one place on every backend, the same statements whatever the Motion's listening agents (one read
 of the states with the dials and their overrides, one write guarded by each state's version; a
 state written in between, and the note is made again under the states' locks), and nobody's
@@ -18,10 +18,10 @@ from django.utils import timezone
 
 from motion_runner.sql import fast_paths
 from tests.factories import AgentFactory, MessageFactory, MotionFactory
-from wakes import noting
+from wakes.consider_loop import noting
+from wakes.consider_loop.noting import note_post
 from wakes.models import DialOverride, ListenState
 from wakes.models.dials import overrides_for, resolve
-from wakes.noting import note_post
 
 pytestmark = pytest.mark.django_db
 

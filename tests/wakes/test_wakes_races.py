@@ -16,8 +16,8 @@ from django.utils import timezone
 from motion_runner.models import Turn
 from tests.factories import MotionFactory
 from tests.wakes_support import clock, dials, no_screen, room, say
-from wakes.considering import run_consideration
-from wakes.loop import tick
+from wakes.consider_loop.considering import run_consideration
+from wakes.consider_loop.loop import tick
 from wakes.models import Consideration, ListenState, Spend
 from wakes.models.listening import WakeKind
 
@@ -60,7 +60,7 @@ def race(workers: int, work: Callable[[int], object]) -> list[object]:
 def slow_budget_reads(monkeypatch):
     """Every budget read takes 50 ms, as under load: without the day's lock, all the racers
     read the same totals before any of them reserves, so a missing lock always shows."""
-    from wakes import budget
+    from wakes.money import budget
 
     def slowly(read):
         def wrapper(*args, **kwargs):
@@ -155,11 +155,11 @@ def test_a_post_landing_during_a_claim_is_never_lost(room, clock):
 
 
 def test_notes_of_one_motion_at_once_lose_no_post_and_never_deadlock():
-    """Eight posts noted at once in a Motion of five listening agents (wakes/noting.py: the states
+    """Eight posts noted at once in a Motion of five listening agents (wakes/consider_loop/noting.py: the states
     locked in pk order, then one update): each state ends with the newest post's time and one
     version bump per note, whichever notes were read again or taken under lock."""
     from tests.factories import AgentFactory, MessageFactory
-    from wakes.noting import note_post
+    from wakes.consider_loop.noting import note_post
 
     motion = MotionFactory(slug="busy")
     agents = [AgentFactory(name=f"listener-{n}", listening=True) for n in range(5)]

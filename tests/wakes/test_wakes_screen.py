@@ -11,9 +11,9 @@ from motion_runner.models import Kind, Message, Turn
 from tests.factories import SteerFactory
 from tests.fakes.anthropic_api import ApiError, FakeAnthropic, Garbage, Hang, Reply, Text, Usage
 from tests.wakes_support import Driver, clock, dials, finish, room, say
-from wakes.budget import full_in_last_hour
 from wakes.models import Consideration, DialOverride, Spend
-from wakes.screen import screen_posts
+from wakes.money.budget import full_in_last_hour
+from wakes.turn.screen import screen_posts
 
 pytestmark = pytest.mark.django_db
 

@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from motion_runner.models import Scram, Turn, TurnStatus
 from tests.wakes_support import clock, loop, room, say
-from wakes.loop import tick
+from wakes.consider_loop.loop import tick
 from wakes.models import Consideration, ListenState, Steer
 
 pytestmark = pytest.mark.django_db

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 from motion_runner.models import Kind, Message, Turn
 
-from ..requests import TAG as REQUEST_TAG
+from ..turn.requests import TAG as REQUEST_TAG
 
 SILENT = re.compile(r"<silent\b", re.IGNORECASE)
 

@@ -18,7 +18,7 @@ from django.db.models import Q
 
 from motion_runner.models import Agent, Motion
 
-from .. import clock
+from . import clock
 from .steer import Steer
 
 DEFAULT_SCREEN_PROMPT = (
@@ -127,7 +127,7 @@ class Dials(models.Model):
     prompt_max_posts = models.PositiveIntegerField(
         default=30, help_text="New posts quoted in a consideration's prompt (the newest). Default: 30."
     )
-    # What a wake reads (wakes/context.py)
+    # What a wake reads (wakes/turn/context.py)
     reads = models.PositiveIntegerField(
         default=10_000,
         help_text="Tokens (about 4 characters each) of what was said since the agent last spoke that a "
@@ -462,7 +462,7 @@ def resolve(
     steered: bool = True,
 ) -> Resolved:
     """`overrides`: a superset of the pair's, read already (overrides_for); else they are asked.
-    Then the room's `reads` from the thread (wakes/steering.py's order: dials → overrides → the
+    Then the room's `reads` from the thread (wakes/decision/steering.py's order: dials → overrides → the
     thread); `steered=False` skips that query where `reads` is not used (the loop's schedule)."""
     dials = dials or Dials.load()
     values = {name: getattr(dials, name) for name in OVERRIDABLE}

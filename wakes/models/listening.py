@@ -116,7 +116,7 @@ class MentionWake(models.Model):
         WAITING = "waiting"  # a terminal mention, waiting to see if it is answered
         WOKEN = "woken"
         ANSWERED = "answered"  # answered before the wait ran out: no wake
-        HELD = "held"  # the agent's listening here is off: woken when it is back (wakes/steering.py)
+        HELD = "held"  # the agent's listening here is off: woken when it is back (wakes/decision/steering.py)
         LET_GO = "let_go"  # posted before someone stopped the agent's turns: never woken
         CHAINED = "chained"  # agents woke each other too often in a row: woken after a person's post
 
@@ -138,7 +138,7 @@ class MentionWake(models.Model):
         constraints = [models.UniqueConstraint(fields=["message", "agent"], name="one_wake_per_mention")]
         indexes = [
             models.Index(fields=["due_at"], name="mention_waiting_due", condition=Q(status="waiting")),
-            # Held while the agent's listening is off: due at its "until" (wakes/steering.py).
+            # Held while the agent's listening is off: due at its "until" (wakes/decision/steering.py).
             models.Index(fields=["due_at"], name="mention_held_due", condition=Q(status="held")),
         ]
 

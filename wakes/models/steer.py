@@ -10,7 +10,7 @@ from motion_runner.models import Agent, Motion
 
 
 class Steer(models.Model):
-    """One change the room made to how its agents wake (wakes/steering.py): append-only, with who
+    """One change the room made to how its agents wake (wakes/decision/steering.py): append-only, with who
     and when. The newest row of a (Motion, agent, setting) is in force until its `until`;
     `agent` is blank for the Motion's own settings (rules, archived)."""
 

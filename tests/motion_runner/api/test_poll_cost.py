@@ -20,10 +20,9 @@ from motion_runner.api.serializers import message_rows
 from motion_runner.models import Scram, Turn, TurnStatus
 from motion_runner.thread.bell import MessageBell, SharedAnswers, bell
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
-from wakes import clock
-from wakes.api import open_requests, recently_answered, typing_in
-from wakes.models import Dials, TypingPing, WakeRequest
-from wakes.views import thread_poll_fields
+from wakes.models import Dials, TypingPing, WakeRequest, clock
+from wakes.web.api import open_requests, recently_answered, typing_in
+from wakes.web.views import thread_poll_fields
 
 
 def listening() -> bool:

@@ -22,9 +22,9 @@ from motion_runner.runner.turns import enqueue_turn, execute_turn
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
 from tests.paths import TESTS
 from tests.recorded import recording_path
-from wakes.footer import finalize_prompt
-from wakes.handlers import handle_message
+from wakes.consider_loop.handlers import handle_message
 from wakes.models import MentionWake, Spend
+from wakes.turn.footer import finalize_prompt
 
 FAKE_HARNESS = TESTS / "fakes" / "fake_harness.py"
 # How long a stop may take to end the harness's process group here: a ring ends it well within a

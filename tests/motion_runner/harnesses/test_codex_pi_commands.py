@@ -81,7 +81,7 @@ class TestPi:
     def test_a_look_only_turn_gets_the_shared_list_and_the_footer(self, binary):
         from motion_runner.harnesses.policy import PI_READ_GUARD
         from tests.harness_support import pi_look_only_tools
-        from wakes.footer import wake_footer
+        from wakes.turn.footer import wake_footer
 
         assert argv(turn_for("pi", binary, model="fake/fake-model")) == [
             binary,
@@ -107,7 +107,7 @@ class TestPi:
         import json
 
         from motion_runner.harnesses.policy import PI_READ_GUARD
-        from wakes.tool_policy import DENIED_PATHS
+        from wakes.turn.tool_policy import DENIED_PATHS
 
         for mode, confined in (("look", "1"), ("full", "0")):
             turn = turn_for("pi", binary, mode=mode, env={"MOTION_RUNNER_CONFINE_READS": "0"})

@@ -14,7 +14,7 @@ from motion_runner.harnesses.policy import LookOnlyPolicy, ToolPolicy, closed_po
 from motion_runner.runner.turns import execute_turn, policy_for
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
 from tests.harness_support import launch_for
-from wakes.tool_policy import policy_for_turn
+from wakes.turn.tool_policy import policy_for_turn
 
 
 @pytest.fixture

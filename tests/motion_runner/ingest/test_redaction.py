@@ -135,7 +135,7 @@ def test_how_much_tool_output_a_reader_sees_is_a_dial(client, scribe, harbor, se
 def test_a_secret_in_a_log_line_is_redacted(settings):
     settings.WAKES_SCREEN_API_KEY = "plain-screen-key-of-no-known-shape"
     record = logging.LogRecord(
-        "wakes.screen",
+        "wakes.turn.screen",
         logging.ERROR,
         __file__,
         1,

@@ -11,7 +11,7 @@ import pytest
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import stable_uuid, system_uuid
 from motion_runner.models import Kind, Message, Turn
-from wakes.wake import wake
+from wakes.turn.wake import wake
 
 pytestmark = pytest.mark.django_db
 

@@ -42,7 +42,7 @@ def test_their_post_is_then_typed_by_a_person_signed_in_with_an_ssh_key(client: 
     )
     assert response.status_code == 201
     from motion_runner.models import Message
-    from wakes.trust import decide
+    from wakes.decision.trust import decide
 
     assert decide(Message.objects.get()).mode == "full"
 

@@ -14,7 +14,7 @@ from motion_runner.runner.turns import enqueue_turn, session_for_launch
 from motion_runner.signals import message_created
 from tests.factories import MessageFactory, TurnFactory
 from tests.wakes_support import clock, dials, room
-from wakes.commands import COMMAND_REASON, COMMANDS
+from wakes.turn.commands import COMMAND_REASON, COMMANDS
 
 pytestmark = pytest.mark.django_db
 

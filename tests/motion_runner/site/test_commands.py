@@ -12,9 +12,9 @@ import pytest
 from motion_runner.models import Kind, Message, Turn, TurnStatus
 from motion_runner.runner.turns import execute_turn
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
-from wakes.handlers import handle_message
+from wakes.consider_loop.handlers import handle_message
+from wakes.decision.steering import context_fullness
 from wakes.models import Spend
-from wakes.steering import context_fullness
 
 pytestmark = pytest.mark.django_db
 

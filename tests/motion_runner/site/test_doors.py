@@ -433,7 +433,7 @@ def test_a_view_only_staff_user_sees_the_agents_env_secrets_masked(client, scrib
     ],
 )
 def test_a_tag_shown_as_code_or_quoted_in_any_markdown_form_is_no_request(text):
-    from wakes.requests import find_asks
+    from wakes.turn.requests import find_asks
 
     assert find_asks(text) == []
 
@@ -448,7 +448,7 @@ def test_a_tag_shown_as_code_or_quoted_in_any_markdown_form_is_no_request(text):
     ],
 )
 def test_a_tag_in_the_agents_own_words_after_code_is_still_a_request(text, kind):
-    from wakes.requests import find_asks
+    from wakes.turn.requests import find_asks
 
     assert [ask.kind for ask in find_asks(text)] == [kind]
 
@@ -456,7 +456,7 @@ def test_a_tag_in_the_agents_own_words_after_code_is_still_a_request(text, kind)
 def test_finding_requests_in_a_long_hostile_text_stays_quick():
     import time
 
-    from wakes.requests import find_asks
+    from wakes.turn.requests import find_asks
 
     runs = "".join("`" * n + " x " for n in range(1, 400))[:100_000] + '<tools to="x"/>'
     markers = "-  " * 33_000 + "x"  # list markers with no quote after them

@@ -100,7 +100,7 @@ def test_a_person_who_is_not_staff_signs_in_with_a_password_and_posts():
 
 
 def test_a_password_sign_in_wakes_agents_look_only():
-    from wakes.trust import decide
+    from wakes.decision.trust import decide
 
     MotionFactory(slug="harbor")
     pete = UserFactory(username="pete")

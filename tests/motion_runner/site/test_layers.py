@@ -55,7 +55,7 @@ def test_the_scan_finds_an_import_hidden_in_a_function_and_leaves_the_rest():
         "from motion_runner.models import Turn\n"
         "def run():\n"
         "    from .tasks import run_turn\n"
-        "    import wakes.loop\n"
+        "    import wakes.consider_loop.loop\n"
         "    import decimal\n"
         "class Config:\n"
         "    async def ready(self):\n"
@@ -63,7 +63,7 @@ def test_the_scan_finds_an_import_hidden_in_a_function_and_leaves_the_rest():
     )
     assert hidden_imports(source) == [
         ("run", 4, ".tasks"),
-        ("run", 5, "wakes.loop"),
+        ("run", 5, "wakes.consider_loop.loop"),
         ("ready", 9, "motion_runner"),
     ]
 

@@ -8,7 +8,7 @@ from django.test import Client
 from motion_runner.lib.http.guard import address_problem
 from motion_runner.models import AgentKey
 from tests.factories import AgentFactory, UserFactory
-from wakes.requests import find_asks
+from wakes.turn.requests import find_asks
 
 
 def test_the_admins_new_key_never_rides_in_a_cookie(db):

@@ -14,8 +14,8 @@ from motion_runner.models import Message
 from motion_runner.thread.markup import REQUEST_TAG, render_markdown
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
 from wakes.models import TypingPing, WakeRequest
-from wakes.requests import TAG as WAKES_REQUEST_TAG
-from wakes.requests import answer
+from wakes.turn.requests import TAG as WAKES_REQUEST_TAG
+from wakes.turn.requests import answer
 
 HOSTILE = [
     "<script>alert(1)</script>",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand
 
-from wakes.dry_run import would_wake
+from wakes.consider_loop.dry_run import would_wake
 
 
 class Command(BaseCommand):

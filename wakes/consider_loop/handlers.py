@@ -14,21 +14,20 @@ from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
 from motion_runner.runner.db_retry import retry_outages
 
-from . import clock
-from .budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch_wake_refusal
+from ..decision.mentions import mentioned_names
+from ..decision.steering import NEVER, looks_unprompted, mentions_held, scram_holds
+from ..holds import lift_hold
+from ..models import Consideration, Dials, MentionWake, Spend, clock
+from ..models.dials import resolve
+from ..money.budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch_wake_refusal
+from ..turn.commands import command_in, run_command
+from ..turn.context import watch_prompt
+from ..turn.wake import human_duration, wake
 from .chains import chain_for, hold_chained, release_chained
-from .commands import command_in, run_command
 from .considering import free_pair, post_dot
-from .context import watch_prompt
-from .holds import lift_hold
 from .loop import answered_since, due_mention_wakes, fenced_agents, is_person, mark_busy
 from .mention_turns import renew_holds, show_hold, wake_for_mention
-from .mentions import mentioned_names
-from .models import Consideration, Dials, MentionWake, Spend
-from .models.dials import resolve
 from .noting import note_post
-from .steering import NEVER, looks_unprompted, mentions_held, scram_holds
-from .wake import human_duration, wake
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +97,7 @@ def chained(message: Message, agent: Agent) -> bool:
 def mention(message: Message, agent: Agent, *, dispatch: bool = True) -> Turn | None:
     """A post in the web or through the API (a person's, or an agent's: its turn's words, its API
     posts) wakes now; a terminal post waits to see if it gets answered. An agent's mention of
-    another agent lengthens a chain, which the chain guard bounds (wakes/chains.py)."""
+    another agent lengthens a chain, which the chain guard bounds (wakes/consider_loop/chains.py)."""
     now = clock.now()
     dials = Dials.load()
     if message.created_at < now - timedelta(minutes=dials.backfill_horizon_minutes):

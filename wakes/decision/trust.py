@@ -20,7 +20,7 @@ from django.conf import settings
 
 from motion_runner.models import HOST_POST_SOURCE_FILE
 
-from .models.dials import current_dials
+from ..models.dials import current_dials
 
 LOOK = "look"
 FULL = "full"

@@ -23,11 +23,12 @@ from django.db.models import F, Q, Sum
 from django.utils import timezone
 
 from motion_runner.harnesses.pricing import anthropic_price_for
-from motion_runner.models import ENDED_STATUSES, Message
+from motion_runner.models import ENDED_STATUSES
+from motion_runner.runner.resume import session_context
 
-from .models import BudgetDay, Consideration, Spend
-from .models.dials import Resolved
-from .models.listening import WakeKind
+from ..models import BudgetDay, Consideration, Spend
+from ..models.dials import Resolved
+from ..models.listening import WakeKind
 
 HOUR = timedelta(hours=1)
 CENT = Decimal("0.01")
@@ -49,30 +50,6 @@ def spent_today(day, *, motion_id: str | None = None, agent_id: int | None = Non
     if agent_id is not None:
         rows = rows.filter(agent_id=agent_id)
     return rows.aggregate(total=Sum("amount"))["total"] or Decimal("0")
-
-
-@dataclass(frozen=True)
-class SessionContext:
-    """What the agent's newest API call in its newest session of a Motion read."""
-
-    tokens: int
-    model: str
-
-
-def session_context(motion_id: str, agent_id: int) -> SessionContext | None:
-    """The input (fresh, cached and cache-written tokens) of the pair's newest API call here: the
-    context its next wake resumes, and "how full" in the thread's menus."""
-    latest = (
-        Message.objects.filter(motion_id=motion_id, agent_id=agent_id, input_tokens__isnull=False)
-        .exclude(session_id="")
-        .order_by("-created_at", "-id")
-        .values("model_backend", "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-        .first()
-    )
-    if latest is None:
-        return None
-    read = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-    return SessionContext(sum(latest[key] or 0 for key in read), latest["model_backend"])
 
 
 @dataclass(frozen=True)

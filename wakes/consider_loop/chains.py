@@ -24,13 +24,12 @@ from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
 
-from . import clock
-from .holds import lift_hold
+from ..decision.steering import NEVER, scram_holds
+from ..holds import lift_hold
+from ..models import MentionWake, clock
+from ..models.dials import resolve
 from .loop import is_person
 from .mention_turns import MENTION, show_hold, wake_for_mention
-from .models import MentionWake
-from .models.dials import resolve
-from .steering import NEVER, scram_holds
 
 # Who counts as a person asking, for the chain (the loop's rule: words not from an agent, the
 # runner or a watch).

@@ -15,11 +15,10 @@ from motion_runner.lib.ids import system_uuid
 from motion_runner.lib.tasks import send_when_broker_answers
 from motion_runner.models import Kind
 
-from . import clock
-from .budget import release
-from .conf import app_settings as wakes_settings  # the app's settings, with defaults (conf.py)
-from .models import Consideration, Dials, ListenState, Spend
-from .models.listening import WakeKind
+from ..conf import app_settings as wakes_settings  # the app's settings, with defaults (conf.py)
+from ..models import Consideration, Dials, ListenState, Spend, clock
+from ..models.listening import WakeKind
+from ..money.budget import release
 
 log = logging.getLogger(__name__)
 

@@ -12,10 +12,9 @@ from django.db.models import Max, Q, Sum
 
 from motion_runner.models import Message, Motion, Turn, TurnStatus
 
-from . import clock
-from .budget import day_of, spent_today
-from .models import DialOverride, Dials, ListenState, Spend, WakeRequest
-from .steering import hushes
+from ..decision.steering import hushes
+from ..models import DialOverride, Dials, ListenState, Spend, WakeRequest, clock
+from ..money.budget import day_of, spent_today
 
 
 @dataclass

@@ -19,11 +19,10 @@ import httpx
 from motion_runner.lib.http.client import post_json_to_configured_api
 from motion_runner.models import Agent, Message, Motion
 
-from . import clock
-from .budget import day_of
-from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from .models import Dials, Spend
-from .quoting import LEAD_IN, posts_of, quote
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from ..decision.quoting import LEAD_IN, posts_of, quote
+from ..models import Dials, Spend, clock
+from ..money.budget import day_of
 
 log = logging.getLogger(__name__)
 

@@ -9,10 +9,10 @@ from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.models import Agent, Kind, Message, Motion, Turn
 from motion_runner.runner.turns import enqueue_turn, wake_line_id
 
-from .models import Dials
-from .models.dials import SessionAfterLookOnly
-from .steering import wake_settings
-from .trust import decide, decide_burst
+from ..decision.steering import wake_settings
+from ..decision.trust import decide, decide_burst
+from ..models import Dials
+from ..models.dials import SessionAfterLookOnly
 
 SILENT_HINT = (
     "If there is nothing useful for you to say, answer only <silent>a few words why</silent>: "
@@ -21,7 +21,7 @@ SILENT_HINT = (
 
 
 def wake_mode_for(message: Message | None, posts: list[Message] | None = None) -> tuple[str, str]:
-    """The wake's mode and the rule that chose it (wakes/trust.py). A burst of posts wakes with
+    """The wake's mode and the rule that chose it (wakes/decision/trust.py). A burst of posts wakes with
     full tools only if every post in it would: the least trusted post decides, so an untrusted
     line cannot ride in on a trusted person's last word."""
     decision = decide_burst(posts) if posts else decide(message)
@@ -63,7 +63,7 @@ def wake(
     line: bool = True,
 ) -> Turn:
     """Queue the turn and say in the thread why it woke and what that cost so far (`line`: now;
-    else its start says it, wakes/mention_turns.py). `start_after`: seconds before its task runs."""
+    else its start says it, wakes/consider_loop/mention_turns.py). `start_after`: seconds before its task runs."""
     mode, rule = wake_mode_for(woken_by, [p for p in posts or [] if p.agent_id != agent.pk])
     effort, model = wake_settings(motion.pk, agent.pk, reason, effort)  # the room's menus (steering.py)
     turn = enqueue_turn(

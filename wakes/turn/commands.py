@@ -17,7 +17,7 @@ from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Turn
 from motion_runner.runner.turns import enqueue_turn
 
-from .trust import decide
+from ..decision.trust import decide
 from .wake import post_wake_line
 
 COMMANDS = ("compact", "context", "usage")

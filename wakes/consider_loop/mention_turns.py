@@ -23,15 +23,14 @@ from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Motion, Turn, TurnStatus
 from motion_runner.runner.turns import wake_line_id
 
-from . import clock
-from .budget import day_of
-from .context import mention_prompt
-from .footer import finalize_prompt
-from .holds import keep_hold, lift_hold
+from ..holds import keep_hold, lift_hold
+from ..models import MentionWake, Spend, clock
+from ..models.dials import Resolved, resolve
+from ..money.budget import day_of
+from ..turn.context import mention_prompt
+from ..turn.footer import finalize_prompt
+from ..turn.wake import post_wake_line, wake, wake_mode_for
 from .loop import mark_busy
-from .models import MentionWake, Spend
-from .models.dials import Resolved, resolve
-from .wake import post_wake_line, wake, wake_mode_for
 
 MENTION = "mention"
 UNDER_WAY = "a turn is under way here; this one is next"

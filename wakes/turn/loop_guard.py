@@ -14,7 +14,7 @@ from motion_runner.harnesses import Event, EventKind
 from motion_runner.models import EndedBy, Turn
 from motion_runner.runner.monitor import TurnMonitor
 
-from .models.dials import current_dials
+from ..models.dials import current_dials
 
 LOOP_GUARD_PREFIX = "the tool-loop guard stopped it"
 

@@ -1,5 +1,5 @@
 """A page per Motion (`/motions/<slug>/wakes/`): what each kind of wake would tell each agent now,
-footer included, without waking anyone. The prompts are built as a wake builds them (wakes/context.py), never summarized here (nothing is spent),
+footer included, without waking anyone. The prompts are built as a wake builds them (wakes/turn/context.py), never summarized here (nothing is spent),
 and passed through the runner's prompt finalizers, as `enqueue_turn` passes them."""
 
 from __future__ import annotations
@@ -12,15 +12,14 @@ from motion_runner.people.access import access, readable_motion
 from motion_runner.people.context import sign_in_of
 from motion_runner.signals import prompt_finalizers
 
-from . import clock
-from .considering import new_posts
-from .context import mention_prompt, new_posts_prompt, quiet_prompt
-from .models import Consideration, Dials, ListenState
-from .models.dials import resolve
-from .models.listening import WakeKind
-from .steering import wake_settings
-from .trust import decide, decide_burst
-from .wake import human_duration
+from ..consider_loop.considering import new_posts
+from ..decision.steering import wake_settings
+from ..decision.trust import decide, decide_burst
+from ..models import Consideration, Dials, ListenState, clock
+from ..models.dials import resolve
+from ..models.listening import WakeKind
+from ..turn.context import mention_prompt, new_posts_prompt, quiet_prompt
+from ..turn.wake import human_duration
 
 
 def finalized(prompt: str, motion: Motion, agent: Agent, mode: str, reason: str) -> str:

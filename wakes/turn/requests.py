@@ -18,9 +18,9 @@ from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Kind, Message, Turn
 from motion_runner.runner.turns import enqueue_turn
 
-from .models import WakeRequest
-from .steering import scram_holds
-from .trust import full_tools_for
+from ..decision.steering import scram_holds
+from ..decision.trust import full_tools_for
+from ..models import WakeRequest
 from .wake import post_wake_line, resume_after_look_only
 
 TAG = re.compile(r"""<(tools|merge|deploy)\s+to\s*=\s*(?:"([^"]*)"|'([^']*)')\s*/?>""", re.IGNORECASE)

@@ -14,7 +14,7 @@ last turns.
 Quoted text cannot pass for the runner's words: every line of a post after its first is
 indented, so nothing in it starts a line as the footer does; one that would read as a post's
 header is escaped; and a tag that looks like the frame's is defused, lookalike spellings too
-(wakes/quoting.py). The runner's own words (what to do, the footer, its safety lines) follow the
+(wakes/decision/quoting.py). The runner's own words (what to do, the footer, its safety lines) follow the
 frame. The whole is bounded (`prompt_max_chars`): the oldest quoted posts go first, and the
 prompt says so.
 """
@@ -35,11 +35,11 @@ from motion_runner.models import Agent, Kind, Message, Motion, Source
 from motion_runner.people.access import MotionAccess, access
 from motion_runner.people.principal import AgentPrincipal
 
-from . import clock
-from .conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from .mentions import mentioned_names
-from .models.dials import Resolved, resolve
-from .quoting import FRAME, LEAD_IN, defuse, posts_of, quote, thread_link
+from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
+from ..decision.mentions import mentioned_names
+from ..decision.quoting import FRAME, LEAD_IN, defuse, posts_of, quote, thread_link
+from ..models import clock
+from ..models.dials import Resolved, resolve
 from .screen import digest
 
 log = logging.getLogger(__name__)

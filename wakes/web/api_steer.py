@@ -21,11 +21,8 @@ from motion_runner.people.access import access, is_person, readable_motion
 from motion_runner.people.context import sign_in_of
 from motion_runner.runner.stopping import ScramHeld, lift_scram, raise_scram
 
-from .handlers import release_held
-from .models import Dials, Steer
-from .models.dials import resolve
-from .requests import person_may_grant
-from .steering import (
+from ..consider_loop.handlers import release_held
+from ..decision.steering import (
     AGENT_SETTINGS,
     WIDENING,
     WIDENING_VALUES,
@@ -35,6 +32,9 @@ from .steering import (
     describe,
     steering_for,
 )
+from ..models import Dials, Steer
+from ..models.dials import resolve
+from ..turn.requests import person_may_grant
 
 
 class ScramSerializer(serializers.ModelSerializer):

@@ -4,7 +4,7 @@ A post (the newest of a batch written together, once per Motion after its commit
 announcer, motion_runner/ingest/announcing.py) moves each listening pair's clocks and its due time.
 Here, and only here: one read of the Motion's states in pk order with the dials, the listening
 agents still without a state and whether an override could apply; then one write of the noted
-fields with each state's `version` bumped (the claim rule the loop lives by: wakes/loop.py),
+fields with each state's `version` bumped (the claim rule the loop lives by: wakes/consider_loop/loop.py),
 guarded by that version and made without a transaction. Once: if a state was written between the
 read and the write, or an agent has no state yet, the note of the states it did not write is made
 in one transaction under the states' locks, taken in pk order (the order every writer of several
@@ -27,10 +27,9 @@ from motion_runner.ingest.fit import is_post
 from motion_runner.models import Message
 from motion_runner.sql.listen_states import NoteRead, read_states, update_bumped, update_fields
 
-from . import clock
+from ..models import DialOverride, Dials, ListenState, clock
+from ..models.dials import overrides_for, resolve
 from .loop import ensure_states, is_person, schedule
-from .models import DialOverride, Dials, ListenState
-from .models.dials import overrides_for, resolve
 
 # What the note changes on a state (advance_clocks); `version` is bumped beside them.
 NOTED_FIELDS = (

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from motion_runner.models import Agent, EndedBy, Motion, Turn, TurnStatus
 
+from ..decision.quoting import inline_quote
+from ..decision.steering import prompt_piece
+from ..models.dials import current_dials
 from .loop_guard import why_stopped
-from .models.dials import current_dials
-from .quoting import inline_quote
-from .steering import prompt_piece
 
 # Turns the runner starts for itself get no footer: they are not wakes.
 UNFOOTED_REASONS = {"compact", "command"}  # the runner's compaction; a person's /command

@@ -33,8 +33,8 @@ from motion_runner.harnesses.policy import FULL, LOOK, PI_READ_GUARD, LookOnlyPo
 from motion_runner.models import Turn
 from motion_runner.signals import TurnClocks
 
+from ..models import Dials
 from .footer import wake_footer
-from .models import Dials
 
 # The wiki's MCP server (ProfessionalWiki's MediaWiki-MCP-Server, as PickiPedia runs it) names
 # its tools with hyphens. These are its reads; everything else it carries writes or changes
@@ -107,7 +107,7 @@ DENIED_PATHS: tuple[str, ...] = (
 
 
 def dial(name: str, default):
-    """A dial from settings (admin-editable dials override these in wakes.dials when present)."""
+    """A dial from settings (admin-editable dials override these in wakes.models.dials when present)."""
     return getattr(settings, name, default)
 
 

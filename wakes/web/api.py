@@ -16,9 +16,8 @@ from motion_runner.models import TurnStatus
 from motion_runner.people.access import access, readable_motion
 from motion_runner.thread.bell import ring_for
 
-from . import clock
-from .models import Dials, MentionWake, TypingPing, WakeRequest
-from .requests import RequestRefused, answer, grant
+from ..models import Dials, MentionWake, TypingPing, WakeRequest, clock
+from ..turn.requests import RequestRefused, answer, grant
 
 
 class TypingPingView(APIView):

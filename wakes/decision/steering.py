@@ -29,13 +29,12 @@ from django.db.models import F, Q
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Motion, Scram
+from motion_runner.runner.resume import session_context
 
-from . import clock
-from .budget import session_context
-from .conf import app_settings as wakes_settings
-from .holds import lift_hold
-from .models import ListenState, MentionWake, Steer
-from .models.dials import Effort
+from ..conf import app_settings as wakes_settings
+from ..holds import lift_hold
+from ..models import ListenState, MentionWake, Steer, clock
+from ..models.dials import Effort
 from .quoting import defuse
 
 log = logging.getLogger(__name__)
@@ -181,7 +180,7 @@ def wake_settings(motion_id: str, agent_id: int, reason: str, effort: str) -> tu
 
 
 def prompt_piece(motion: Motion, agent: Agent) -> str:
-    """What the room asked of this agent, said in every wake (wakes/footer.py puts it in)."""
+    """What the room asked of this agent, said in every wake (wakes/turn/footer.py puts it in)."""
     steering = steering_for(motion.pk, agent.pk)
     parts = []
     if steering.rules.strip():
@@ -195,7 +194,7 @@ def prompt_piece(motion: Motion, agent: Agent) -> str:
 
 def context_fullness(motion_id: str, agent: Agent) -> dict | None:
     """How full the agent's context is here: its newest API call's input in its newest session of
-    this Motion (budget.session_context), against the window."""
+    this Motion (runner/resume.session_context), against the window."""
     context = session_context(motion_id, agent.pk)
     if context is None:
         return None

@@ -16,16 +16,15 @@ from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn
 
-from . import clock
-from .budget import Refusal, consideration_cap, release, reserve, turn_cap
-from .context import new_posts_prompt, quiet_prompt
+from ..decision.steering import steering_for
+from ..models import Consideration, ListenState, Spend, clock
+from ..models.dials import resolve
+from ..models.listening import WakeKind
+from ..money.budget import Refusal, consideration_cap, release, reserve, turn_cap
+from ..turn.context import new_posts_prompt, quiet_prompt
+from ..turn.screen import screen_posts
+from ..turn.wake import human_duration, wake
 from .loop import schedule
-from .models import Consideration, ListenState, Spend
-from .models.dials import resolve
-from .models.listening import WakeKind
-from .screen import screen_posts
-from .steering import steering_for
-from .wake import human_duration, wake
 
 log = logging.getLogger(__name__)
 

@@ -23,13 +23,12 @@ from motion_runner.runner.stopping import ScramHeld, lift_scram, raise_scram
 from motion_runner.signals import MAX_SHOWN_TYPING
 from motion_runner.sql import wake_parts
 
-from . import clock
+from ..decision.trust import decide
+from ..models import Dials, TypingPing, WakeRequest, clock
+from ..turn.requests import person_may_grant
 from .api import RECENTLY_ANSWERED, request_cards, typing_since
 from .api_steer import may_scram
-from .models import Dials, TypingPing, WakeRequest
 from .overview import motion_cards
-from .requests import person_may_grant
-from .trust import decide
 
 TYPING_TTL_DEFAULT = Dials._meta.get_field("typing_ttl_seconds").default
 

@@ -29,13 +29,12 @@ from motion_runner.lib.ids import system_uuid
 from motion_runner.lib.tasks import send_when_broker_answers
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, TurnStatus
 
-from . import clock
-from .models import Consideration, Dials, ListenState, MentionWake, TypingPing
-from .models.dials import Resolved, resolve
-from .models.listening import WakeKind
+from ..decision.steering import looks_unprompted, scram_holds, unprompted_again_at
+from ..models import Consideration, Dials, ListenState, MentionWake, TypingPing, clock
+from ..models.dials import Resolved, resolve
+from ..models.listening import WakeKind
+from ..turn.wake import human_duration
 from .recovery import CONSIDER, recover_considerations
-from .steering import looks_unprompted, scram_holds, unprompted_again_at
-from .wake import human_duration
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +173,7 @@ def still_listening(state: ListenState) -> bool:
 @dataclass(frozen=True)
 class Decision:
     """What the look decides for one due pair, read from the record with nothing written: the
-    loop acts on it (`evaluate`), `manage.py would_wake` says it (wakes/dry_run.py)."""
+    loop acts on it (`evaluate`), `manage.py would_wake` says it (wakes/consider_loop/dry_run.py)."""
 
     action: str  # one of the names below
     # WAIT_POSTS: when the quiet (or the typing) ends; LATER: the next look; BUSY: the recheck.

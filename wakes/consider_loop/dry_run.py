@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from . import clock
+from ..decision.steering import mentions_held, scram_holds, steering_for
+from ..models import Dials, ListenState, MentionWake, clock
+from ..turn.wake import human_duration
 from .loop import Decision, decide, due_mention_wakes
-from .models import Dials, ListenState, MentionWake
-from .steering import mentions_held, scram_holds, steering_for
-from .wake import human_duration
 
 
 @dataclass
