@@ -6,8 +6,8 @@ type before they post (typing pings every 3 s), sometimes pause mid-thought; som
 @mention the agent from the web, a few from a terminal session; some bursts are for the agent,
 most are people talking among themselves.
 
-The loop, the budgets and the ledger are the real code (wakes.consider_loop.loop / budget / handlers) on a
-dedicated PostgreSQL database, driven by the injectable clock on the 3-second tick grid (ticks
+The loop, the budgets and the ledger are the real code (wakes/consider_loop/ and
+wakes/money/budget.py) on a dedicated PostgreSQL database, driven by the injectable clock on the 3-second tick grid (ticks
 where nothing can be due are skipped: the look would return nothing). The screen and the turns
 are simulated with the same cost model for every policy:
   - a turn reads its session cold ($1.25) if the agent's last turn there ended over an hour ago,
@@ -46,14 +46,7 @@ from motion_runner.signals import turn_finished  # noqa: E402
 from wakes.consider_loop.considering import run_consideration  # noqa: E402
 from wakes.consider_loop.handlers import check_mentions, handle_message  # noqa: E402
 from wakes.consider_loop.loop import tick  # noqa: E402
-from wakes.models import (  # noqa: E402
-    Consideration,
-    Dials,
-    ListenState,
-    Spend,
-    TypingPing,
-    clock,  # noqa: E402
-)
+from wakes.models import Consideration, Dials, ListenState, Spend, TypingPing, clock  # noqa: E402
 from wakes.turn.screen import ScreenResult, price  # noqa: E402
 
 TICK = 3.0

@@ -1,6 +1,22 @@
-"""The wakes app: who is woken, when, and with what (mentions, the consider loop, the budget and
-its ledger, the screen, the wake prompt and footer, the tool policy, the turn guards, abilities,
-steering from the thread).
+"""The wakes app: who is woken, when, and with what.
+
+Its rooms, each a package whose docstring says what it owns, listed lowest first (a room imports
+only the rooms above it in this list; import-linter's acyclic contract holds it):
+
+- `models/`: the rows (dials and their texts, listen states, the ledger, requests, steers) and
+  the rules' one notion of now (`models/clock.py`);
+- `decision/`: the decision's inputs: mentions, trust, steering from the thread, and the
+  quoting every prompt reads the record through;
+- `money/`: budgets and reservations, the per-turn spend guard;
+- `turn/`: a woken turn: its prompt, footer and wake line, the screen, the tool
+  policy and clocks, requests and commands, the tool-loop guard and compaction;
+- `consider_loop/`: the signal receivers (handlers), the note, the look and claim, a
+  consideration run, mention turns, recovery, the dry run;
+- `web/`: the pages, the API views and their routes.
+
+At the top only what Django and Celery look for there (apps, admin, tasks, models/,
+migrations/, management/), the app's settings (conf) and abilities/ (the one extra thing a wake
+may carry).
 
 It imports motion_runner (its models, the runner's entry points, lib/, the seams in
 motion_runner/signals.py, where it registers its receivers and hooks in WakesConfig.ready);

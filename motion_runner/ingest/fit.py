@@ -21,7 +21,8 @@ from ..record import binding
 from ..signals import message_created  # declared in the catalogue, with its arguments
 from .redaction import Redactor
 
-# What the consider loop counts as a post (wakes/consider_loop/loop.py): what people and agents say, and watches.
+# What the consider loop counts as a post (wakes/consider_loop/loop.py): what people and agents say,
+# and watches.
 POST_KINDS = (Kind.TEXT, Kind.WATCH)
 
 

@@ -1,8 +1,8 @@
-"""Every post an agent or a person makes moves the consider loop's clocks (wakes.consider_loop.noting.note_post):
-one place on every backend, the same statements whatever the Motion's listening agents (one read
-of the states with the dials and their overrides, one write guarded by each state's version; a
-state written in between, and the note is made again under the states' locks), and nobody's
-write is lost. Each agent's own dials, its Motion's and its pair's overrides included,
+"""Every post an agent or a person makes moves the consider loop's clocks
+(wakes.consider_loop.noting.note_post): one place on every backend, the same statements whatever
+the Motion's listening agents (one read of the states with the dials and their overrides, one
+write guarded by each state's version; a state written in between, and the note is made again
+under the states' locks), and nobody's write is lost. Each agent's own dials, its Motion's and its pair's overrides included,
 still decide its due time."""
 
 from __future__ import annotations

@@ -155,8 +155,8 @@ def test_a_post_landing_during_a_claim_is_never_lost(room, clock):
 
 
 def test_notes_of_one_motion_at_once_lose_no_post_and_never_deadlock():
-    """Eight posts noted at once in a Motion of five listening agents (wakes/consider_loop/noting.py: the states
-    locked in pk order, then one update): each state ends with the newest post's time and one
+    """Eight posts noted at once in a Motion of five listening agents (wakes/consider_loop/noting.py: the
+    states locked in pk order, then one update): each state ends with the newest post's time and one
     version bump per note, whichever notes were read again or taken under lock."""
     from tests.factories import AgentFactory, MessageFactory
     from wakes.consider_loop.noting import note_post

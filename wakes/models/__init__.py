@@ -3,7 +3,8 @@
 One module per concern (dials, listening, ledger, requests, steer); this package imports each
 model class, so Django finds them all and `from wakes.models import Spend` keeps working for a
 model. Everything else (resolve, current_dials, the choices) is imported from the module that
-defines it. These modules import the runner's models and wakes' clock and dial texts only.
+defines it. These modules import the runner's models and the clock beside them (clock.py, the
+wake rules' one notion of now, which every room reads) only.
 
 
 - `Dials`: the one row of global defaults (every number in the wake rules), edited in the admin.

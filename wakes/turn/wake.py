@@ -63,7 +63,8 @@ def wake(
     line: bool = True,
 ) -> Turn:
     """Queue the turn and say in the thread why it woke and what that cost so far (`line`: now;
-    else its start says it, wakes/consider_loop/mention_turns.py). `start_after`: seconds before its task runs."""
+    else its start says it, wakes/consider_loop/mention_turns.py). `start_after`: seconds before its
+    task runs."""
     mode, rule = wake_mode_for(woken_by, [p for p in posts or [] if p.agent_id != agent.pk])
     effort, model = wake_settings(motion.pk, agent.pk, reason, effort)  # the room's menus (steering.py)
     turn = enqueue_turn(

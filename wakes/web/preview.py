@@ -1,6 +1,7 @@
 """A page per Motion (`/motions/<slug>/wakes/`): what each kind of wake would tell each agent now,
-footer included, without waking anyone. The prompts are built as a wake builds them (wakes/turn/context.py), never summarized here (nothing is spent),
-and passed through the runner's prompt finalizers, as `enqueue_turn` passes them."""
+footer included, without waking anyone. The prompts are built as a wake builds them
+(wakes/turn/context.py), never summarized here (nothing is spent), and passed through the
+runner's prompt finalizers, as `enqueue_turn` passes them."""
 
 from __future__ import annotations
 
