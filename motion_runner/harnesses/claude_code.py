@@ -14,7 +14,9 @@ Checked against recordings of the real CLI (2.1.332) in tests/recordings/claude-
   When the API fails, the CLI writes a synthetic assistant line (`is_api_error_message`,
   `api_error_status`, a uuid for message.id; `isApiErrorMessage`, `apiErrorStatus` in the
   transcript) whose text is its error: an error, not speech. A stopped session's transcript
-  gets another `<synthetic>` line ("No response requested."): no one's words, not posted.
+  gets another `<synthetic>` line ("No response requested."): no one's words, not posted. A
+  local command (/context, /usage) answers on stdout as a `<synthetic>` line marked
+  `local_command_run`: that one is posted, as the answer to the person who asked.
 - `user`: tool results (content a list of tool_result blocks; no tool name, so the parser
   remembers names by tool_use id). Lines of one message may interleave with user lines.
 - `result`: subtype, is_error, result, errors, total_cost_usd, usage, modelUsage,
@@ -231,9 +233,11 @@ class ClaudeCodeParser(StreamParser):
             text = _text_of(message.get("content")) or f"API error {status}"
             common["usage"] = {}
             return [Event(EventKind.ERROR, uuid=self._block_uuid(line, 0), text=text, raw=line, **common)]
-        if common["model"] == SYNTHETIC_MODEL:
+        if common["model"] == SYNTHETIC_MODEL and not line.get("local_command_run"):
             # A line the CLI wrote with no model behind it ("No response requested." in a stopped
-            # session's transcript, copied by every --fork-session): nobody's words.
+            # session's transcript, copied by every --fork-session): nobody's words. A local
+            # command's answer (/context, /usage: `local_command_run` on stdout; a system
+            # `local_command` line in the transcript) is the CLI's answer to a person's command.
             return []
         events: list[Event] = []
         for index, block in enumerate(message.get("content") or []):

@@ -53,7 +53,7 @@ MayMove = Callable[[Motion, Motion], bool]
 
 
 def spool_path(session_id: str) -> Path:
-    """Where the lines of a session no Motion has claimed yet wait (transcripts/remote.py)."""
+    """Where the lines of a session no Motion has claimed yet wait (memory_lane/remote.py)."""
     return Path(app_settings.INGEST_SPOOL_DIR) / f"{session_id}.jsonl"
 
 

@@ -12,8 +12,8 @@ that exists only because of it is here:
 - the switch-over's fence (`fence.py`: the agents memory-lane's poller still wakes);
 - its client contract (`routes.py`: the runner's stream, quiet and held routes, the transcript
   watcher's `/api/ingest/`) and the runner keys its vault gives (`runner_keys.py`);
-- next, the transcript watcher's lines (`remote.py`, now `transcripts/remote.py`; the unclaimed
-  sessions' spool, which the stream route reads too, stays outside).
+- the transcript watcher's lines (`remote.py`: read as the local importer reads a file; the
+  unclaimed sessions' spool path, which the stream route asks too, is `ingest/sessions.spool_path`).
 
 A standalone install may ignore this package: with `MOTION_RUNNER_RECORD = "own"` (the default)
 nothing here writes anywhere but the apps' own tables, and its routes answer only memory-lane's

@@ -42,8 +42,8 @@ from ..api.outage import answer_if_away
 from ..api.stream_batch import MAX_EVENTS, StreamBody, check_batch_size, take_stream
 from ..conf import app_settings
 from ..people.access import readable_motion
-from ..transcripts.remote import ingest_lines
 from .held import holds_in, say_hold
+from .remote import ingest_lines
 from .runner_keys import RunnerKeyAuthentication
 
 log = logging.getLogger(__name__)

@@ -167,3 +167,12 @@ def test_an_agent_removed_from_the_motion_is_not_considered(room, clock, loop):
     say(room.motion, room.justin, "anyone?", clock)
     room.motion.agents.remove(room.magent)
     assert loop.run(60) == []
+
+
+def test_a_refused_command_wakes_no_consideration_either(room, clock, loop):
+    """`@magent /usage` from someone who may not grant is told who may, and that is all: the post
+    was a command for magent, not a post for its loop to spend a consideration on."""
+    say(room.motion, room.rosemary, "@magent /usage", clock)
+
+    assert loop.run(60) == []
+    assert Message.objects.filter(kind=Kind.WAKE, text__contains="commands are for people who may").exists()

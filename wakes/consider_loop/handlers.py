@@ -64,12 +64,18 @@ def handle_message(message: Message, *, dispatch: bool = True, note: bool = True
             turn = mention(message, agent, dispatch=dispatch)
             if turn is not None:
                 woken.append(turn)
-            if turn is not None or chained(message, agent):
-                consumed.add(agent.pk)  # a chained mention is not the loop's to consider either
+            if turn is not None or chained(message, agent) or commanded(message, agent):
+                # A chained mention, or a command run or refused, is not the loop's to consider either.
+                consumed.add(agent.pk)
     woken += release_chained(message, dispatch=dispatch)  # a person's post lets a held chain go on
     if note or consumed:
         note_post(message, consumed_by=consumed)
     return woken
+
+
+def commanded(message: Message, agent: Agent) -> bool:
+    """`@agent /compact`, `/context`, `/usage` from a person: run or refused, it is said in full."""
+    return is_person(message) and command_in(message, agent) is not None
 
 
 def mentioned_agents(message: Message) -> list[Agent]:

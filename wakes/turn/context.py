@@ -379,7 +379,8 @@ def new_posts_prompt(
     reading = read_since(motion.pk, agent, dials, since=since, through=through)
     if previous_through is not None and (since is None or previous_through > since):
         reading.new_since = previous_through
-    # Another agent's @mention reaches the agent here, not as a mention wake (handlers.mention).
+    # A mention this consideration carries (one the chain guard held, or one already woken and now
+    # read again among new posts): say who asked rather than 'Nobody asked you anything'.
     asking = [post for post in posts if agent.name in mentioned_names(post.text, [agent.name])]
     if asking:
         opening = (

@@ -18,11 +18,11 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from motion_runner.ingest.sessions import claim_session, claimed_session, runner_owned
+from motion_runner.memory_lane.remote import ingest_lines
 from motion_runner.models import Kind, Message, MotionSession, Source, TranscriptFile
 from motion_runner.transcripts.files import locked_record
 from motion_runner.transcripts.importer import import_file
 from motion_runner.transcripts.reader import TranscriptReader
-from motion_runner.transcripts.remote import ingest_lines
 from tests import recorded
 from tests.factories import MessageFactory, TurnFactory
 

@@ -38,10 +38,10 @@ from ..ingest.sessions import ClaimedSession, claimed_session, runner_owned, spo
 from ..lib.json_depth import deeper_than
 from ..models import Agent, Motion, MotionSession, TranscriptFile
 from ..record import binding
-from .importer import import_file
-from .lines import HARNESS
-from .reader import TranscriptReader
-from .routing import note_unclaimed
+from ..transcripts.importer import import_file
+from ..transcripts.lines import HARNESS
+from ..transcripts.reader import TranscriptReader
+from ..transcripts.routing import note_unclaimed
 
 log = logging.getLogger(__name__)
 
