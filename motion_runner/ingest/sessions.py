@@ -25,7 +25,7 @@ from ..conf import app_settings
 from ..harnesses.base import Event, EventKind
 from ..models import Agent, Kind, Message, Motion, MotionSession, Source, Turn, UnclaimedSession
 from ..record import binding
-from ..sql import fast_paths, motion_sessions
+from ..sql import motion_sessions
 from .fit import BadEvent
 from .system_lines import post_system_message
 
@@ -171,28 +171,19 @@ def claim_and_read(
     read (a re-post's common case); on PostgreSQL the UPDATE and the read are one statement
     (motion_runner/sql/motion_sessions.py). Anything else (a new session, a move, another
     agent's) goes through claim_for."""
-    connection = connections[router.db_for_write(MotionSession)]
-    asked = {"session_id": session_id, "motion_id": motion.pk, "agent_id": agent.pk, "now": timezone.now()}
-    if fast_paths(connection):
-        claimed, newest_end = motion_sessions.claim_and_read(connection, end_kind=Kind.TURN_END, **asked)
-    else:
-        claimed, newest_end = orm_claim_and_read(**asked)
+    claimed, newest_end = motion_sessions.claim_and_read(
+        connections[router.db_for_write(MotionSession)],
+        session_id=session_id,
+        motion_id=motion.pk,
+        agent_id=agent.pk,
+        now=timezone.now(),
+        end_kind=Kind.TURN_END,
+    )
     if claimed:
         binding().claim(session_id, motion)
     else:
         claim_for(session_id, motion, agent, harness, may_move=may_move)
     return newest_end
-
-
-def orm_claim_and_read(*, session_id: str, motion_id: str, agent_id: int, now) -> tuple[bool, list[Any]]:
-    """The reference path of the claim and the read: the conditional UPDATE, then the read."""
-    claimed = (
-        MotionSession.objects.filter(pk=session_id, motion_id=motion_id)
-        .filter(Q(agent_id=agent_id) | Q(agent__isnull=True))
-        .update(last_used_at=now)
-    )
-    ends = Message.objects.filter(session_id=session_id, kind=Kind.TURN_END).order_by("-created_at")
-    return bool(claimed), list(ends.values_list("raw", flat=True)[:1])
 
 
 @dataclass

@@ -13,7 +13,7 @@ its reason once (the figure is in bench/README.md, never in a docstring):
   guarded by each row's version for the note's first try.
 - `agent_keys`: a keyed request's key, agent, URL's Motion and membership in one statement.
 - `motion_sessions`: a stream post's claim of its session with the newest turn end read beside
-  it (the ORM path: ingest/sessions.orm_claim_and_read).
+  it (`pg_claim_and_read`, its ORM twin `orm_claim_and_read` beside it).
 - `wake_parts`: every thread poll's wake parts (wakes' request cards, typing pings, scram and
   typing dial) in one statement.
 - `channels`: the `motion_messages` and `turn_stop` channels (LISTEN/NOTIFY on PostgreSQL, the

@@ -5,8 +5,9 @@ Why by hand: every stream post (a re-post above all) claims its session, a sessi
 Motion's, the agent's own or no one's, with a conditional UPDATE, then reads the raw line of the
 session's newest recorded turn end; in the ORM that is two statements, each compiled anew, a
 share of a re-post's CPU (bench/repost.py, bench/README.md). Here the UPDATE is a data-modifying
-CTE beside the read. The ORM reference path is ingest/sessions.orm_claim_and_read;
-tests/equivalence/test_session_claim.py compares the two.
+CTE beside the read (`pg_claim_and_read`); `orm_claim_and_read` beside it is the ORM reference
+path; `claim_and_read` picks one (`fast_paths`), and tests/equivalence/test_session_claim.py
+compares the two.
 """
 
 from __future__ import annotations
@@ -17,8 +18,12 @@ from typing import Any
 
 from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models import Q
 
 from ..models import Message, MotionSession
+from . import fast_paths
+
+Claimed = tuple[bool, list[Any]]  # whether the session was claimed, [its newest turn end's raw line] or []
 
 
 def claim_and_read(
@@ -29,8 +34,45 @@ def claim_and_read(
     agent_id: int,
     now: datetime,
     end_kind: str,
-) -> tuple[bool, list[Any]]:
-    """(whether the session was claimed, [the raw line of its newest turn end] or [])."""
+) -> Claimed:
+    """Claim the session if it is already this Motion's and the agent's own or no one's, and read
+    its newest turn end."""
+    claim = pg_claim_and_read if fast_paths(connection) else orm_claim_and_read
+    return claim(
+        connection, session_id=session_id, motion_id=motion_id, agent_id=agent_id, now=now, end_kind=end_kind
+    )
+
+
+def orm_claim_and_read(
+    connection: BaseDatabaseWrapper,
+    *,
+    session_id: str,
+    motion_id: str,
+    agent_id: int,
+    now: datetime,
+    end_kind: str,
+) -> Claimed:
+    """The reference path, in two statements: the conditional UPDATE, then the read."""
+    claimed = (
+        MotionSession.objects.using(connection.alias)
+        .filter(pk=session_id, motion_id=motion_id)
+        .filter(Q(agent_id=agent_id) | Q(agent__isnull=True))
+        .update(last_used_at=now)
+    )
+    ends = Message.objects.using(connection.alias).filter(session_id=session_id, kind=end_kind)
+    return bool(claimed), list(ends.order_by("-created_at").values_list("raw", flat=True)[:1])
+
+
+def pg_claim_and_read(
+    connection: BaseDatabaseWrapper,
+    *,
+    session_id: str,
+    motion_id: str,
+    agent_id: int,
+    now: datetime,
+    end_kind: str,
+) -> Claimed:
+    """One statement: the UPDATE as a data-modifying CTE, the read beside it."""
     with connection.cursor() as cursor:
         cursor.execute(
             claim_sql(connection.alias), [now, session_id, motion_id, agent_id, session_id, end_kind]

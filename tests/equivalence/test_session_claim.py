@@ -1,5 +1,5 @@
 """motion_runner/sql/motion_sessions.py: the claim with the newest turn end, in one statement,
-claims and reads what the ORM reference path (ingest/sessions.orm_claim_and_read) does."""
+claims and reads what the ORM reference path (`orm_claim_and_read`, beside it) does."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from motion_runner.ingest.sessions import orm_claim_and_read
 from motion_runner.models import Kind, MotionSession
 from motion_runner.sql import motion_sessions
 from tests.factories import AgentFactory, MessageFactory, MotionFactory
@@ -23,11 +22,13 @@ SESSION = "5f0c2b8e-8a44-4c33-9a62-2f1b3c4d5e61"
 
 
 def both(**asked) -> tuple[tuple, tuple, object]:
-    fast = motion_sessions.claim_and_read(connection, end_kind=Kind.TURN_END, **asked)
+    fast = motion_sessions.pg_claim_and_read(connection, end_kind=Kind.TURN_END, **asked)
     fast_used = (
         MotionSession.objects.filter(pk=asked["session_id"]).values_list("last_used_at", flat=True).first()
     )
-    orm = orm_claim_and_read(**{**asked, "now": asked["now"] + timedelta(seconds=1)})
+    orm = motion_sessions.orm_claim_and_read(
+        connection, end_kind=Kind.TURN_END, **{**asked, "now": asked["now"] + timedelta(seconds=1)}
+    )
     orm_used = (
         MotionSession.objects.filter(pk=asked["session_id"]).values_list("last_used_at", flat=True).first()
     )

@@ -16,8 +16,6 @@ LEFT_OUTSIDE = {
     "motion_runner/settings.py": 3,
     # A production check reads the same setting: no connection is asked.
     "motion_runner/checks.py": 1,
-    # The session claim: the fast path (sql/motion_sessions) or its ORM twin, on the connection's vendor.
-    "motion_runner/ingest/sessions.py": 1,
 }
 
 
