@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.db import connection
 
 # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still
 # plain synchronous code, so Django's async guard would refuse them for no reason.
@@ -75,6 +77,25 @@ def page(chromium, request):
     if failed is not None and failed.failed:
         screenshot(page, request.node.name + "-failed")
     context.close()
+    requests_settled()
+
+
+def requests_settled(bound: float = 60) -> None:
+    """Wait until no request the page started is still inside the database: a closed page's last
+    request may still be running on the live server, and the flush after the test (a TRUNCATE)
+    deadlocked with it on a loaded machine. An event, with a generous bound, not a sleep."""
+    if connection.vendor != "postgresql":
+        return  # SQLite's live server shares one file lock: a flush waits for it by itself
+    deadline = time.monotonic() + bound
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND state NOT IN ('idle') AND backend_type = 'client backend'"
+            )
+            if cursor.fetchone()[0] == 0:
+                return
+            time.sleep(0.05)
 
 
 def screenshot(page, name: str) -> Path:
