@@ -23,7 +23,7 @@ class MotionRunnerConfig(AppConfig):
         # runner stops what the host's page stops: the binding only sends the signals (the record
         # and memory_lane import nothing of the write path).
         from .ingest.writer import insert_one
-        from .runner.stopping import stop_for_host
+        from .runner.stopping import scram_from_host, stop_for_host
 
         def write_host_post(sender, message, **kwargs) -> bool:
             return insert_one(message)
@@ -33,6 +33,13 @@ class MotionRunnerConfig(AppConfig):
 
         signals.host_post_made.connect(write_host_post, weak=False, dispatch_uid="motion_runner.host_post")
         signals.host_stop_pressed.connect(stop_from_host, weak=False, dispatch_uid="motion_runner.host_stop")
+
+        def scram_pressed_in_host(sender, holds: bool, by: str, reason: str = "", **kwargs) -> None:
+            scram_from_host(holds, by, reason)
+
+        signals.host_scram_pressed.connect(
+            scram_pressed_in_host, weak=False, dispatch_uid="motion_runner.host_scram"
+        )
         # memory-lane's clients read every hold (wakes' and its runner's) through `GET …/held/`.
         from .memory_lane.held import keep_for_clients
 

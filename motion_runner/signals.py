@@ -118,6 +118,38 @@ page (memory-lane's ■ writes an ``interrupt`` row naming the agent and who): t
 agent's running and queued turns in the Motion as the thread's ■ stops them.
 """
 
+scram_changed = Signal()
+"""
+Arguments: ``scram`` (the ``Scram`` row), ``holds`` (True: raised; False: lifted), ``by`` (who).
+
+Sent robustly with ``sender=Scram`` by ``runner.stopping.raise_scram`` and ``lift_scram`` after the
+row is written, whoever pressed it (the API, the button, the admin, ``manage.py scram``). Under the
+``memory_lane`` binding its record shows it as memory-lane shows its own AZ5: a ``scram`` settings
+row (``motion_runner/memory_lane/steering.py``).
+"""
+
+host_scram_pressed = Signal()
+"""
+Arguments: ``holds`` (True: memory-lane's AZ5 raised; False: lifted), ``by`` (who, as the host
+names them), ``reason`` (its note).
+
+Sent with ``sender=Scram`` by a record binding when the host's own page raised or lifted its scram
+(memory-lane's admin writes a ``scram`` settings row): the runner listens
+(``runner.stopping.scram_from_host``, connected in ``MotionRunnerConfig.ready()``) and raises or
+lifts this project's scram, so the two are one.
+"""
+
+host_steering_changed = Signal()
+"""
+Arguments: ``motion`` (the ``Motion``), ``agent`` (the ``Agent``, or None for every agent of it),
+``setting`` (the menus' name of it: ``listening``, ``archived``, …), ``at``.
+
+Sent robustly with ``sender=Motion`` by a record binding when the host's own page changed a
+setting the room's steering reads from there (``steering_sources``). wakes/ listens: it says the
+change in the thread and looks again at once (the loop's pairs, mentions held while listening
+was off), so the change counts from the next tick.
+"""
+
 # --- Hooks ------------------------------------------------------------------------------------
 
 
@@ -183,6 +215,57 @@ the consider loop may wake; the names of every provider together are woken by no
 (``motion_runner.memory_lane.fence.poller_fenced_agents``: under a binding that shares memory-lane's record,
 the ``POLLER_AGENTS`` memory-lane's poller still wakes) in ``MotionRunnerConfig.ready``, so wakes
 reads the fence without importing the storage.
+"""
+
+
+class SteerRecord(NamedTuple):
+    """One setting of the room as a steering source holds it: ``agent_id`` None for the whole
+    Motion (every agent of it, or the Motion's own rules and archived); ``value`` as the menus
+    write it; ``until`` when it ends by itself; ``by_name`` and ``at``: who set it and when;
+    ``ref``: the row's own id there."""
+
+    motion_id: str
+    agent_id: int | None
+    setting: str
+    value: str
+    until: datetime | None
+    by_name: str
+    at: datetime
+    ref: str
+
+
+class SteeringRefused(ValueError):
+    """A change a steering source cannot keep (said back to the person; nothing written)."""
+
+
+class SteeringSource:
+    """Where the room's settings are kept when not in wakes' own ``Steer`` table."""
+
+    def candidates(
+        self, pairs: list[tuple[str, int | None]]
+    ) -> dict[tuple[str, int | None], list[SteerRecord]]:
+        """For each (Motion id, agent id) pair asked (agent None: the Motion's own settings), every
+        row that may be in force, the one to take first first (the source's own precedence)."""
+        raise NotImplementedError
+
+    def write(
+        self, motion: Motion, agent: Agent | None, setting: str, value: str, until, by_name: str
+    ) -> SteerRecord:
+        """Keep one change from this project's menus; returns it as kept."""
+        raise NotImplementedError
+
+    def history(self, motion: Motion, limit: int) -> list[SteerRecord]:
+        """The Motion's newest changes, newest first (the menus' list)."""
+        raise NotImplementedError
+
+
+steering_sources: list[SteeringSource] = []
+"""
+The one place the room's settings live, when it is not wakes' ``Steer`` table: the last registered
+answers every read and keeps every write of ``wakes/decision/steering.py`` (one source of truth,
+never two that disagree). Under the ``memory_lane`` binding it is memory-lane's own settings rows
+(``MemoryLaneRecord.connect``, ``motion_runner/memory_lane/steering.py``). With none registered,
+``Steer`` is.
 """
 
 # --- Hooks of the thread page and its poll (motion_runner/thread/views.py, motion_runner/api/views.py) -

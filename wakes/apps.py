@@ -47,5 +47,8 @@ class WakesConfig(AppConfig):
         signals.turn_finished.connect(handlers.on_turn_finished, dispatch_uid="wakes.turn_finished")
         signals.turn_retried.connect(handlers.on_turn_retried, dispatch_uid="wakes.turn_retried")
         signals.turns_stopped.connect(let_go, dispatch_uid="wakes.let_go")
+        signals.host_steering_changed.connect(
+            handlers.on_host_steering_changed, dispatch_uid="wakes.host_steering_changed"
+        )
         signals.turns_stopped.connect(let_chains_go, dispatch_uid="wakes.let_chains_go")
         signals.turn_repriced.connect(handlers.on_turn_repriced, dispatch_uid="wakes.turn_repriced")

@@ -25,6 +25,7 @@ UUID is written as a NULL `session_id` and claims no MoodSession; the line still
 
 from __future__ import annotations
 
+import logging
 import uuid
 from typing import Any
 
@@ -41,9 +42,12 @@ from .host import SOURCE_FILE, as_uuid, host_model, writing
 from .host_posts import HostPosts
 from .renames import MoodNames
 from .rows import host_row, parent_of, turn_stop, unindexed_row
+from .steering import HostSteering
+
+log = logging.getLogger(__name__)
 
 
-class MemoryLaneRecord(MoodNames, HostPosts, HostHolds, OwnRecord):
+class MemoryLaneRecord(MoodNames, HostPosts, HostHolds, HostSteering, OwnRecord):
     shares_memory_lane_record = True
     keeps_unindexed = True
     keeps_unclaimed = True
@@ -244,3 +248,18 @@ class MemoryLaneRecord(MoodNames, HostPosts, HostHolds, OwnRecord):
             self.on_motion_save, sender=Motion, dispatch_uid="motion_runner.record.motion_title"
         )
         signals.hold_changed.connect(self.show_hold, dispatch_uid="motion_runner.record.host_held")
+        self.connect_steering()
+
+    def connect_steering(self) -> None:
+        """memory-lane's settings rows become the room's steering, its AZ5 this project's scram
+        (memory_lane/steering.py). A host with no settings model keeps the apps' own steering."""
+        try:
+            setting = host_model("setting")
+        except LookupError:
+            log.warning("the host has no settings model: the room's steering stays the apps' own")
+            return
+        post_save.connect(
+            self.on_setting_save, sender=setting, dispatch_uid="motion_runner.record.host_setting"
+        )
+        signals.scram_changed.connect(self.show_scram, dispatch_uid="motion_runner.record.host_scram")
+        signals.steering_sources[:] = [self]

@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from ..models import Agent, Motion, Scram, Turn, TurnStatus
-from ..signals import turns_stopped
+from ..signals import scram_changed, turns_stopped
 from .ending import end_queued
 from .stop_bell import ring_stop
 
@@ -67,6 +67,7 @@ def raise_scram(by: str, reason: str) -> Scram:
             scram = Scram.objects.create(reason=reason, raised_by=by)
     except IntegrityError as exc:
         raise ScramHeld("a scram already holds") from exc
+    tell_scram(scram, holds=True, by=by)
     for motion in Motion.objects.filter(turns__status__in=(TurnStatus.RUNNING, TurnStatus.QUEUED)).distinct():
         stop_turns(motion, by, why=f"scram: {reason}"[:150])
     return scram
@@ -78,4 +79,25 @@ def lift_scram(by: str) -> Scram | None:
         return None
     Scram.objects.filter(pk=scram.pk, holds=True).update(holds=False, lifted_by=by, lifted_at=timezone.now())
     scram.refresh_from_db()
+    tell_scram(scram, holds=False, by=by)
     return scram
+
+
+def tell_scram(scram: Scram, *, holds: bool, by: str) -> None:
+    """`signals.scram_changed`: a receiver that fails (the host's record) is logged, never raised:
+    the scram here holds or is lifted whatever another page shows."""
+    for _receiver, error in scram_changed.send_robust(sender=Scram, scram=scram, holds=holds, by=by):
+        if isinstance(error, Exception):
+            log.error("the scram could not be shown elsewhere: %r", error)
+
+
+def scram_from_host(holds: bool, by: str, reason: str) -> Scram | None:
+    """`signals.host_scram_pressed`: the host's own page raised or lifted its scram (memory-lane's
+    AZ5: its admin's signed request is its own check of who may). Raising while one holds, or
+    lifting none, changes nothing."""
+    if not holds:
+        return lift_scram(by or "memory-lane")
+    try:
+        return raise_scram(by or "memory-lane", reason or "AZ5 on memory-lane's page")
+    except ScramHeld:
+        return None

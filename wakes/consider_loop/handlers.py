@@ -15,7 +15,7 @@ from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
 from motion_runner.runner.db_retry import retry_outages
 
 from ..decision.mentions import mentioned_names
-from ..decision.steering import NEVER, looks_unprompted, mentions_held, scram_holds
+from ..decision.steering import NEVER, changed_in_host, looks_unprompted, mentions_held, scram_holds
 from ..holds import lift_hold
 from ..models import Consideration, Dials, MentionWake, Spend, clock
 from ..models.dials import resolve
@@ -355,3 +355,11 @@ def handle_turn_finished(turn: Turn) -> None:
         free_pair(consideration, silent=silent or turn.status != TurnStatus.FINISHED)
     elif turn.reason in ("mention", "watch"):
         free_pair(None, silent=silent, motion_id=turn.motion_id, agent_id=turn.agent_id)
+
+
+def on_host_steering_changed(sender, motion, agent, setting: str, at, **kwargs) -> None:
+    """`signals.host_steering_changed`: memory-lane's page changed a setting; said, looked at
+    again now, and mentions held while listening was off woken if it is back on."""
+    changed_in_host(sender, motion=motion, agent=agent, setting=setting, at=at)
+    if setting in ("listening", "archived"):
+        release_held(motion_id=motion.pk)

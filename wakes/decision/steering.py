@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 
 from django.db.models import F, Q
 
+from motion_runner import signals
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Motion, Scram
@@ -96,14 +97,27 @@ class Steering:
 
 
 def steering_for(motion_id: str, agent_id: int | None, now: datetime | None = None) -> Steering:
-    """One query: the newest row of each setting of the pair and of the Motion, if in force."""
+    """One query: the newest row of each setting of the pair and of the Motion, if in force.
+    With a steering source (memory-lane's settings rows, under its binding), its rows instead."""
     now = now or clock.now()
+    if signals.steering_sources:
+        records = signals.steering_sources[-1].candidates([(motion_id, agent_id)])[(motion_id, agent_id)]
+        return resolved(records, now, own=lambda record: True)
     rows = Steer.objects.filter(motion_id=motion_id).filter(Q(agent_id=agent_id) | Q(agent__isnull=True))
+    return resolved(rows.order_by("-at", "-pk"), now, own=owned)
+
+
+def owned(row) -> bool:
+    """A Steer row counts for a pair when it is the agent's own setting, or the Motion's own."""
+    return row.setting in MOTION_SETTINGS if row.agent_id is None else row.setting in AGENT_SETTINGS
+
+
+def resolved(rows, now: datetime, own) -> Steering:
+    """The first row of each setting (rows come in the order they win), while its "until" lasts."""
     steering = Steering()
     seen: set[str] = set()
-    for row in rows.order_by("-at", "-pk"):
-        own = row.setting in MOTION_SETTINGS if row.agent_id is None else row.setting in AGENT_SETTINGS
-        if not own or row.setting in seen:
+    for row in rows:
+        if not own(row) or row.setting in seen:
             continue
         seen.add(row.setting)
         if row.until is not None and row.until <= now:
@@ -125,6 +139,8 @@ def hushes(motion_ids: list[str], now: datetime | None = None) -> dict[tuple[str
     """One query for a list of Motions: {(motion, agent): "mentions"/"off"} for pairs the room
     hushed, {(motion, None): "archived"} for archived Motions (the Motion list's chips)."""
     now = now or clock.now()
+    if signals.steering_sources:
+        return source_hushes(motion_ids, now)
     found: dict[tuple[str, int | None], str] = {}
     seen: set[tuple[str, int | None]] = set()
     rows = Steer.objects.filter(motion_id__in=motion_ids, setting__in=(S.LISTENING, S.ARCHIVED))
@@ -141,6 +157,22 @@ def hushes(motion_ids: list[str], now: datetime | None = None) -> dict[tuple[str
             found[key] = "archived"
         elif setting == S.LISTENING and value in ("mentions", "off"):
             found[key] = value
+    return found
+
+
+def source_hushes(motion_ids: list[str], now: datetime) -> dict[tuple[str, int | None], str]:
+    """`hushes` read from the steering source: each Motion's own and each of its agents'."""
+    pairs: list[tuple[str, int | None]] = [(motion_id, None) for motion_id in motion_ids]
+    pairs += list(
+        Motion.agents.through.objects.filter(motion_id__in=motion_ids).values_list("motion_id", "agent_id")
+    )
+    found: dict[tuple[str, int | None], str] = {}
+    for pair, records in signals.steering_sources[-1].candidates(pairs).items():
+        steering = resolved(records, now, own=lambda record: True)
+        if pair[1] is None and steering.archived:
+            found[pair] = "archived"
+        elif pair[1] is not None and steering.listening in ("mentions", "off"):
+            found[pair] = steering.listening
     return found
 
 
@@ -228,6 +260,25 @@ def clean_value(setting: str, value: str) -> str:
     return value
 
 
+def steer_history(motion: Motion, limit: int) -> list[Steer]:
+    """The Motion's newest changes, newest first, from wherever the steering is kept."""
+    if not signals.steering_sources:
+        return list(Steer.objects.filter(motion=motion).select_related("agent")[:limit])
+    agents = {agent.pk: agent for agent in motion.agents.all()}
+    return [
+        Steer(
+            motion=motion,
+            agent=agents.get(kept.agent_id),
+            setting=kept.setting,
+            value=kept.value,
+            until=kept.until,
+            by_name=kept.by_name,
+            at=kept.at,
+        )
+        for kept in signals.steering_sources[-1].history(motion, limit)
+    ]
+
+
 def describe(row: Steer) -> str:
     whose = f"@{row.agent.name}'s" if row.agent_id else "this Motion's"
     name = row.setting.replace("_", " ")
@@ -258,18 +309,39 @@ def change(motion: Motion, agent: Agent | None, setting: str, value: str, until,
         raise SteerError(f"unknown setting {setting!r}")
     if until is not None and until <= clock.now():
         raise SteerError("“until” is in the past")
-    row = Steer.objects.create(
-        motion=motion,
-        agent=agent,
-        setting=setting,
-        value=clean_value(setting, value),
-        until=until,
-        by=user,
-        by_name=user.get_username(),
-        at=clock.now(),
-    )
+    value = clean_value(setting, value)
+    if signals.steering_sources:  # one source of truth: the change is kept there alone
+        try:
+            kept = signals.steering_sources[-1].write(
+                motion, agent, setting, value, until, user.get_username()
+            )
+        except signals.SteeringRefused as refused:
+            raise SteerError(str(refused)) from refused
+        row = Steer(
+            motion=motion,
+            agent=agent,
+            setting=setting,
+            value=kept.value,
+            until=kept.until,
+            by=user,
+            by_name=kept.by_name,
+            at=kept.at,
+        )
+        ref = kept.ref
+    else:
+        row = Steer.objects.create(
+            motion=motion,
+            agent=agent,
+            setting=setting,
+            value=value,
+            until=until,
+            by=user,
+            by_name=user.get_username(),
+            at=clock.now(),
+        )
+        ref = row.pk
     post_system_message(
-        motion, describe(row), kind=Kind.WAKE, message_id=system_uuid("steer", row.pk), agent=agent
+        motion, describe(row), kind=Kind.WAKE, message_id=system_uuid("steer", ref), agent=agent
     )
     if setting in (S.LISTENING, S.ARCHIVED):
         catch_up(motion, agent)
@@ -302,3 +374,27 @@ def let_go(sender, motion: Motion, agent_names: list[str] | None, by: str, at: d
     for agent in Agent.objects.filter(pk__in=held):
         lift_hold(motion, agent)  # no longer among the holds
     states.update(considered_through=F("last_post_at"), version=F("version") + 1)
+
+
+def changed_in_host(
+    sender, motion: Motion, agent: Agent | None, setting: str, at: datetime, **kwargs
+) -> None:
+    """`signals.host_steering_changed`: the host's own page changed a setting (memory-lane's
+    settings rows are the steering then): said in the thread, and the loop looks again now."""
+    newest = signals.steering_sources[-1].history(motion, 1) if signals.steering_sources else []
+    if newest and newest[0].setting == setting:
+        kept = newest[0]
+        row = Steer(
+            motion=motion,
+            agent=agent,
+            setting=setting,
+            value=kept.value,
+            until=kept.until,
+            by_name=f"{kept.by_name} (on memory-lane's page)",
+            at=kept.at,
+        )
+        post_system_message(
+            motion, describe(row), kind=Kind.WAKE, message_id=system_uuid("steer", kept.ref), agent=agent
+        )
+    if setting in (S.LISTENING, S.ARCHIVED):
+        catch_up(motion, agent)

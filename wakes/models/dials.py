@@ -16,6 +16,7 @@ from typing import Any
 from django.db import models
 from django.db.models import Q
 
+from motion_runner import signals
 from motion_runner.models import Agent, Motion
 
 from . import clock
@@ -494,12 +495,16 @@ def room_reads(motion_id: str, agent_id: int) -> int | None:
     """The `reads` the room set in the thread's menu: its newest row while its "until" lasts;
     None when none is in force (blank is "the default", and a word from before the menu offered
     token budgets means nothing here)."""
-    row = (
-        Steer.objects.filter(motion_id=motion_id, agent_id=agent_id, setting=Steer.Setting.READS)
-        .order_by("-at", "-pk")
-        .values("value", "until")
-        .first()
-    )
+    if signals.steering_sources:  # memory-lane's rows, under its binding (decision/steering.py)
+        records = signals.steering_sources[-1].candidates([(motion_id, agent_id)])[(motion_id, agent_id)]
+        row = next(({"value": r.value, "until": r.until} for r in records if r.setting == "reads"), None)
+    else:
+        row = (
+            Steer.objects.filter(motion_id=motion_id, agent_id=agent_id, setting=Steer.Setting.READS)
+            .order_by("-at", "-pk")
+            .values("value", "until")
+            .first()
+        )
     if row is None or (row["until"] is not None and row["until"] <= clock.now()):
         return None
     return int(row["value"]) if row["value"].isdigit() else None

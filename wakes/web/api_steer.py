@@ -30,6 +30,7 @@ from ..decision.steering import (
     change,
     context_fullness,
     describe,
+    steer_history,
     steering_for,
 )
 from ..models import Dials, Steer
@@ -135,7 +136,7 @@ def menus(motion: Motion, user, sign_in: str) -> dict:
         context = context_fullness(motion.pk, agent)
         agents.append({"name": agent.name, **values, "set_by": steering.set_by, "context": context})
     steering = steering_for(motion.pk, None)
-    changes = Steer.objects.filter(motion=motion).select_related("agent")[:30]
+    changes = steer_history(motion, 30)
     return {
         "agents": agents,
         "motion": {

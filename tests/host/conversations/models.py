@@ -6,9 +6,12 @@ session claimed by a Mood), ConversationParticipant (name as the key; types huma
 oracle, system) and its multi-table child ThinkingEntity, Message (the harness line's uuid as its
 id, content JSON, sender FK, recipients M2M, Mood SET_NULL, UUID session id, parent and
 looking_for_parent_id, ms timestamp, its flags) and its multi-table children Thought, ToolUse,
-ToolResult. Eras, context heaps and the rest of memory-lane's models are left out: the binding
+ToolResult. Setting (its settings rows: the room's steering and its AZ5 scram under the binding).
+Eras, context heaps and the rest of memory-lane's models are left out: the binding
 writes none of them. Written here from those facts, not copied.
 """
+
+import uuid
 
 from django.db import models
 from django.utils.text import slugify
@@ -169,3 +172,23 @@ class ToolUse(Message):
 class ToolResult(Message):
     tool_use_id = models.CharField(max_length=100, db_index=True)
     is_error = models.BooleanField(default=False)
+
+
+class Setting(models.Model):
+    """memory-lane's settings row (its `services/settings.py`): append-only, the newest row of a
+    (key, Mood, agent) slot in force; `scram` with no Mood and no agent is its AZ5."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    key = models.CharField(max_length=40)
+    value = models.JSONField()
+    note = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    mood = models.ForeignKey(Mood, models.CASCADE, related_name="settings", null=True, blank=True)
+    agent = models.ForeignKey(ThinkingEntity, models.CASCADE, related_name="settings", null=True, blank=True)
+    set_by = models.ForeignKey(
+        ThinkingEntity, models.SET_NULL, related_name="settings_set", null=True, blank=True
+    )
+
+    class Meta:
+        db_table = "settings"
+        indexes = [models.Index(fields=["key", "mood", "agent", "created_at"])]

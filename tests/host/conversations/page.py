@@ -13,6 +13,7 @@
 - `activity(mood, now)`: the agent at work from its first line after its last turn end (its row
   stamped with a TURN_ENDS stop reason) until the next; system rows say nothing.
 - `message_count(mood)`: the rows not sent by `system`.
+- `scram()`: the scram in force, from the newest global `scram` settings row.
 - `held_in(slug)`: the runners' holds, from Django's cache under `held:<slug>`: one dict per Mood,
   `{agent: {reason, until, at (epoch seconds)}}`, an entry lapsing 600 s after its `at`.
 """
@@ -154,3 +155,14 @@ def held_in(slug: str, now: float | None = None) -> dict:
         for agent, hold in (cache.get(f"held:{slug}") or {}).items()
         if now - hold["at"] < HELD_FOR
     }
+
+
+def scram() -> dict | None:
+    """The scram memory-lane's page shows (its `settings.scram()`, in the pulse): the newest global
+    `scram` row, when its value is true: `{by, at, note}`."""
+    from .models import Setting
+
+    row = Setting.objects.filter(key="scram", mood=None, agent=None).order_by("-created_at").first()
+    if row is None or not row.value:
+        return None
+    return {"by": row.set_by_id, "at": row.created_at.isoformat(), "note": row.note}

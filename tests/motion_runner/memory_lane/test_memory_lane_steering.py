@@ -1,0 +1,105 @@
+"""memory-lane's own page in command under the binding (issue 32, item 3; docs/memory-lane.md).
+
+In a subprocess with the host project's settings (tests/host/, the README's block: the
+memory_lane binding), against its own PostgreSQL database: memory-lane's settings rows and its AZ5
+are written as its page and admin write them, and tests/host/steering_check.py reads what wakes
+here on the next tick; the apps' scram and menus are read back as memory-lane's page reads them
+(tests/host/conversations/page.py `scram`, `held_in`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.motion_runner.site.test_host_project import ROOT, admin_sql, fresh_host_database
+
+
+@pytest.fixture(scope="module")
+def seen():
+    """migrate, then tests/host/steering_check.py, run once for the module."""
+    url, name = fresh_host_database("_steering")
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")},
+        "DJANGO_SETTINGS_MODULE": "tests.host.settings",
+        "HOST_DATABASE_URL": url,
+    }
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240
+        )
+
+    try:
+        migrate = run("-m", "django", "migrate", "--noinput")
+        check = run("-m", "tests.host.steering_check") if migrate.returncode == 0 else None
+    finally:
+        admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    assert check is not None and check.returncode == 0, migrate.stderr + (check.stderr if check else "")
+    return json.loads(check.stdout.splitlines()[-1])
+
+
+def test_memory_lanes_mentions_only_stops_the_next_ticks_consideration_in_that_mood(seen):
+    hushed = seen["mentions_only"]
+    assert (hushed["listening"], hushed["porch_listening"]) == ("mentions", "on")
+    assert hushed["considered"] == ["porch:magent"]  # the lobby's post is not considered
+
+
+def test_a_mention_still_wakes_under_memory_lanes_mentions_only(seen):
+    assert seen["mentions_only"]["mention"] == "woken"
+
+
+def test_who_set_memory_lanes_row_and_when_is_shown_here_and_said_in_the_thread(seen):
+    assert seen["mentions_only"]["set_by"].startswith("justin, ")
+    assert seen["mentions_only"]["said_in_thread"] == [
+        "justin (on memory-lane's page) set this Motion's listening here to mentions only"
+    ]
+
+
+def test_the_motion_lists_chips_read_memory_lanes_rows(seen):
+    assert list(seen["mentions_only"]["hushes"].values()) == ["mentions"]
+
+
+def test_memory_lanes_az5_raises_the_scram_here_and_nothing_wakes(seen):
+    az5 = seen["az5"]
+    assert az5["raised"] == ["justin", "runaway agents"]
+    assert az5["tick"] == [] and az5["mention"] is None
+
+
+def test_lifting_memory_lanes_az5_lifts_the_scram_here_without_echoing_rows(seen):
+    assert seen["az5"]["lifted"] is True
+    assert seen["az5"]["scram_rows"] == 2  # its raise and its lift, nothing written back
+
+
+def test_this_projects_scram_shows_on_memory_lanes_page_as_its_own_az5(seen):
+    shown = seen["scram_here"]
+    assert (shown["page_raised"]["by"], shown["page_raised"]["note"]) == ("ops", "deploy went wrong")
+    assert shown["page_lifted"] is None
+
+
+def test_a_change_in_the_menus_here_is_memory_lanes_row_and_no_other(seen):
+    menus = seen["menus"]
+    assert menus["status"] == 201
+    assert menus["host_row"] == [{"mode": "off", "until": None}, "justin"]
+    assert menus["steer_rows"] == 0 and menus["menus_listening"] == "off"
+    assert menus["menus_changes"][0] == "justin set @magent's listening here to off"
+
+
+def test_a_widening_change_from_the_menus_still_needs_a_granter(seen):
+    assert (seen["menus"]["widening_by_password"], seen["menus"]["model_rows"]) == (403, 0)
+
+
+def test_a_hold_here_shows_on_memory_lanes_page_and_its_listening_on_wakes_it(seen):
+    assert seen["hold"] == {"mention": "held", "page": ["magent"], "after_on": "woken"}
+
+
+def test_a_widening_row_on_memory_lanes_side_counts_only_when_a_granter_set_it(seen):
+    assert seen["trust"] == {"by_visitor": "", "by_justin": "sonnet", "chatty_by_visitor": ""}
+
+
+def test_memory_lanes_most_specific_row_wins_whatever_its_age(seen):
+    assert seen["precedence"] == "terse"  # (Mood, agent) "brief" over the newer Mood-wide "thorough"
