@@ -182,7 +182,7 @@ class Producer:
         for index, exc in written.errors:
             log.info("an unclaimed line %s of session %s could not be read: %s", index, session_id, exc)
         binding().write_unclaimed(messages, self.writer.unindexed, session_id)
-        self.writer.unindexed = []
+        self.writer.unindexed, self.writer.unindexed_at = [], []
         self.writer.redactor.forget()
 
 

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from django.db import connection, transaction
 
 from ..models import Kind, Message
+from ..record import binding
 from ..sql import locks
 from .display import HOOK_STOP_TEXT, turn_end_text
 
@@ -135,4 +136,5 @@ def fill_in(message: Message, existing: Message | None = None) -> bool:
         changed.append("source_file")
     if changed:
         existing.save(update_fields=changed)
+    binding().fill_in(message, existing, changed)  # the host's copy of the row too (memory_lane)
     return bool(changed)

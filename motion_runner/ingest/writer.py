@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from django.db import connection, transaction
@@ -153,6 +154,9 @@ class EventWriter:
         # Thinking and prompt lines, redacted, for the record binding alone (no Message of the
         # apps' index: their thread never shows them; memory-lane's record keeps every line).
         self.unindexed: list[Event] = []
+        # When each was read, in order with the Messages built around it (their created_at): the
+        # binding's rows of a batch are ordered as said (record binding `order_batch`).
+        self.unindexed_at: list[tuple[str | None, datetime]] = []
 
     def flush_activity(self, *, force: bool = False) -> None:
         turn = self.ctx.turn
@@ -297,6 +301,7 @@ class EventWriter:
                 event.text = self.redactor.redact(event.text)
                 event.raw = self.redactor.redact_json(event.raw)
                 self.unindexed.append(event)
+                self.unindexed_at.append((event.uuid, timezone.now()))
             return None
         message = self.message_for(event, message_id)
         return fit_message(message, self.redactor) if message is not None else None
@@ -304,6 +309,7 @@ class EventWriter:
     def write_many(self, events: Iterable[Event], *, prepared: list[Message] | None = None) -> WriteOutcome:
         outcome = WriteOutcome()
         ctx = self.ctx
+        began = timezone.now()
         messages: list[Message] = list(prepared or [])
         activity = None
         counted = 0
@@ -322,14 +328,12 @@ class EventWriter:
             if message is not None:
                 messages.append(message)
         self.redactor.forget()  # the batch's strings are not kept past it
-        if self.unindexed:
-            binding().write_unindexed(self.unindexed, ctx.motion, ctx.agent)
-            self.unindexed = []
         if ctx.turn is not None and counted:
             self.activity = activity or self.activity
             self.unflushed_events += counted
             self.flush_activity()
         if not messages:
+            self.keep_unindexed(messages, began)
             return outcome
         if ctx.match_twins:
             with session_lock(ctx.session_id):
@@ -345,7 +349,20 @@ class EventWriter:
             for message in messages:
                 if message.id not in inserted_ids:
                     fill_in(message)
+        self.keep_unindexed(messages, began)
         return outcome
+
+    def keep_unindexed(self, messages: list[Message], began: datetime) -> None:
+        """The lines only the record binding keeps, written after the batch's Messages; then the
+        binding orders the batch's rows as they were said (a compaction stays below the turns
+        before it on memory-lane's page)."""
+        if not self.unindexed:
+            return
+        ctx = self.ctx
+        binding().write_unindexed(self.unindexed, ctx.motion, ctx.agent)
+        said = [(str(m.id), m.created_at) for m in messages if m.created_at is not None]
+        binding().order_batch(said + [(i, at) for i, at in self.unindexed_at if i], began)
+        self.unindexed, self.unindexed_at = [], []
 
     def _on_init(self, event: Event) -> None:
         ctx = self.ctx

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from datetime import timedelta
 from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
@@ -35,7 +36,7 @@ from django.db.models.signals import post_save
 from django.utils import timezone
 
 from .. import signals
-from ..models import Agent, Message, Motion
+from ..models import Agent, Kind, Message, Motion
 from ..record.own import OwnRecord
 from .held import HostHolds
 from .host import SOURCE_FILE, as_uuid, host_model, writing
@@ -45,6 +46,17 @@ from .rows import host_row, parent_of, turn_stop, unindexed_row
 from .steering import HostSteering
 
 log = logging.getLogger(__name__)
+
+# The index's fill-ins memory-lane's row has a column for (ingest/twins.py FILL_IN_FIELDS).
+HOST_FILL_IN = (
+    "model_backend",
+    "effort",
+    "cwd",
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
 
 
 class MemoryLaneRecord(MoodNames, HostPosts, HostHolds, HostSteering, OwnRecord):
@@ -211,6 +223,60 @@ class MemoryLaneRecord(MoodNames, HostPosts, HostHolds, HostSteering, OwnRecord)
                     continue
                 for name, kind in row.recipients:
                     written.recipients.add(self.participant(name, kind, people))
+
+    def fill_in(self, copy: Message, stored: Message, changed: list[str]) -> None:
+        """The transcript's fill-ins reach memory-lane's copy of the row: the columns the index
+        just filled (cwd, effort, model, final tokens), the turn-result's cost, and the parent the
+        transcript line names, where the host's row has none. One read, at most one update."""
+        host_message = host_model("message")
+        row = host_message.objects.filter(pk=stored.id).first()
+        if row is None:
+            return
+        values: dict[str, Any] = {
+            name: getattr(stored, name)
+            for name in HOST_FILL_IN
+            if name in changed and getattr(stored, name) not in (None, "")
+        }
+        if "cost_usd" in changed and stored.kind == Kind.TURN_END and isinstance(row.content, dict):
+            values["content"] = {**row.content, "cost_usd": float(stored.cost_usd)}
+        parent = parent_of(copy)
+        if parent is not None and row.parent_id is None and row.looking_for_parent_id is None:
+            if host_message.objects.filter(pk=parent).exists():
+                values["parent_id"] = parent
+            else:
+                values["looking_for_parent_id"] = parent
+        if values:
+            with writing():
+                host_message.objects.filter(pk=row.pk).update(**values)
+
+    def order_batch(self, said: list[tuple[str, Any]], since: Any) -> None:
+        """memory-lane's page orders a Mood's rows by `created_at`, which its model stamps as a row
+        is written; the lines only it keeps are written after the batch's Messages. The rows this
+        batch wrote (none older: a re-post's rows keep their times) get the batch's first time
+        plus a microsecond per place, in the order the lines were read. One read, one update.
+        `since`: when the batch began writing; a row older than that is not the batch's."""
+        order = sorted(
+            ((at, as_uuid(line_id)) for line_id, at in said if as_uuid(line_id)), key=lambda pair: pair[0]
+        )
+        if len(order) < 2:
+            return
+        host_message = host_model("message")
+        rows = {
+            row.pk: row
+            for row in host_message.objects.filter(
+                pk__in=[row_id for _, row_id in order], created_at__gte=since
+            ).only("pk", "created_at")
+        }
+        if len(rows) < 2:
+            return
+        base = min(row.created_at for row in rows.values())
+        changed = []
+        for place, row_id in enumerate(row_id for _, row_id in order if row_id in rows):
+            row = rows[row_id]
+            if row.created_at != base + timedelta(microseconds=place):
+                row.created_at = base + timedelta(microseconds=place)
+                changed.append(row)
+        host_message.objects.bulk_update(changed, ["created_at"])
 
     def stamp_turn_end(self, message: Message, mood: models.Model, session: uuid.UUID | None) -> None:
         """The turn's last line of the agent gets its stop reason (memory-lane's `finish_turn`):

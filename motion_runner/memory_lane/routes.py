@@ -41,7 +41,11 @@ from ..api.auth import AgentKeyAuthentication, request_agent
 from ..api.outage import answer_if_away
 from ..api.stream_batch import MAX_EVENTS, StreamBody, check_batch_size, take_stream
 from ..conf import app_settings
+from ..ingest.system_lines import post_system_message
+from ..lib.ids import system_uuid
+from ..models import Agent, Kind, Motion
 from ..people.access import readable_motion
+from ..record import binding
 from .held import holds_in, say_hold
 from .remote import ingest_lines
 from .runner_keys import RunnerKeyAuthentication
@@ -86,6 +90,30 @@ class MoodAPIView(AgentAPIView):
 FlatError = inline_serializer("MoodError", {"error": serializers.CharField()})
 
 
+def mood_motion(slug: str, agent: Agent, request: Request) -> Motion:
+    """The route's Motion, its agent a member. Under the memory_lane binding, a Motion made for a
+    Mood has no agents until someone chooses (docs/memory-lane.md), while memory-lane lets any
+    runner key post into any Mood: the first runner (a key of memory-lane's vault,
+    MOOD_RUNNER_KEYS) to post into such a Motion (no agents at all) becomes its agent, said in the
+    thread, rather than losing its turn to a 403. A Motion with agents stays the admin's choice:
+    another agent is refused (403), and so is one of the project's own agent keys."""
+    by_runner_key = isinstance(getattr(request, "successful_authenticator", None), RunnerKeyAuthentication)
+    if by_runner_key and binding().shares_memory_lane_record:
+        motion = binding().motion_for_slug(slug)
+        if motion is not None and not motion.agents.exists():
+            motion.agents.add(agent)
+            post_system_message(
+                motion,
+                f"@{agent.name} is now an agent of this Motion: memory-lane's runner posted its turn "
+                "here, and the Motion had no agents yet.",
+                kind=Kind.WAKE,
+                message_id=system_uuid("mood-joined", motion.pk, agent.pk),
+                agent=agent,
+            )
+            return member_motion(slug, agent)  # asked again: the key's read was before the join
+    return member_motion(slug, agent, request)
+
+
 class MoodStreamView(MoodAPIView):
     """memory-lane's stream route: a runner's Claude Code events, posted as they come."""
 
@@ -112,7 +140,7 @@ class MoodStreamView(MoodAPIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         agent = request_agent(request)
-        motion = member_motion(slug, agent, request)
+        motion = mood_motion(slug, agent, request)
         check_batch_size(request.data)
         body = StreamBody(data=request.data, context={"request": request})
         body.is_valid(raise_exception=True)

@@ -60,6 +60,10 @@ class HostRow:
     ends_turn: bool = False
 
 
+# After a tool's output cut to the host's limit: how much was not kept.
+TRUNCATION_MARK = "\n[{n} more characters not kept]"
+
+
 def tool_result_chars() -> int:
     """memory-lane's own setting, read from the host's settings: output kept in its public record."""
     value = getattr(host_settings, "TOOL_RESULT_CONTENT_CHARS", 0)
@@ -139,6 +143,28 @@ def text_content(message: Message) -> Any:
     return [block] if block is not None else message.text
 
 
+def run_cost(message: Message, raw: dict[str, Any]) -> float | None:
+    """What the run cost, as memory-lane keeps it: the index's figure once the turn is settled,
+    else the result line's own `total_cost_usd` (a streamed turn's row is written before the
+    runner prices it)."""
+    if message.cost_usd is not None:
+        return float(message.cost_usd)
+    total = raw.get("total_cost_usd")
+    return float(total) if isinstance(total, int | float) and not isinstance(total, bool) else None
+
+
+def kept_output(text: str) -> str:
+    """A tool's output as memory-lane's public record keeps it: at most TOOL_RESULT_CONTENT_CHARS
+    characters (none by default), and when some was kept but not all, a marker saying how much
+    was left out, so a cut output never reads as whole."""
+    kept = tool_result_chars()
+    if not kept:
+        return ""
+    if len(text) <= kept:
+        return text
+    return f"{text[:kept]}{TRUNCATION_MARK.format(n=len(text) - kept)}"
+
+
 def turn_result(message: Message) -> dict[str, Any]:
     raw = message.raw if isinstance(message.raw, dict) else {}
     return {
@@ -146,7 +172,7 @@ def turn_result(message: Message) -> dict[str, Any]:
         "agent": message.sender,
         "subtype": raw.get("subtype") or ("error" if message.is_error else "success"),
         "is_error": message.is_error,
-        "cost_usd": float(message.cost_usd) if message.cost_usd is not None else None,
+        "cost_usd": run_cost(message, raw),
         "duration_ms": raw.get("duration_ms"),
         "num_turns": raw.get("num_turns"),
         "stop_reason": raw.get("stop_reason") or None,
@@ -204,10 +230,9 @@ def host_row(message: Message) -> HostRow:
             stop_reason=line_stop(message),
         )
     if kind == Kind.TOOL_RESULT:
-        kept = tool_result_chars()
         return HostRow(
             "tool_result",
-            message.text[:kept] if kept else "",
+            kept_output(message.text),
             TOOL_RESULT_SENDER,
             "tool",
             recipients=[(own["sender"], own["sender_type"])],

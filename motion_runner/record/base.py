@@ -48,6 +48,15 @@ class RecordBinding:
         and the unindexed lines' events): a binding whose record keeps them writes them now; the
         apps' index gets them from the spool once the session is claimed."""
 
+    def order_batch(self, said: list[tuple[str, Any]], since: Any) -> None:
+        """The ids of one batch's lines with when each was read (all of them: indexed Messages
+        and lines only the binding keeps): a binding that wrote them in another order orders its
+        rows as they were said; `since`: when the batch began writing (older rows are not its)."""
+
+    def fill_in(self, copy: Message, stored: Message, changed: list[str]) -> None:
+        """A later copy of a stored line (the transcript's, after the stream's) filled the stored
+        Message's blanks (`changed`, already saved): a binding keeping its own copy fills it too."""
+
     def claim(self, session_id: str, motion: Motion) -> None:
         """A session now belongs to `motion` (after the apps' own MotionSession says so)."""
 

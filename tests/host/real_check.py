@@ -4,7 +4,8 @@
 
 The folder (never part of this repository) holds memory-lane's own `conversations` app as
 cryptograss/memory-lane has it: `models.py`, `apps.py`, `signals.py`, `services/mood_view.py`
-(the page: `timeline`, `step_payload`), `services/handoff.py` and a migration for those models;
+(the page: `timeline`, `step_payload`), `services/handoff.py`, `services/settings.py` (its
+settings rows: `change`, `resolve`, `scram`) and a migration for those models;
 its third-party import `constant_sorrow` on its path; and a `memory_viewer` package whose settings
 and urls exec exactly this checkout's README blocks ("Adding it to memory-lane", found through
 MOTION_RUNNER_CHECKOUT, which this script sets), with `ML_DATABASE_URL` as its database. The check migrates the database, drives real traffic
@@ -21,13 +22,17 @@ object and exits 1 when one of the facts below fails:
 - every ToolUse holds the tool's input; no ToolResult holds more than TOOL_RESULT_CONTENT_CHARS;
 - no project line (wake line, request card, error, turn end) and no tool result is recorded as an
   agent's words (a `turn` of memory-lane's timeline);
-- every tool step of memory-lane's page has a summary.
+- every tool step of memory-lane's page has a summary;
+- memory-lane's page in command (issue 32): "mentions only" set by its own `settings.change` is
+  the listening here; its AZ5 row raises and lifts the scram here; the scram raised here is what
+  its own `settings.scram()` shows; a change in the apps' menus is what its own `resolve` reads.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import tempfile
 import uuid
@@ -35,6 +40,15 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+
+
+# The binding's marker after an output cut to the limit (memory_lane/rows.py): not output.
+CUT_MARK = re.compile(r"\n\[\d+ more characters not kept\]$")
+
+
+def kept_part(content: Any) -> str:
+    """The tool output a ToolResult row keeps, without the marker saying how much was cut."""
+    return CUT_MARK.sub("", content) if isinstance(content, str) else json.dumps(content)
 
 
 def setup(folder: Path) -> None:
@@ -291,9 +305,7 @@ def main(folder: Path) -> dict[str, Any]:  # noqa: PLR0915  one scenario, read t
         "tool_uses_without_input": sum(1 for u in uses if not (isinstance(u.content, dict) and u.content)),
         "tool_results": results.count(),
         "tool_results_over_the_limit": sum(
-            1
-            for r in results
-            if r.content and len(r.content if isinstance(r.content, str) else json.dumps(r.content)) > limit
+            1 for r in results if r.content and len(kept_part(r.content)) > limit
         ),
         "tool_result_content_chars": limit,
         "tool_results_not_by_tool_result": results.exclude(sender_id="tool-result").count(),
@@ -315,6 +327,31 @@ def main(folder: Path) -> dict[str, Any]:  # noqa: PLR0915  one scenario, read t
         "activity": mood_view.activity(mood),
         "payload": {k: v for k, v in mood_view.mood_payload(mood).items() if k in ("slug", "message_count")},
     }
+    seen["steering"] = steering(ml, mood, motion, scribe, justin, person)
+    return seen
+
+
+def steering(ml: Any, mood: Any, motion: Any, agent: Any, justin: Any, person: Any) -> dict[str, Any]:
+    """memory-lane's page in command (issue 32): its own settings service and AZ5 row steer the
+    apps; the apps' scram and menus land where its own code reads them."""
+    from conversations.services import settings as knobs
+
+    from motion_runner.models import Scram
+    from motion_runner.runner.stopping import lift_scram, raise_scram
+    from wakes.decision.steering import change, steering_for
+
+    knobs.change("listening", "mentions", mood=mood, by=justin)
+    seen = {"mentions_here": steering_for(motion.pk, agent.pk).listening}
+    ml.Setting.objects.create(key="scram", value=True, set_by=justin, note="AZ5 from memory-lane")
+    seen["az5_raised_here"] = Scram.holding() is not None
+    ml.Setting.objects.create(key="scram", value=False, set_by=justin, note="all clear")
+    seen["az5_lifted_here"] = Scram.holding() is None
+    raise_scram("ops", "raised in the apps")
+    seen["scram_on_its_page"] = knobs.scram()
+    lift_scram("ops")
+    seen["scram_on_its_page_after_lift"] = knobs.scram()
+    change(motion, agent, "listening", "off", None, person)
+    seen["menus_change_in_its_resolve"] = knobs.resolve(mood, agent.name)["listening"]["mode"]
     return seen
 
 
@@ -325,7 +362,7 @@ def mood_view_turn_ends() -> set[str]:
 
 
 def failures(seen: dict[str, Any]) -> list[str]:
-    record, page, unclaimed = seen["record"], seen["page"], seen["unclaimed"]
+    record, page, unclaimed, steer = seen["record"], seen["page"], seen["unclaimed"], seen["steering"]
     facts = {
         "every stream post answered 200": set(seen["stream_status"]) == {200},
         "every index row is in memory-lane's record": record["index_rows_missing_from_host"] == 0,
@@ -361,6 +398,13 @@ def failures(seen: dict[str, Any]) -> list[str]:
         and page["turn_results_not_by_system"] == 0
         and page["stream_turn_stamped"] in mood_view_turn_ends(),
         "the model's thinking is a Thought": page["thoughts"] > 0,
+        "memory-lane's mentions only is in force here": steer["mentions_here"] == "mentions",
+        "memory-lane's AZ5 raises and lifts the scram here": steer["az5_raised_here"]
+        and steer["az5_lifted_here"],
+        "the apps' scram is on memory-lane's page": (steer["scram_on_its_page"] or {}).get("note")
+        == "raised in the apps"
+        and steer["scram_on_its_page_after_lift"] is None,
+        "a change in the apps' menus is memory-lane's row": steer["menus_change_in_its_resolve"] == "off",
     }
     return [fact for fact, held in facts.items() if not held]
 

@@ -188,7 +188,8 @@ def test_no_tool_output_reaches_the_record_under_memory_lanes_default(seen):
 
 
 def test_a_host_that_keeps_some_tool_output_gets_that_much_and_no_more(seen):
-    assert seen["kept_tool_result"] == "line one of "  # TOOL_RESULT_CONTENT_CHARS = 12
+    # TOOL_RESULT_CONTENT_CHARS = 12, then how much was not kept (27 characters in all)
+    assert seen["kept_tool_result"] == "line one of \n[15 more characters not kept]"
 
 
 def test_a_tool_result_is_sent_by_the_tool_result_participant_to_the_agent(seen):
