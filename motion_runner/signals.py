@@ -142,7 +142,9 @@ lifts this project's scram, so the two are one.
 host_steering_changed = Signal()
 """
 Arguments: ``motion`` (the ``Motion``), ``agent`` (the ``Agent``, or None for every agent of it),
-``setting`` (the menus' name of it: ``listening``, ``archived``, …), ``at``.
+``setting`` (the menus' name of it: ``listening``, ``archived``, …), ``record`` (the change as a
+``SteerRecord``, or None when it is not the Motion's own: a row for every Mood at once, which is
+looked at again but said in no thread).
 
 Sent robustly with ``sender=Motion`` by a record binding when the host's own page changed a
 setting the room's steering reads from there (``steering_sources``). wakes/ listens: it says the

@@ -27,7 +27,6 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db.models import Q
-from django.utils import timezone
 
 from .. import signals
 from ..models import Agent, Motion, Scram, SshKey
@@ -150,16 +149,17 @@ class HostSteering(signals.SteeringSource):
     def candidates(
         self, pairs: list[tuple[str, int | None]]
     ) -> dict[tuple[str, int | None], list[SteerRecord]]:
-        """Two queries for any number of pairs (plus the Moods'): every row that may be in force
-        for each pair, memory-lane's slot order first, newest first within a slot."""
+        """At most five queries for any number of pairs (agents, Moods, aliases, rows, setters):
+        every row that may be in force for each pair, memory-lane's slot order first, newest first
+        within a slot."""
         motion_ids = sorted({motion_id for motion_id, _ in pairs})
         names = dict(Agent.objects.filter(pk__in={a for _, a in pairs if a}).values_list("pk", "name"))
-        moods = {motion_id: self.mood_by_slug(motion_id) for motion_id in motion_ids}
-        rows = list(self.setting_rows([m for m in moods.values() if m is not None], list(names.values())))
+        moods = self.moods_of(motion_ids)
+        rows = list(self.setting_rows(list(moods.values()), list(names.values())))
         vouched = self.vouched({row.set_by_id for row in rows if widens(row)})
         found: dict[tuple[str, int | None], list[SteerRecord]] = {}
         for motion_id, agent_id in pairs:
-            mood_pk = getattr(moods[motion_id], "pk", None)
+            mood_pk = getattr(moods.get(motion_id), "pk", None)
             name = names.get(agent_id)
             slots = dict.fromkeys([(mood_pk, name), (mood_pk, None), (None, name), (None, None)])
             records = []
@@ -175,6 +175,17 @@ class HostSteering(signals.SteeringSource):
                     if shown is not None:
                         records.append(record(motion_id, agent_id, row, shown))
             found[(motion_id, agent_id)] = records
+        return found
+
+    def moods_of(self, motion_ids: list[str]) -> dict[str, Any]:
+        """The Mood each Motion is (by its slug now, else an alias: `Mood.by_slug`'s rule), in two
+        queries for any number; a Motion with no Mood yet has none (made only when written)."""
+        mood = host_model("mood")
+        found = {m.slug: m for m in mood.objects.filter(slug__in=motion_ids)}
+        missing = [motion_id for motion_id in motion_ids if motion_id not in found]
+        if missing:
+            for alias in host_model("mood_alias").objects.filter(slug__in=missing).select_related("mood"):
+                found[alias.slug] = alias.mood
         return found
 
     def vouched(self, names: set[str | None]) -> set[str]:
@@ -264,9 +275,13 @@ class HostSteering(signals.SteeringSource):
             return
         motions = [self.motion_for_mood(instance.mood)] if instance.mood_id else list(Motion.objects.all())
         agent = Agent.objects.filter(name=instance.agent_id).first() if instance.agent_id else None
+        shown = value_here(instance.key, instance.value)
         for motion in motions:
+            said = None  # a row for every Mood at once is said in no thread
+            if shown is not None and instance.mood_id:
+                said = record(motion.pk, agent.pk if agent else None, instance, shown)
             for _receiver, error in signals.host_steering_changed.send_robust(
-                sender=Motion, motion=motion, agent=agent, setting=SETTINGS[instance.key], at=timezone.now()
+                sender=Motion, motion=motion, agent=agent, setting=SETTINGS[instance.key], record=said
             ):
                 if isinstance(error, Exception):
                     log.error(

@@ -25,7 +25,7 @@ from django.db import transaction  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from motion_runner.models import Agent, Scram, SshKey  # noqa: E402
+from motion_runner.models import Agent, Kind, Message, Scram, SshKey  # noqa: E402
 from motion_runner.record import binding  # noqa: E402
 from motion_runner.runner.stopping import lift_scram, raise_scram  # noqa: E402
 from tests.host.conversations import models as host  # noqa: E402
@@ -190,6 +190,14 @@ def main() -> dict:
     setting("verbosity", "brief", mood=porch, agent=agent_entity, by=justin)
     setting("verbosity", "thorough", mood=porch, by=justin)
     seen["precedence"] = steering_for("porch", magent.pk).verbosity
+    # 8. A row for every Mood at once counts everywhere and is said in no thread.
+    lines_before = Message.objects.filter(kind=Kind.WAKE).count()
+    setting("discretion", "reserved", by=justin)
+    seen["every_mood"] = {
+        "lobby": steering_for("lobby", magent.pk).discretion,
+        "porch": steering_for("porch", magent.pk).discretion,  # its own (Mood, agent) row stands
+        "lines_said": Message.objects.filter(kind=Kind.WAKE).count() - lines_before,
+    }
     seen["considerations"] = Consideration.objects.count()
     return seen
 

@@ -357,9 +357,9 @@ def handle_turn_finished(turn: Turn) -> None:
         free_pair(None, silent=silent, motion_id=turn.motion_id, agent_id=turn.agent_id)
 
 
-def on_host_steering_changed(sender, motion, agent, setting: str, at, **kwargs) -> None:
+def on_host_steering_changed(sender, motion, agent, setting: str, record=None, **kwargs) -> None:
     """`signals.host_steering_changed`: memory-lane's page changed a setting; said, looked at
     again now, and mentions held while listening was off woken if it is back on."""
-    changed_in_host(sender, motion=motion, agent=agent, setting=setting, at=at)
+    changed_in_host(sender, motion=motion, agent=agent, setting=setting, record=record)
     if setting in ("listening", "archived"):
         release_held(motion_id=motion.pk)

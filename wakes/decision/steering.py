@@ -376,25 +376,22 @@ def let_go(sender, motion: Motion, agent_names: list[str] | None, by: str, at: d
     states.update(considered_through=F("last_post_at"), version=F("version") + 1)
 
 
-def changed_in_host(
-    sender, motion: Motion, agent: Agent | None, setting: str, at: datetime, **kwargs
-) -> None:
+def changed_in_host(sender, motion: Motion, agent: Agent | None, setting: str, record, **kwargs) -> None:
     """`signals.host_steering_changed`: the host's own page changed a setting (memory-lane's
-    settings rows are the steering then): said in the thread, and the loop looks again now."""
-    newest = signals.steering_sources[-1].history(motion, 1) if signals.steering_sources else []
-    if newest and newest[0].setting == setting:
-        kept = newest[0]
+    settings rows are the steering then): said in the thread (a Mood's own change), and the loop
+    looks again now."""
+    if record is not None:
         row = Steer(
             motion=motion,
             agent=agent,
             setting=setting,
-            value=kept.value,
-            until=kept.until,
-            by_name=f"{kept.by_name} (on memory-lane's page)",
-            at=kept.at,
+            value=record.value,
+            until=record.until,
+            by_name=f"{record.by_name} (on memory-lane's page)",
+            at=record.at,
         )
         post_system_message(
-            motion, describe(row), kind=Kind.WAKE, message_id=system_uuid("steer", kept.ref), agent=agent
+            motion, describe(row), kind=Kind.WAKE, message_id=system_uuid("steer", record.ref), agent=agent
         )
     if setting in (S.LISTENING, S.ARCHIVED):
         catch_up(motion, agent)

@@ -103,3 +103,8 @@ def test_a_widening_row_on_memory_lanes_side_counts_only_when_a_granter_set_it(s
 
 def test_memory_lanes_most_specific_row_wins_whatever_its_age(seen):
     assert seen["precedence"] == "terse"  # (Mood, agent) "brief" over the newer Mood-wide "thorough"
+
+
+def test_a_row_for_every_mood_counts_where_nothing_more_specific_is_set_and_is_said_nowhere(seen):
+    # porch's discretion: visitor's "chatty" did not count (widening), so the global row stands there too
+    assert seen["every_mood"] == {"lobby": "reserved", "porch": "reserved", "lines_said": 0}
