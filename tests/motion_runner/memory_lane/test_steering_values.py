@@ -1,0 +1,44 @@
+"""memory-lane's settings values and the menus' values, both ways (motion_runner/memory_lane/steering.py)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from motion_runner.memory_lane.steering import value_here, value_there
+from motion_runner.signals import SteeringRefused
+
+SIX = datetime(2026, 12, 2, 18, 0, tzinfo=UTC)
+
+
+def test_memory_lanes_listening_with_an_end_is_the_menus_listening_and_its_until():
+    assert value_here("listening", {"mode": "mentions", "until": "2026-12-02T18:00:00Z"}) == ("mentions", SIX)
+
+
+def test_the_menus_listening_with_an_until_is_memory_lanes_listening_object():
+    assert value_there("listening", "off", SIX) == {"mode": "off", "until": SIX.isoformat()}
+
+
+def test_verbosity_names_are_translated_both_ways():
+    assert value_here("verbosity", "thorough") == ("full", None)
+    assert value_there("verbosity", "terse", None) == "brief"
+
+
+def test_a_reads_choice_past_memory_lanes_bound_is_written_at_its_bound():
+    assert value_there("reads", "40000", None) == 24000
+
+
+def test_an_end_time_on_a_setting_memory_lane_keeps_none_for_is_refused():
+    with pytest.raises(SteeringRefused, match="only for listening"):
+        value_there("model", "opus", SIX)
+
+
+def test_back_to_the_default_writes_memory_lanes_default():
+    assert value_there("mention_effort", "", None) == "high"
+    assert value_there("listening", "", None) == {"mode": "on", "until": None}
+
+
+def test_a_value_memory_lane_could_not_have_stored_is_read_past():
+    assert value_here("listening", {"mode": "asleep"}) is None
+    assert value_here("verbosity", "epic") is None
