@@ -10,6 +10,7 @@ from .conf import app_settings as settings  # the app's settings, with defaults 
 from .harnesses import HARNESSES
 from .models import Agent
 from .schedule import beat_schedule
+from .signals import SEAMS_CHOSEN_BY_SETTING
 
 
 @register(Tags.security, deploy=False)
@@ -49,6 +50,30 @@ def production_settings(app_configs, **kwargs):
                 id="motion_runner.E004",
             )
         )
+    return errors
+
+
+@register()
+def seams_chosen_by_setting(app_configs, **kwargs):
+    """Each one-answer seam's dotted path (MOTION_RUNNER_TOOL_POLICY, MOTION_RUNNER_TURN_CLOCKS)
+    loads and is callable: a typo stops the start, not the first turn's launch."""
+    errors = []
+    for seam in SEAMS_CHOSEN_BY_SETTING:
+        path = seam.path()
+        try:
+            answer = seam.load()
+        except Exception as error:  # an ImportError, or whatever the named module raises on import
+            errors.append(
+                Error(
+                    f"{seam.setting} = {path!r} cannot be loaded: {type(error).__name__}: {error}",
+                    hint=f"Name a callable by its dotted path, or unset {seam.setting} for the "
+                    f"default ({seam.default_path()!r}).",
+                    id="motion_runner.E030",
+                )
+            )
+            continue
+        if not callable(answer):
+            errors.append(Error(f"{seam.setting} = {path!r} is not callable.", id="motion_runner.E031"))
     return errors
 
 

@@ -47,6 +47,9 @@ DEFAULTS: dict[str, Any] = {
     "RUNNER_KILL_GRACE_SECONDS": 3.0,
     "RUNNER_AFTER_RESULT_GRACE_SECONDS": 10.0,
     "RUNNER_EXTRA_ENV": dict,
+    # MOTION_RUNNER_TURN_CLOCKS and MOTION_RUNNER_TOOL_POLICY (dotted paths: the one answer to a
+    # turn's clocks and tool policy) are declared with their defaults beside the other seams, in
+    # motion_runner/signals.py (`ChosenBySetting`), which reads them.
     # Set by bin/serve when it started the stand-in model for a first run without a key.
     "STANDIN_MODEL_URL": "",
     # A running turn renews its lease every third of this; a lapsed lease is reclaimed by the sweep.

@@ -291,7 +291,7 @@ class Turn(models.Model):
     carries_taint = models.BooleanField(
         default=False,
         help_text="A look-only maintenance turn (a compaction, a person's command) that resumed a session "
-        "a look-only wake ran in: the session it forks counts as tainted too (runner/sessions.py).",
+        "a look-only wake ran in: the session it forks counts as tainted too (runner/resume.py).",
     )
     pid = models.IntegerField(null=True, blank=True)
     pgid = models.IntegerField(null=True, blank=True, help_text="The harness's process group.")

@@ -6,8 +6,10 @@ test) can listen to the same seams. pretix's `base/signals.py` is the model: eac
 declared here with its arguments, and the sender imports it from here, never declares its own.
 
 Signals (django.dispatch) tell; hooks (plain registries) answer, where the runner needs a value
-back (a prompt, a turn monitor, a tool policy, what the thread page shows), in the order they
-were registered.
+back (a prompt, a turn monitor, what the thread page shows), in the order they were registered.
+Where exactly one answer counts (a turn's tool policy, its clocks), the seam is a dotted-path
+setting instead (`ChosenBySetting`, as Django's EMAIL_BACKEND): it names the answer, so the runner
+calls wakes' code without importing it, and `manage.py check` refuses a path that does not load.
 """
 
 from __future__ import annotations
@@ -16,13 +18,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from django.dispatch import Signal
+from django.utils.module_loading import import_string
 
 if TYPE_CHECKING:  # annotations only: this module imports nothing of the runner at run time
     from datetime import datetime
 
     from django.http import HttpRequest
 
-    from .harnesses.policy import ToolPolicy
     from .models import Agent, Motion, Turn
     from .runner.monitor import TurnMonitor
 
@@ -147,12 +149,12 @@ Arguments: ``motion`` (the ``Motion``), ``agent`` (the ``Agent``, or None for ev
 looked at again but said in no thread).
 
 Sent robustly with ``sender=Motion`` by a record binding when the host's own page changed a
-setting the room's steering reads from there (``steering_sources``). wakes/ listens: it says the
+setting the room's steering reads from there (``steering_source``). wakes/ listens: it says the
 change in the thread and looks again at once (the loop's pairs, mentions held while listening
 was off), so the change counts from the next tick.
 """
 
-# --- Hooks ------------------------------------------------------------------------------------
+# --- Seams with one answer, chosen by a dotted-path setting -------------------------------------
 
 
 class TurnClocks(NamedTuple):
@@ -162,15 +164,84 @@ class TurnClocks(NamedTuple):
     silence: float | None
 
 
-TurnClockProvider = Callable[["Turn"], TurnClocks]
-turn_clock_providers: list[TurnClockProvider] = []
+class ChosenBySetting:
+    """A seam with exactly one answer: the callable at the dotted path the setting names.
+
+    The setting names it (`import_string`), so the runner calls the app above it without importing
+    it: the import contracts still hold (wakes -> motion_runner only). Unset, `default` answers when
+    wakes is installed and `standalone` (the runner's own) when it is not. Read at every call, so
+    `override_settings` works; `motion_runner.checks.seams_chosen_by_setting` refuses at startup a
+    path that does not load or is not callable.
+    """
+
+    def __init__(self, setting: str, *, default: str, standalone: str):
+        self.setting = setting
+        self.default = default
+        self.standalone = standalone
+
+    def default_path(self) -> str:
+        from django.apps import apps  # at the call: the registry is ready by then
+
+        return self.default if apps.is_installed("wakes") else self.standalone
+
+    def path(self) -> str:
+        from django.conf import settings  # at the call, so `override_settings` is heard
+
+        return getattr(settings, self.setting, None) or self.default_path()
+
+    def load(self) -> Callable[..., Any]:
+        return import_string(self.path())
+
+    def __call__(self, *args: Any) -> Any:
+        return self.load()(*args)
+
+    def __repr__(self) -> str:
+        return f"<ChosenBySetting {self.setting}>"
+
+
+turn_clocks = ChosenBySetting(
+    "MOTION_RUNNER_TURN_CLOCKS",
+    default="wakes.turn.tool_policy.full_tools_clocks",
+    standalone="motion_runner.runner.limits.settings_clocks",
+)
 """
-Called as ``provider(turn) -> TurnClocks`` by the runner (``runner/limits.py``) for a full-tools
-turn as it launches; the last one registered answers. wakes/ gives its dials
-(``full_tools_silence_seconds``, ``full_tools_timeout_seconds``). A look-only turn always keeps
-RUNNER_TURN_TIMEOUT_SECONDS; with no provider a full-tools turn gets RUNNER_FULL_TOOLS_TIMEOUT_SECONDS
-(None) and RUNNER_SILENCE_SECONDS.
+Called as ``turn_clocks(turn) -> TurnClocks`` by the runner (``runner/limits.py``) for a full-tools
+turn as it launches. wakes/ gives its dials (``full_tools_silence_seconds``,
+``full_tools_timeout_seconds``); without wakes, the runner's settings answer
+(RUNNER_FULL_TOOLS_TIMEOUT_SECONDS, None, and RUNNER_SILENCE_SECONDS). A look-only turn always keeps
+RUNNER_TURN_TIMEOUT_SECONDS and asks nothing.
 """
+
+tool_policy = ChosenBySetting(
+    "MOTION_RUNNER_TOOL_POLICY",
+    default="wakes.turn.tool_policy.policy_for_turn",
+    standalone="motion_runner.harnesses.policy.closed_policy",
+)
+"""
+Called as ``tool_policy(turn) -> ToolPolicy`` by the runner once a launch, before the adapter
+builds the turn's command line (``motion_runner.runner.turns.policy_for``, which hands the answer
+to the adapter). wakes/ computes the policy from its shared tool list, its dials and the wake
+footer; without wakes, a turn gets the harness layer's most closed policy (local reads only, no MCP
+server).
+"""
+
+steering_source = ChosenBySetting(
+    "MOTION_RUNNER_STEERING_SOURCE",
+    default="motion_runner.record.steering_source",
+    standalone="motion_runner.record.steering_source",
+)
+"""
+Called as ``steering_source() -> SteeringSource or None`` by wakes/ at every read and write of the
+room's settings (``wakes/decision/steering.py``, the ``reads`` dial). By default the configured
+record binding answers (``RecordBinding.steering_source``): None for the apps' own record (wakes'
+``Steer`` table keeps them), memory-lane's own settings rows under its binding
+(``motion_runner/memory_lane/steering.py``): one source of truth, never two that disagree. wakes asks
+through this seam because it never imports the record itself (import-linter).
+"""
+
+SEAMS_CHOSEN_BY_SETTING = (turn_clocks, tool_policy, steering_source)
+
+# --- Hooks ------------------------------------------------------------------------------------
 
 PromptBuilder = Callable[["Turn"], "str | None"]
 prompt_builders: list[PromptBuilder] = []
@@ -196,16 +267,6 @@ Called as ``factory(turn) -> TurnMonitor`` once per run of a turn; each monitor 
 every event as it is written, and a non-empty ``stop_reason`` ends the turn; the monitor's
 ``stop_cause`` (a ``motion_runner.models.EndedBy`` value) becomes the turn's ``ended_by``, which
 code reads instead of the error's words. wakes/ adds the tool-loop guard and the spend guard.
-"""
-
-ToolPolicyProvider = Callable[["Turn"], "ToolPolicy"]
-tool_policy_providers: list[ToolPolicyProvider] = []
-"""
-Called as ``provider(turn) -> ToolPolicy`` by the runner once a launch, before the adapter
-builds the turn's command line (``motion_runner.runner.turns.policy_for``, which hands the
-answer to the adapter); the last one registered answers. wakes/ computes
-the policy from its shared tool list, its dials and the wake footer. With none registered, a
-turn gets the harness layer's most closed policy (local reads only, no MCP server).
 """
 
 FencedAgentProvider = Callable[[], "set[str]"]

@@ -8,7 +8,9 @@ class WakesConfig(AppConfig):
 
     def ready(self) -> None:
         # Imported here, not at the top: these modules import the models, which are not loaded
-        # when Django imports an AppConfig. The seams are the runner's catalogue (motion_runner.signals).
+        # when Django imports an AppConfig. The seams are the runner's catalogue (motion_runner.signals);
+        # the two with one answer (a turn's tool policy and clocks) are named by a setting instead,
+        # whose default names wakes' (motion_runner/conf.py), so nothing is registered for them here.
         from motion_runner import signals
 
         from . import tasks  # noqa: F401  (registers the Celery tasks)
@@ -22,7 +24,6 @@ class WakesConfig(AppConfig):
         from .turn.footer import finalize_prompt
         from .turn.loop_guard import LoopGuard
         from .turn.requests import record_requests
-        from .turn.tool_policy import full_tools_clocks, policy_for_turn
         from .web.views import someone_else_typed, thread_page_context, thread_poll_fields
 
         for monitor in (LoopGuard, SpendGuard):
@@ -31,12 +32,10 @@ class WakesConfig(AppConfig):
         if finalize_prompt not in signals.prompt_finalizers:
             signals.prompt_finalizers.append(finalize_prompt)
         for hook, provider in (
-            (signals.tool_policy_providers, policy_for_turn),
             (signals.thread_page_context, thread_page_context),
             (signals.thread_poll_fields, thread_poll_fields),
             (signals.thread_poll_news, someone_else_typed),
             (signals.prompt_builders, build_started_prompt),
-            (signals.turn_clock_providers, full_tools_clocks),
         ):
             if provider not in hook:
                 hook.append(provider)

@@ -168,7 +168,7 @@ class HarnessAdapter:
         self, turn, *, resume_session: str | None, policy: ToolPolicy
     ) -> LaunchSpec:  # pragma: no cover
         """The turn's command line. `policy` (what the turn may use) is the runner's to hand
-        over (it asks the `tool_policy_providers` hook once a turn): an adapter only spells it."""
+        over (it asks the `signals.tool_policy` setting's answer once a turn): an adapter only spells it."""
         raise NotImplementedError
 
     def session_running_total(self, agent, session_id: str, cwd: str = "") -> Decimal | None:

@@ -1,9 +1,9 @@
 """What a turn may use, as a value the harness adapters turn into flags (policy in, argv out).
 
 The adapters know how each CLI spells a tool list; they do not decide what is on it. wakes/
-decides (wakes/turn/tool_policy.py: the shared list, its dials, the wake footer) and registers it as
-the hook `motion_runner.signals.tool_policy_providers`; the runner asks the hook once a turn
-(`runner.turns.policy_for`) and hands the answer to the adapter, so the harness layer reads
+decides (wakes/turn/tool_policy.py: the shared list, its dials, the wake footer), named by the
+setting MOTION_RUNNER_TOOL_POLICY (`motion_runner.signals.tool_policy`; `closed_policy` without
+wakes); the runner asks it once a turn (`runner.turns.policy_for`) and hands the answer to the adapter, so the harness layer reads
 neither the hooks, nor wakes, nor the database to build a command line.
 """
 
@@ -85,7 +85,8 @@ class ToolPolicy:
 
 
 def closed_policy(turn: Any = None) -> ToolPolicy:
-    """With no provider registered: local reads in the workspace, no MCP server, no writes."""
+    """Without wakes (MOTION_RUNNER_TOOL_POLICY's standalone answer): local reads in the workspace,
+    no MCP server, no writes."""
     empty = LookOnlyPolicy(
         wiki_server="", wiki_read_tools=(), memory_servers=(), memory_loaded_whole=False, memory_read_tools=()
     )

@@ -29,4 +29,9 @@ def binding() -> RecordBinding:
     return _loaded[name]
 
 
-__all__ = ["RecordBinding", "binding"]
+def steering_source():
+    """The configured binding's steering source (`signals.steering_source`'s default)."""
+    return binding().steering_source()
+
+
+__all__ = ["RecordBinding", "binding", "steering_source"]

@@ -5,15 +5,15 @@ A look-only turn answers a question by looking: it keeps a wall clock
 it, and real work takes as long as it takes: it has no wall clock unless one is set, and is
 ended by silence instead (no line on stdout for the silence limit: a hung pipe or a tool that
 never returns, not a long think). The spend and loop guards bound both kinds, as monitors.
-wakes/ gives the full-tools clocks from its dials through `signals.turn_clock_providers`; without
-it, the runner's settings answer.
+wakes/ gives the full-tools clocks from its dials through the setting `signals.turn_clocks` names;
+without wakes, the runner's settings answer (`settings_clocks`).
 """
 
 from __future__ import annotations
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..models import Turn
-from ..signals import TurnClocks, turn_clock_providers
+from ..signals import TurnClocks, turn_clocks
 from .process import Limits
 
 FULL = "full"
@@ -22,8 +22,11 @@ FULL = "full"
 def clocks_for(turn: Turn) -> TurnClocks:
     if turn.mode != FULL:
         return TurnClocks(wall=settings.RUNNER_TURN_TIMEOUT_SECONDS, silence=None)
-    for provider in reversed(turn_clock_providers):  # the last one registered answers
-        return provider(turn)
+    return turn_clocks(turn)
+
+
+def settings_clocks(turn: Turn) -> TurnClocks:
+    """A full-tools turn's clocks without wakes: the runner's own settings."""
     return TurnClocks(
         wall=settings.RUNNER_FULL_TOOLS_TIMEOUT_SECONDS, silence=settings.RUNNER_SILENCE_SECONDS
     )

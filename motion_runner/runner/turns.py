@@ -16,7 +16,7 @@ from .. import signals
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..harnesses import Event, HarnessError, get_adapter
 from ..harnesses.base import HarnessAdapter, LaunchSpec
-from ..harnesses.policy import ToolPolicy, closed_policy
+from ..harnesses.policy import ToolPolicy
 from ..ingest.sessions import recorded_turn_ends
 from ..ingest.system_lines import post_system_message
 from ..ingest.writer import EventWriter, IngestContext
@@ -257,12 +257,10 @@ def after_a_lost_session(
 
 
 def policy_for(turn: Turn) -> ToolPolicy:
-    """What the turn may use, asked of the `tool_policy_providers` hook once a launch (the last
-    registered answers; with none, the harness layer's most closed policy). The adapter is
-    handed it and never asks itself."""
-    providers = signals.tool_policy_providers  # read now: a host project (or a test) may swap it
-    provider = providers[-1] if providers else closed_policy
-    return provider(turn)
+    """What the turn may use, asked once a launch of the one answer the setting
+    `signals.tool_policy` names (wakes'; without wakes, the harness layer's most closed policy).
+    The adapter is handed it and never asks itself."""
+    return signals.tool_policy(turn)
 
 
 def build_prompt_at_start(turn: Turn) -> None:

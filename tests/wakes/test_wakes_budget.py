@@ -7,12 +7,16 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from motion_runner.models import Kind, Message, Turn
 from tests.factories import MotionFactory
-from tests.wakes_support import clock, dials, finish, loop, room, say
+from tests.wakes_support import clock, dials, finish, loop, no_screen, room, say
+from wakes.consider_loop.considering import run_consideration
 from wakes.consider_loop.handlers import wake_for_watch
+from wakes.consider_loop.loop import tick
 from wakes.models import Consideration, DialOverride, Spend
 from wakes.money.budget import spent_today
 
@@ -281,6 +285,29 @@ def test_a_consideration_of_a_session_read_cold_may_spend_the_cap_plus_the_cold_
     envelope = Spend.objects.get(turn=c.turn)
     assert envelope.reserved >= Decimal("4.25")
     assert "cold read $1.25" in envelope.note and "200,000 tokens" in envelope.note
+
+
+# Everything a consideration of new posts does from its claim to its turn queued (the budget's
+# reservation, the screen's skip, the posts, the prompt, the wake): pinned so a read added twice shows.
+CONSIDERATION_STATEMENTS = 41
+
+
+def test_a_consideration_reads_its_sessions_context_once(room, clock, django_assert_num_queries):
+    """The envelope is reserved for the dial plus the cold read, and the turn's cap is taken from
+    that reservation: the session's context is read once, not again after the screen."""
+    agent_read(room, clock, tokens=200_000)
+    clock.advance(minutes=5)
+    say(room.motion, room.justin, "what do you think?", clock)
+    claimed = []
+    while not claimed:
+        clock.advance(3)
+        claimed = tick(dispatch=False)
+    with CaptureQueriesContext(connection) as queries:
+        with django_assert_num_queries(CONSIDERATION_STATEMENTS):
+            run_consideration(claimed[0].pk, dispatch=False, screen=no_screen)
+    context_reads = [q for q in queries if '"input_tokens" IS NOT NULL' in q["sql"]]
+    assert len(context_reads) == 1
+    assert Turn.objects.get(consideration=claimed[0]).max_budget_usd == Decimal("4.25")
 
 
 def test_a_first_consideration_with_no_session_yet_has_the_dials_cap(room, clock, loop):

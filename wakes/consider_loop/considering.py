@@ -20,7 +20,7 @@ from ..decision.steering import steering_for
 from ..models import Consideration, ListenState, Spend, clock
 from ..models.dials import resolve
 from ..models.listening import WakeKind
-from ..money.budget import Refusal, consideration_cap, release, reserve, turn_cap
+from ..money.budget import Refusal, release, reserve, turn_cap
 from ..turn.context import new_posts_prompt, quiet_prompt
 from ..turn.screen import screen_posts
 from ..turn.wake import human_duration, wake
@@ -64,9 +64,10 @@ def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=No
         and dials.screen_enabled
         and steering_for(c.motion_id, c.agent_id).discretion != "chatty"
     )
-    envelope = reserve(c, dials, now, screen=screening)
-    if isinstance(envelope, Refusal):
-        return refuse(c, envelope)
+    reserved = reserve(c, dials, now, screen=screening)
+    if isinstance(reserved, Refusal):
+        return refuse(c, reserved)
+    envelope, capped = reserved  # the cap it was reserved for: the context is not read again
     posts = new_posts(c) if c.kind == WakeKind.NEW_POSTS else []
     screen_cost = None
     screen_note = ""
@@ -99,7 +100,6 @@ def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=No
             post_dot(c.motion, c.agent, result.reason, by_screen=True, key=("screen", c.pk))
             free_pair(c, silent=True)
             return Outcome(c.status)
-    capped = consideration_cap(c.motion_id, c.agent_id, dials.consideration_cap_usd)
     cap = turn_cap(envelope, screen_cost or 0, capped.total)
     if c.kind == WakeKind.NEW_POSTS:
         count = len(posts)

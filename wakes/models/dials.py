@@ -291,21 +291,21 @@ class Dials(models.Model):
     look_only_footer = models.TextField(
         default=LOOK_ONLY_FOOTER,
         help_text="The last thing in every look-only wake prompt: what the turn may do and how to ask "
-        "for more. Default: the text in wakes/dials.py.",
+        "for more. Default: the text in wakes/models/dials.py.",
     )
     full_tools_footer = models.TextField(
         default=FULL_TOOLS_FOOTER,
         help_text="The last thing in every full-tools wake prompt: the standing orders. Default: the "
-        "text in wakes/dials.py.",
+        "text in wakes/models/dials.py.",
     )
     safety_lines = models.TextField(
         default=SAFETY_LINES,
-        help_text="Said in every wake's footer, whatever its mode. Default: the text in wakes/dials.py.",
+        help_text="Said in every wake's footer, whatever its mode. Default: the text in wakes/models/dials.py.",
     )
     after_loop_note = models.TextField(
         default=AFTER_LOOP_NOTE,
         help_text="Told to the next wake after the loop guard stopped a turn; {reason} is filled in. "
-        "Default: the text in wakes/dials.py.",
+        "Default: the text in wakes/models/dials.py.",
     )
     full_tools_for = models.JSONField(
         default=list,

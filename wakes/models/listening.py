@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from django.db import models
 from django.db.models import Q
+from django.db.models.base import ModelState
+from django.db.models.signals import post_init, pre_init
 
 from motion_runner.models import Agent, Message, Motion, Turn
 
@@ -44,6 +46,20 @@ class ListenState(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent} in {self.motion_id}"
+
+    @classmethod
+    def from_db(cls, db: str | None, field_names, values) -> ListenState:
+        """A row goes straight into the instance's `__dict__`, as `Model.__init__` would leave it
+        (the loaded fields by attname, `_state` not adding), at a third of its cost: the consider
+        loop's look builds every due pair each tick (bench/README.md, "the look"). While anyone
+        listens to `pre_init`/`post_init` (no app here does), Django's own `from_db` builds it."""
+        if pre_init.receivers or post_init.receivers:
+            return super().from_db(db, field_names, values)
+        new = cls.__new__(cls)
+        new.__dict__.update(zip(field_names, values, strict=True))
+        state = new._state = ModelState()
+        state.adding, state.db = False, db
+        return new
 
     @property
     def pending(self) -> bool:

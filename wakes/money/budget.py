@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import ROUND_DOWN, Decimal
+from typing import NamedTuple
 
 from django.db import IntegrityError, transaction
 from django.db.models import F, Q, Sum
@@ -133,7 +134,17 @@ def watch_wake_refusal(motion_id: str, agent_id: int, dials: Resolved, now: date
     )
 
 
-def reserve(consideration: Consideration, dials: Resolved, now: datetime, *, screen: bool) -> Spend | Refusal:
+class Reserved(NamedTuple):
+    """An envelope reserved, and the cap it was reserved for: the turn's cap is taken from it, so
+    the session's context is read once a consideration and the turn may spend what was reserved."""
+
+    envelope: Spend
+    capped: ConsiderationCap
+
+
+def reserve(
+    consideration: Consideration, dials: Resolved, now: datetime, *, screen: bool
+) -> Reserved | Refusal:
     """Check the hourly and daily budgets and reserve the envelope, atomically."""
     motion_id, agent_id = consideration.motion_id, consideration.agent_id
     day = day_of(now)
@@ -191,7 +202,7 @@ def reserve(consideration: Consideration, dials: Resolved, now: datetime, *, scr
                 if in_flight
                 else next_day(now),
             )
-        return Spend.objects.create(
+        spend = Spend.objects.create(
             kind=Spend.Kind.CONSIDERATION,
             motion_id=motion_id,
             agent_id=agent_id,
@@ -203,6 +214,7 @@ def reserve(consideration: Consideration, dials: Resolved, now: datetime, *, scr
             full=True,
             note=f"reserved: {capped.note()}"[:300],
         )
+        return Reserved(spend, capped)
 
 
 def turn_cap(envelope: Spend, screen_cost: Decimal, cap: Decimal) -> Decimal:

@@ -1,10 +1,10 @@
 """The shared tool list: the single source of truth every harness builds a wake's tools from; and
-the full-tools turn's clocks (`full_tools_clocks`, the runner's `turn_clock_providers` hook).
+the full-tools turn's clocks (`full_tools_clocks`, named by the runner's MOTION_RUNNER_TURN_CLOCKS).
 
 What separates looking from touching is never the MCP server, it is this list (seed 001, "The
 shared list"). This module decides; the harness adapters only spell: `policy_for_turn` hands each
-turn a `ToolPolicy` (a value declared in motion_runner/harnesses/policy.py, registered as the
-runner's `tool_policy_providers` hook in WakesConfig.ready; the runner hands it to the adapter),
+turn a `ToolPolicy` (a value declared in motion_runner/harnesses/policy.py; the runner's setting
+MOTION_RUNNER_TOOL_POLICY names this function by default and the runner hands its answer to the adapter),
 and each adapter turns it into its own flags; a test on each (tests/wakes/test_tool_policy.py, through
 tests/wakes_support.py) pins the generated list to exactly `look_only_policy()`, so the
 harnesses cannot drift apart. This module imports no adapter.
@@ -145,7 +145,8 @@ def policy_for_mode(mode: str, *, footer: str = "") -> ToolPolicy:
 
 
 def policy_for_turn(turn) -> ToolPolicy:
-    """The runner's `tool_policy_providers` hook: a turn's policy, with the footer it is told."""
+    """MOTION_RUNNER_TOOL_POLICY's default (`motion_runner.signals.tool_policy`): a turn's policy,
+    with the footer it is told."""
     mode = tool_mode(turn)
     return policy_for_mode(mode, footer=wake_footer(mode))
 

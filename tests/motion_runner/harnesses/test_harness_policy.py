@@ -7,6 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+from django.apps import apps as django_apps
 
 from motion_runner import signals
 from motion_runner.harnesses import HarnessError, get_adapter
@@ -90,30 +91,39 @@ def test_every_adapter_must_be_handed_its_policy(binary):
             get_adapter(harness).build_launch(turn_for(harness, binary), resume_session=None)
 
 
-@pytest.mark.django_db
-def test_the_runner_asks_the_hook_once_and_hands_the_adapter_its_answer(binary, monkeypatch):
-    policy = ToolPolicy(mode="look", look_only=WIKI_ONLY, footer="F")
-    asked, given = [], []
+SCRIBES_POLICY = ToolPolicy(mode="look", look_only=WIKI_ONLY, footer="F")
+asked: list[int] = []
 
-    def provider(turn):
-        asked.append(turn.pk)
-        return policy
+
+def scribes_policy(turn) -> ToolPolicy:
+    """A deployment's own tool policy, named by MOTION_RUNNER_TOOL_POLICY in the tests below."""
+    asked.append(turn.pk)
+    return SCRIBES_POLICY
+
+
+@pytest.mark.django_db
+def test_a_deployment_names_its_own_policy_and_the_runner_hands_it_to_the_adapter(
+    binary, monkeypatch, settings
+):
+    settings.MOTION_RUNNER_TOOL_POLICY = f"{__name__}.scribes_policy"
+    asked.clear()
+    given = []
 
     def build_launch(self, turn, *, resume_session, policy):
         given.append(policy)
         raise HarnessError("launched no further")
 
-    monkeypatch.setattr(signals, "tool_policy_providers", [provider])
     monkeypatch.setattr(type(get_adapter("claude-code")), "build_launch", build_launch)
     turn = TurnFactory(agent=AgentFactory(name="scribe", harness="claude-code", binary=binary))
     execute_turn(turn.pk)
     assert asked == [turn.pk]
-    assert given == [policy]
+    assert given == [SCRIBES_POLICY]
 
 
-def test_with_no_provider_a_turn_gets_the_closed_policy(binary, monkeypatch):
-    monkeypatch.setattr(signals, "tool_policy_providers", [])
+def test_without_wakes_a_turn_gets_the_closed_policy(binary, monkeypatch):
+    monkeypatch.setattr(django_apps, "is_installed", lambda app: app != "wakes")
     turn = turn_for("claude-code", binary, mode="full")
+    assert signals.tool_policy.path() == "motion_runner.harnesses.policy.closed_policy"
     assert policy_for(turn) == closed_policy()
     launch = launch_for(turn)
     try:
@@ -128,8 +138,8 @@ def test_with_no_provider_a_turn_gets_the_closed_policy(binary, monkeypatch):
             path.unlink()
 
 
-def test_wakes_is_the_registered_provider_and_tells_the_turn_its_footer(binary):
-    assert signals.tool_policy_providers[-1] is policy_for_turn
+def test_wakes_policy_is_the_default_and_tells_the_turn_its_footer(binary):
+    assert signals.tool_policy.load() is policy_for_turn
     look, full = policy_for(turn_for("pi", binary)), policy_for(turn_for("pi", binary, mode="full"))
     assert (look.mode, full.mode) == ("look", "full")
     assert "look-only" in look.footer and look.footer != full.footer
