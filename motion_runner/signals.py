@@ -322,15 +322,6 @@ class SteeringSource:
         raise NotImplementedError
 
 
-steering_sources: list[SteeringSource] = []
-"""
-The one place the room's settings live, when it is not wakes' ``Steer`` table: the last registered
-answers every read and keeps every write of ``wakes/decision/steering.py`` (one source of truth,
-never two that disagree). Under the ``memory_lane`` binding it is memory-lane's own settings rows
-(``MemoryLaneRecord.connect``, ``motion_runner/memory_lane/steering.py``). With none registered,
-``Steer`` is.
-"""
-
 # --- Hooks of the thread page and its poll (motion_runner/thread/views.py, motion_runner/api/views.py) -
 
 ThreadPageContext = Callable[["HttpRequest", "Motion"], dict[str, Any]]

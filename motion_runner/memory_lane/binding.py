@@ -328,4 +328,11 @@ class MemoryLaneRecord(MoodNames, HostPosts, HostHolds, HostSteering, OwnRecord)
             self.on_setting_save, sender=setting, dispatch_uid="motion_runner.record.host_setting"
         )
         signals.scram_changed.connect(self.show_scram, dispatch_uid="motion_runner.record.host_scram")
-        signals.steering_sources[:] = [self]
+
+    def steering_source(self) -> MemoryLaneRecord | None:
+        """memory-lane's own settings rows, when the host has them (memory_lane/steering.py)."""
+        try:
+            host_model("setting")
+        except LookupError:
+            return None
+        return self

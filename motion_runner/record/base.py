@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..models import Agent, Message, Motion
+
+if TYPE_CHECKING:
+    from ..signals import SteeringSource
 
 
 class RecordBinding:
@@ -59,6 +62,11 @@ class RecordBinding:
 
     def claim(self, session_id: str, motion: Motion) -> None:
         """A session now belongs to `motion` (after the apps' own MotionSession says so)."""
+
+    def steering_source(self) -> SteeringSource | None:
+        """Where the room's settings are kept, when not in wakes' own ``Steer`` table (one source
+        of truth, never two that disagree); None: there."""
+        return None
 
     def connect(self) -> None:
         """Connect the receivers the binding needs (AppConfig.ready)."""

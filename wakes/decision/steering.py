@@ -100,8 +100,8 @@ def steering_for(motion_id: str, agent_id: int | None, now: datetime | None = No
     """One query: the newest row of each setting of the pair and of the Motion, if in force.
     With a steering source (memory-lane's settings rows, under its binding), its rows instead."""
     now = now or clock.now()
-    if signals.steering_sources:
-        records = signals.steering_sources[-1].candidates([(motion_id, agent_id)])[(motion_id, agent_id)]
+    if (source := signals.steering_source()) is not None:
+        records = source.candidates([(motion_id, agent_id)])[(motion_id, agent_id)]
         return resolved(records, now, own=lambda record: True)
     rows = Steer.objects.filter(motion_id=motion_id).filter(Q(agent_id=agent_id) | Q(agent__isnull=True))
     return resolved(rows.order_by("-at", "-pk"), now, own=owned)
@@ -139,8 +139,8 @@ def hushes(motion_ids: list[str], now: datetime | None = None) -> dict[tuple[str
     """One query for a list of Motions: {(motion, agent): "mentions"/"off"} for pairs the room
     hushed, {(motion, None): "archived"} for archived Motions (the Motion list's chips)."""
     now = now or clock.now()
-    if signals.steering_sources:
-        return source_hushes(motion_ids, now)
+    if (source := signals.steering_source()) is not None:
+        return source_hushes(source, motion_ids, now)
     found: dict[tuple[str, int | None], str] = {}
     seen: set[tuple[str, int | None]] = set()
     rows = Steer.objects.filter(motion_id__in=motion_ids, setting__in=(S.LISTENING, S.ARCHIVED))
@@ -160,14 +160,16 @@ def hushes(motion_ids: list[str], now: datetime | None = None) -> dict[tuple[str
     return found
 
 
-def source_hushes(motion_ids: list[str], now: datetime) -> dict[tuple[str, int | None], str]:
+def source_hushes(
+    source: signals.SteeringSource, motion_ids: list[str], now: datetime
+) -> dict[tuple[str, int | None], str]:
     """`hushes` read from the steering source: each Motion's own and each of its agents'."""
     pairs: list[tuple[str, int | None]] = [(motion_id, None) for motion_id in motion_ids]
     pairs += list(
         Motion.agents.through.objects.filter(motion_id__in=motion_ids).values_list("motion_id", "agent_id")
     )
     found: dict[tuple[str, int | None], str] = {}
-    for pair, records in signals.steering_sources[-1].candidates(pairs).items():
+    for pair, records in source.candidates(pairs).items():
         steering = resolved(records, now, own=lambda record: True)
         if pair[1] is None and steering.archived:
             found[pair] = "archived"
@@ -262,7 +264,7 @@ def clean_value(setting: str, value: str) -> str:
 
 def steer_history(motion: Motion, limit: int) -> list[Steer]:
     """The Motion's newest changes, newest first, from wherever the steering is kept."""
-    if not signals.steering_sources:
+    if (source := signals.steering_source()) is None:
         return list(Steer.objects.filter(motion=motion).select_related("agent")[:limit])
     agents = {agent.pk: agent for agent in motion.agents.all()}
     return [
@@ -275,7 +277,7 @@ def steer_history(motion: Motion, limit: int) -> list[Steer]:
             by_name=kept.by_name,
             at=kept.at,
         )
-        for kept in signals.steering_sources[-1].history(motion, limit)
+        for kept in source.history(motion, limit)
     ]
 
 
@@ -310,11 +312,11 @@ def change(motion: Motion, agent: Agent | None, setting: str, value: str, until,
     if until is not None and until <= clock.now():
         raise SteerError("“until” is in the past")
     value = clean_value(setting, value)
-    if signals.steering_sources:  # one source of truth: the change is kept there alone
+    if (
+        source := signals.steering_source()
+    ) is not None:  # one source of truth: the change is kept there alone
         try:
-            kept = signals.steering_sources[-1].write(
-                motion, agent, setting, value, until, user.get_username()
-            )
+            kept = source.write(motion, agent, setting, value, until, user.get_username())
         except signals.SteeringRefused as refused:
             raise SteerError(str(refused)) from refused
         row = Steer(

@@ -495,8 +495,10 @@ def room_reads(motion_id: str, agent_id: int) -> int | None:
     """The `reads` the room set in the thread's menu: its newest row while its "until" lasts;
     None when none is in force (blank is "the default", and a word from before the menu offered
     token budgets means nothing here)."""
-    if signals.steering_sources:  # memory-lane's rows, under its binding (decision/steering.py)
-        records = signals.steering_sources[-1].candidates([(motion_id, agent_id)])[(motion_id, agent_id)]
+    if (
+        source := signals.steering_source()
+    ) is not None:  # memory-lane's rows, under its binding (decision/steering.py)
+        records = source.candidates([(motion_id, agent_id)])[(motion_id, agent_id)]
         row = next(({"value": r.value, "until": r.until} for r in records if r.setting == "reads"), None)
     else:
         row = (

@@ -23,7 +23,7 @@ NOT_RUN = (
     "NOT RUN: the check against real memory-lane's models and page needs MEMORY_LANE_REAL, a "
     "reconstruction of cryptograss/memory-lane kept outside this repository (tests/host/real_check.py "
     "says what it holds). Meanwhile tests/host/, its reconstruction here, is all the binding is "
-    "checked against (tests/motion_runner/record/test_memory_lane_record.py); set "
+    "checked against (tests/motion_runner/memory_lane/test_memory_lane_record.py); set "
     "MEMORY_LANE_REAL_REQUIRED=1 where the folder exists to make its absence a failure."
 )
 

@@ -1,4 +1,4 @@
-"""The seams with one answer (a turn's clocks, its tool policy) are dotted-path settings
+"""The seams with one answer (a turn's clocks, its tool policy, where the room's settings are kept) are dotted-path settings
 (motion_runner/signals.py, `ChosenBySetting`): wakes' by default, a deployment's own where it
 names one, and a path that does not load stops the start (`manage.py check`), not a turn."""
 
@@ -82,3 +82,46 @@ def test_manage_py_check_stops_the_start_on_a_wrong_path(settings):
     settings.MOTION_RUNNER_TOOL_POLICY = "wakes.turn.tool_policy.nothing_here"
     with pytest.raises(SystemCheckError, match="motion_runner.E030"):
         call_command("check")
+
+
+class NotesOnTheFridge(signals.SteeringSource):
+    """A deployment's own steering source: every setting read from one fixed list."""
+
+    def candidates(self, pairs):
+        from django.utils import timezone
+
+        return {
+            pair: [
+                signals.SteerRecord(
+                    motion_id=pair[0],
+                    agent_id=None,
+                    setting="listening",
+                    value="off",
+                    until=None,
+                    by_name="ops",
+                    at=timezone.now(),
+                    ref="fridge-1",
+                )
+            ]
+            for pair in pairs
+        }
+
+
+FRIDGE = NotesOnTheFridge()
+
+
+def fridge() -> signals.SteeringSource:
+    return FRIDGE
+
+
+def test_the_own_record_keeps_the_rooms_settings_in_wakes_table():
+    assert signals.steering_source() is None
+
+
+def test_a_deployment_names_where_the_rooms_settings_are_kept(settings):
+    from wakes.decision.steering import steering_for
+
+    motion, agent = MotionFactory(slug="kitchen"), AgentFactory(name="magent")
+    settings.MOTION_RUNNER_STEERING_SOURCE = "tests.motion_runner.runner.test_one_answer_seams.fridge"
+
+    assert steering_for(motion.pk, agent.pk).listening == "off"
