@@ -41,6 +41,11 @@ DEFAULTS: dict[str, Any] = {
     "ABILITY_CLAIM_LEASE_SECONDS": 300,
     # How many tokens an agent's context holds, for "how full" in the thread's menus.
     "WAKES_CONTEXT_WINDOW_TOKENS": 200_000,
+    # Web Push of notices (wakes/notices/push.py): no private key, no push.
+    "WAKES_VAPID_PRIVATE_KEY": "",
+    "WAKES_VAPID_CONTACT": "mailto:admin@localhost",
+    # Only the tests' fake push service is on this machine: a real endpoint never is.
+    "WAKES_PUSH_LOOPBACK_OK": False,
 }
 
 app_settings = AppSettings("wakes", DEFAULTS)

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from . import views
 from .api import AnswerRequest, HoldsView, TypingPingView
@@ -14,4 +14,5 @@ urlpatterns = [
     path("api/scram/", ScramView.as_view(), name="api-scram"),
     path("scram/", views.scram_button, name="scram-button"),
     path("motions/<slug:slug>/wakes/", wake_preview, name="wake-preview"),
+    path("", include("wakes.notices.urls")),
 ]
