@@ -55,14 +55,25 @@
     return Uint8Array.from(atob(padded), (c) => c.charCodeAt(0));
   }
 
+  // The worker's scope is its own folder, not this page: `navigator.serviceWorker.ready` would
+  // never resolve here, so its own state is waited for.
+  function active(registration) {
+    const worker = registration.installing || registration.waiting || registration.active;
+    if (!worker || worker.state === "activated") return Promise.resolve(registration);
+    return new Promise((resolve) => {
+      worker.addEventListener("statechange", () => {
+        if (worker.state === "activated") resolve(registration);
+      });
+    });
+  }
+
   async function subscribe() {
     pushState.textContent = "";
     if ((await Notification.requestPermission()) !== "granted") {
       pushState.textContent = "Notifications are blocked in this browser.";
       return;
     }
-    const registration = await navigator.serviceWorker.register(root.dataset.worker);
-    await navigator.serviceWorker.ready;
+    const registration = await active(await navigator.serviceWorker.register(root.dataset.worker));
     const subscription = await registration.pushManager.subscribe({
       userVisibleOnly: true,
       applicationServerKey: keyBytes(root.dataset.pushKey),
@@ -71,6 +82,8 @@
     pushState.textContent = response.ok ? "This device is notified of answers." : "Not subscribed: the server refused.";
     pushButton.hidden = response.ok;
   }
+
+  window.motionRunnerPushWorker = () => navigator.serviceWorker.register(root.dataset.worker).then(active);
 
   const canPush = root.dataset.pushKey && "serviceWorker" in navigator && "PushManager" in window;
   if (canPush) {

@@ -181,3 +181,14 @@ def test_the_public_key_is_given_to_a_signed_in_person(room, push_on):
     state = signed_in(room.justin).get("/api/notices/push/").json()
     assert state["enabled"] is True
     assert len(state["public_key"]) == 87  # an uncompressed P-256 point, base64url
+
+
+def test_the_vapid_key_command_prints_a_key_push_can_use(room, capsys):
+    from django.core.management import call_command
+
+    from wakes.notices.push import public_key
+
+    call_command("vapid_key")
+    key = capsys.readouterr().out.strip()
+    with override_settings(WAKES_VAPID_PRIVATE_KEY=key):
+        assert len(public_key()) == 87
