@@ -24,6 +24,12 @@ DEFAULTS: dict[str, Any] = {
     # The screen (wakes/turn/screen.py): the Anthropic Messages API. No key: every screen passes.
     "WAKES_SCREEN_API_BASE": "https://api.anthropic.com",
     "WAKES_SCREEN_API_KEY": "",
+    # No key: the screen and the digest run through the agent's own CLI login (wakes/turn/screen_cli.py),
+    # "auto"; "off": every post passes unscreened, as before. The small model per harness (blank:
+    # the agent's own), and a bound well inside WAKES_CONSIDERATION_RUN_SECONDS.
+    "WAKES_SCREEN_CLI": "auto",
+    "WAKES_SCREEN_CLI_MODELS": lambda: {"claude-code": "haiku"},
+    "WAKES_SCREEN_CLI_TIMEOUT_SECONDS": 20.0,
     "WAKES_TICK_SECONDS": 3.0,
     # A claimed consideration not started within this long is sent again, once; see settings.py.
     "WAKES_CONSIDERATION_START_SECONDS": 30.0,
