@@ -310,6 +310,8 @@ WAKES_SCREEN_API_KEY = os.environ.get("WAKES_SCREEN_API_KEY", os.environ.get("AN
 # Web Push of "answered you" notices (wakes/notices/push.py; `manage.py vapid_key` makes a key).
 WAKES_VAPID_PRIVATE_KEY = os.environ.get("WAKES_VAPID_PRIVATE_KEY", "")
 WAKES_VAPID_CONTACT = os.environ.get("WAKES_VAPID_CONTACT", "mailto:admin@localhost")
+# The `turns` workers' concurrency (bin/serve's WORKERS): a mention past it says the slots are busy.
+WAKES_TURN_SLOTS = env_int("WAKES_TURN_SLOTS", env_int("WORKERS", 4))
 
 # Tests and CI set this so a missing PostgreSQL or Redis fails loudly.
 REQUIRE_REAL_SERVICES = env_bool("MOTION_RUNNER_REQUIRE_SERVICES", False)

@@ -30,6 +30,8 @@ DEFAULTS: dict[str, Any] = {
     "WAKES_SCREEN_CLI": "auto",
     "WAKES_SCREEN_CLI_MODELS": lambda: {"claude-code": "haiku"},
     "WAKES_SCREEN_CLI_TIMEOUT_SECONDS": 20.0,
+    # The `turns` workers' concurrency: a mention past it is held, "all N turn slots are busy".
+    "WAKES_TURN_SLOTS": 4,
     "WAKES_TICK_SECONDS": 3.0,
     # A claimed consideration not started within this long is sent again, once; see settings.py.
     "WAKES_CONSIDERATION_START_SECONDS": 30.0,
