@@ -35,6 +35,9 @@ from ..conf import app_settings as wakes_settings
 from ..holds import lift_hold
 from ..models import ListenState, MentionWake, Steer, clock
 from ..models.dials import Effort
+from .listening_scopes import HERE, MOTION
+from .listening_scopes import in_force as scoped_listening
+from .listening_scopes import whose as listening_whose
 from .quoting import defuse
 
 log = logging.getLogger(__name__)
@@ -98,10 +101,17 @@ class Steering:
 def steering_for(motion_id: str, agent_id: int | None, now: datetime | None = None) -> Steering:
     """One query: the newest row of each setting of the pair and of the Motion, if in force."""
     now = now or clock.now()
-    rows = Steer.objects.filter(motion_id=motion_id).filter(Q(agent_id=agent_id) | Q(agent__isnull=True))
+    everywhere = Q(motion__isnull=True, setting=S.LISTENING)  # listening's wider scopes (listening_scopes.py)
+    rows = Steer.objects.filter(Q(motion_id=motion_id) | everywhere).filter(
+        Q(agent_id=agent_id) | Q(agent__isnull=True)
+    )
     steering = Steering()
     seen: set[str] = set()
+    listening: list[Steer] = []
     for row in rows.order_by("-at", "-pk"):
+        if row.setting == S.LISTENING:
+            listening.append(row)
+            continue
         own = row.setting in MOTION_SETTINGS if row.agent_id is None else row.setting in AGENT_SETTINGS
         if not own or row.setting in seen:
             continue
@@ -110,14 +120,16 @@ def steering_for(motion_id: str, agent_id: int | None, now: datetime | None = No
             continue  # its time ran out: back to the default
         if row.setting == S.ARCHIVED:
             steering.archived = row.value == "yes"
-        elif row.setting == S.LISTENING:
-            steering.listening = row.value or "on"
-            steering.listening_until = row.until
         else:
             setattr(steering, row.setting, row.value)
         steering.set_by[row.setting] = f"{row.by_name}, {row.at:%Y-%m-%d %H:%M} UTC"
         if row.until is not None:
             steering.untils[row.setting] = row.until
+    if (row := scoped_listening(listening, now)) is not None:
+        steering.listening, steering.listening_until = row.value, row.until
+        steering.set_by[S.LISTENING] = f"{row.by_name}, {row.at:%Y-%m-%d %H:%M} UTC"
+        if row.until is not None:
+            steering.untils[S.LISTENING] = row.until
     return steering
 
 
@@ -230,6 +242,8 @@ def clean_value(setting: str, value: str) -> str:
 
 def describe(row: Steer) -> str:
     whose = f"@{row.agent.name}'s" if row.agent_id else "this Motion's"
+    if row.setting == S.LISTENING:
+        whose = listening_whose(row)
     name = row.setting.replace("_", " ")
     if row.setting == S.RULES:
         # What they now say, not only who: the next wakes carry them as the room's instructions.
@@ -248,9 +262,16 @@ def describe(row: Steer) -> str:
     return text
 
 
-def change(motion: Motion, agent: Agent | None, setting: str, value: str, until, user) -> Steer:
-    """Append the row, say it in the thread, and let the loop and held mentions catch up."""
-    if setting in AGENT_SETTINGS and agent is None:
+def change(
+    motion: Motion, agent: Agent | None, setting: str, value: str, until, user, scope: str = HERE
+) -> Steer:
+    """Append the row, say it in the thread, and let the loop and held mentions catch up. `scope`
+    (listening only, listening_scopes.py): this pair, every agent here, the agent everywhere, all."""
+    if scope != HERE and setting != S.LISTENING:
+        raise SteerError(f"only listening is set for more than one pair; {setting} is set here")
+    if scope in (MOTION, "all"):
+        agent = None
+    elif setting in AGENT_SETTINGS and agent is None:
         raise SteerError(f"{setting} is set per agent: name one")
     if setting in MOTION_SETTINGS and agent is not None:
         raise SteerError(f"{setting} is the Motion's, not an agent's")
@@ -259,7 +280,7 @@ def change(motion: Motion, agent: Agent | None, setting: str, value: str, until,
     if until is not None and until <= clock.now():
         raise SteerError("“until” is in the past")
     row = Steer.objects.create(
-        motion=motion,
+        motion=motion if scope in (HERE, MOTION) else None,
         agent=agent,
         setting=setting,
         value=clean_value(setting, value),
@@ -272,15 +293,15 @@ def change(motion: Motion, agent: Agent | None, setting: str, value: str, until,
         motion, describe(row), kind=Kind.WAKE, message_id=system_uuid("steer", row.pk), agent=agent
     )
     if setting in (S.LISTENING, S.ARCHIVED):
-        catch_up(motion, agent)
+        catch_up(motion if row.motion_id else None, agent)
     return row
 
 
-def catch_up(motion: Motion, agent: Agent | None) -> None:
+def catch_up(motion: Motion | None, agent: Agent | None) -> None:
     """After listening or archived changed: the loop looks at the pairs now (what was owed is
-    owed again, or dropped by its look). Held mentions are woken by the caller
-    (handlers.release_held)."""
-    states = ListenState.objects.filter(motion=motion)
+    owed again, or dropped by its look); every Motion's when `motion` is None (a wider scope).
+    Held mentions are woken by the caller (handlers.release_held)."""
+    states = ListenState.objects.all() if motion is None else ListenState.objects.filter(motion=motion)
     if agent is not None:
         states = states.filter(agent=agent)
     states.update(due_at=clock.now(), busy_until=None, version=F("version") + 1)
