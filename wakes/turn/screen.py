@@ -176,9 +176,14 @@ def screen_through_cli(motion: Motion, agent: Agent, system: str, text: str, dia
 
 
 def cli_cost(answer: screen_cli.CliAnswer, dials: Dials) -> Decimal:
-    if answer.usage and any(answer.usage.get(k) for k in ("input_tokens", "output_tokens")):
+    """Claude Code's small model is the screen's (haiku): the screen's price dials, as the API's
+    screen. Codex and Pi run another model: their own dollars (usage × their price table)."""
+    has_usage = answer.usage and any(answer.usage.get(k) for k in ("input_tokens", "output_tokens"))
+    if answer.harness == screen_cli.CLAUDE_CODE and has_usage:
         return price(answer.usage, dials)
-    return answer.cost or Decimal(0)
+    if answer.cost is not None:
+        return answer.cost
+    return price(answer.usage, dials) if has_usage else Decimal(0)
 
 
 def small_model_available(agent: Agent) -> bool:

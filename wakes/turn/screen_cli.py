@@ -40,8 +40,9 @@ class CliScreenError(Exception):
 class CliAnswer:
     text: str
     usage: dict
-    cost: Decimal | None  # the harness's own dollars for the run, when its output says
+    cost: Decimal | None  # the harness's own dollars for the run (its usage × its price table)
     model: str
+    harness: str = CLAUDE_CODE
 
 
 def enabled_for(agent: Agent) -> bool:
@@ -123,4 +124,5 @@ def ask(agent: Agent, system: str, prompt: str) -> CliAnswer:
     end = ends[-1] if ends else None
     usage = dict(end.usage) if end is not None and end.usage else {}
     model = next((e.model for e in events if e.model), "") or small_model(agent)
-    return CliAnswer(" ".join(texts).strip(), usage, end.cost_usd if end is not None else None, model)
+    cost = end.cost_usd if end is not None else None
+    return CliAnswer(" ".join(texts).strip(), usage, cost, model, agent.harness)
