@@ -52,7 +52,9 @@ class NoticeList(APIView):
 
 
 class SeenIn(serializers.Serializer):
-    ids = serializers.ListField(child=serializers.IntegerField(min_value=1), required=False, max_length=500)
+    ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=2**31 - 1), required=False, max_length=500
+    )
     all = serializers.BooleanField(required=False, default=False)
 
 
