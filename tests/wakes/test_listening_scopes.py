@@ -97,3 +97,11 @@ def test_only_listening_has_scopes(room, clock):
     response = client.post(f"/api/motions/{room.motion.slug}/steer/", body, format="json")
     assert response.status_code == 400
     assert "only listening" in str(response.json()["error"])
+
+
+def test_the_motion_list_shows_a_hush_set_everywhere(room, clock, jams):
+    steer(room, room.justin, "off", scope="agent")
+    client = APIClient()
+    client.force_login(room.rosemary)
+    shown = client.get("/").content.decode()
+    assert "@magent · not listening here" in shown

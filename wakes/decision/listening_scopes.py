@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
+from django.db.models import Q
+
 from ..models import Steer
 
 # The thread's menus name them so (api_steer.py); the order is precedence, narrowest first.
@@ -56,3 +58,25 @@ def whose(row: Steer) -> str:
     if scope == AGENT:
         return f"@{row.agent.name}'s (everywhere)"
     return "every agent's (everywhere)"
+
+
+def listening_by_pair(pairs: list[tuple[str, int]], now: datetime) -> dict[tuple[str, int], str]:
+    """{(motion, agent): "mentions"/"off"} for the pairs whose listening is not on, every scope
+    counted, in one query (the Motion list's chips)."""
+    if not pairs:
+        return {}
+    motion_ids = {motion for motion, _ in pairs}
+    agent_ids = {agent for _, agent in pairs}
+    rows = list(
+        Steer.objects.filter(setting=Steer.Setting.LISTENING)
+        .filter(Q(motion_id__in=motion_ids) | Q(motion__isnull=True))
+        .filter(Q(agent_id__in=agent_ids) | Q(agent__isnull=True))
+    )
+    found = {}
+    for motion, agent in pairs:
+        row = in_force(
+            [r for r in rows if r.motion_id in (motion, None) and r.agent_id in (agent, None)], now
+        )
+        if row is not None and row.value in ("mentions", "off"):
+            found[(motion, agent)] = row.value
+    return found
