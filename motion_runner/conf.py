@@ -105,6 +105,7 @@ DEFAULTS: dict[str, Any] = {
         "SECRET_KEY",
         "WATCH_GITHUB_TOKEN",
         "WAKES_SCREEN_API_KEY",
+        "WAKES_VAPID_PRIVATE_KEY",
         "WIKI_BOT_PASSWORD",
         "WIKI_BOT_CREDENTIALS",
         "WATCH_ETH_RPC_URL",

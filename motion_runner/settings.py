@@ -98,6 +98,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "motion_runner.people.context.viewer",
+                "wakes.notices.context.notices",
             ],
         },
     },
@@ -306,6 +307,11 @@ STANDIN_MODEL_URL = os.environ.get("STANDIN_MODEL_URL", "")
 # The screen (wakes/turn/screen.py): the Anthropic Messages API. No key: every screen passes.
 WAKES_SCREEN_API_BASE = os.environ.get("WAKES_SCREEN_API_BASE", "https://api.anthropic.com")
 WAKES_SCREEN_API_KEY = os.environ.get("WAKES_SCREEN_API_KEY", os.environ.get("ANTHROPIC_API_KEY", ""))
+# Web Push of "answered you" notices (wakes/notices/push.py; `manage.py vapid_key` makes a key).
+WAKES_VAPID_PRIVATE_KEY = os.environ.get("WAKES_VAPID_PRIVATE_KEY", "")
+WAKES_VAPID_CONTACT = os.environ.get("WAKES_VAPID_CONTACT", "mailto:admin@localhost")
+# The `turns` workers' concurrency (bin/serve's WORKERS): a mention past it says the slots are busy.
+WAKES_TURN_SLOTS = env_int("WAKES_TURN_SLOTS", env_int("WORKERS", 4))
 
 # Tests and CI set this so a missing PostgreSQL or Redis fails loudly.
 REQUIRE_REAL_SERVICES = env_bool("MOTION_RUNNER_REQUIRE_SERVICES", False)

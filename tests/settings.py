@@ -17,3 +17,6 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
 # A browser test's page leaves its long poll running on the live server when it closes: a short
 # wait ends it before the next test, instead of 20 s later against a database already torn down.
 THREAD_POLL_WAIT_SECONDS = 1.0
+# The screen's CLI route (wakes/turn/screen_cli.py) runs a real harness CLI: only the tests that
+# point it at a fake model server turn it on.
+WAKES_SCREEN_CLI = "off"

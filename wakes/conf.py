@@ -24,6 +24,14 @@ DEFAULTS: dict[str, Any] = {
     # The screen (wakes/turn/screen.py): the Anthropic Messages API. No key: every screen passes.
     "WAKES_SCREEN_API_BASE": "https://api.anthropic.com",
     "WAKES_SCREEN_API_KEY": "",
+    # No key: the screen and the digest run through the agent's own CLI login (wakes/turn/screen_cli.py),
+    # "auto"; "off": every post passes unscreened, as before. The small model per harness (blank:
+    # the agent's own), and a bound well inside WAKES_CONSIDERATION_RUN_SECONDS.
+    "WAKES_SCREEN_CLI": "auto",
+    "WAKES_SCREEN_CLI_MODELS": lambda: {"claude-code": "haiku"},
+    "WAKES_SCREEN_CLI_TIMEOUT_SECONDS": 20.0,
+    # The `turns` workers' concurrency: a mention past it is held, "all N turn slots are busy".
+    "WAKES_TURN_SLOTS": 4,
     "WAKES_TICK_SECONDS": 3.0,
     # A claimed consideration not started within this long is sent again, once; see settings.py.
     "WAKES_CONSIDERATION_START_SECONDS": 30.0,
@@ -41,6 +49,11 @@ DEFAULTS: dict[str, Any] = {
     "ABILITY_CLAIM_LEASE_SECONDS": 300,
     # How many tokens an agent's context holds, for "how full" in the thread's menus.
     "WAKES_CONTEXT_WINDOW_TOKENS": 200_000,
+    # Web Push of notices (wakes/notices/push.py): no private key, no push.
+    "WAKES_VAPID_PRIVATE_KEY": "",
+    "WAKES_VAPID_CONTACT": "mailto:admin@localhost",
+    # Only the tests' fake push service is on this machine: a real endpoint never is.
+    "WAKES_PUSH_LOOPBACK_OK": False,
 }
 
 app_settings = AppSettings("wakes", DEFAULTS)

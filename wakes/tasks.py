@@ -11,6 +11,7 @@ from .consider_loop.handlers import check_mentions as check
 from .consider_loop.loop import tick as look
 from .consider_loop.recovery import release_orphaned_reservations
 from .money.budget import settle_turn, unsettled_of_ended_turns
+from .notices.push import push_notices as push
 
 
 @shared_task(name="wakes.tick", ignore_result=True)
@@ -77,3 +78,13 @@ def sweep_abilities() -> int:
     """Periodic (beat, every 60 s): re-sends abilities whose task was lost. Idempotent, so no
     retries: the next tick is the retry."""
     return sweep()
+
+
+@shared_task(name="wakes.push_notices", ignore_result=True, acks_late=False)
+def push_notices(notice_ids: list[int]) -> dict[str, int]:
+    """Web Push of new notices, sent after their commit (wakes/notices/answers.py).
+
+    No retries: each notice is claimed once by a conditional UPDATE, so a redelivered task sends
+    nothing twice; a push that failed is missed, and the page's header still shows the notice.
+    """
+    return push(notice_ids)

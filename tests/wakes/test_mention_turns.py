@@ -8,6 +8,7 @@ import pytest
 
 from motion_runner.models import Kind, Message, Turn, TurnStatus
 from motion_runner.runner.turns import build_prompt_at_start, wake_line_id
+from tests.factories import MotionFactory, TurnFactory
 from tests.wakes_support import clock, dials, finish, room, say
 from wakes.consider_loop.handlers import check_mentions
 from wakes.models import MentionWake
@@ -134,3 +135,30 @@ def test_a_hold_is_where_memory_lanes_thread_page_reads_it_until_its_turn_starts
     finish(first, said="answer one")
     build_prompt_at_start(Turn.objects.get(agent=room.magent, status=TurnStatus.QUEUED))
     assert client.get(f"/api/moods/{room.motion.slug}/held/").json()["held"] == {}
+
+
+def test_a_mention_waiting_only_for_a_worker_says_the_slots_are_busy_not_woke(room, clock, settings):
+    settings.WAKES_TURN_SLOTS = 2
+    for n in range(2):
+        TurnFactory(motion=MotionFactory(slug=f"elsewhere-{n}"), status=TurnStatus.RUNNING)
+
+    say(room.motion, room.justin, "@magent are the shirts in?", clock)
+
+    turn = Turn.objects.get(agent=room.magent)
+    assert holds(room) == [
+        "@magent's answer to justin is held: all 2 turn slots are busy; it starts when one is free"
+    ]
+    assert not Message.objects.filter(pk=wake_line_id(turn.pk)).exists()  # "woke" only when it starts
+    build_prompt_at_start(turn)
+    assert Message.objects.get(pk=wake_line_id(turn.pk)).text.startswith("@magent woke: mentioned by justin")
+
+
+def test_with_a_slot_free_the_mention_wakes_at_once(room, clock, settings):
+    settings.WAKES_TURN_SLOTS = 2
+    TurnFactory(motion=MotionFactory(slug="elsewhere"), status=TurnStatus.RUNNING)
+
+    say(room.motion, room.justin, "@magent are the shirts in?", clock)
+
+    turn = Turn.objects.get(agent=room.magent)
+    assert holds(room) == []
+    assert Message.objects.filter(pk=wake_line_id(turn.pk)).exists()

@@ -72,9 +72,9 @@ def test_a_chain_started_by_a_person_signed_in_with_an_ssh_key_keeps_full_tools(
     assert second.woken_by.turn == first
 
 
-def test_the_same_chain_started_by_a_wiki_sign_in_stays_look_only_all_the_way(studio, clock, loop):
-    first, second = run_chain(studio, clock, loop, sign_in="wiki")
-    assert first.mode == "look" and "wiki" in first.mode_rule
+def test_the_same_chain_started_by_a_password_sign_in_stays_look_only_all_the_way(studio, clock, loop):
+    first, second = run_chain(studio, clock, loop, sign_in="password")
+    assert first.mode == "look" and "SSH" not in first.mode_rule
     # Alpha's mention wakes beta at once (agents mention agents): a look-only turn never vouches.
     assert (second.mode, second.mode_rule) == ("look", "written by an agent woken look-only")
 

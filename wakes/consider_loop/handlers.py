@@ -31,6 +31,9 @@ from .noting import note_post
 
 log = logging.getLogger(__name__)
 
+# A person signed in with the wiki (the lowest tier: anyone with a wiki account) mentions no agent
+# awake: mentions are unbudgeted, and memory-lane skips them (views_moods.api_mentions).
+WIKI_TIER = "wiki"
 SILENT = re.compile(r"^\s*<silent(?:\s+by=\"[^\"]*\")?\s*>(.*?)</silent>\s*$", re.DOTALL | re.IGNORECASE)
 # memory-lane's machinery senders (tool results, its own lines): never anyone's words.
 MACHINERY_SENDERS = ("system", "tool-result")
@@ -104,6 +107,8 @@ def mention(message: Message, agent: Agent, *, dispatch: bool = True) -> Turn | 
     """A post in the web or through the API (a person's, or an agent's: its turn's words, its API
     posts) wakes now; a terminal post waits to see if it gets answered. An agent's mention of
     another agent lengthens a chain, which the chain guard bounds (wakes/consider_loop/chains.py)."""
+    if message.sign_in == WIKI_TIER:
+        return None  # memory-lane's `from_wiki_tier`: a wiki sign-in's @agent is just text
     now = clock.now()
     dials = Dials.load()
     if message.created_at < now - timedelta(minutes=dials.backfill_horizon_minutes):

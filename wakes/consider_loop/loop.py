@@ -65,7 +65,7 @@ def schedule(state: ListenState, dials: Resolved) -> datetime | None:
         return state.busy_until
     if state.pending:
         return state.last_post_at + timedelta(seconds=dials.quiet_seconds)
-    if state.rested:
+    if state.rested or dials.idle_looks == 0:  # 0: never look unprompted (memory-lane's idle_after)
         return None
     quiet_due = quiet_base(state) + timedelta(seconds=dials.idle_seconds * 2**state.idle_level)
     # Never past the moment it would rest: the look then declares the rest on time.

@@ -31,6 +31,7 @@ from ..turn.context import mention_prompt
 from ..turn.footer import finalize_prompt
 from ..turn.wake import post_wake_line, wake, wake_mode_for
 from .loop import mark_busy
+from .slots import slots_full
 
 MENTION = "mention"
 UNDER_WAY = "a turn is under way here; this one is next"
@@ -133,6 +134,7 @@ def wake_for_mention(record: MentionWake, *, dispatch: bool = True, late: str = 
             return None
         mark_busy(motion, agent, message.created_at, now)
         busy = running_turn(motion.pk, agent.pk) is not None
+        waits_for_a_worker = None if busy else slots_full(motion, agent)
         turn = wake(
             motion,
             agent,
@@ -145,11 +147,14 @@ def wake_for_mention(record: MentionWake, *, dispatch: bool = True, late: str = 
             cost_note="not counted against the consideration budget",
             dispatch=dispatch,
             start_after=dials.dials.mention_gather_seconds,
-            line=not busy,  # behind a running turn: a hold now, the wake line when it starts
+            # Behind a running turn, or waiting for a worker: a hold now, the wake line when it starts.
+            line=not busy and not waits_for_a_worker,
         )
         MentionWake.objects.filter(pk=record.pk).update(turn=turn, status=MentionWake.Status.WOKEN)
         if busy:
             hold(record, UNDER_WAY)
+        elif waits_for_a_worker:
+            hold(record, waits_for_a_worker)
         Spend.objects.create(
             kind=Spend.Kind.MENTION,
             motion_id=motion.pk,

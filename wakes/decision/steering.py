@@ -36,6 +36,9 @@ from ..conf import app_settings as wakes_settings
 from ..holds import lift_hold
 from ..models import ListenState, MentionWake, Steer, clock
 from ..models.dials import Effort
+from .listening_scopes import HERE, MOTION, WIDE
+from .listening_scopes import in_force as scoped_listening
+from .listening_scopes import whose as listening_whose
 from .quoting import defuse
 
 log = logging.getLogger(__name__)
@@ -103,8 +106,18 @@ def steering_for(motion_id: str, agent_id: int | None, now: datetime | None = No
     if (source := signals.steering_source()) is not None:
         records = source.candidates([(motion_id, agent_id)])[(motion_id, agent_id)]
         return resolved(records, now, own=lambda record: True)
-    rows = Steer.objects.filter(motion_id=motion_id).filter(Q(agent_id=agent_id) | Q(agent__isnull=True))
-    return resolved(rows.order_by("-at", "-pk"), now, own=owned)
+    everywhere = Q(motion__isnull=True, setting=S.LISTENING)  # listening's wider scopes (listening_scopes.py)
+    rows = Steer.objects.filter(Q(motion_id=motion_id) | everywhere).filter(
+        Q(agent_id=agent_id) | Q(agent__isnull=True)
+    )
+    rows = list(rows.order_by("-at", "-pk"))
+    steering = resolved([row for row in rows if row.setting != S.LISTENING], now, own=owned)
+    if (row := scoped_listening([row for row in rows if row.setting == S.LISTENING], now)) is not None:
+        steering.listening, steering.listening_until = row.value, row.until
+        steering.set_by[S.LISTENING] = f"{row.by_name}, {row.at:%Y-%m-%d %H:%M} UTC"
+        if row.until is not None:
+            steering.untils[S.LISTENING] = row.until
+    return steering
 
 
 def owned(row) -> bool:
@@ -264,8 +277,9 @@ def clean_value(setting: str, value: str) -> str:
 
 def steer_history(motion: Motion, limit: int) -> list[Steer]:
     """The Motion's newest changes, newest first, from wherever the steering is kept."""
-    if (source := signals.steering_source()) is None:
-        return list(Steer.objects.filter(motion=motion).select_related("agent")[:limit])
+    if (source := signals.steering_source()) is None:  # the Motion's own and the wider listening
+        rows = Steer.objects.filter(Q(motion=motion) | Q(motion__isnull=True))
+        return list(rows.select_related("agent")[:limit])
     agents = {agent.pk: agent for agent in motion.agents.all()}
     return [
         Steer(
@@ -283,6 +297,8 @@ def steer_history(motion: Motion, limit: int) -> list[Steer]:
 
 def describe(row: Steer) -> str:
     whose = f"@{row.agent.name}'s" if row.agent_id else "this Motion's"
+    if row.setting == S.LISTENING:
+        whose = listening_whose(row)
     name = row.setting.replace("_", " ")
     if row.setting == S.RULES:
         # What they now say, not only who: the next wakes carry them as the room's instructions.
@@ -301,9 +317,16 @@ def describe(row: Steer) -> str:
     return text
 
 
-def change(motion: Motion, agent: Agent | None, setting: str, value: str, until, user) -> Steer:
-    """Append the row, say it in the thread, and let the loop and held mentions catch up."""
-    if setting in AGENT_SETTINGS and agent is None:
+def change(
+    motion: Motion, agent: Agent | None, setting: str, value: str, until, user, scope: str = HERE
+) -> Steer:
+    """Append the row, say it in the thread, and let the loop and held mentions catch up. `scope`
+    (listening only, listening_scopes.py): this pair, every agent here, the agent everywhere, all."""
+    if scope != HERE and setting != S.LISTENING:
+        raise SteerError(f"only listening is set for more than one pair; {setting} is set here")
+    if scope in (MOTION, "all"):
+        agent = None
+    elif setting in AGENT_SETTINGS and agent is None:
         raise SteerError(f"{setting} is set per agent: name one")
     if setting in MOTION_SETTINGS and agent is not None:
         raise SteerError(f"{setting} is the Motion's, not an agent's")
@@ -315,6 +338,8 @@ def change(motion: Motion, agent: Agent | None, setting: str, value: str, until,
     if (
         source := signals.steering_source()
     ) is not None:  # one source of truth: the change is kept there alone
+        if scope in WIDE:  # memory-lane's rows name one Mood (or all): its own page sets the rest
+            raise SteerError("under memory-lane's binding, listening past this Motion is set on its page")
         try:
             kept = source.write(motion, agent, setting, value, until, user.get_username())
         except signals.SteeringRefused as refused:
@@ -332,7 +357,7 @@ def change(motion: Motion, agent: Agent | None, setting: str, value: str, until,
         ref = kept.ref
     else:
         row = Steer.objects.create(
-            motion=motion,
+            motion=motion if scope in (HERE, MOTION) else None,
             agent=agent,
             setting=setting,
             value=value,
@@ -346,15 +371,15 @@ def change(motion: Motion, agent: Agent | None, setting: str, value: str, until,
         motion, describe(row), kind=Kind.WAKE, message_id=system_uuid("steer", ref), agent=agent
     )
     if setting in (S.LISTENING, S.ARCHIVED):
-        catch_up(motion, agent)
+        catch_up(motion if row.motion_id else None, agent)
     return row
 
 
-def catch_up(motion: Motion, agent: Agent | None) -> None:
+def catch_up(motion: Motion | None, agent: Agent | None) -> None:
     """After listening or archived changed: the loop looks at the pairs now (what was owed is
-    owed again, or dropped by its look). Held mentions are woken by the caller
-    (handlers.release_held)."""
-    states = ListenState.objects.filter(motion=motion)
+    owed again, or dropped by its look); every Motion's when `motion` is None (a wider scope).
+    Held mentions are woken by the caller (handlers.release_held)."""
+    states = ListenState.objects.all() if motion is None else ListenState.objects.filter(motion=motion)
     if agent is not None:
         states = states.filter(agent=agent)
     states.update(due_at=clock.now(), busy_until=None, version=F("version") + 1)

@@ -19,11 +19,13 @@ wake rules' one notion of now, which every room reads) only.
   whose amount is what it may still spend until its turn settles it.
 - `BudgetDay`: one row per day, locked by every reservation so a check and its spend are atomic.
 - `TypingPing`: who is typing where (expires after a dial's seconds).
+- `Notice`, `PushSubscription`: a person's answered @mentions, and the browsers pushed to.
 """
 
 from .dials import DialOverride, Dials
 from .ledger import BudgetDay, Spend
 from .listening import Consideration, ListenState, MentionWake, TypingPing
+from .notices import Notice, PushSubscription
 from .requests import AbilityRun, WakeRequest
 from .steer import Steer
 
@@ -35,6 +37,8 @@ __all__ = [
     "Dials",
     "ListenState",
     "MentionWake",
+    "Notice",
+    "PushSubscription",
     "Spend",
     "Steer",
     "TypingPing",

@@ -12,7 +12,8 @@ from motion_runner.models import Agent, Motion
 class Steer(models.Model):
     """One change the room made to how its agents wake (wakes/decision/steering.py): append-only, with who
     and when. The newest row of a (Motion, agent, setting) is in force until its `until`;
-    `agent` is blank for the Motion's own settings (rules, archived)."""
+    `agent` is blank for the Motion's own settings (rules, archived), and for listening set for
+    every agent; `motion` is blank for listening set everywhere."""
 
     class Setting(models.TextChoices):
         LISTENING = "listening"  # on / mentions / off
@@ -25,7 +26,8 @@ class Steer(models.Model):
         RULES = "rules"  # the Motion's
         ARCHIVED = "archived"  # the Motion's: "yes" / "no"
 
-    motion = models.ForeignKey(Motion, on_delete=models.CASCADE, related_name="steers")
+    # Blank: every Motion (listening's wider scopes, wakes/decision/listening_scopes.py).
+    motion = models.ForeignKey(Motion, null=True, blank=True, on_delete=models.CASCADE, related_name="steers")
     agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.CASCADE, related_name="steers")
     setting = models.CharField(max_length=20, choices=Setting.choices)
     value = models.TextField(blank=True, help_text="Blank: back to what the admin's dials say.")
@@ -41,5 +43,5 @@ class Steer(models.Model):
         indexes = [models.Index(fields=["motion", "setting", "at"])]
 
     def __str__(self) -> str:
-        whose = f"@{self.agent.name}" if self.agent_id else self.motion_id
+        whose = f"@{self.agent.name}" if self.agent_id else (self.motion_id or "everyone")
         return f"{whose} {self.setting}={self.value!r} by {self.by_name}"

@@ -18,6 +18,7 @@ from motion_runner.models import Agent, Kind, Message, Turn
 from motion_runner.runner.turns import enqueue_turn
 
 from ..decision.trust import decide
+from .commands_elsewhere import answer_here, runs_in_the_cli
 from .wake import post_wake_line
 
 COMMANDS = ("compact", "context", "usage")
@@ -62,6 +63,9 @@ def run_command(
             message_id=system_uuid("command-refused", message.pk, agent.pk),
             agent=agent,
         )
+        return None
+    if not runs_in_the_cli(agent):  # Codex, Pi: answered from the record, or refused with why
+        answer_here(message, agent, command)
         return None
     prompt = f"/{command} {argument}".strip() if command == "compact" else f"/{command}"
     turn = enqueue_turn(

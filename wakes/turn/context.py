@@ -35,12 +35,11 @@ from motion_runner.models import Agent, Kind, Message, Motion, Source
 from motion_runner.people.access import MotionAccess, access
 from motion_runner.people.principal import AgentPrincipal
 
-from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..decision.mentions import mentioned_names
 from ..decision.quoting import FRAME, LEAD_IN, defuse, posts_of, quote, thread_link
 from ..models import clock
 from ..models.dials import Resolved, resolve
-from .screen import digest
+from .screen import digest, small_model_available
 
 log = logging.getLogger(__name__)
 
@@ -240,7 +239,7 @@ def older_part(
     plural = "s" if count != 1 else ""
     link = f" (from {thread_link(motion.pk, older[0].pk)})" if older else ""
     shown = f"({count} earlier post{plural} not shown{link}.)"
-    if not older or not summarize or not settings.WAKES_SCREEN_API_KEY:
+    if not older or not summarize or not small_model_available(agent):
         return shown
     summary = digest(motion, agent, older, dials.dials)
     if not summary:

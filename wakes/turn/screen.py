@@ -20,9 +20,11 @@ from motion_runner.lib.http.client import post_json_to_configured_api
 from motion_runner.models import Agent, Message, Motion
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from ..decision.quoting import LEAD_IN, posts_of, quote
+from ..decision.quoting import LEAD_IN, defuse, posts_of, quote
+from ..decision.steering import steering_for
 from ..models import Dials, Spend, clock
 from ..money.budget import day_of
+from . import screen_cli
 
 log = logging.getLogger(__name__)
 
@@ -104,12 +106,15 @@ def parse_verdict(text: str) -> tuple[str, str] | None:
 
 def screen_posts(motion: Motion, agent: Agent, posts: list[Message], dials: Dials) -> ScreenResult:
     key = settings.WAKES_SCREEN_API_KEY
+    system = dials.screen_system_prompt.replace("{agent}", agent.name)
     if not key:
+        if screen_cli.enabled_for(agent):
+            return screen_through_cli(motion, agent, system, screen_text(motion, posts, dials), dials)
         return ScreenResult("PASS", "no screen key: every post passes", off=True)
     body = {
         "model": dials.screen_model,
         "max_tokens": dials.screen_max_tokens,
-        "system": dials.screen_system_prompt.replace("{agent}", agent.name),
+        "system": system,
         "messages": [
             {
                 "role": "user",
@@ -138,6 +143,10 @@ def screen_posts(motion: Motion, agent: Agent, posts: list[Message], dials: Dial
         for block in data.get("content") or []
         if isinstance(block, dict) and block.get("type") == "text"
     )
+    return judged(result, text)
+
+
+def judged(result: ScreenResult, text: str) -> ScreenResult:
     verdict = parse_verdict(text)
     if verdict is None:
         result.failed = True
@@ -145,6 +154,41 @@ def screen_posts(motion: Motion, agent: Agent, posts: list[Message], dials: Dial
     else:
         result.verdict, result.reason = verdict[0], verdict[1] or verdict[0].lower()
     return result
+
+
+def screen_through_cli(motion: Motion, agent: Agent, system: str, text: str, dials: Dials) -> ScreenResult:
+    """The screen with the agent's own CLI login (no API key): fail-open as the API's, its cost
+    the usage × the screen's prices (the CLI's own dollars when it gives no usage)."""
+    try:
+        answer = screen_cli.ask(agent, system, text)
+    except screen_cli.CliScreenError as exc:
+        log.warning("the CLI screen failed for %s in %s: %s", agent, motion.pk, exc)
+        return ScreenResult("PASS", f"screen failed ({exc}): passed on", failed=True)
+    result = ScreenResult(
+        "PASS",
+        "",
+        cost=cli_cost(answer, dials),
+        input_tokens=int(answer.usage.get("input_tokens") or 0),
+        output_tokens=int(answer.usage.get("output_tokens") or 0),
+        answered=True,
+    )
+    return judged(result, answer.text)
+
+
+def cli_cost(answer: screen_cli.CliAnswer, dials: Dials) -> Decimal:
+    """Claude Code's small model is the screen's (haiku): the screen's price dials, as the API's
+    screen. Codex and Pi run another model: their own dollars (usage × their price table)."""
+    has_usage = answer.usage and any(answer.usage.get(k) for k in ("input_tokens", "output_tokens"))
+    if answer.harness == screen_cli.CLAUDE_CODE and has_usage:
+        return price(answer.usage, dials)
+    if answer.cost is not None:
+        return answer.cost
+    return price(answer.usage, dials) if has_usage else Decimal(0)
+
+
+def small_model_available(agent: Agent) -> bool:
+    """The digest can be made: an API key, or the agent's CLI route (screen_cli.py)."""
+    return bool(settings.WAKES_SCREEN_API_KEY) or screen_cli.enabled_for(agent)
 
 
 def screen_text(motion: Motion, posts: list[Message], dials: Dials) -> str:
@@ -159,6 +203,9 @@ def screen_text(motion: Motion, posts: list[Message], dials: Dials) -> str:
     lines = [f"Motion: {motion}"]
     if motion.description.strip():
         lines.append(f"About it: {motion.description.strip()[:1000]}")
+    if rules := steering_for(motion.pk, None).rules.strip():
+        # What the room asked of its agents decides what is for them (memory-lane's screen reads them).
+        lines.append(f"The rules of this Motion, as its people set them:\n{defuse(rules[:4000])}")
     if lead_in:
         lines += ["Before (for context):", *(quote(p, cap, new=False) for p in lead_in)]
     if len(posts) > len(shown):
@@ -180,6 +227,8 @@ def digest(motion: Motion, agent: Agent, posts: list[Message], dials: Dials) -> 
     """The older part of what a wake reads, summarized by the screen's model; counted in the ledger
     as a screen. "" when it fails (the wake then says how many posts it did not show)."""
     text = "\n".join(f"[{p.sender}, {p.created_at:%Y-%m-%d %H:%M}] {p.text[:2000]}" for p in posts)
+    if not settings.WAKES_SCREEN_API_KEY:
+        return digest_through_cli(motion, agent, posts, text, dials)
     body = {
         "model": dials.screen_model,
         "max_tokens": 400,
@@ -198,6 +247,28 @@ def digest(motion: Motion, agent: Agent, posts: list[Message], dials: Dials) -> 
         log.warning("the digest for %s in %s failed: %s", agent, motion.pk, exc)
         return ""
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    record_digest(motion, agent, len(posts), price(usage, dials), usage)
+    blocks = data.get("content") or []
+    return " ".join(
+        str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+    ).strip()
+
+
+def digest_through_cli(motion: Motion, agent: Agent, posts: list[Message], text: str, dials: Dials) -> str:
+    if not screen_cli.enabled_for(agent):
+        return ""
+    try:
+        answer = screen_cli.ask(
+            agent, DIGEST_SYSTEM.format(agent=agent.name), f"Motion: {motion}\n\n{text[-DIGEST_MAX_CHARS:]}"
+        )
+    except screen_cli.CliScreenError as exc:
+        log.warning("the CLI digest for %s in %s failed: %s", agent, motion.pk, exc)
+        return ""
+    record_digest(motion, agent, len(posts), cli_cost(answer, dials), answer.usage)
+    return answer.text
+
+
+def record_digest(motion: Motion, agent: Agent, count: int, amount: Decimal, usage: dict) -> None:
     now = clock.now()
     Spend.objects.create(
         kind=Spend.Kind.SCREEN,
@@ -205,13 +276,9 @@ def digest(motion: Motion, agent: Agent, posts: list[Message], dials: Dials) -> 
         agent=agent,
         day=day_of(now),
         at=now,
-        amount=price(usage, dials),
+        amount=amount,
         settled=True,
         input_tokens=int(usage.get("input_tokens") or 0),
         output_tokens=int(usage.get("output_tokens") or 0),
-        note=f"digest of {len(posts)} earlier posts for a wake",
+        note=f"digest of {count} earlier posts for a wake",
     )
-    blocks = data.get("content") or []
-    return " ".join(
-        str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
-    ).strip()

@@ -22,6 +22,7 @@ from motion_runner.people.context import sign_in_of
 from motion_runner.runner.stopping import ScramHeld, lift_scram, raise_scram
 
 from ..consider_loop.handlers import release_held
+from ..decision.listening_scopes import HERE, SCOPES, WIDE
 from ..decision.steering import (
     AGENT_SETTINGS,
     WIDENING,
@@ -109,6 +110,13 @@ class SteerBody(serializers.Serializer):
     setting = serializers.ChoiceField(choices=Steer.Setting.choices)
     value = serializers.CharField(required=False, allow_blank=True, max_length=4000)
     until = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+    scope = serializers.ChoiceField(
+        choices=SCOPES,
+        required=False,
+        default=HERE,
+        help_text="Listening only: this pair (here), every agent here (motion), the agent in every "
+        "Motion (agent), every agent everywhere (all). The last two: people who may grant full tools.",
+    )
 
 
 MENUS = inline_serializer(
@@ -172,10 +180,15 @@ class SteerView(APIView):
         body.is_valid(raise_exception=True)
         data = body.validated_data
         setting = data["setting"]
-        if setting in WIDENING or data.get("value") in WIDENING_VALUES.get(setting, ()):
+        if (
+            setting in WIDENING
+            or data.get("value") in WIDENING_VALUES.get(setting, ())
+            or data["scope"] in WIDE
+        ):
             allowed, why = person_may_grant(request.user, sign_in_of(request))
             if not allowed:
-                raise PermissionDenied(f"{setting} widens what an agent may spend or read: {why}")
+                what = "a setting beyond this Motion" if data["scope"] in WIDE else setting
+                raise PermissionDenied(f"{what} widens what an agent may spend or read: {why}")
         agent = None
         if name := (data.get("agent") or "").lstrip("@"):
             agent = Agent.objects.filter(name=name, motions=motion).first()
@@ -187,11 +200,11 @@ class SteerView(APIView):
             if until is None or until.tzinfo is None:
                 raise ValidationError({"until": ["an ISO time with its zone, e.g. 2026-12-01T18:00:00Z"]})
         try:
-            row = change(motion, agent, setting, data.get("value", ""), until, request.user)
+            row = change(motion, agent, setting, data.get("value", ""), until, request.user, data["scope"])
         except SteerError as error:
             raise ValidationError({"setting": [str(error)]}) from error
         if setting in (Steer.Setting.LISTENING, Steer.Setting.ARCHIVED):
-            release_held(motion_id=motion.pk)
+            release_held(motion_id=motion.pk if row.motion_id else None)
         return Response(
             {"change": describe(row), **menus(motion, request.user, sign_in_of(request))}, status=201
         )

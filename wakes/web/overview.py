@@ -12,6 +12,7 @@ from django.db.models import Max, Q, Sum
 
 from motion_runner.models import Message, Motion, Turn, TurnStatus
 
+from ..decision.listening_scopes import listening_by_pair
 from ..decision.steering import hushes
 from ..models import DialOverride, Dials, ListenState, Spend, WakeRequest, clock
 from ..money.budget import day_of, spent_today
@@ -71,7 +72,10 @@ def motion_cards(motions: list[Motion]) -> list[MotionCard]:
             "motion_id", "agent_id"
         )
     )
-    hushed = hushes(slugs, now)
+    pairs = [(motion.pk, agent.pk) for motion in motions for agent in motion.agents.all()]
+    # Archived from the Motions' rows; each pair's listening with every scope counted.
+    hushed = {key: value for key, value in hushes(slugs, now).items() if key[1] is None}
+    hushed.update(listening_by_pair(pairs, now))
     global_left = Dials.load().daily_budget_usd - spent_today(today)
     cards = []
     for motion in motions:

@@ -1,8 +1,9 @@
-from django.urls import path
+from django.urls import include, path
 
 from . import views
 from .api import AnswerRequest, HoldsView, TypingPingView
 from .api_steer import ScramView, SteerView
+from .api_timing import TimingView
 from .preview import wake_preview
 
 urlpatterns = [
@@ -11,7 +12,9 @@ urlpatterns = [
     path("api/motions/<slug:slug>/typing/", TypingPingView.as_view(), name="api-typing"),
     path("api/motions/<slug:slug>/holds/", HoldsView.as_view(), name="api-holds"),
     path("api/motions/<slug:slug>/steer/", SteerView.as_view(), name="api-steer"),
+    path("api/motions/<slug:slug>/timing/", TimingView.as_view(), name="api-timing"),
     path("api/scram/", ScramView.as_view(), name="api-scram"),
     path("scram/", views.scram_button, name="scram-button"),
     path("motions/<slug:slug>/wakes/", wake_preview, name="wake-preview"),
+    path("", include("wakes.notices.urls")),
 ]

@@ -155,9 +155,11 @@ class HttpClient:
         json: Any = None,
         data: dict[str, str] | None = None,
         cookies: httpx.Cookies | None = None,
+        content: bytes | None = None,
     ) -> Response:
         """`cookies`: a jar the caller owns; what the server sets lands in it, and it is sent
-        back on later requests (and redirect hops) whose host and path match."""
+        back on later requests (and redirect hops) whose host and path match. `content`: a raw
+        body (an encrypted Web Push message), sent as given."""
         try:
             current = httpx.URL(url, params=params) if params is not None else httpx.URL(url)
         except (httpx.InvalidURL, TypeError, ValueError) as exc:
@@ -165,12 +167,12 @@ class HttpClient:
         headers = dict(headers or {})
         origin_host = origin(current)
         for _hop in range(self.max_redirects + 1):
-            response = self._send_once(method, current, headers, json, data, cookies)
+            response = self._send_once(method, current, headers, json, data, cookies, content)
             if response.status not in REDIRECT_STATUSES or "location" not in response.headers:
                 return response
             target = httpx.URL(urljoin(str(current), response.headers["location"]))
             if response.status == 303 or (response.status in (301, 302) and method == "POST"):
-                method, json, data = "GET", None, None
+                method, json, data, content = "GET", None, None, None
             if origin(target) != origin_host:
                 # Credentials meant for one origin never follow a redirect to another (another
                 # host, and also another port or scheme on the same host).
@@ -186,6 +188,7 @@ class HttpClient:
         json: Any,
         data: dict[str, str] | None = None,
         cookies: httpx.Cookies | None = None,
+        content: bytes | None = None,
     ) -> Response:
         address = guard_url(url, self.rules, self._dns)
         key = host_key(url)
@@ -211,9 +214,16 @@ class HttpClient:
             self._pace(state, key)
             started = time.monotonic()
             request = state.client.build_request(
-                method, pinned, headers=send_headers, json=json, data=data, extensions=extensions
+                method,
+                pinned,
+                headers=send_headers,
+                json=json,
+                data=data,
+                content=content,
+                extensions=extensions,
             )
-            sent = len(request.content or b"") if (json is not None or data is not None) else 0
+            has_body = json is not None or data is not None or content is not None
+            sent = len(request.content or b"") if has_body else 0
             size = 0
             _deadline.at = started + limit
             try:
