@@ -25,7 +25,9 @@ object and exits 1 when one of the facts below fails:
 - every tool step of memory-lane's page has a summary;
 - memory-lane's page in command (issue 32): "mentions only" set by its own `settings.change` is
   the listening here; its AZ5 row raises and lifts the scram here; the scram raised here is what
-  its own `settings.scram()` shows; a change in the apps' menus is what its own `resolve` reads.
+  its own `settings.scram()` shows; a change in the apps' menus is what its own `resolve` reads;
+  its `resolve` and the apps' steering pick the same row of three slots (Mood and agent, Mood,
+  every Mood) for verbosity and discretion.
 """
 
 from __future__ import annotations
@@ -352,6 +354,17 @@ def steering(ml: Any, mood: Any, motion: Any, agent: Any, justin: Any, person: A
     seen["scram_on_its_page_after_lift"] = knobs.scram()
     change(motion, agent, "listening", "off", None, person)
     seen["menus_change_in_its_resolve"] = knobs.resolve(mood, agent.name)["listening"]["mode"]
+    # Both read the same rows by the same slot order, whatever their age: (Mood, agent) over
+    # (Mood, every agent) over (every Mood); rows that widen nothing, so trust plays no part.
+    entity = ml.ThinkingEntity.objects.get(name=agent.name)
+    knobs.change("verbosity", "brief", mood=mood, agent=entity, by=justin)
+    knobs.change("verbosity", "thorough", mood=mood, by=justin)
+    knobs.change("discretion", "reserved", by=justin)
+    theirs, ours = knobs.resolve(mood, agent.name), steering_for(motion.pk, agent.pk)
+    seen["slot_order"] = {
+        "verbosity": [theirs["verbosity"], ours.verbosity],
+        "discretion": [theirs["discretion"], ours.discretion],
+    }
     return seen
 
 
@@ -405,6 +418,8 @@ def failures(seen: dict[str, Any]) -> list[str]:
         == "raised in the apps"
         and steer["scram_on_its_page_after_lift"] is None,
         "a change in the apps' menus is memory-lane's row": steer["menus_change_in_its_resolve"] == "off",
+        "memory-lane's resolve and the apps' steering agree on the slot order": steer["slot_order"]
+        == {"verbosity": ["brief", "terse"], "discretion": ["reserved", "reserved"]},
     }
     return [fact for fact, held in facts.items() if not held]
 
