@@ -27,7 +27,9 @@ object and exits 1 when one of the facts below fails:
   the listening here; its AZ5 row raises and lifts the scram here; the scram raised here is what
   its own `settings.scram()` shows; a change in the apps' menus is what its own `resolve` reads;
   its `resolve` and the apps' steering pick the same row of three slots (Mood and agent, Mood,
-  every Mood) for verbosity and discretion.
+  every Mood) for verbosity and discretion;
+- an agent's words carrying a ```handoff block, as the binding writes them, set off memory-lane's
+  own post_save hook (its `signals.py`, `services/handoff.py`): one line in each Mood.
 """
 
 from __future__ import annotations
@@ -330,6 +332,25 @@ def main(folder: Path) -> dict[str, Any]:  # noqa: PLR0915  one scenario, read t
         "payload": {k: v for k, v in mood_view.mood_payload(mood).items() if k in ("slug", "message_count")},
     }
     seen["steering"] = steering(ml, mood, motion, scribe, justin, person)
+    # Last, so no figure above counts it: an agent's words carrying a ```handoff block, written
+    # by the binding, reach memory-lane's own post_save hook (its signals.py), which carries it.
+    jams = ml.Mood.objects.create(slug=ml.Mood.free_slug("Jams"), title="Jams")
+    handoff = said(
+        motion,
+        scribe,
+        Kind.TEXT,
+        "Taking it over.\n\n```handoff\nto: jams\nabout: the setlist\n---\nsettled\n```",
+        source=Source.RUNNER,
+    )
+    seen["handoff"] = {
+        "there": ml.Message.objects.filter(
+            mood=jams, source_file="handoff", content__message=str(handoff.id)
+        ).count(),
+        "here": ml.Message.objects.filter(
+            mood=mood, source_file="handoff", content__message=str(handoff.id)
+        ).count(),
+        "in_the_apps": Message.objects.filter(motion__isnull=False, text__contains="the setlist").count(),
+    }
     return seen
 
 
@@ -418,6 +439,8 @@ def failures(seen: dict[str, Any]) -> list[str]:
         == "raised in the apps"
         and steer["scram_on_its_page_after_lift"] is None,
         "a change in the apps' menus is memory-lane's row": steer["menus_change_in_its_resolve"] == "off",
+        "an agent's handoff written by the binding is carried by memory-lane's own hook": seen["handoff"]
+        == {"there": 1, "here": 1, "in_the_apps": 1},
         "memory-lane's resolve and the apps' steering agree on the slot order": steer["slot_order"]
         == {"verbosity": ["brief", "terse"], "discretion": ["reserved", "reserved"]},
     }
