@@ -25,7 +25,11 @@ object and exits 1 when one of the facts below fails:
 - every tool step of memory-lane's page has a summary;
 - memory-lane's page in command (issue 32): "mentions only" set by its own `settings.change` is
   the listening here; its AZ5 row raises and lifts the scram here; the scram raised here is what
-  its own `settings.scram()` shows; a change in the apps' menus is what its own `resolve` reads.
+  its own `settings.scram()` shows; a change in the apps' menus is what its own `resolve` reads;
+  its `resolve` and the apps' steering pick the same row of three slots (Mood and agent, Mood,
+  every Mood) for verbosity and discretion;
+- an agent's words carrying a ```handoff block, as the binding writes them, set off memory-lane's
+  own post_save hook (its `signals.py`, `services/handoff.py`): one line in each Mood.
 """
 
 from __future__ import annotations
@@ -328,6 +332,25 @@ def main(folder: Path) -> dict[str, Any]:  # noqa: PLR0915  one scenario, read t
         "payload": {k: v for k, v in mood_view.mood_payload(mood).items() if k in ("slug", "message_count")},
     }
     seen["steering"] = steering(ml, mood, motion, scribe, justin, person)
+    # Last, so no figure above counts it: an agent's words carrying a ```handoff block, written
+    # by the binding, reach memory-lane's own post_save hook (its signals.py), which carries it.
+    jams = ml.Mood.objects.create(slug=ml.Mood.free_slug("Jams"), title="Jams")
+    handoff = said(
+        motion,
+        scribe,
+        Kind.TEXT,
+        "Taking it over.\n\n```handoff\nto: jams\nabout: the setlist\n---\nsettled\n```",
+        source=Source.RUNNER,
+    )
+    seen["handoff"] = {
+        "there": ml.Message.objects.filter(
+            mood=jams, source_file="handoff", content__message=str(handoff.id)
+        ).count(),
+        "here": ml.Message.objects.filter(
+            mood=mood, source_file="handoff", content__message=str(handoff.id)
+        ).count(),
+        "in_the_apps": Message.objects.filter(motion__isnull=False, text__contains="the setlist").count(),
+    }
     return seen
 
 
@@ -352,6 +375,17 @@ def steering(ml: Any, mood: Any, motion: Any, agent: Any, justin: Any, person: A
     seen["scram_on_its_page_after_lift"] = knobs.scram()
     change(motion, agent, "listening", "off", None, person)
     seen["menus_change_in_its_resolve"] = knobs.resolve(mood, agent.name)["listening"]["mode"]
+    # Both read the same rows by the same slot order, whatever their age: (Mood, agent) over
+    # (Mood, every agent) over (every Mood); rows that widen nothing, so trust plays no part.
+    entity = ml.ThinkingEntity.objects.get(name=agent.name)
+    knobs.change("verbosity", "brief", mood=mood, agent=entity, by=justin)
+    knobs.change("verbosity", "thorough", mood=mood, by=justin)
+    knobs.change("discretion", "reserved", by=justin)
+    theirs, ours = knobs.resolve(mood, agent.name), steering_for(motion.pk, agent.pk)
+    seen["slot_order"] = {
+        "verbosity": [theirs["verbosity"], ours.verbosity],
+        "discretion": [theirs["discretion"], ours.discretion],
+    }
     return seen
 
 
@@ -405,6 +439,10 @@ def failures(seen: dict[str, Any]) -> list[str]:
         == "raised in the apps"
         and steer["scram_on_its_page_after_lift"] is None,
         "a change in the apps' menus is memory-lane's row": steer["menus_change_in_its_resolve"] == "off",
+        "an agent's handoff written by the binding is carried by memory-lane's own hook": seen["handoff"]
+        == {"there": 1, "here": 1, "in_the_apps": 1},
+        "memory-lane's resolve and the apps' steering agree on the slot order": steer["slot_order"]
+        == {"verbosity": ["brief", "terse"], "discretion": ["reserved", "reserved"]},
     }
     return [fact for fact, held in facts.items() if not held]
 
