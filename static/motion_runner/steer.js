@@ -246,7 +246,7 @@
     const save = el("button", "", "Save rules");
     save.type = "button";
     save.addEventListener("click", () => change({ setting: "rules", value: rules.value }, errorBox));
-    if (state.widening.includes("rules") && !state.can_widen) {
+    if (state.widening.includes("rules") && !(state.can_set_rules ?? state.can_widen)) {
       // Every wake says the rules as the room's instructions: only someone who may grant sets them.
       rules.disabled = save.disabled = true;
       save.title = "Only a person who may grant full tools changes the rules (each wake obeys them).";
