@@ -162,6 +162,46 @@ def test_the_agents_context_fullness_is_its_newest_calls_input(harbor):
     assert context_fullness(harbor.pk, magent) == {"tokens": 50_000, "window": 200_000, "percent": 25}
 
 
+def test_the_context_meter_reads_the_window_the_cli_said_for_its_model(harbor):
+    magent = harbor.agents.get()
+    MessageFactory(
+        motion=harbor,
+        agent=magent,
+        sender="magent",
+        source="runner",
+        session_id="s1",
+        model_backend="claude-opus-5-5",
+        input_tokens=250_000,
+    )
+    # Claude Code's result line, as recorded (tests/recordings/claude-code/text_reply.jsonl).
+    MessageFactory(
+        motion=harbor,
+        agent=magent,
+        sender="magent",
+        source="runner",
+        session_id="s1",
+        kind="turn_end",
+        raw={"type": "result", "modelUsage": {"claude-opus-5-5": {"contextWindow": 1_000_000}}},
+    )
+
+    assert context_fullness(harbor.pk, magent) == {"tokens": 250_000, "window": 1_000_000, "percent": 25}
+
+
+def test_a_one_million_model_named_so_has_that_window_before_any_turn_said_it(harbor):
+    magent = harbor.agents.get()
+    MessageFactory(
+        motion=harbor,
+        agent=magent,
+        sender="magent",
+        source="runner",
+        session_id="s1",
+        model_backend="claude-sonnet-4-5[1m]",
+        input_tokens=300_000,
+    )
+
+    assert context_fullness(harbor.pk, magent)["window"] == 1_000_000
+
+
 @pytest.mark.e2e
 def test_the_real_cli_answers_context_in_the_thread(claude_on_fake, claude_binary, tmp_path):
     motion = MotionFactory(slug="studio", workspace=str(tmp_path))
