@@ -4,7 +4,7 @@
 `bin/serve` names its `demo` account in MOTION_RUNNER_FIRST_RUN_GRANTS; production never sets
 it. A local-only default (docs/security.md, "The first run's account"):
 - honoured only while DEBUG is on (the embedded default), and the system check
-  motion_runner.E005 refuses to start with DEBUG off and the setting set;
+  motion_runner.E005 fails `check` and `migrate` with DEBUG off and the setting set;
 - it grants the maintenance commands (look-only turns in the agent's own session) and the menus
   that widen spend or reads; never full tools, never an answer to a request, never the rules
   (each wake obeys them), all of which still need an SSH sign-in or `full_tools_for`.
