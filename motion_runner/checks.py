@@ -42,6 +42,15 @@ def production_settings(app_configs, **kwargs):
                 id="motion_runner.W003",
             )
         )
+    if settings.MOTION_RUNNER_FIRST_RUN_GRANTS:
+        errors.append(
+            Error(
+                "MOTION_RUNNER_FIRST_RUN_GRANTS is set while DEBUG is off.",
+                hint="It is bin/serve's local first-run default; unset it in production "
+                "(name trusted people in full_tools_for instead).",
+                id="motion_runner.E005",
+            )
+        )
     if not settings.ALLOWED_HOSTS or "*" in settings.ALLOWED_HOSTS:
         errors.append(
             Error(

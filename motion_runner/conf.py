@@ -32,6 +32,9 @@ def data_dir() -> Path:
 DEFAULTS: dict[str, Any] = {
     # Only checked against SECRET_KEY by the deploy check; a host never has to set it.
     "DEVELOPMENT_SECRET_KEY": "dev-only-not-secret-motion-runner",
+    # The first run's account (bin/serve's `demo`) may use the commands and widening menus; only
+    # while DEBUG is on, and a DEBUG=0 start with it set is refused (people/first_run.py).
+    "MOTION_RUNNER_FIRST_RUN_GRANTS": [],
     "DATA_DIR": data_dir,
     # Where harness CLIs are found when an Agent names no binary: ./node_modules/.bin, then $PATH.
     "HARNESS_BIN_DIRS": lambda: [str(PROJECT_DIR / "node_modules" / ".bin")],

@@ -49,6 +49,8 @@ DATA_DIR.mkdir(parents=True, exist_ok=True)
 
 SECRET_KEY = os.environ.get("SECRET_KEY", DEVELOPMENT_SECRET_KEY)
 DEBUG = env_bool("DEBUG", True)
+# bin/serve names its demo account here (motion_runner/people/first_run.py); production never does.
+MOTION_RUNNER_FIRST_RUN_GRANTS = env_list("MOTION_RUNNER_FIRST_RUN_GRANTS", [])
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 

@@ -9,7 +9,7 @@ imports neither (import-linter's contracts, pyproject.toml)."""
 from django.contrib.auth.views import LogoutView
 from django.urls import include, path
 
-from .api import agent_views, stop
+from .api import agent_views, search, stop
 from .api import views as api
 from .memory_lane import routes as memory_lane
 from .thread import views
@@ -23,6 +23,7 @@ urlpatterns = [
     path("api/motions/<slug:slug>/", api.MotionDetail.as_view(), name="api-motion"),
     path("api/motions/<slug:slug>/messages/", api.MessageList.as_view(), name="api-messages"),
     path("api/motions/<slug:slug>/stop/", stop.StopView.as_view(), name="api-stop"),
+    path("api/motions/<slug:slug>/search/", search.SearchView.as_view(), name="api-search"),
     path("api/motions/<slug:slug>/stream/", agent_views.StreamView.as_view(), name="api-stream"),
     path("api/motions/<slug:slug>/quiet/", agent_views.QuietView.as_view(), name="api-quiet"),
     # memory-lane's client contract: its runner and its transcript watcher (docs/memory-lane.md).

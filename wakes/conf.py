@@ -47,6 +47,9 @@ DEFAULTS: dict[str, Any] = {
     "ABILITY_RETRY_BASE_SECONDS": 30.0,
     "ABILITY_RETRY_MAX_SECONDS": 900.0,
     "ABILITY_CLAIM_LEASE_SECONDS": 300,
+    # A page on how to speak in a Motion, linked in every wake's footer (wakes/turn/footer.py);
+    # none on a standalone install. memory-lane names its own ("Speaking in a Motion").
+    "WAKES_ETIQUETTE_URL": "",
     # How many tokens an agent's context holds, for "how full" in the thread's menus.
     "WAKES_CONTEXT_WINDOW_TOKENS": 200_000,
     # Web Push of notices (wakes/notices/push.py): no private key, no push.

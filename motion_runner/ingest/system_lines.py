@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import logging
 import uuid
+from decimal import Decimal
 
 from ..models import Agent, Kind, Message, Motion, Turn
 from .fit import insert_one
 
 log = logging.getLogger(__name__)
+
+
+# A turn's end line for a turn a person (or a scram) stopped: the thread shows it as a stop.
+STOPPED = "stopped"
 
 
 def post_system_message(
@@ -19,8 +24,11 @@ def post_system_message(
     message_id: str | None = None,
     turn: Turn | None = None,
     agent: Agent | None = None,
+    stop_reason: str = "",
+    cost_usd: Decimal | None = None,
 ) -> Message | None:
-    """A message the runner itself says in the thread; idempotent when given an id."""
+    """A message the runner itself says in the thread; idempotent when given an id. A turn's
+    end line may carry why it ended (`stop_reason`, e.g. STOPPED) and what it cost."""
     message = Message(
         motion=motion,
         sender=agent.name if agent else "runner",
@@ -30,6 +38,8 @@ def post_system_message(
         text=text,
         turn=turn,
         is_error=kind == Kind.ERROR,
+        stop_reason=stop_reason,
+        cost_usd=cost_usd,
     )
     if message_id:
         message.id = message_id

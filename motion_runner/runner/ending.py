@@ -13,7 +13,7 @@ from django.utils import timezone
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..harnesses import Event, get_adapter
 from ..ingest.redaction import redact
-from ..ingest.system_lines import post_system_message
+from ..ingest.system_lines import STOPPED, post_system_message
 from ..lib.ids import system_uuid
 from ..models import EndedBy, Kind, Turn, TurnStatus
 from ..signals import turn_finished, turn_repriced
@@ -138,6 +138,8 @@ def end_queued(turn: Turn, stopped_by: str) -> bool:
         post_system_message(
             turn.motion,
             f"@{turn.agent.name}'s turn killed: {error}",
+            stop_reason=STOPPED,
+            cost_usd=Decimal(0),
             message_id=system_uuid("turn-error", turn.pk),
             turn=turn,
             kind=Kind.ERROR,
@@ -184,12 +186,16 @@ def finish_turn(
     with transaction.atomic():
         ended_here = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(**fields)
         if ended_here and error and not _said_by_turn_end(result, end):
+            # A person's stop (or a scram's) is a stop, not a crash: its line says what it cost.
+            stopped = run.stopped and status == TurnStatus.KILLED
             post_system_message(
                 turn.motion,
                 f"@{turn.agent.name}'s turn {status.replace('_', ' ')}: {error}",
                 message_id=system_uuid("turn-error", turn.pk),
                 turn=turn,
                 kind=Kind.ERROR,
+                stop_reason=STOPPED if stopped else "",
+                cost_usd=fields["cost_usd"] if stopped else None,
             )
     turn.refresh_from_db()
     # (A retry after this commit finds the row as this call wrote it: still ours to announce.)

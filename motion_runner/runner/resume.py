@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..ingest.sessions import latest_session
-from ..models import Agent, Message, Motion, Turn
+from ..models import Agent, Kind, Message, Motion, Turn
 
 FULL = "full"
 LOOK = "look"
@@ -91,3 +91,31 @@ def session_context(motion_id: str, agent_id: int) -> SessionContext | None:
         return None
     read = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
     return SessionContext(sum(latest[key] or 0 for key in read), latest["model_backend"])
+
+
+# Claude Code's `[1m]` suffix asks for the one-million-token window (harnesses/pricing.py ignores it).
+LONG_WINDOW_SUFFIX = "[1m]"
+LONG_WINDOW_TOKENS = 1_000_000
+
+
+def context_window(motion_id: str, agent_id: int, model: str) -> int | None:
+    """The model's own window, as the harness said it: Claude Code's result line names each
+    model's `contextWindow` in `modelUsage` (the newest turn end of the pair here that does), else
+    a `[1m]` model's million; None when nothing says (the caller's setting answers)."""
+    ends = (
+        Message.objects.filter(motion_id=motion_id, agent_id=agent_id, kind=Kind.TURN_END, raw__isnull=False)
+        .order_by("-created_at", "-id")
+        .values_list("raw", flat=True)[:5]
+    )
+    bare = model.removesuffix(LONG_WINDOW_SUFFIX)
+    for raw in ends:
+        usage = raw.get("modelUsage") if isinstance(raw, dict) else None
+        if not isinstance(usage, dict):
+            continue
+        said = (
+            usage.get(model) or usage.get(bare) or (next(iter(usage.values())) if len(usage) == 1 else None)
+        )
+        window = said.get("contextWindow") if isinstance(said, dict) else None
+        if isinstance(window, int) and window > 0:
+            return window
+    return LONG_WINDOW_TOKENS if model.endswith(LONG_WINDOW_SUFFIX) else None

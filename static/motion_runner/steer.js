@@ -50,8 +50,16 @@
     }
   }
 
+  // ■ goes inside the turn's own group (its header), else beside its wake line, else in the
+  // dock's row for turns the page does not show yet.
+  function placeFor(turn) {
+    const groups = document.querySelectorAll(`#messages .group[data-key="turn:${turn}"] > .meta`);
+    return groups[groups.length - 1] || document.querySelector(`#messages li.wake[data-turn="${turn}"]`) || running;
+  }
+
   function showRunning(activity) {
     running.textContent = "";
+    document.querySelectorAll("#messages .turn[data-turn]").forEach((row) => row.remove());
     if (!canPost) return;
     for (const turn of activity) {
       const row = el("span", "turn");
@@ -61,9 +69,9 @@
       button.type = "button";
       button.title = `Stop @${turn.agent}'s turn (Esc in the message box stops every turn here)`;
       button.setAttribute("aria-label", `Stop @${turn.agent}`);
-      button.addEventListener("click", () => { button.disabled = true; stop(turn.agent); });
+      button.addEventListener("click", (event) => { event.stopPropagation(); button.disabled = true; stop(turn.agent); });
       row.append(button);
-      running.append(row);
+      placeFor(turn.turn).append(row);
     }
   }
 
@@ -97,7 +105,7 @@
       box = el("div", "notice");
       box.id = "notice";
       box.setAttribute("role", "status");
-      (document.getElementById("composer") || root).before(box);
+      (document.querySelector("#dock .dock-row") || root).before(box);
     }
     box.textContent = text;
     box.hidden = false;
@@ -246,7 +254,7 @@
     const save = el("button", "", "Save rules");
     save.type = "button";
     save.addEventListener("click", () => change({ setting: "rules", value: rules.value }, errorBox));
-    if (state.widening.includes("rules") && !state.can_widen) {
+    if (state.widening.includes("rules") && !(state.can_set_rules ?? state.can_widen)) {
       // Every wake says the rules as the room's instructions: only someone who may grant sets them.
       rules.disabled = save.disabled = true;
       save.title = "Only a person who may grant full tools changes the rules (each wake obeys them).";

@@ -158,10 +158,16 @@
 
   function header(m) {
     const line = el("div", "meta");
-    line.append(el("span", "sender", m.turn ? "@" + m.sender : m.sender));
+    line.append(el("span", "sender", m.turn ? "@" + turnAgent(m) : m.sender));
     if (m.turn_mode) line.append(el("span", "mode " + m.turn_mode, m.turn_mode === "full" ? "full tools" : "look-only"));
     line.append(permalink(m));
     return line;
+  }
+
+  // A line the runner says about a turn ("@magent's turn killed: …") is the agent's, in its group.
+  function turnAgent(m) {
+    const named = m.source === "system" && /^@([\w.-]+)'s turn\b/.exec(m.text || "");
+    return named ? named[1] : m.sender;
   }
 
   function groupFor(m) {
@@ -172,7 +178,9 @@
     }
     if (m.turn && !wakeLines.has(m.turn)) {
       const [icon, text] = wakeLineFor(m);
-      list.append(wakeLine(icon, text, m.created_at, isMaintenance(m)));
+      const line = wakeLine(icon, text, m.created_at, isMaintenance(m));
+      line.dataset.turn = m.turn; // steer.js puts the turn's ■ here until its group is on the page
+      list.append(line);
       wakeLines.add(m.turn);
     }
     if (m.turn) turnsWithCard.add(m.turn);
@@ -223,6 +231,7 @@
       if (m.turn) wakeLines.add(m.turn);
       const li = wakeLine("⏰", m.text, m.created_at, false);
       li.dataset.id = m.id;
+      if (m.turn) li.dataset.turn = m.turn;
       return list.append(li);
     }
     if (m.kind === "watch") {
@@ -280,6 +289,7 @@
       return items.append(details);
     }
     if ((m.kind === "text" || m.kind === "error") && NO_KEY.test(m.text || "")) return items.append(noKeyNote(m));
+    if (m.kind === "error" && m.stop_reason === "stopped" && m.turn) return items.append(stopEnd(m));
     if (m.kind === "error") {
       if (m.turn) errorsOfTurn.set(m.turn, (m.text || "").trim());
       const gone = SESSION_GONE.test(m.text || "");
@@ -297,6 +307,21 @@
       dot.title += " · " + dollars(m.cost_usd);
       dot.setAttribute("aria-label", dot.title);
     }
+  }
+
+  // A turn a person (or a scram) stopped: a stop, with who, when and what it cost; not a crash.
+  function stopEnd(m) {
+    endedTurns.add(m.turn);
+    showActivity();
+    const footer = el("div", "turn-end stopped");
+    footer.dataset.id = m.id;
+    footer.title = m.text;
+    footer.append(el("span", "stop-mark", "■"));
+    const who = (m.text || "").replace(/^@[\w.-]+'s turn killed: /, "");
+    const parts = ["stopped: " + who];
+    if (m.cost_usd !== null && m.cost_usd !== undefined) parts.push(dollars(m.cost_usd));
+    footer.append(parts.join(" · "), " · ", timeEl(m.created_at));
+    return footer;
   }
 
   function turnEnd(m) {

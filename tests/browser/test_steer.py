@@ -4,6 +4,8 @@ in the thread."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -35,8 +37,9 @@ def test_the_stop_button_on_a_running_turn_ends_it(live_server, page, harbor, ma
 
     assert wait_for(lambda: not alive(running.pgid), 10.0), "the process group is gone"
     assert running.ended().status == TurnStatus.KILLED
-    expect(page.locator("#messages").get_by_text("@magent's turn killed: rosemary stopped it")).to_be_visible(
-        timeout=30_000
+    # A stop, not a crash: who stopped it, when and what it cost (issue 34).
+    expect(page.locator("#messages .turn-end.stopped")).to_contain_text(
+        re.compile(r"stopped: rosemary stopped it · \$\d+\.\d{2,4} · "), timeout=30_000
     )
     expect(stop).to_have_count(0)
     screenshot(page, "thread-stopped-turn")
@@ -109,6 +112,29 @@ def test_a_command_from_someone_who_may_grant_runs_as_maintenance(live_server, p
     assert page.js_errors == []
 
 
+def test_the_first_run_account_uses_the_commands_and_menus_the_readme_shows(
+    live_server, page, harbor, magent, settings
+):  # noqa: F811
+    settings.DEBUG = True  # the embedded default bin/serve runs
+    settings.MOTION_RUNNER_FIRST_RUN_GRANTS = ["demo"]
+    demo = UserFactory(username="demo")
+    sign_in_as(page, live_server, demo)  # a password, as bin/serve's demo / demo
+    page.goto(f"{live_server.url}/motions/{harbor.slug}/")
+    page.locator("#steer summary").click()
+
+    expect(page.locator('#steer-body input[name="model"]')).to_be_enabled()
+    expect(page.locator('#steer-body textarea[name="rules"]')).to_be_disabled()  # never the rules
+    box = page.locator("#composer textarea")
+    box.fill("@magent /context")
+    box.press("Enter")
+
+    expect(page.locator("#messages").get_by_text("/context asked by demo (maintenance)")).to_be_visible(
+        timeout=30_000
+    )
+    assert Turn.objects.get(motion=harbor, reason="command").mode == "look"
+    assert page.js_errors == []
+
+
 def test_a_command_from_someone_who_may_not_grant_is_refused_in_the_thread(
     live_server, page, harbor, magent, rosemary
 ):  # noqa: F811
@@ -164,7 +190,7 @@ def test_the_person_whose_mention_was_answered_gets_a_notice(live_server, page, 
         motion=harbor, agent=magent, sender="magent", source="runner", turn=turn, text="Yes, since noon."
     )
 
-    expect(page.locator("#notice")).to_have_text("@magent answered you", timeout=30_000)
+    expect(page.locator("#notice")).to_have_text("@magent answered you", timeout=30_000), page.js_errors
     assert page.js_errors == []
 
 

@@ -257,6 +257,38 @@ def test_widening_spend_needs_someone_who_may_grant(room, clock):
     assert granted.status_code == 201
 
 
+@pytest.mark.parametrize(
+    ("setting", "value"), [("model", "claude-haiku-4-5"), ("mention_effort", "max"), ("reads", "40000")]
+)
+def test_the_first_run_account_sets_the_readmes_menus_while_debug_is_on(
+    room, clock, settings, setting, value
+):
+    settings.DEBUG = True
+    settings.MOTION_RUNNER_FIRST_RUN_GRANTS = [room.justin.username]  # justin plays bin/serve's demo
+
+    assert steer(room, room.justin, setting, value).status_code == 201
+
+
+def test_the_first_run_account_never_sets_the_rules_every_wake_obeys(room, clock, settings):
+    settings.DEBUG = True
+    settings.MOTION_RUNNER_FIRST_RUN_GRANTS = [room.justin.username]
+
+    refused = steer(room, room.justin, "rules", "curl it | sh", agent=None)
+    menus = as_person(room.justin).get(f"/api/motions/{room.motion.slug}/steer/").json()
+
+    assert refused.status_code == 403
+    assert (menus["can_widen"], menus["can_set_rules"]) == (True, False)
+
+
+def test_production_settings_refuse_the_first_run_accounts_menus(room, clock, settings):
+    settings.DEBUG = False
+    settings.MOTION_RUNNER_FIRST_RUN_GRANTS = [room.justin.username]
+
+    refused = steer(room, room.justin, "model", "claude-opus-4-1")
+
+    assert refused.status_code == 403 and "widens" in refused.json()["error"]["detail"]
+
+
 def test_making_an_agent_chatty_skips_its_screen_so_it_needs_someone_who_may_grant(room, clock):
     refused = steer(room, room.justin, "discretion", "chatty")
     reserved = steer(room, room.justin, "discretion", "reserved")  # narrowing: anyone who may post

@@ -202,3 +202,59 @@ def test_the_wake_command_refuses_any_other_mode(launch_room, magent):
     with pytest.raises(CommandError, match="invalid choice: 'sideways'"):
         call_command("wake", "launch-room", "magent", "--prompt", "Hello.", "--mode", "sideways")
     assert not Turn.objects.exists()
+
+
+# --- standalone defaults and the etiquette link (issues 33 and 34) --------------------------
+
+
+@pytest.mark.parametrize("mode", ["look", "full"])
+def test_a_standalone_footer_names_no_wiki_of_memory_lanes(mode):
+    assert "pickipedia" not in wake_footer(mode).lower()
+    assert "How to speak in a Motion" not in wake_footer(mode)  # no etiquette page is set here
+
+
+@pytest.mark.parametrize("mode", ["look", "full"])
+def test_the_sites_etiquette_page_is_linked_before_the_safety_lines(settings, mode):
+    settings.WAKES_ETIQUETTE_URL = "https://wiki.example/Speaking_in_a_Motion"
+
+    footer = wake_footer(mode)
+
+    assert footer.endswith(
+        "How to speak in a Motion: https://wiki.example/Speaking_in_a_Motion\n" + SAFETY_LINES
+    )
+
+
+def footer_migration():
+    import importlib
+
+    return importlib.import_module("wakes.migrations.0012_standalone_footer_names_no_wiki")
+
+
+def test_the_migration_moves_a_row_holding_the_old_default_off_the_wiki():
+    from django.apps import apps
+
+    from wakes.models import Dials
+
+    migration = footer_migration()
+    row = Dials.load()
+    row.look_only_footer = LOOK_ONLY_FOOTER.replace(migration.NEW_WIKI, migration.OLD_WIKI)
+    row.save()
+    assert "PickiPedia" in Dials.objects.get().look_only_footer
+
+    migration.forward(apps, None)
+
+    assert Dials.objects.get().look_only_footer == LOOK_ONLY_FOOTER
+
+
+def test_the_migration_keeps_a_footer_an_admin_wrote():
+    from django.apps import apps
+
+    from wakes.models import Dials
+
+    row = Dials.load()
+    row.look_only_footer = "---\nOurs: read PickiPedia, the band's wiki."
+    row.save()
+
+    footer_migration().forward(apps, None)
+
+    assert Dials.objects.get().look_only_footer == "---\nOurs: read PickiPedia, the band's wiki."

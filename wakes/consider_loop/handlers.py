@@ -62,14 +62,20 @@ def handle_message(message: Message, *, dispatch: bool = True, note: bool = True
         return []
     woken: list[Turn] = []
     consumed: set[int] = set()
+    command = False
     if message.kind == Kind.TEXT and "@" in message.text and not scram_holds():
         for agent in mentioned_agents(message):
             turn = mention(message, agent, dispatch=dispatch)
             if turn is not None:
                 woken.append(turn)
-            if turn is not None or chained(message, agent) or commanded(message, agent):
-                # A chained mention, or a command run or refused, is not the loop's to consider either.
+            command = command or commanded(message, agent)
+            if turn is not None or chained(message, agent):
+                # A chained mention is not the loop's to consider either.
                 consumed.add(agent.pk)
+    if command:
+        # `@agent /usage` is the whole post: run or refused, it is no post for any agent's loop
+        # (a refused one once woke a paid consideration 14 s later, issue 34).
+        return woken
     woken += release_chained(message, dispatch=dispatch)  # a person's post lets a held chain go on
     if note or consumed:
         note_post(message, consumed_by=consumed)

@@ -34,8 +34,8 @@ DEFAULT_SCREEN_PROMPT = (
 LOOK_ONLY_FOOTER = """\
 ---
 This wake is look-only. You may read and search files in this Motion's workspace, search your \
-memory, and read PickiPedia. You cannot run a shell, edit files, or write the wiki: those tools \
-are not present in this turn.
+memory, and use the read-only tools this turn offers. You cannot run a shell, edit files, or write \
+anywhere: those tools are not present in this turn.
 If the answer needs more than looking, reply with only <tools to="what you need them for"/> and \
 a person can grant full tools with one click; you will be woken again with them.
 Merging and deploying always need a person: ask with <merge to="what and why"/> or \

@@ -5,7 +5,9 @@ A person who may grant full tools (signed in with an SSH key, or named in `full_
 runs the command as the whole prompt of a maintenance turn in the agent's session: no footer,
 no steering, nothing else (the CLI reads a leading slash as its own command). The CLI's answer
 lands in the thread as any turn's words do (Claude Code answers /context and /usage with one
-synthetic assistant message, recorded). Anyone else is told who may, and nothing wakes.
+synthetic assistant message, recorded). So may the first run's account while DEBUG is on
+(motion_runner/people/first_run.py). Anyone else is told who may, and nothing wakes: a command,
+run or refused, is no post for the consider loop either (consider_loop/handlers.py).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Turn
+from motion_runner.people.first_run import has_first_run_grant
 from motion_runner.runner.turns import enqueue_turn
 
 from ..decision.trust import decide
@@ -50,15 +53,24 @@ def command_in(message: Message, agent: Agent) -> tuple[str, str] | None:
     return command, rest
 
 
+def first_run_post(message: Message) -> bool:
+    """Typed in the web by the first run's account (motion_runner/people/first_run.py)."""
+    return message.source == "web" and message.author_id is not None and has_first_run_grant(message.author)
+
+
 def run_command(
     message: Message, agent: Agent, command: str, argument: str, *, dispatch: bool = True
 ) -> Turn | None:
     decision = decide(message)
-    if decision.mode != "full":
+    rule = decision.rule
+    if decision.mode != "full" and first_run_post(message):
+        rule = f"{message.sender} is the first run's account (local only)"
+    elif decision.mode != "full":
         post_system_message(
             message.motion,
             f"@{agent.name} /{command} was not run: commands are for people who may grant full tools "
-            f"(signed in with an SSH key, or named in full_tools_for); {message.sender}'s post is not.",
+            f"(signed in with an SSH key, or named in full_tools_for); {message.sender}'s post is not. "
+            "Nothing woke.",
             kind=Kind.WAKE,
             message_id=system_uuid("command-refused", message.pk, agent.pk),
             agent=agent,
@@ -75,7 +87,7 @@ def run_command(
         reason=COMMAND_REASON,
         reason_detail=f"/{command} asked by {message.sender}",
         mode="look",
-        mode_rule=f"a maintenance command by {message.sender} ({decision.rule})",
+        mode_rule=f"a maintenance command by {message.sender} ({rule})",
         effort="low",
         woken_by=message,
         dispatch=dispatch,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from motion_runner.models import Agent, EndedBy, Motion, Turn, TurnStatus
 
+from ..conf import app_settings as wakes_settings
 from ..decision.quoting import inline_quote
 from ..decision.steering import prompt_piece
 from ..models.dials import current_dials
@@ -16,10 +17,13 @@ UNFOOTED_REASONS = {"compact", "command"}  # the runner's compaction; a person's
 
 
 def wake_footer(mode: str) -> str:
-    """The mode's footer, then the safety lines every wake carries (both dials)."""
+    """The mode's footer, the etiquette link (when the site has one), then the safety lines
+    every wake carries (both dials)."""
     dials = current_dials()
     footer = dials["full_tools_footer"] if mode == "full" else dials["look_only_footer"]
-    return "\n".join(part for part in (footer.rstrip(), dials["safety_lines"].strip()) if part)
+    url = wakes_settings.WAKES_ETIQUETTE_URL.strip()
+    etiquette = f"How to speak in a Motion: {url}" if url else ""
+    return "\n".join(part for part in (footer.rstrip(), etiquette, dials["safety_lines"].strip()) if part)
 
 
 def after_loop_note(motion: Motion, agent: Agent) -> str | None:

@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 from motion_runner.models import Agent, Motion, Scram
 from motion_runner.people.access import access, is_person, readable_motion
 from motion_runner.people.context import sign_in_of
+from motion_runner.people.first_run import has_first_run_grant
 from motion_runner.runner.stopping import ScramHeld, lift_scram, raise_scram
 
 from ..consider_loop.handlers import release_held
@@ -128,9 +129,19 @@ MENUS = inline_serializer(
         "motion": serializers.DictField(help_text="The Motion's rules and archived."),
         "changes": serializers.ListField(child=serializers.DictField(), help_text="The newest changes."),
         "can_widen": serializers.BooleanField(help_text="May this reader set the widening settings."),
+        "can_set_rules": serializers.BooleanField(help_text="May this reader set the rules."),
         "widening": serializers.ListField(child=serializers.CharField()),
     },
 )
+
+
+def may_widen(user, sign_in: str, setting: str) -> tuple[bool, str]:
+    """A widening setting: someone who may grant full tools; the first run's account too
+    (people/first_run.py), but never for the rules, which every wake obeys."""
+    allowed, why = person_may_grant(user, sign_in)
+    if allowed or setting == Steer.Setting.RULES or not has_first_run_grant(user):
+        return allowed, why
+    return True, "the first run's account (MOTION_RUNNER_FIRST_RUN_GRANTS, local only)"
 
 
 def menus(motion: Motion, user, sign_in: str) -> dict:
@@ -155,7 +166,8 @@ def menus(motion: Motion, user, sign_in: str) -> dict:
             "agent_chain_turns": resolve(motion.pk, None, steered=False).agent_chain_turns,
         },
         "changes": [{"text": describe(row), "at": row.at} for row in changes],
-        "can_widen": person_may_grant(user, sign_in)[0],
+        "can_widen": may_widen(user, sign_in, Steer.Setting.MODEL)[0],
+        "can_set_rules": may_widen(user, sign_in, Steer.Setting.RULES)[0],
         "widening": list(WIDENING),
     }
 
@@ -180,12 +192,12 @@ class SteerView(APIView):
         body.is_valid(raise_exception=True)
         data = body.validated_data
         setting = data["setting"]
-        if (
-            setting in WIDENING
-            or data.get("value") in WIDENING_VALUES.get(setting, ())
-            or data["scope"] in WIDE
-        ):
-            allowed, why = person_may_grant(request.user, sign_in_of(request))
+        wide = data["scope"] in WIDE  # past this Motion: only someone who may grant, never a first run
+        if wide or setting in WIDENING or data.get("value") in WIDENING_VALUES.get(setting, ()):
+            if wide:
+                allowed, why = person_may_grant(request.user, sign_in_of(request))
+            else:
+                allowed, why = may_widen(request.user, sign_in_of(request), setting)
             if not allowed:
                 what = "a setting beyond this Motion" if data["scope"] in WIDE else setting
                 raise PermissionDenied(f"{what} widens what an agent may spend or read: {why}")

@@ -129,6 +129,20 @@ def test_a_person_who_may_post_stops_a_running_turn_within_seconds(harbor, magen
     assert [line.text for line in lines] == ["@magent's turn killed: justin stopped it"]
 
 
+def test_a_stopped_turns_line_is_a_stop_with_what_it_cost(harbor, magent, justin):
+    running = RunningTurn(harbor, magent)
+
+    client_for(justin).post(f"/api/motions/{harbor.slug}/stop/", {"agent": "magent"}, format="json")
+
+    turn = running.ended()
+    line = Message.objects.get(motion=harbor, kind=Kind.ERROR, turn=turn)
+    assert line.stop_reason == "stopped"  # the thread shows a stop, not a crash
+    assert line.cost_usd == turn.cost_usd and turn.cost_usd is not None
+    read = client_for(justin).get(f"/api/motions/{harbor.slug}/messages/").json()["results"]
+    [said] = [m for m in read if m["id"] == str(line.pk)]
+    assert (said["stop_reason"], said["cost_usd"]) == ("stopped", f"{turn.cost_usd:.6f}")
+
+
 def test_a_stopped_turn_has_its_cost_settled_in_the_ledger(harbor, magent, justin):
     running = RunningTurn(harbor, magent)
 

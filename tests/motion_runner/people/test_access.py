@@ -93,6 +93,10 @@ ENDPOINTS: dict[str, tuple[Callable, tuple[int, ...]]] = {
     "motion detail": (lambda c, h: c.get("/api/motions/harbor/"), (404, 200, 200, 200, 200, 404, 401)),
     "messages": (lambda c, h: c.get("/api/motions/harbor/messages/"), (404, 200, 200, 200, 200, 404, 401)),
     "holds": (lambda c, h: c.get("/api/motions/harbor/holds/"), (404, 200, 200, 200, 200, 404, 401)),
+    "search": (
+        lambda c, h: c.get("/api/motions/harbor/search/?q=hello"),
+        (404, 200, 200, 200, 200, 404, 401),
+    ),
     "post a message": (
         post_json("/api/motions/harbor/messages/", {"text": "hello"}),
         (401, 201, 201, 201, 201, 403, 401),

@@ -25,6 +25,16 @@ def test_production_refuses_the_development_secret_key():
     assert "motion_runner.E001" in ids(production_settings(None))
 
 
+@override_settings(
+    DEBUG=False,
+    SECRET_KEY="s3cret-from-the-vault",
+    ALLOWED_HOSTS=["runner.example"],
+    MOTION_RUNNER_FIRST_RUN_GRANTS=["demo"],
+)
+def test_production_refuses_the_first_run_accounts_grant():
+    assert "motion_runner.E005" in ids(production_settings(None))
+
+
 @override_settings(DEBUG=False, SECRET_KEY="s3cret-from-the-vault", ALLOWED_HOSTS=["*"])
 def test_production_refuses_a_wildcard_host():
     assert "motion_runner.E004" in ids(production_settings(None))

@@ -2,7 +2,8 @@
 who may grant full tools, the command is the whole prompt of a maintenance turn (no footer);
 the real Claude Code CLI's answer lands in the thread; anyone else is told, and nothing wakes.
 
-Personas: Justin signs in with his SSH key (he may grant full tools); Rosemary with a password.
+Personas: Justin signs in with his SSH key (he may grant full tools); Rosemary with a password;
+demo is the first run's account bin/serve makes (a password too, MOTION_RUNNER_FIRST_RUN_GRANTS).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from motion_runner.runner.turns import execute_turn
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
 from wakes.consider_loop.handlers import handle_message
 from wakes.decision.steering import context_fullness
-from wakes.models import Spend
+from wakes.models import ListenState, Spend
 
 pytestmark = pytest.mark.django_db
 
@@ -57,6 +58,73 @@ def test_someone_who_may_not_grant_full_tools_is_told_and_nothing_wakes(harbor):
     assert "commands are for people who may grant full tools" in line.text
 
 
+def test_a_refused_command_is_no_post_for_any_agents_loop(harbor):
+    codey = AgentFactory(name="codey", listening=True)
+    harbor.agents.add(codey)
+    post(harbor, "justin", "good morning", sign_in="ssh")  # every listening pair has its clocks
+    before = {
+        s.agent_id: (s.last_post_at, s.due_at, s.version) for s in ListenState.objects.filter(motion=harbor)
+    }
+    assert len(before) == 2
+
+    assert post(harbor, "rosemary", "@magent /usage", sign_in="password") == []
+
+    after = {
+        s.agent_id: (s.last_post_at, s.due_at, s.version) for s in ListenState.objects.filter(motion=harbor)
+    }
+    assert after == before  # no consideration is due for it, for magent or codey
+
+
+def test_a_command_run_is_no_post_for_the_loop_either(harbor):
+    post(harbor, "justin", "good morning", sign_in="ssh")
+    before = list(ListenState.objects.filter(motion=harbor).values_list("last_post_at", "due_at", "version"))
+
+    [turn] = post(harbor, "justin", "@magent /context", sign_in="ssh")
+
+    assert turn.reason == "command"
+    assert (
+        list(ListenState.objects.filter(motion=harbor).values_list("last_post_at", "due_at", "version"))
+        == before
+    )
+
+
+@pytest.mark.parametrize("command", ["/context", "/usage", "/compact keep the setlist"])
+def test_the_first_run_account_runs_the_readmes_commands_while_debug_is_on(harbor, settings, command):
+    settings.DEBUG = True
+    settings.MOTION_RUNNER_FIRST_RUN_GRANTS = ["demo"]
+
+    [turn] = post(harbor, "demo", f"@magent {command}", sign_in="password")
+
+    assert (turn.reason, turn.mode) == ("command", "look")  # a maintenance turn, never full tools
+    assert "first run's account" in turn.mode_rule
+
+
+def test_production_settings_refuse_the_first_run_grant(harbor, settings):
+    settings.DEBUG = False
+    settings.MOTION_RUNNER_FIRST_RUN_GRANTS = ["demo"]
+
+    assert post(harbor, "demo", "@magent /context", sign_in="password") == []
+
+    assert not Turn.objects.filter(motion=harbor).exists()
+    assert "commands are for people who may grant" in Message.objects.get(motion=harbor, kind=Kind.WAKE).text
+
+
+def test_the_first_run_grant_names_one_account_not_every_password(harbor, settings):
+    settings.DEBUG = True
+    settings.MOTION_RUNNER_FIRST_RUN_GRANTS = ["demo"]
+
+    assert post(harbor, "rosemary", "@magent /context", sign_in="password") == []
+
+
+def test_the_first_run_grant_never_makes_a_mention_full_tools(harbor, settings):
+    settings.DEBUG = True
+    settings.MOTION_RUNNER_FIRST_RUN_GRANTS = ["demo"]
+
+    [turn] = post(harbor, "demo", "@magent please deploy the site", sign_in="password")
+
+    assert (turn.reason, turn.mode) == ("mention", "look")
+
+
 def test_a_command_further_into_a_post_is_an_ordinary_mention(harbor):
     [turn] = post(harbor, "justin", "@magent what does /context show?", sign_in="ssh")
 
@@ -92,6 +160,46 @@ def test_the_agents_context_fullness_is_its_newest_calls_input(harbor):
     )
 
     assert context_fullness(harbor.pk, magent) == {"tokens": 50_000, "window": 200_000, "percent": 25}
+
+
+def test_the_context_meter_reads_the_window_the_cli_said_for_its_model(harbor):
+    magent = harbor.agents.get()
+    MessageFactory(
+        motion=harbor,
+        agent=magent,
+        sender="magent",
+        source="runner",
+        session_id="s1",
+        model_backend="claude-opus-5-5",
+        input_tokens=250_000,
+    )
+    # Claude Code's result line, as recorded (tests/recordings/claude-code/text_reply.jsonl).
+    MessageFactory(
+        motion=harbor,
+        agent=magent,
+        sender="magent",
+        source="runner",
+        session_id="s1",
+        kind="turn_end",
+        raw={"type": "result", "modelUsage": {"claude-opus-5-5": {"contextWindow": 1_000_000}}},
+    )
+
+    assert context_fullness(harbor.pk, magent) == {"tokens": 250_000, "window": 1_000_000, "percent": 25}
+
+
+def test_a_one_million_model_named_so_has_that_window_before_any_turn_said_it(harbor):
+    magent = harbor.agents.get()
+    MessageFactory(
+        motion=harbor,
+        agent=magent,
+        sender="magent",
+        source="runner",
+        session_id="s1",
+        model_backend="claude-sonnet-4-5[1m]",
+        input_tokens=300_000,
+    )
+
+    assert context_fullness(harbor.pk, magent)["window"] == 1_000_000
 
 
 @pytest.mark.e2e
