@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     dependencies = [
         ("motion_runner", "0018_turn_carries_taint"),
-        ("wakes", "0011_consideration_cap_counts_the_cold_read"),
+        ("wakes", "0012_dials_help_names_models_dials"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('motion_runner', '0018_turn_carries_taint'),
-        ('wakes', '0012_notices_and_push_subscriptions'),
+        ('wakes', '0013_notices_and_push_subscriptions'),
     ]
 
     operations = [

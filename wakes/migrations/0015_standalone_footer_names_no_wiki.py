@@ -28,14 +28,14 @@ def backward(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('wakes', '0011_consideration_cap_counts_the_cold_read'),
+        ('wakes', '0014_listening_scopes'),
     ]
 
     operations = [
         migrations.AlterField(
             model_name='dials',
             name='look_only_footer',
-            field=models.TextField(default='---\nThis wake is look-only. You may read and search files in this Motion\'s workspace, search your memory, and use the read-only tools this turn offers. You cannot run a shell, edit files, or write anywhere: those tools are not present in this turn.\nIf the answer needs more than looking, reply with only <tools to="what you need them for"/> and a person can grant full tools with one click; you will be woken again with them.\nMerging and deploying always need a person: ask with <merge to="what and why"/> or <deploy to="what and why"/>.\nIf nothing here needs you, reply with <silent>why</silent>.', help_text='The last thing in every look-only wake prompt: what the turn may do and how to ask for more. Default: the text in wakes/dials.py.'),
+            field=models.TextField(default='---\nThis wake is look-only. You may read and search files in this Motion\'s workspace, search your memory, and use the read-only tools this turn offers. You cannot run a shell, edit files, or write anywhere: those tools are not present in this turn.\nIf the answer needs more than looking, reply with only <tools to="what you need them for"/> and a person can grant full tools with one click; you will be woken again with them.\nMerging and deploying always need a person: ask with <merge to="what and why"/> or <deploy to="what and why"/>.\nIf nothing here needs you, reply with <silent>why</silent>.', help_text='The last thing in every look-only wake prompt: what the turn may do and how to ask for more. Default: the text in wakes/models/dials.py.'),
         ),
         migrations.RunPython(forward, backward),
     ]
