@@ -155,10 +155,12 @@
     reads: [["", "default"], ["2000", "2,000 tokens"], ["10000", "10,000 tokens"], ["40000", "40,000 tokens"]],
     mention_effort: EFFORTS.map((e) => [e, e || "default"]),
     consider_effort: EFFORTS.map((e) => [e, e || "default"]),
+    ultracode: [["", "off (default)"], ["on", "on"]],
   };
   const LABELS = {
     listening: "listening", model: "model", mention_effort: "effort (mentions)",
     consider_effort: "effort (looks)", reads: "reads", discretion: "discretion", verbosity: "verbosity",
+    ultracode: "ultracode (full-tools mentions)",
   };
 
   async function change(fields, errorBox) {
@@ -188,7 +190,7 @@
     set.dataset.agent = agent.name;
     const context = agent.context ? ` · context ${agent.context.percent}% full (${agent.context.tokens.toLocaleString()} of ${agent.context.window.toLocaleString()} tokens)` : "";
     set.append(el("legend", "", "@" + agent.name + context + (agent.listening_everywhere ? "" : " (not listening anywhere: the admin's switch)")));
-    for (const name of ["listening", "mention_effort", "consider_effort", "reads", "discretion", "verbosity", "model"]) {
+    for (const name of ["listening", "mention_effort", "consider_effort", "reads", "discretion", "verbosity", "ultracode", "model"]) {
       const label = el("label", "", LABELS[name] + " ");
       const widening = state.widening.includes(name);
       const post = (value, extra) => change(Object.assign({ agent: agent.name, setting: name, value }, extra || {}), errorBox);

@@ -19,8 +19,10 @@ wake rules' one notion of now, which every room reads) only.
   whose amount is what it may still spend until its turn settles it.
 - `BudgetDay`: one row per day, locked by every reservation so a check and its spend are atomic.
 - `TypingPing`: who is typing where (expires after a dial's seconds).
+- `Greeting`: a person's arrival and the one agent woken to greet them.
 """
 
+from .arrivals import Greeting
 from .dials import DialOverride, Dials
 from .ledger import BudgetDay, Spend
 from .listening import Consideration, ListenState, MentionWake, TypingPing
@@ -33,6 +35,7 @@ __all__ = [
     "Consideration",
     "DialOverride",
     "Dials",
+    "Greeting",
     "ListenState",
     "MentionWake",
     "Spend",
