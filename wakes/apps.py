@@ -18,6 +18,7 @@ class WakesConfig(AppConfig):
         from .consider_loop.mention_turns import build_started_prompt
         from .decision.steering import let_go
         from .money.spend_guard import SpendGuard
+        from .turn import handoff
         from .turn.compaction import compact_after_loop
         from .turn.footer import finalize_prompt
         from .turn.loop_guard import LoopGuard
@@ -44,6 +45,7 @@ class WakesConfig(AppConfig):
         signals.turn_finished.connect(record_requests, dispatch_uid="wakes.record_requests")
         signals.turn_finished.connect(on_turn_finished, dispatch_uid="wakes.abilities")
         signals.message_created.connect(handlers.on_message_created, dispatch_uid="wakes.message_created")
+        signals.message_created.connect(handoff.on_message_created, dispatch_uid="wakes.handoffs")
         signals.turn_finished.connect(handlers.on_turn_finished, dispatch_uid="wakes.turn_finished")
         signals.turn_retried.connect(handlers.on_turn_retried, dispatch_uid="wakes.turn_retried")
         signals.turns_stopped.connect(let_go, dispatch_uid="wakes.let_go")
