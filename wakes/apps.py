@@ -9,11 +9,13 @@ class WakesConfig(AppConfig):
     def ready(self) -> None:
         # Imported here, not at the top: these modules import the models, which are not loaded
         # when Django imports an AppConfig. The seams are the runner's catalogue (motion_runner.signals).
+        from django.contrib.auth.signals import user_logged_in
+
         from motion_runner import signals
 
         from . import tasks  # noqa: F401  (registers the Celery tasks)
         from .abilities.runner import on_turn_finished
-        from .consider_loop import handlers
+        from .consider_loop import arrivals, handlers
         from .consider_loop.chains import let_chains_go
         from .consider_loop.mention_turns import build_started_prompt
         from .decision.steering import let_go
@@ -46,6 +48,8 @@ class WakesConfig(AppConfig):
         signals.turn_finished.connect(on_turn_finished, dispatch_uid="wakes.abilities")
         signals.message_created.connect(handlers.on_message_created, dispatch_uid="wakes.message_created")
         signals.message_created.connect(handoff.on_message_created, dispatch_uid="wakes.handoffs")
+        signals.message_created.connect(arrivals.on_message_created, dispatch_uid="wakes.arrivals")
+        user_logged_in.connect(arrivals.on_signed_in, dispatch_uid="wakes.arrivals.signed_in")
         signals.turn_finished.connect(handlers.on_turn_finished, dispatch_uid="wakes.turn_finished")
         signals.turn_retried.connect(handlers.on_turn_retried, dispatch_uid="wakes.turn_retried")
         signals.turns_stopped.connect(let_go, dispatch_uid="wakes.let_go")

@@ -13,10 +13,10 @@ from __future__ import annotations
 import pytest
 
 from motion_runner.models import Kind, Message, Source, Turn
+from motion_runner.runner.turns import build_prompt_at_start
 from motion_runner.signals import message_created
 from tests.factories import MessageFactory, MotionFactory, TurnFactory
 from tests.wakes_support import clock, dials, room, say
-from wakes.consider_loop.mention_turns import build_started_prompt
 from wakes.turn.handoff import blocks_in
 from wakes.turn.wake_lines import guidance
 
@@ -102,8 +102,7 @@ def test_the_next_wake_there_carries_it(room, jams, clock):
 
     post = say(jams, room.rosemary, "@magent what did we settle?", clock.advance(60) and clock)
     turn = Turn.objects.get(motion=jams, agent=room.magent, reason="mention")
-    build_started_prompt(turn)
-    turn.refresh_from_db()
+    build_prompt_at_start(turn)  # as the runner does when the turn starts
 
     assert "Context handed to you here from another Motion" in turn.prompt
     assert "Settled: open with Salt Creek." in turn.prompt
@@ -117,8 +116,7 @@ def test_once_the_agent_spoke_there_the_handoff_is_not_carried_again(room, jams,
 
     say(jams, room.rosemary, "@magent and the banjo?", clock.advance(60) and clock)
     turn = Turn.objects.get(motion=jams, agent=room.magent, reason="mention")
-    build_started_prompt(turn)
-    turn.refresh_from_db()
+    build_prompt_at_start(turn)  # as the runner does when the turn starts
 
     assert "Context handed to you here" not in turn.prompt
 

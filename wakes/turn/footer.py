@@ -10,7 +10,7 @@ from ..decision.quoting import inline_quote
 from ..decision.steering import prompt_piece
 from ..models.dials import current_dials
 from .loop_guard import why_stopped
-from .wake_lines import first_session_opening, guidance, handed_here, todo_line
+from .wake_lines import arrival_note, first_session_opening, guidance, handed_here, todo_line
 
 # Turns the runner starts for itself get no footer: they are not wakes.
 UNFOOTED_REASONS = {"compact", "command"}  # the runner's compaction; a person's /command
@@ -68,6 +68,8 @@ def finalize_prompt(prompt: str, motion: Motion, agent: Agent, mode: str, reason
         parts.append(note)
     # The room's steering (issue 24), kept apart from the wake's own text: a stop, the rules.
     if note := after_stop_note(motion, agent):
+        parts.append(note)
+    if note := arrival_note(motion, agent, reason):  # issue 33: someone arrived; this agent greets
         parts.append(note)
     if handed := handed_here(motion, agent):  # issue 33: context other Motions handed over
         parts.append(handed)

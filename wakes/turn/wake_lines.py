@@ -17,9 +17,10 @@ from motion_runner.models import Agent, Message, Motion, MotionSession, Source
 
 from ..decision.quoting import defuse, inline_quote
 from ..decision.steering import steering_for
-from ..models import Dials, WakeRequest
+from ..models import Dials, Greeting, WakeRequest
 from .context import last_word_at
 from .handoff import handed_over
+from .wake import human_duration
 
 TODOS_SHOWN = 5
 
@@ -80,3 +81,30 @@ def guidance() -> list[str]:
     """Greeting guidance and the handoff how-to (dials; blank: not said)."""
     dials = Dials.load()
     return [text.strip() for text in (dials.greeting_guidance, dials.handoff_how) if text.strip()]
+
+
+# --- arrivals (wakes/consider_loop/arrivals.py) ------------------------------------------------
+
+
+def why(greeting: Greeting) -> str:
+    """Why the greeter was asked: who arrived, how, after how long away."""
+    name = greeting.person.get_username()
+    came = "signed in" if greeting.how == Greeting.How.SIGNED_IN else "posted"
+    if greeting.away_since is None:
+        return f"{name} {came}; they have not said anything in a Motion yet"
+    return f"{name} {came} after {human_duration(greeting.at - greeting.away_since)} away"
+
+
+def arrival_note(motion: Motion, agent: Agent, reason: str) -> str | None:
+    """In the greeter's wake a mention brought (and any wake of it here before it speaks): who
+    arrived, and the ask. An arrival's own wake says it in its frame."""
+    if reason == "arrival":
+        return None
+    greetings = Greeting.objects.filter(motion=motion, agent=agent, turn__isnull=True)
+    if (since := last_word_at(motion.pk, agent)) is not None:
+        greetings = greetings.filter(at__gt=since)
+    greeting = greetings.select_related("person").order_by("-at").first()
+    if greeting is None:
+        return None
+    ask = Dials.load().arrival_ask.strip()
+    return f"An arrival: {why(greeting)}. You are the one agent asked to greet them. {ask}".strip()
