@@ -157,6 +157,8 @@ def hand_over(message: Message) -> list[Message]:
     authors = wake_authors(message.turn)
     posted = []
     for index, block in enumerate(blocks_in(message.text)):
+        if block.to in (here.pk, here.title.lower()):
+            continue  # this very Motion: nothing to hand over
         target = reachable(block.to, agent, authors, here)
         if target is None:
             refuse(message, index, block, authors)
