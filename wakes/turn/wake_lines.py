@@ -92,7 +92,9 @@ def why(greeting: Greeting) -> str:
     came = "signed in" if greeting.how == Greeting.How.SIGNED_IN else "posted"
     if greeting.away_since is None:
         return f"{name} {came}; they have not said anything in a Motion yet"
-    return f"{name} {came} after {human_duration(greeting.at - greeting.away_since)} away"
+    away = greeting.at - greeting.away_since
+    said = f"{away.days} days" if away.days >= 2 else human_duration(away)
+    return f"{name} {came} after {said} away"
 
 
 def arrival_note(motion: Motion, agent: Agent, reason: str) -> str | None:
