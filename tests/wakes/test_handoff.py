@@ -92,7 +92,7 @@ def test_the_source_thread_says_where_it_went_and_links_it(room, jams, clock):
     [line] = handoffs_in(jams)
     assert any(
         text.startswith("@magent took this to “Jams and events” (the Saturday setlist)")
-        and f"(/motions/jams/#m-{line.pk})" in text
+        and text.endswith(f": /motions/jams/#m-{line.pk}")
         for text in lines_in(room.motion)
     )
 

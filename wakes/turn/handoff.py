@@ -200,7 +200,7 @@ def hand_over(message: Message) -> list[Message]:
             created_at=clock.now(),
             text=f"@{agent.name} took this to “{target.title}”"
             + (f" ({block.about})" if block.about else "")
-            + f": [the handoff there]({thread_link(target.pk, line.id)})",
+            + f": {thread_link(target.pk, line.id)}",  # a wake line is shown as text: the path itself
             raw={"handoff_sent": {"to": target.pk, "message": str(message.pk), "line": str(line.id)}},
         )
         insert_system_line(said)
