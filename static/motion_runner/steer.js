@@ -254,6 +254,20 @@
       save.title = "Only a person who may grant full tools changes the rules (each wake obeys them).";
     }
     set.append(rules, save);
+    // The letter an agent's first wake here opens with (blank: the admin's first_session_letter dial).
+    const letter = el("textarea");
+    letter.name = "letter";
+    letter.rows = 3;
+    letter.placeholder = "The letter an agent's first wake here opens with (blank: the default)";
+    letter.value = state.motion.letter || "";
+    const saveLetter = el("button", "", "Save letter");
+    saveLetter.type = "button";
+    saveLetter.addEventListener("click", () => change({ setting: "letter", value: letter.value }, errorBox));
+    if (state.widening.includes("letter") && !state.can_widen) {
+      letter.disabled = saveLetter.disabled = true;
+      saveLetter.title = "Only a person who may grant full tools changes the letter (a first wake reads it).";
+    }
+    set.append(letter, saveLetter);
     if (state.motion.agent_chain_turns != null) {
       // The chain guard's bound (a dial in the admin): shown here, set there.
       set.append(el("p", "muted agent-chain", `Agents may wake each other ${state.motion.agent_chain_turns} turns in a row here with no person's post between; then they wait for one (the admin's agent_chain_turns dial).`));

@@ -210,3 +210,24 @@ def test_ultracode_is_shown_but_not_usable_by_someone_who_may_not_grant(
 
     expect(page.locator("fieldset.agent-menu[data-agent=magent] select[name=ultracode]")).to_be_disabled()
     assert page.js_errors == []
+
+
+def test_someone_who_may_grant_writes_the_motions_letter(live_server, page, harbor, magent):  # noqa: F811
+    justin = UserFactory(username="justin")
+    sign_in_as(page, live_server, justin, sign_in="ssh")
+    page.goto(f"{live_server.url}/motions/{harbor.slug}/")
+    page.get_by_text("Agents here").click()
+    menu = page.locator("fieldset.motion-menu")
+
+    menu.locator("textarea[name=letter]").fill("Dear magent: the harbor's boats sail at six.")
+    menu.get_by_role("button", name="Save letter").click()
+
+    said = "justin set the letter a first wake here opens with"
+    expect(page.locator("#messages").get_by_text(said)).to_be_visible(timeout=30_000)
+    row = Steer.objects.get()
+    assert (row.setting, row.agent, row.value) == (
+        "letter",
+        None,
+        "Dear magent: the harbor's boats sail at six.",
+    )
+    assert page.js_errors == []
