@@ -149,6 +149,18 @@ class DialsAdmin(admin.ModelAdmin):
             },
         ),
         ("The scram (stop every agent)", {"fields": ["scram_for"]}),
+        (
+            "Arrivals, handoffs and first wakes",
+            {
+                "fields": [
+                    "greet_gap_hours",
+                    "arrival_ask",
+                    "greeting_guidance",
+                    "handoff_how",
+                    "first_session_letter",
+                ]
+            },
+        ),
     ]
 
     def has_add_permission(self, request) -> bool:

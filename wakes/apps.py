@@ -11,6 +11,7 @@ class WakesConfig(AppConfig):
         # when Django imports an AppConfig. The seams are the runner's catalogue (motion_runner.signals);
         # the two with one answer (a turn's tool policy and clocks) are named by a setting instead,
         # whose default names wakes' (motion_runner/conf.py), so nothing is registered for them here.
+
         from motion_runner import signals
 
         from . import tasks  # noqa: F401  (registers the Celery tasks)
@@ -45,6 +46,7 @@ class WakesConfig(AppConfig):
         signals.turn_finished.connect(on_turn_finished, dispatch_uid="wakes.abilities")
         signals.message_created.connect(handlers.on_message_created, dispatch_uid="wakes.message_created")
         signals.message_created.connect(record_answers, dispatch_uid="wakes.notices")
+
         signals.turn_finished.connect(handlers.on_turn_finished, dispatch_uid="wakes.turn_finished")
         signals.turn_retried.connect(handlers.on_turn_retried, dispatch_uid="wakes.turn_retried")
         signals.turns_stopped.connect(let_go, dispatch_uid="wakes.let_go")

@@ -68,6 +68,9 @@ def tool_arguments(policy: ToolPolicy, workspace: str | None) -> tuple[list[str]
         argv = ["--disallowedTools", ",".join(claude_denied_paths(look_only))]
         if policy.claude_full_permission_mode:
             argv = ["--permission-mode", policy.claude_full_permission_mode, *argv]
+        if policy.ultracode:
+            # A session setting, not an effort level; never on a look-only turn (below).
+            argv += ["--settings", json.dumps({"ultracode": True})]
         return argv, []
     denied = claude_denied_tools(look_only)
     config = write_mcp_config(look_only)

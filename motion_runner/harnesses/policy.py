@@ -78,6 +78,10 @@ class ToolPolicy:
     pi_read_guard: str = ""
     # What the turn is told it may do (Pi is told it in its system prompt too).
     footer: str = ""
+    # Claude Code's ultracode (its standing multi-agent workflows), as memory-lane's poller passes it:
+    # `--settings {"ultracode": true}`, honoured on a full turn only. Codex and Pi have no such
+    # setting and ignore it.
+    ultracode: bool = False
 
     @property
     def full(self) -> bool:

@@ -163,10 +163,12 @@
     reads: [["", "default"], ["2000", "2,000 tokens"], ["10000", "10,000 tokens"], ["40000", "40,000 tokens"]],
     mention_effort: EFFORTS.map((e) => [e, e || "default"]),
     consider_effort: EFFORTS.map((e) => [e, e || "default"]),
+    ultracode: [["", "off (default)"], ["on", "on"]],
   };
   const LABELS = {
     listening: "listening", model: "model", mention_effort: "effort (mentions)",
     consider_effort: "effort (looks)", reads: "reads", discretion: "discretion", verbosity: "verbosity",
+    ultracode: "ultracode (full-tools mentions)",
   };
 
   async function change(fields, errorBox) {
@@ -196,7 +198,7 @@
     set.dataset.agent = agent.name;
     const context = agent.context ? ` · context ${agent.context.percent}% full (${agent.context.tokens.toLocaleString()} of ${agent.context.window.toLocaleString()} tokens)` : "";
     set.append(el("legend", "", "@" + agent.name + context + (agent.listening_everywhere ? "" : " (not listening anywhere: the admin's switch)")));
-    for (const name of ["listening", "mention_effort", "consider_effort", "reads", "discretion", "verbosity", "model"]) {
+    for (const name of ["listening", "mention_effort", "consider_effort", "reads", "discretion", "verbosity", "ultracode", "model"]) {
       const label = el("label", "", LABELS[name] + " ");
       const widening = state.widening.includes(name);
       const post = (value, extra) => change(Object.assign({ agent: agent.name, setting: name, value }, extra || {}), errorBox);
@@ -260,6 +262,20 @@
       save.title = "Only a person who may grant full tools changes the rules (each wake obeys them).";
     }
     set.append(rules, save);
+    // The letter an agent's first wake here opens with (blank: the admin's first_session_letter dial).
+    const letter = el("textarea");
+    letter.name = "letter";
+    letter.rows = 3;
+    letter.placeholder = "The letter an agent's first wake here opens with (blank: the default)";
+    letter.value = state.motion.letter || "";
+    const saveLetter = el("button", "", "Save letter");
+    saveLetter.type = "button";
+    saveLetter.addEventListener("click", () => change({ setting: "letter", value: letter.value }, errorBox));
+    if (state.widening.includes("letter") && !state.can_widen) {
+      letter.disabled = saveLetter.disabled = true;
+      saveLetter.title = "Only a person who may grant full tools changes the letter (a first wake reads it).";
+    }
+    set.append(letter, saveLetter);
     if (state.motion.agent_chain_turns != null) {
       // The chain guard's bound (a dial in the admin): shown here, set there.
       set.append(el("p", "muted agent-chain", `Agents may wake each other ${state.motion.agent_chain_turns} turns in a row here with no person's post between; then they wait for one (the admin's agent_chain_turns dial).`));

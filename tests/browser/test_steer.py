@@ -209,3 +209,51 @@ def test_each_agents_context_fullness_shows_in_the_thread(live_server, page, har
     page.goto(f"{live_server.url}/motions/{harbor.slug}/")
 
     expect(page.locator("#steer summary")).to_contain_text("@magent context 25%")
+
+
+def test_someone_who_may_grant_turns_ultracode_on_from_the_menus(live_server, page, harbor, magent):  # noqa: F811
+    justin = UserFactory(username="justin")
+    sign_in_as(page, live_server, justin, sign_in="ssh")  # signed in with his SSH key: he may grant
+    page.goto(f"{live_server.url}/motions/{harbor.slug}/")
+    page.get_by_text("Agents here").click()
+    menu = page.locator("fieldset.agent-menu[data-agent=magent]")
+
+    menu.locator("select[name=ultracode]").select_option("on")
+
+    said = "justin set @magent's ultracode here to on"
+    expect(page.locator("#messages").get_by_text(said)).to_be_visible(timeout=30_000)
+    row = Steer.objects.get()
+    assert (row.setting, row.value) == ("ultracode", "on")
+    assert page.js_errors == []
+
+
+def test_ultracode_is_shown_but_not_usable_by_someone_who_may_not_grant(
+    live_server, page, harbor, magent, rosemary
+):  # noqa: F811
+    sign_in_as(page, live_server, rosemary)
+    page.goto(f"{live_server.url}/motions/{harbor.slug}/")
+    page.get_by_text("Agents here").click()
+
+    expect(page.locator("fieldset.agent-menu[data-agent=magent] select[name=ultracode]")).to_be_disabled()
+    assert page.js_errors == []
+
+
+def test_someone_who_may_grant_writes_the_motions_letter(live_server, page, harbor, magent):  # noqa: F811
+    justin = UserFactory(username="justin")
+    sign_in_as(page, live_server, justin, sign_in="ssh")
+    page.goto(f"{live_server.url}/motions/{harbor.slug}/")
+    page.get_by_text("Agents here").click()
+    menu = page.locator("fieldset.motion-menu")
+
+    menu.locator("textarea[name=letter]").fill("Dear magent: the harbor's boats sail at six.")
+    menu.get_by_role("button", name="Save letter").click()
+
+    said = "justin set the letter a first wake here opens with"
+    expect(page.locator("#messages").get_by_text(said)).to_be_visible(timeout=30_000)
+    row = Steer.objects.get()
+    assert (row.setting, row.agent, row.value) == (
+        "letter",
+        None,
+        "Dear magent: the harbor's boats sail at six.",
+    )
+    assert page.js_errors == []

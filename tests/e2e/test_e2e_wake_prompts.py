@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import os
 import re
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.utils import timezone
 
-from motion_runner.models import Turn, TurnStatus
+from motion_runner.models import Message, Turn, TurnStatus
 from motion_runner.runner.turns import execute_turn
+from motion_runner.signals import message_created
+from tests.factories import MessageFactory, MotionFactory, UserFactory
 from tests.fakes.anthropic_api import Reply, Text
 from tests.paths import ROOT
 from tests.wakes_support import clock, dials, finish, room, say
 from wakes.consider_loop.handlers import wake_for_watch
+from wakes.models import WakeRequest
 from wakes.turn.context import new_posts_prompt, quiet_prompt
 from wakes.turn.footer import wake_footer
 from wakes.turn.wake import wake
@@ -174,11 +178,62 @@ def test_one_real_prompt_of_each_wake_kind(claude_binary, claude_on_fake, workro
     run(wake_for_watch(line, room.magent, dispatch=False))
     kinds["watch"] = received(claude_on_fake)
 
-    for prompt in kinds.values():
-        assert re.match(r'<motion-wake motion="cryptograss" reason="\w+">', prompt)
+    ada = UserFactory(username="ada")
+    say(room.motion, ada, "See you after the tour!", BackThen(timezone.now() - timedelta(days=3)))
+    say(room.motion, ada, "Back from the tour: did the posters make it?", clock)
+    run(Turn.objects.get(motion=room.motion, reason="arrival"))
+    kinds["arrival (someone back after the gap)"] = received(claude_on_fake)
+
+    handed_over_from_jams(room, clock)
+    card = MessageFactory(
+        motion=room.motion, sender="magent", agent=room.magent, source="system", kind="request"
+    )
+    WakeRequest.objects.create(
+        motion=room.motion, agent=room.magent, message=card, kind="merge", to="merge the poster PR #7"
+    )
+    run(mention(room, clock, "@magent what did jams settle?"))
+    kinds["mention, with a handoff carried and an open to-do"] = received(claude_on_fake)
+
+    for kind, prompt in kinds.items():
+        # The agent's first wake here opens with where it is and the letter (wakes/turn/wake_lines.py).
+        assert re.match(
+            r'(<new-motion motion="cryptograss">.*?</new-motion>\n\n)?<motion-wake motion="cryptograss" '
+            r'reason="\w+">',
+            prompt,
+            re.DOTALL,
+        )
+        assert prompt.startswith("<new-motion") == (kind == "mention")
         assert prompt.rstrip().endswith(wake_footer("look").rstrip())
+    assert "merge for @magent" in prompt and "Settled: open with Salt Creek." in prompt
     if os.environ.get("WRITE_WAKE_PROMPTS") == "1":
         write_doc(kinds)
+
+
+class BackThen(RealTime):
+    def __init__(self, moment):
+        self.moment = moment
+
+    def now(self):
+        return self.moment
+
+
+def handed_over_from_jams(room, clock) -> None:
+    """@magent, asked in "jams", hands the setlist over to "cryptograss" (wakes/turn/handoff.py)."""
+    jams = MotionFactory(slug="jams", title="Jams")
+    jams.agents.add(room.magent)
+    ask = say(jams, room.justin, "@magent take the setlist to cryptograss", clock)
+    turn = Turn.objects.get(motion=jams, reason="mention")
+    Turn.objects.filter(pk=turn.pk).update(status=TurnStatus.FINISHED, woken_by=ask)
+    reply = MessageFactory(
+        motion=jams,
+        sender="magent",
+        agent=room.magent,
+        source="runner",
+        turn=turn,
+        text="Taking it over.\n\n```handoff\nto: cryptograss\nabout: the Saturday setlist\n---\n"
+        "Settled: open with Salt Creek. Open: who brings the banjo.\n```",
+    )
+    message_created.send(sender=Message, message=reply)
 
 
 def write_doc(kinds: dict[str, str]) -> None:
@@ -190,6 +245,10 @@ def write_doc(kinds: dict[str, str]) -> None:
         "again). The Motion, its people (justin, rosemary), another agent (codey) and the posts are the",
         "test's; the times are its clock's. The frame, the marks, the footer and its safety lines are",
         "exactly what the runner sends (`wakes/turn/context.py`, `wakes/turn/footer.py`, the dials).",
+        "An agent's first wake in a Motion opens with where it is and the letter (`<new-motion>`); every",
+        "wake carries the greeting guidance and the handoff how-to, and, when there are any, the context",
+        "other Motions handed over and the open to-dos (`wakes/turn/wake_lines.py`, `wakes/turn/handoff.py`);",
+        "someone back after `greet_gap_hours` wakes one agent to greet them (`wakes/consider_loop/arrivals.py`).",
         "",
     ]
     for kind, prompt in kinds.items():

@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from motion_runner.models import EndedBy, Kind, Message, Turn, TurnStatus
+from motion_runner.models import EndedBy, Kind, Message, MotionSession, Turn, TurnStatus
 from motion_runner.runner.turns import enqueue_turn
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
 from wakes.models.dials import AFTER_LOOP_NOTE, FULL_TOOLS_FOOTER, LOOK_ONLY_FOOTER, SAFETY_LINES
@@ -52,6 +52,7 @@ def stopped_by_the_guard(motion, agent, **kwargs) -> Turn:
 
 @pytest.mark.parametrize("mode, footer", [("look", LOOK_ONLY_FOOTER), ("full", FULL_TOOLS_FOOTER)])
 def test_every_wake_prompt_ends_with_its_modes_footer(launch_room, magent, mode, footer):
+    MotionSession.objects.create(session_id="s-here", motion=launch_room, agent=magent)  # not its first wake
     turn = wake(launch_room, magent, mode=mode)
     assert turn.prompt.startswith("What do the notes say?")
     assert turn.prompt.endswith(wake_footer(mode))

@@ -364,7 +364,7 @@ def handle_turn_finished(turn: Turn) -> None:
             status = Consideration.Status.SILENT if silent else Consideration.Status.SPOKE
         Consideration.objects.filter(pk=consideration.pk).update(status=status)
         free_pair(consideration, silent=silent or turn.status != TurnStatus.FINISHED)
-    elif turn.reason in ("mention", "watch"):
+    elif turn.reason in ("mention", "watch", "arrival"):
         free_pair(None, silent=silent, motion_id=turn.motion_id, agent_id=turn.agent_id)
 
 

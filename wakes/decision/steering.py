@@ -57,11 +57,14 @@ AGENT_SETTINGS = (
     S.READS,
     S.DISCRETION,
     S.VERBOSITY,
+    S.ULTRACODE,
 )
-MOTION_SETTINGS = (S.RULES, S.ARCHIVED)
+MOTION_SETTINGS = (S.RULES, S.ARCHIVED, S.LETTER)
 # Widening trust or spend: only people who may grant full tools set these. The rules too: every
 # wake says them outside the quoted frame, where the agent takes them as the room's instructions.
-WIDENING = (S.RULES, S.MODEL, S.MENTION_EFFORT, S.CONSIDER_EFFORT, S.READS)
+# Ultracode (issue 33) runs Claude Code's standing workflows on full-tools mentions: spend; the
+# letter is told to every agent's first wake here, outside the frame, as the rules are.
+WIDENING = (S.RULES, S.MODEL, S.MENTION_EFFORT, S.CONSIDER_EFFORT, S.READS, S.ULTRACODE, S.LETTER)
 # Values of other settings that widen: a chatty agent's considerations skip the screen.
 WIDENING_VALUES = {S.DISCRETION: ("chatty",)}
 NEVER = datetime(9999, 12, 31, tzinfo=UTC)  # a held mention with no "until"
@@ -95,6 +98,8 @@ class Steering:
     verbosity: str = ""
     rules: str = ""
     archived: bool = False
+    ultracode: str = ""  # "on", or blank/"off": off
+    letter: str = ""  # the Motion's own letter; blank: the first_session_letter dial
     set_by: dict[str, str] = field(default_factory=dict)
     untils: dict[str, datetime] = field(default_factory=dict)  # settings in force that end by themselves
 
@@ -263,6 +268,7 @@ def clean_value(setting: str, value: str) -> str:
         S.VERBOSITY: VERBOSITY,
         S.READS: READS,
         S.ARCHIVED: {"yes": "yes", "no": "no"},
+        S.ULTRACODE: {"on": "on", "off": "off"},
         S.MENTION_EFFORT: dict(Effort.choices),
         S.CONSIDER_EFFORT: dict(Effort.choices),
     }.get(setting)
@@ -274,6 +280,8 @@ def clean_value(setting: str, value: str) -> str:
         raise SteerError("a model name is at most 100 characters")
     if setting == S.RULES and len(value) > 4000:
         raise SteerError("the rules are at most 4,000 characters")
+    if setting == S.LETTER and len(value) > 8000:
+        raise SteerError("the letter is at most 8,000 characters")
     return value
 
 
@@ -311,6 +319,8 @@ def describe(row: Steer) -> str:
         )
     elif row.setting == S.ARCHIVED:
         text = f"{row.by_name} {'archived' if row.value == 'yes' else 'unarchived'} this Motion"
+    elif row.setting == S.LETTER:
+        text = f"{row.by_name} {'set' if row.value else 'cleared'} the letter a first wake here opens with"
     else:
         shown = {S.LISTENING: LISTENING, S.READS: READS}.get(row.setting, {}).get(row.value, row.value)
         text = f"{row.by_name} set {whose} {name} here to {shown or 'the default'}"

@@ -20,8 +20,10 @@ wake rules' one notion of now, which every room reads) only.
 - `BudgetDay`: one row per day, locked by every reservation so a check and its spend are atomic.
 - `TypingPing`: who is typing where (expires after a dial's seconds).
 - `Notice`, `PushSubscription`: a person's answered @mentions, and the browsers pushed to.
+- `Greeting`: a person's arrival and the one agent woken to greet them.
 """
 
+from .arrivals import Greeting
 from .dials import DialOverride, Dials
 from .ledger import BudgetDay, Spend
 from .listening import Consideration, ListenState, MentionWake, TypingPing
@@ -35,6 +37,7 @@ __all__ = [
     "Consideration",
     "DialOverride",
     "Dials",
+    "Greeting",
     "ListenState",
     "MentionWake",
     "Notice",

@@ -19,7 +19,7 @@ from django.db.models import Q
 from motion_runner import signals
 from motion_runner.models import Agent, Motion
 
-from . import clock
+from . import clock, wake_texts
 from .steer import Steer
 
 DEFAULT_SCREEN_PROMPT = (
@@ -343,6 +343,35 @@ class Dials(models.Model):
         blank=True,
         help_text="People besides staff who may raise and lift a scram (stop every agent), as a list: "
         '["justin"]. Default: none ([]).',
+    )
+    # Issue 33's wake lines (their default texts: wakes/models/wake_texts.py); blank turns a line off.
+    greet_gap_hours = models.FloatField(
+        default=wake_texts.GREET_GAP_HOURS,
+        help_text="A person signing in or posting after this many hours away is greeted by at most one "
+        "agent, once (docs/wake-prompts.md, arrivals); 0: nobody is greeted. Default: 12.",
+    )
+    arrival_ask = models.TextField(
+        default=wake_texts.ARRIVAL_ASK,
+        blank=True,
+        help_text="What an arrival's wake asks of the agent. Default: the text in wakes/models/wake_texts.py.",
+    )
+    greeting_guidance = models.TextField(
+        default=wake_texts.GREETING_GUIDANCE,
+        blank=True,
+        help_text="How to greet someone, said in every wake; blank: not said. Default: the text in "
+        "wakes/models/wake_texts.py.",
+    )
+    handoff_how = models.TextField(
+        default=wake_texts.HANDOFF_HOW,
+        blank=True,
+        help_text="How to hand a conversation to another Motion (a ```handoff block), said in every wake; "
+        "blank: not said (blocks are still carried). Default: the text in wakes/models/wake_texts.py.",
+    )
+    first_session_letter = models.TextField(
+        default=wake_texts.FIRST_SESSION_LETTER,
+        blank=True,
+        help_text="The letter an agent's first wake in a Motion opens with, unless the Motion's menus set "
+        "its own; blank: the opening line alone. Default: the text in wakes/models/wake_texts.py.",
     )
 
     class Meta:

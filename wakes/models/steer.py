@@ -25,6 +25,8 @@ class Steer(models.Model):
         VERBOSITY = "verbosity"  # terse / normal / full
         RULES = "rules"  # the Motion's
         ARCHIVED = "archived"  # the Motion's: "yes" / "no"
+        ULTRACODE = "ultracode"  # "on" / "" (off): Claude Code's ultracode on trusted full-tools mentions
+        LETTER = "letter"  # the Motion's: the letter its agents' first wake here opens with
 
     # Blank: every Motion (listening's wider scopes, wakes/decision/listening_scopes.py).
     motion = models.ForeignKey(Motion, null=True, blank=True, on_delete=models.CASCADE, related_name="steers")

@@ -230,6 +230,7 @@ KIND_OF_REASON = {
     WakeKind.QUIET: Spend.Kind.CONSIDERATION,
     "mention": Spend.Kind.MENTION,
     "watch": Spend.Kind.WATCH,
+    "arrival": Spend.Kind.CONSIDERATION,  # a greeting is counted as a consideration (memory-lane's)
     "grant": Spend.Kind.GRANT,
     "manual": Spend.Kind.MANUAL,
     "compact": Spend.Kind.COMPACTION,

@@ -11,6 +11,7 @@ from ..decision.quoting import inline_quote
 from ..decision.steering import prompt_piece
 from ..models.dials import current_dials
 from .loop_guard import why_stopped
+from .wake_lines import arrival_note, first_session_opening, guidance, handed_here, todo_line
 
 # Turns the runner starts for itself get no footer: they are not wakes.
 UNFOOTED_REASONS = {"compact", "command"}  # the runner's compaction; a person's /command
@@ -72,7 +73,17 @@ def finalize_prompt(prompt: str, motion: Motion, agent: Agent, mode: str, reason
     # The room's steering (issue 24), kept apart from the wake's own text: a stop, the rules.
     if note := after_stop_note(motion, agent):
         parts.append(note)
+    if note := arrival_note(motion, agent, reason):  # issue 33: someone arrived; this agent greets
+        parts.append(note)
+    if handed := handed_here(motion, agent):  # issue 33: context other Motions handed over
+        parts.append(handed)
     if piece := prompt_piece(motion, agent):
         parts.append(piece)
+    if todos := todo_line(motion):
+        parts.append(todos)
+    parts += guidance()
     parts.append(wake_footer(mode))
-    return "\n\n".join(parts)
+    prompt = "\n\n".join(parts)
+    # The first wake of the agent here opens with where it is and the letter (wake_lines.py).
+    opening = first_session_opening(motion, agent)
+    return f"{opening}\n\n{prompt}" if opening else prompt

@@ -26,6 +26,8 @@ outside the workspace on look-only turns and on the secret paths on every turn.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from django.conf import settings
 
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
@@ -35,6 +37,7 @@ from motion_runner.signals import TurnClocks
 
 from ..models import Dials
 from .footer import wake_footer
+from .ultracode import ultracode_rides
 
 # The wiki's MCP server (ProfessionalWiki's MediaWiki-MCP-Server, as PickiPedia runs it) names
 # its tools with hyphens. These are its reads; everything else it carries writes or changes
@@ -146,9 +149,10 @@ def policy_for_mode(mode: str, *, footer: str = "") -> ToolPolicy:
 
 def policy_for_turn(turn) -> ToolPolicy:
     """MOTION_RUNNER_TOOL_POLICY's default (`motion_runner.signals.tool_policy`): a turn's policy,
-    with the footer it is told."""
+    with the footer it is told and ultracode where the room turned it on (wakes/turn/ultracode.py)."""
     mode = tool_mode(turn)
-    return policy_for_mode(mode, footer=wake_footer(mode))
+    policy = policy_for_mode(mode, footer=wake_footer(mode))
+    return replace(policy, ultracode=True) if ultracode_rides(turn) else policy
 
 
 def full_tools_clocks(turn: Turn) -> TurnClocks:

@@ -13,6 +13,7 @@ from ..decision.steering import wake_settings
 from ..decision.trust import decide, decide_burst
 from ..models import Dials
 from ..models.dials import SessionAfterLookOnly
+from .ultracode import ultracode_rides
 
 SILENT_HINT = (
     "If there is nothing useful for you to say, answer only <silent>a few words why</silent>: "
@@ -97,6 +98,8 @@ def post_wake_line(turn: Turn, why: str, *, cost_note: str = "") -> None:
         parts.append(turn.session_note)
     if turn.effort:
         parts.append(f"{turn.effort} effort")
+    if ultracode_rides(turn):
+        parts.append("ultracode")
     if cost_note:
         parts.append(cost_note)
     cap = turn.max_budget_usd

@@ -2,8 +2,8 @@
 
 Who may: reading the scram, any signed-in person; raising or lifting it, staff and the people the
 `scram_for` dial names. A Motion's menus: everyone who may post in it (a person); the settings
-that widen trust or spend (the rules every wake obeys, model, effort, reads, a chatty discretion)
-only people who may grant full tools.
+that widen trust or spend (the rules every wake obeys, model, effort, reads, a chatty discretion,
+ultracode, the first wake's letter) only people who may grant full tools.
 """
 
 from __future__ import annotations
@@ -161,6 +161,7 @@ def menus(motion: Motion, user, sign_in: str) -> dict:
         "motion": {
             "rules": steering.rules,
             "archived": steering.archived,
+            "letter": steering.letter,
             "set_by": steering.set_by,
             # The chain guard's bound here (a dial, set in the admin): shown, not set, in the menus.
             "agent_chain_turns": resolve(motion.pk, None, steered=False).agent_chain_turns,

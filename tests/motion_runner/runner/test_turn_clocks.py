@@ -103,7 +103,7 @@ def test_the_harness_reads_a_megabyte_prompt_on_stdin(run, tmp_path):
 
     assert turn.status == TurnStatus.FINISHED, turn.error
     assert received.read_text() == turn.prompt
-    assert received.read_text().startswith(prompt)
+    assert prompt in received.read_text()  # whole (a first wake's opening may come before it)
 
 
 @override_settings(RUNNER_TURN_TIMEOUT_SECONDS=600, RUNNER_SILENCE_SECONDS=2)

@@ -1,0 +1,203 @@
+"""Handoff blocks (issue 33 item 1): an agent's ```handoff block in its reply is posted in the
+Motion it names, as a line saying where it came from and linking the reply; the source thread says
+where it went; the next wake there carries it. A Motion the agent and whoever woke it may not both
+post in gets a clear line back and nothing. Idempotent by the reply's id.
+
+Personas (tests/wakes_support.py): Justin and Rosemary post from the web; @magent is an agent of
+"cryptograss" and of "jams"; "backstage" is members-only (Rosemary is its one person) and @magent
+is its agent too; @codey is an agent of none of them."""
+
+# ruff: noqa: F401, F811  (pytest fixtures are imported from tests.wakes_support by name)
+from __future__ import annotations
+
+import pytest
+
+from motion_runner.models import Kind, Message, Source, Turn
+from motion_runner.runner.turns import build_prompt_at_start
+from motion_runner.signals import message_created
+from tests.factories import MessageFactory, MotionFactory, TurnFactory
+from tests.wakes_support import clock, dials, room, say
+from wakes.turn.handoff import blocks_in
+from wakes.turn.wake_lines import guidance
+
+pytestmark = pytest.mark.django_db
+
+BLOCK = """Sure, I'll take it over there.
+
+```handoff
+to: jams
+about: the Saturday setlist
+---
+Settled: open with Salt Creek. Open: who brings the banjo.
+```
+"""
+
+
+@pytest.fixture
+def jams(room):
+    motion = MotionFactory(slug="jams", title="Jams and events")
+    motion.agents.add(room.magent)
+    return motion
+
+
+@pytest.fixture
+def backstage(room):
+    motion = MotionFactory(slug="backstage", title="Backstage", visibility="members")
+    motion.agents.add(room.magent)
+    motion.people.add(room.rosemary)
+    return motion
+
+
+def woken_by(room, clock, who, text="@magent take this to jams") -> Turn:
+    post = say(room.motion, who, text, clock.advance(1) and clock)
+    return TurnFactory(motion=room.motion, agent=room.magent, reason="mention", woken_by=post)
+
+
+def reply(turn: Turn, text: str, clock) -> Message:
+    """The agent's words, written and announced as the write path does."""
+    message = MessageFactory(
+        motion=turn.motion,
+        sender=turn.agent.name,
+        agent=turn.agent,
+        source=Source.RUNNER,
+        turn=turn,
+        text=text,
+        created_at=clock.advance(1),
+    )
+    message_created.send(sender=Message, message=message)
+    return message
+
+
+def handoffs_in(motion) -> list[Message]:
+    return list(Message.objects.filter(motion=motion, raw__handoff__isnull=False))
+
+
+def lines_in(motion) -> list[str]:
+    return list(Message.objects.filter(motion=motion, kind=Kind.WAKE).values_list("text", flat=True))
+
+
+def test_a_handoff_block_posts_its_context_in_the_motion_it_names(room, jams, clock):
+    source = reply(woken_by(room, clock, room.justin), BLOCK, clock)
+
+    [line] = handoffs_in(jams)
+    assert line.text.startswith("↪ Handed over by @magent from “Cryptograss” — the Saturday setlist")
+    assert f"(/motions/cryptograss/#m-{source.pk})" in line.text  # links where it was said
+    assert "Settled: open with Salt Creek. Open: who brings the banjo." in line.text
+    assert line.source == Source.SYSTEM and line.agent == room.magent
+
+
+def test_the_source_thread_says_where_it_went_and_links_it(room, jams, clock):
+    reply(woken_by(room, clock, room.justin), BLOCK, clock)
+
+    [line] = handoffs_in(jams)
+    assert any(
+        text.startswith("@magent took this to “Jams and events” (the Saturday setlist)")
+        and text.endswith(f": /motions/jams/#m-{line.pk}")
+        for text in lines_in(room.motion)
+    )
+
+
+def test_the_next_wake_there_carries_it(room, jams, clock):
+    reply(woken_by(room, clock, room.justin), BLOCK, clock)
+
+    post = say(jams, room.rosemary, "@magent what did we settle?", clock.advance(60) and clock)
+    turn = Turn.objects.get(motion=jams, agent=room.magent, reason="mention")
+    build_prompt_at_start(turn)  # as the runner does when the turn starts
+
+    assert "Context handed to you here from another Motion" in turn.prompt
+    assert "Settled: open with Salt Creek." in turn.prompt
+    assert turn.prompt.index("Salt Creek") > turn.prompt.index("</motion-wake>")  # content, outside the posts
+    assert post.text in turn.prompt
+
+
+def test_once_the_agent_spoke_there_the_handoff_is_not_carried_again(room, jams, clock):
+    reply(woken_by(room, clock, room.justin), BLOCK, clock)
+    say(jams, room.magent, "Salt Creek it is.", clock.advance(60) and clock)
+
+    say(jams, room.rosemary, "@magent and the banjo?", clock.advance(60) and clock)
+    turn = Turn.objects.get(motion=jams, agent=room.magent, reason="mention")
+    build_prompt_at_start(turn)  # as the runner does when the turn starts
+
+    assert "Context handed to you here" not in turn.prompt
+
+
+def test_the_reply_delivered_again_hands_nothing_over_twice(room, jams, clock):
+    source = reply(woken_by(room, clock, room.justin), BLOCK, clock)
+
+    message_created.send(sender=Message, message=source)  # the importer, a retry, the stream API
+
+    assert len(handoffs_in(jams)) == 1
+    assert len([t for t in lines_in(room.motion) if t.startswith("@magent took this")]) == 1
+
+
+def test_a_motion_the_agent_may_not_reach_gets_a_clear_line_back_and_nothing(room, clock):
+    elsewhere = MotionFactory(slug="elsewhere")  # @magent is not its agent
+    text = BLOCK.replace("to: jams", "to: elsewhere")
+
+    reply(woken_by(room, clock, room.justin), text, clock)
+
+    assert handoffs_in(elsewhere) == []
+    assert (
+        "Not handed over to “elsewhere”: no Motion by that name that @magent and justin may both post in. "
+        "Nothing was posted there."
+    ) in lines_in(room.motion)
+
+
+def test_a_motion_that_does_not_exist_reads_the_same_as_one_out_of_reach(room, clock):
+    reply(woken_by(room, clock, room.justin), BLOCK.replace("to: jams", "to: nowhere"), clock)
+
+    assert (
+        "Not handed over to “nowhere”: no Motion by that name that @magent and justin may both post in. "
+        "Nothing was posted there."
+    ) in lines_in(room.motion)
+
+
+def test_a_motion_the_author_of_the_wake_may_not_post_in_takes_nothing(room, backstage, clock):
+    text = BLOCK.replace("to: jams", "to: backstage")
+
+    reply(woken_by(room, clock, room.justin), text, clock)  # Justin is not one of backstage's people
+
+    assert handoffs_in(backstage) == []
+    assert any(t.startswith("Not handed over to “backstage”") for t in lines_in(room.motion))
+
+
+def test_when_the_author_may_post_there_too_it_is_handed_over(room, backstage, clock):
+    text = BLOCK.replace("to: jams", "to: backstage")
+
+    reply(woken_by(room, clock, room.rosemary), text, clock)
+
+    assert len(handoffs_in(backstage)) == 1
+
+
+def test_a_watch_line_cannot_send_the_agents_words_elsewhere(room, jams, clock):
+    line = say(room.motion, room.justin, "Talk:Merch changed", clock, source="watch", kind="watch")
+    turn = TurnFactory(motion=room.motion, agent=room.magent, reason="watch", woken_by=line)
+
+    reply(turn, BLOCK, clock)
+
+    assert handoffs_in(jams) == []
+    assert any("has no author who could be asked" in t for t in lines_in(room.motion))
+
+
+def test_a_persons_block_is_only_text(room, jams, clock):
+    say(room.motion, room.justin, BLOCK, clock)
+
+    assert handoffs_in(jams) == []
+
+
+def test_the_motion_may_be_named_on_the_fence_line():
+    [block] = blocks_in("```handoff to: #Jams\nabout: setlist\n---\nopen with Salt Creek\n```")
+
+    assert (block.to, block.about, block.context) == ("jams", "setlist", "open with Salt Creek")
+
+
+def test_a_block_naming_no_motion_is_none():
+    assert blocks_in("```handoff\nabout: nothing\n---\ntext\n```") == []
+
+
+def test_wakes_say_how_to_hand_off_and_a_dial_turns_it_off(room):
+    assert any(line.startswith("Asked to take this to another Motion") for line in guidance())
+
+    dials(handoff_how="")
+
+    assert not any("handoff" in line for line in guidance())
