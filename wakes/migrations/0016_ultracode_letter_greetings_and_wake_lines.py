@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('motion_runner', '0018_turn_carries_taint'),
-        ('wakes', '0011_consideration_cap_counts_the_cold_read'),
+        ("wakes", "0015_standalone_footer_names_no_wiki"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
