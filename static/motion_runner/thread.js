@@ -212,7 +212,7 @@
     const body = el("div", "body " + (cls || ""));
     body.dataset.id = m.id;
     if (m.html !== null && m.html !== undefined) body.innerHTML = m.html; // sanitized by the server
-    else body.textContent = m.text;
+    else { body.textContent = m.text; body.classList.add("plain"); } // its line breaks kept
     return body;
   }
 
