@@ -56,11 +56,11 @@ _markdown = MarkdownIt(
 ).enable(["linkify", "table", "strikethrough"])
 
 # The work a text may cost, in parser steps: WORK_BASE + WORK_PER_CHAR a character. A step is a
-# rule markdown-it tries or a lookahead step (0.2-1 µs); a token made is TOKEN_STEPS (about 5 µs:
-# it is also rendered and cleaned); a linkify match LINKIFY_STEPS. Ordinary Markdown (this
-# project's docs, agents' replies) takes 0.7-1 a character, a dense table 3.2, a 20,000-character
-# list of bold bullets with code 3.4; the shapes a hostile post repeats take more, and unclosed
-# `![` grows with the text (60 steps a character at 20,000). bench/markdown_work.py measures it.
+# rule markdown-it tries or a lookahead step; a token made counts TOKEN_STEPS (it is also rendered
+# and cleaned, several steps' work), a linkify match LINKIFY_STEPS. Ordinary Markdown takes about
+# one step a character, a dense table or a list of bold bullets with code a little over three;
+# the shapes a hostile post repeats take more, and unclosed `![` grows with the square of the
+# text. The figures and how they were measured: bench/README.md, bench/markdown_work.py.
 WORK_PER_CHAR = 4
 WORK_BASE = 4_000
 TOKEN_STEPS = 5
