@@ -488,6 +488,11 @@
       if (response.status === 401 || response.status === 403 || response.status === 404) {
         return showClosed(response.status); // not a network fault: polling again will not help
       }
+      if (response.status === 429) { // this reader holds its share of long polls: ask again then
+        inflight = null;
+        timer = setTimeout(poll, (Number(response.headers.get("Retry-After")) || 5) * 1000);
+        return;
+      }
       if (!response.ok) throw new Error(String(response.status));
       const page = await response.json();
       if (controller.signal.aborted) return; // the rows around the reader changed meanwhile
