@@ -140,6 +140,14 @@ DEFAULTS: dict[str, Any] = {
     "MESSAGES_LISTEN": True,
     "MESSAGES_FALLBACK_POLL_SECONDS": 1.0,
     "MESSAGES_WOKEN_READERS_AT_ONCE": 10,
+    # Long polls one client holds at once in a web process (an agent's key, a signed-in person,
+    # else an address), and anonymous readers together; past either, 429 with Retry-After
+    # (motion_runner/api/poll_caps.py). TRUSTED_PROXIES: addresses or networks whose
+    # X-Forwarded-For is believed (none: REMOTE_ADDR is the client).
+    "LONG_POLLS_PER_CLIENT": 6,
+    "LONG_POLLS_ANONYMOUS": 24,
+    "LONG_POLL_RETRY_AFTER_SECONDS": 5,
+    "TRUSTED_PROXIES": list,
     # The one outbound HTTP wrapper (motion_runner/lib/http/) and its SSRF guard's allowlist.
     **HTTP_DEFAULTS,
 }

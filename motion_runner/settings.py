@@ -282,6 +282,14 @@ MESSAGES_LISTEN = env_bool("MESSAGES_LISTEN", True)
 MOTION_RUNNER_SQL_FAST_PATHS = env_bool("MOTION_RUNNER_SQL_FAST_PATHS", True)
 MESSAGES_FALLBACK_POLL_SECONDS = env_float("MESSAGES_FALLBACK_POLL_SECONDS", 1.0)
 MESSAGES_WOKEN_READERS_AT_ONCE = env_int("MESSAGES_WOKEN_READERS_AT_ONCE", 10)
+# A web process's threads held by long polls: at most this many by one client (an agent's key, a
+# signed-in person, else an address) and by anonymous readers together; past either, 429 with
+# Retry-After (motion_runner/api/poll_caps.py, docs/security.md). Behind a reverse proxy, name it
+# in TRUSTED_PROXIES (comma-separated addresses or networks) or every reader is the proxy's address.
+LONG_POLLS_PER_CLIENT = env_int("LONG_POLLS_PER_CLIENT", 6)
+LONG_POLLS_ANONYMOUS = env_int("LONG_POLLS_ANONYMOUS", 24)
+LONG_POLL_RETRY_AFTER_SECONDS = env_int("LONG_POLL_RETRY_AFTER_SECONDS", 5)
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", [])
 RUNNER_MAX_LINE_BYTES = env_int("RUNNER_MAX_LINE_BYTES", 4 * 1024 * 1024)
 RUNNER_MAX_OUTPUT_BYTES = env_int("RUNNER_MAX_OUTPUT_BYTES", 64 * 1024 * 1024)
 RUNNER_STDERR_TAIL_BYTES = env_int("RUNNER_STDERR_TAIL_BYTES", 16 * 1024)

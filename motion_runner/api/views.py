@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -9,12 +9,13 @@ from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import generics, permissions, serializers, status
 from rest_framework.authentication import SessionAuthentication
-from rest_framework.exceptions import NotAuthenticated, PermissionDenied, ValidationError
+from rest_framework.exceptions import NotAuthenticated, PermissionDenied, Throttled, ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..conf import app_settings
 from ..models import Kind, Message, Motion, Turn, TurnStatus
 from ..people.access import access, readable_motion
 from ..people.posting import PostIdTaken, post_person_message
@@ -25,6 +26,7 @@ from .agent_views import Conflict, member_motion, post_as_agent
 from .auth import AgentKeyAuthentication, request_agent
 from .bounds import finite_number, names_shown_typing, parse_time, whole_number
 from .locked import refuse_during_scram
+from .poll_caps import client_of, poll_slots
 from .serializers import (
     MessageSerializer,
     MotionSerializer,
@@ -60,6 +62,23 @@ def wait_for_messages(
         return typing
 
     return bell.wait(motion.pk, has_news, wait)
+
+
+@contextmanager
+def held_slot(request: Request):
+    """One of the client's long-poll slots while the poll waits (api/poll_caps.py), or 429 at once."""
+    client = client_of(request)
+    anonymous = not request.user.is_authenticated
+    if not poll_slots.take(client, anonymous=anonymous):
+        release_connection()
+        raise Throttled(
+            wait=app_settings.LONG_POLL_RETRY_AFTER_SECONDS,
+            detail="Too many long polls at once from this reader: ask again after Retry-After seconds.",
+        )
+    try:
+        yield
+    finally:
+        poll_slots.give_back(client, anonymous=anonymous)
 
 
 def running_activity(motion: Motion) -> list[dict]:
@@ -209,13 +228,14 @@ class MessageList(APIView):
             if only_newer:
                 results = message_rows(queryset[:limit], raw=raw)
             if not results:
-                woken = wait_for_messages(
-                    motion,
-                    queryset.filter(newer),
-                    wait,
-                    lambda: any(news(motion, began, me, shown_typing) for news in thread_poll_news),
-                    typing_at_first_look=shown_typing is not None,
-                )
+                with held_slot(request):
+                    woken = wait_for_messages(
+                        motion,
+                        queryset.filter(newer),
+                        wait,
+                        lambda: any(news(motion, began, me, shown_typing) for news in thread_poll_news),
+                        typing_at_first_look=shown_typing is not None,
+                    )
                 # Nothing came: the empty page read before the wait stands (a row committed as
                 # the wait ended is in the next poll's answer).
                 if woken or not only_newer:

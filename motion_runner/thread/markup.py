@@ -4,6 +4,11 @@ Agents and watched pages write whatever they like; the thread shows it as Markdo
 runs any of it. markdown-it-py renders with raw HTML off (a `<script>` in a post is shown as
 text), and nh3 (Ammonia) then keeps only the tags and URL schemes below, so even a renderer bug
 cannot let an attribute like `onerror` or a `javascript:` link through.
+
+A text's render is bounded by work, not only by length: markdown-it's steps are counted as it
+parses (`Meter`), and a text that needs more than its budget (a few steps a character: prose
+needs about half of one) is shown plain instead, every character kept. A page of hostile posts
+then costs about what a page of prose of the same length costs, cold cache or not.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from collections import OrderedDict
 import nh3
 from django.core.cache import cache
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from ..conf import app_settings
 
@@ -49,6 +55,94 @@ _markdown = MarkdownIt(
     "commonmark", {"linkify": True, "html": False, "typographer": False, "breaks": True}
 ).enable(["linkify", "table", "strikethrough"])
 
+# The work a text may cost, in parser steps: WORK_BASE + WORK_PER_CHAR a character. A step is a
+# rule markdown-it tries or a lookahead step; a token made counts TOKEN_STEPS (it is also rendered
+# and cleaned, several steps' work), a linkify match LINKIFY_STEPS. Ordinary Markdown takes about
+# one step a character, a dense table or a list of bold bullets with code a little over three;
+# the shapes a hostile post repeats take more, and unclosed `![` grows with the square of the
+# text. The figures and how they were measured: bench/README.md, bench/markdown_work.py.
+WORK_PER_CHAR = 4
+WORK_BASE = 4_000
+TOKEN_STEPS = 5
+LINKIFY_STEPS = 20
+# How far past its budget a text's count can go before the meter stops it: one linkify call.
+WORK_OVERSHOOT = LINKIFY_STEPS
+
+
+class WorkSpent(Exception):
+    """The text needed more parser steps than its budget: it is shown plain."""
+
+
+class Meter:
+    """Counts one render's steps (each rule markdown-it tries, each lookahead step, each linkify
+    match) on the thread doing the render, and stops the render once past its budget."""
+
+    local = threading.local()
+
+    def __init__(self, budget: int):
+        self.budget = budget
+        self.spent = 0
+
+    def __enter__(self) -> Meter:
+        self.local.meter = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.local.meter = None
+
+    @classmethod
+    def spend(cls, steps: int) -> None:
+        meter = getattr(cls.local, "meter", None)
+        if meter is not None:
+            meter.spent += steps
+            if meter.spent > meter.budget:
+                raise WorkSpent
+
+
+def _counted(fn, steps: int = 1):
+    def counted(*args):
+        Meter.spend(steps)
+        return fn(*args)
+
+    return counted
+
+
+def _meter(md: MarkdownIt) -> MarkdownIt:
+    """Every rule of every ruler, the inline lookahead (`skipToken`: where unclosed link and image
+    openers make the work grow with the square of the text) and the linkify matcher, counted."""
+    for ruler in (md.core.ruler, md.block.ruler, md.inline.ruler, md.inline.ruler2):
+        for rule in list(ruler.__rules__):
+            ruler.at(rule.name, _counted(rule.fn))
+    md.inline.skipToken = _counted(md.inline.skipToken)
+    md.linkify.pretest = _counted(md.linkify.pretest)  # a quick look for "://", "@" or "www."
+    for name in ("test", "match", "match_at_start"):
+        setattr(md.linkify, name, _counted(getattr(md.linkify, name), LINKIFY_STEPS))
+    return md
+
+
+def _count_tokens() -> None:
+    """Each token made counts TOKEN_STEPS: most of a long text's cost is its tokens (each is also
+    rendered and cleaned), and one rule can make a whole table's. markdown-it makes them in many
+    places, so the count sits in the Token class itself; it costs nothing outside a Meter."""
+    if getattr(Token, "motion_runner_counted", False):
+        return
+    made = Token.__post_init__
+
+    def counted(self) -> None:
+        Meter.spend(TOKEN_STEPS)
+        made(self)
+
+    Token.__post_init__ = counted
+    Token.motion_runner_counted = True
+
+
+_count_tokens()
+_meter(_markdown)
+
+
+def work_budget(text: str) -> int:
+    return WORK_BASE + WORK_PER_CHAR * len(text)
+
 
 def strip_request_tags(text: str) -> str:
     return REQUEST_TAG.sub("", text)
@@ -56,7 +150,10 @@ def strip_request_tags(text: str) -> str:
 
 # Bumped whenever what a text renders to changes (the tags, the renderer's options): the shared
 # cache's keys carry it, so an old rendering is never served for the new rules.
-RENDERING = "1"
+RENDERING = "2"
+# Kept in the caches for a text shown plain (past its work budget): a cold read does not parse it
+# again. Not HTML any text renders to (it holds a NUL, which no rendering does).
+PLAIN = "\x00plain"
 
 
 class Rendered:
@@ -69,13 +166,14 @@ class Rendered:
         self.recent: OrderedDict[str, str] = OrderedDict()
         self.lock = threading.Lock()  # gthread: several readers of one process at once
 
-    def __call__(self, text: str) -> str:
+    def __call__(self, text: str) -> str | None:
+        """The text's HTML, or None when it is shown plain (past its work budget)."""
         digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
         with self.lock:
             html = self.recent.get(digest)
             if html is not None:
                 self.recent.move_to_end(digest)
-                return html
+                return None if html == PLAIN else html
         key = f"motion_runner:markdown:{RENDERING}:{digest}"
         try:
             html = cache.get(key)
@@ -84,6 +182,7 @@ class Rendered:
             html, key = None, None
         if html is None:
             html = _render(text)
+            html = PLAIN if html is None else html
             if key is not None:
                 try:
                     cache.set(key, html, timeout=app_settings.THREAD_MARKDOWN_CACHE_SECONDS)
@@ -93,7 +192,7 @@ class Rendered:
             self.recent[digest] = html
             while len(self.recent) > self.size:
                 self.recent.popitem(last=False)
-        return html
+        return None if html == PLAIN else html
 
     def cache_clear(self) -> None:
         with self.lock:
@@ -103,9 +202,23 @@ class Rendered:
 render_markdown = Rendered()
 
 
-def _render(text: str) -> str:
-    """Safe HTML for one post: links open in a new tab and carry no referrer or opener."""
-    html = _markdown.render(strip_request_tags(text or ""))
+def render_metered(text: str) -> tuple[str | None, int]:
+    """The text's Markdown (None past its work budget) and the parser steps it took."""
+    with Meter(work_budget(text)) as meter:
+        try:
+            html = _markdown.render(text)
+        except WorkSpent:
+            return None, meter.spent
+    return html, meter.spent
+
+
+def _render(text: str) -> str | None:
+    """Safe HTML for one post (links open in a new tab and carry no referrer or opener), or None
+    for a text past its work budget."""
+    html, _ = render_metered(strip_request_tags(text or ""))
+    if html is None:
+        log.info("a %d-character text shown plain: past its Markdown work budget", len(text))
+        return None
     return nh3.clean(
         html,
         tags=ALLOWED_TAGS,
@@ -119,8 +232,7 @@ def _render(text: str) -> str:
 
 def html_for(kind: str, text: str) -> str | None:
     """The post as HTML, or None for the page to show it as plain text: a kind that is not prose,
-    or a text past THREAD_MARKDOWN_MAX_CHARS (the renderer's work grows with the text, fastest
-    on a run of `![`: the bound caps what one text can cost)."""
+    a text past THREAD_MARKDOWN_MAX_CHARS, or one past its work budget (`Meter`)."""
     if kind not in MARKDOWN_KINDS or not text or len(text) > app_settings.THREAD_MARKDOWN_MAX_CHARS:
         return None
     return render_markdown(text)

@@ -220,7 +220,7 @@
     const body = el("div", "body " + (cls || ""));
     body.dataset.id = m.id;
     if (m.html !== null && m.html !== undefined) body.innerHTML = m.html; // sanitized by the server
-    else body.textContent = m.text;
+    else { body.textContent = m.text; body.classList.add("plain"); } // its line breaks kept
     return body;
   }
 
@@ -512,6 +512,11 @@
       const response = await fetch(url + "?" + params, { headers: { Accept: "application/json" }, signal: controller.signal });
       if (response.status === 401 || response.status === 403 || response.status === 404) {
         return showClosed(response.status); // not a network fault: polling again will not help
+      }
+      if (response.status === 429) { // this reader holds its share of long polls: ask again then
+        inflight = null;
+        timer = setTimeout(poll, (Number(response.headers.get("Retry-After")) || 5) * 1000);
+        return;
       }
       if (!response.ok) throw new Error(String(response.status));
       const page = await response.json();

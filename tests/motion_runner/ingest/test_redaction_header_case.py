@@ -20,8 +20,19 @@ pytestmark = pytest.mark.django_db
         ("AUTHORIZATION: Bearer abcdefgh12345678", "abcdefgh12345678"),
         ("AUTHORIZATION: BASIC dXNlcjpodW50ZXIy", "dXNlcjpodW50ZXIy"),
         ("authorization: token abcdefgh12345678", "abcdefgh12345678"),
+        # Under 16 characters: only the scheme rule (redaction.AUTHORIZATION) finds it, so making
+        # that one rule case-sensitive is caught too (the schemeless rule needs 16).
+        ("AUTHORIZATION: BEARER abc12345xy", "abc12345xy"),
     ],
-    ids=["COOKIE", "SET-COOKIE", "Cookie", "AUTHORIZATION-Bearer", "AUTHORIZATION-BASIC", "lower-token"],
+    ids=[
+        "COOKIE",
+        "SET-COOKIE",
+        "Cookie",
+        "AUTHORIZATION-Bearer",
+        "AUTHORIZATION-BASIC",
+        "lower-token",
+        "AUTHORIZATION-short",
+    ],
 )
 def test_a_header_is_redacted_in_upper_case_as_in_any_other(line, value):
     redacted = redact(line)

@@ -24,6 +24,7 @@ from tests.factories import MotionFactory
 from tests.paths import ROOT
 
 WAITING_READERS = 8  # more than the workers: with sync workers the next request would queue 25 s
+OVER_THE_CAP_READERS = 60  # past what one address may hold in all of docker-compose's workers
 
 
 def compose_gunicorn_args() -> list[str]:
@@ -68,8 +69,9 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def web_server(transactional_db, tmp_path):
-    """docker-compose's gunicorn, on this test's database, on a free port."""
+def web_server(transactional_db, tmp_path, request):
+    """docker-compose's gunicorn, on this test's database, on a free port (`request.param`: more
+    environment, indirectly)."""
     from django.db import connection
 
     s = connection.settings_dict
@@ -86,6 +88,7 @@ def web_server(transactional_db, tmp_path):
         ALLOWED_HOSTS="127.0.0.1",
         LOG_LEVEL="WARNING",
         MOTION_RUNNER_DATA_DIR=str(tmp_path),
+        **getattr(request, "param", {}),
     )
     args = bound_to(compose_gunicorn_args(), f"127.0.0.1:{port}")
     gunicorn = str(Path(sys.executable).parent / "gunicorn")
@@ -120,6 +123,12 @@ def web_server(transactional_db, tmp_path):
         log.close()
 
 
+# Every reader here polls from one address: the caps on long polls (api/poll_caps.py) are lifted,
+# as this test measures the threads; the next test keeps them.
+UNCAPPED = {"LONG_POLLS_PER_CLIENT": "1000", "LONG_POLLS_ANONYMOUS": "1000"}
+
+
+@pytest.mark.parametrize("web_server", [UNCAPPED], indirect=True)
 def test_long_polls_on_a_public_motion_do_not_keep_another_request_waiting(web_server):
     motion = MotionFactory(slug="harbor", visibility=Visibility.PUBLIC)
     Message.objects.create(motion=motion, sender="magent", source="runner", kind="text", text="hello")
@@ -145,3 +154,32 @@ def test_long_polls_on_a_public_motion_do_not_keep_another_request_waiting(web_s
     other = httpx.get(f"{web_server}/api/motions/", timeout=10)
     assert other.status_code == 200
     assert answers == []  # the readers are still waiting: the answer did not queue behind them
+
+
+def test_long_polls_from_one_address_past_its_cap_are_answered_at_once_and_the_web_stays_free(web_server):
+    """Issue 30 item 8: 700 anonymous long polls from one address held every thread. Now the
+    address holds LONG_POLLS_PER_CLIENT a process; the rest are told 429 at once."""
+    motion = MotionFactory(slug="harbor", visibility=Visibility.PUBLIC)
+    Message.objects.create(motion=motion, sender="magent", source="runner", kind="text", text="hello")
+    first = httpx.get(f"{web_server}/api/motions/harbor/messages/", params={"since": "2000-01-01T00:00:00Z"})
+    cursor = first.json()["next"]
+    answers: list[httpx.Response] = []
+
+    def poll() -> None:
+        with httpx.Client(timeout=60) as client:
+            answers.append(
+                client.get(f"{web_server}/api/motions/harbor/messages/", params={"after": cursor, "wait": 25})
+            )
+
+    readers = [threading.Thread(target=poll, daemon=True) for _ in range(OVER_THE_CAP_READERS)]
+    for reader in readers:
+        reader.start()
+    workers = int(compose_gunicorn_args()[compose_gunicorn_args().index("--workers") + 1])
+    held_at_most = workers * 6  # LONG_POLLS_PER_CLIENT's default, in each process
+    deadline = time.monotonic() + 60  # until every poll past the caps has had its answer
+    while len(answers) < OVER_THE_CAP_READERS - held_at_most and time.monotonic() < deadline:
+        time.sleep(0.1)
+    refused = [answer for answer in answers if answer.status_code == 429]
+    assert len(refused) >= OVER_THE_CAP_READERS - held_at_most
+    assert all(answer.headers["Retry-After"] == "5" for answer in refused)
+    assert httpx.get(f"{web_server}/api/motions/", timeout=10).status_code == 200

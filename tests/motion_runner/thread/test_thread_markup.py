@@ -233,3 +233,70 @@ def test_a_line_break_typed_in_a_post_is_kept():
     assert (
         render_markdown("the van is packed\nthe merch too") == "<p>the van is packed<br>\nthe merch too</p>"
     )
+
+
+# --- the render's work is bounded: a text that would cost far more than prose of its length is
+# shown plain (escaped by the page, every character kept), counted in the parser's steps ----------
+
+# 19,990 characters each, under THREAD_MARKDOWN_MAX_CHARS: the shapes a hostile post repeats to make
+# the parser work hardest (each costs several times prose of its length; the openers, far more).
+PATHOLOGICAL = {
+    "image openers": "![",
+    "link openers": "[",
+    "unclosed links": "[a](",
+    "emphasis run": "*a",
+    "strikethrough run": "~~a",
+    "entities": "&#1;",
+    "tiny list items": "- a\n",
+    "tiny headings": "# a\n",
+    "tiny paragraphs": "a\n\n",
+    "table of tiny rows": "|a|b|\n|-|-|\n",
+}
+
+
+@pytest.mark.parametrize("unit", PATHOLOGICAL.values(), ids=PATHOLOGICAL.keys())
+def test_a_pathological_text_takes_the_plain_path_after_a_bounded_amount_of_work(unit):
+    from motion_runner.thread import markup
+
+    text = unit * (19_990 // len(unit))
+    html, work = markup.render_metered(text)
+
+    assert html is None
+    assert work <= markup.work_budget(text) + markup.WORK_OVERSHOOT
+
+
+@pytest.mark.parametrize("name", ["README.md", "docs/security.md", "docs/memory-lane.md", "bench/README.md"])
+def test_long_ordinary_markdown_is_rendered_within_its_budget(name):
+    from motion_runner.thread import markup
+    from tests.paths import ROOT
+
+    text = (ROOT / name).read_text()[:20_000]
+    html, work = markup.render_metered(text)
+
+    assert html is not None and "<p>" in html
+    assert work <= markup.work_budget(text) / 2  # half the budget or less: room for denser prose
+
+
+def test_the_parser_steps_are_counted_where_the_costly_constructs_are_parsed():
+    """The meter sits in markdown-it's rules and its lookahead (`skipToken`): if an upgrade
+    moved them, link openers would cost as little as prose and this would say so."""
+    from motion_runner.thread import markup
+
+    _, openers = markup.render_metered("[" * 2_000)
+    _, prose = markup.render_metered("a" * 2_000)
+
+    assert openers > 20 * prose
+
+
+def test_the_plain_answer_is_kept_like_a_rendering_so_a_cold_read_does_not_parse_again(monkeypatch):
+    from motion_runner.thread import markup
+
+    parsed = []
+    real = markup.render_metered
+    monkeypatch.setattr(markup, "render_metered", lambda text: parsed.append(text) or real(text))
+    text = "![" * 9_000 + str(uuid.uuid4())
+
+    assert markup.html_for("text", text) is None
+    markup.render_markdown.cache_clear()  # another process, or this one after a restart
+    assert markup.html_for("text", text) is None
+    assert parsed == [text]
