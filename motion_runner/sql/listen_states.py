@@ -16,6 +16,12 @@ locked note) inside it. `update_bumped` is the note's first try: a write guarded
 version, outside a transaction, its rows locked in pk order inside the statement; it saves the
 locked note's BEGIN, COMMIT and lock wait on every post (bench/README.md, "the note's first try").
 Its reference path is `orm_read_states` beside it, which the same equivalence test compares.
+
+The build (`instance_from_row`, wakes' `ListenState.from_db`): the look builds every due pair each
+tick, and `Model.__init__` was a third of its time at 1,000 pairs (bench/README.md, "the look");
+the row goes straight into the instance's `__dict__`. Its reference path is Django's own
+`Model.from_db`, taken with the fast paths off or while anyone listens to `pre_init`/`post_init`;
+tests/wakes/test_listen_state_rows.py compares the two.
 The states, dials and overrides are wakes' models, handed in by wakes/consider_loop/noting.py (motion_runner
 imports nothing of wakes); every column is named through them.
 """
@@ -31,8 +37,11 @@ from typing import Any
 from django.db import connections, models, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models import Case, Q, Value, When
+from django.db.models.base import ModelState
 from django.db.models.functions import Cast
+from django.db.models.signals import post_init, pre_init
 
+from ..conf import app_settings
 from ..models import Agent, Motion
 from . import fast_paths
 
@@ -268,3 +277,15 @@ def read_sql(
         f" FROM (SELECT 1) AS one LEFT JOIN {dials_table} d ON d.{dial_pk} = 1"
         f" LEFT JOIN noted l ON true ORDER BY l.{pk}"
     )
+
+
+def instance_from_row(model: type[models.Model], db: str | None, field_names, values) -> Any:
+    """A loaded row as the instance `Model.__init__` would leave it (the loaded fields by attname,
+    `_state` saved, on `db`); None when Django's own path should build it."""
+    if not app_settings.MOTION_RUNNER_SQL_FAST_PATHS or pre_init.receivers or post_init.receivers:
+        return None
+    new = model.__new__(model)
+    new.__dict__.update(zip(field_names, values, strict=True))
+    state = new._state = ModelState()
+    state.adding, state.db = False, db
+    return new

@@ -83,3 +83,25 @@ def test_while_someone_listens_to_its_init_djangos_path_builds_it(due_pair):
     finally:
         post_init.disconnect(listener, sender=ListenState)
     assert heard == [looked.pk]
+
+
+def inits_while_looking(monkeypatch) -> int:
+    calls = []
+    djangos_init = Model.__init__
+
+    def counted(self, *args, **kwargs):
+        calls.append(type(self))
+        djangos_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(Model, "__init__", counted)
+    look(timezone.now(), 200)
+    return calls.count(ListenState)
+
+
+def test_the_fast_build_skips_djangos_init(due_pair, monkeypatch):
+    assert inits_while_looking(monkeypatch) == 0
+
+
+def test_with_the_fast_paths_off_djangos_own_path_builds_it(due_pair, monkeypatch, settings):
+    settings.MOTION_RUNNER_SQL_FAST_PATHS = False
+    assert inits_while_looking(monkeypatch) == 1
