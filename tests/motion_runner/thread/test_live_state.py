@@ -1,0 +1,167 @@
+"""Live state through the bell: a reader long-polling with the `live` token of its last answer
+is answered as soon as a turn starts (before it says anything), types, is stopped or ends, and
+a scram says one line in every thread. Every wait is for an event, with a generous bound; that
+the reader was woken (not answered at the end of its wait) shows in the looks it took."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from rest_framework.test import APIClient
+
+from motion_runner.models import Message, TurnStatus
+from motion_runner.runner.live_text import LiveText
+from motion_runner.runner.stopping import lift_scram, raise_scram, stop_turns
+from motion_runner.runner.turns import claim_turn
+from motion_runner.thread.bell import bell
+from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+BOUND = 60.0
+
+
+@pytest.fixture(autouse=True)
+def postgres_only(uses_real_services):
+    if not uses_real_services:
+        pytest.skip("LISTEN/NOTIFY is PostgreSQL's; the SQLite socket bell has its own tests")
+
+
+def page(motion, **params):
+    response = APIClient().get(f"/api/motions/{motion.slug}/messages/", params)
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def until(condition, bound: float = BOUND) -> bool:
+    deadline = time.monotonic() + bound
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return bool(condition())
+
+
+def once_waiting(motion, act) -> threading.Thread:
+    """`act()` on another connection, once a reader waits on this Motion's bell."""
+
+    def run() -> None:
+        until(lambda: bell.waiting(motion.pk) > 0)
+        act()
+        connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def waited_poll(motion, first: dict) -> tuple[dict, int]:
+    """A long poll with the first answer's cursor and live token: its answer, and how many times
+    it read the running turns (the first look, one more for each ring, and the answer's read)."""
+    with CaptureQueriesContext(connection) as queries:
+        body = page(motion, after=first["next"], live=first["live"], wait=25)
+    reads = [
+        q for q in queries.captured_queries if "motion_runner_turn" in q["sql"] and "running" in q["sql"]
+    ]
+    return body, len(reads)
+
+
+@pytest.fixture
+def harbor():
+    motion = MotionFactory(slug="harbor", visibility="public")
+    MessageFactory(motion=motion, text="before")
+    bell.start()
+    assert until(lambda: bell.listening)
+    return motion
+
+
+@pytest.fixture
+def magent():
+    return AgentFactory(name="magent")
+
+
+def test_a_turn_starting_answers_the_waiting_reader_before_it_says_anything(harbor, magent):
+    turn = TurnFactory(motion=harbor, agent=magent, status=TurnStatus.QUEUED)
+    first = page(harbor)
+    starter = once_waiting(harbor, lambda: claim_turn(turn.pk))
+
+    body, reads = waited_poll(harbor, first)
+    starter.join()
+
+    assert [a["turn"] for a in body["activity"]] == [turn.pk]
+    assert body["results"] == [] and body["live"] != first["live"]
+    assert reads == 3  # the first look, the look after the ring, the answer: woken, not timed out
+
+
+def test_a_stop_answers_the_waiting_reader_with_the_turn_stopping(harbor, magent):
+    turn = TurnFactory(motion=harbor, agent=magent, status=TurnStatus.RUNNING)
+    first = page(harbor)
+    assert first["activity"][0]["stopping"] is False
+    stopper = once_waiting(harbor, lambda: stop_turns(harbor, "rosemary"))
+
+    body, reads = waited_poll(harbor, first)
+    stopper.join()
+
+    assert body["activity"] == [{**first["activity"][0], "stopping": True}]
+    assert reads == 3
+    assert turn.pk == body["activity"][0]["turn"]
+
+
+def test_a_turn_ending_answers_the_waiting_reader_and_is_no_longer_listed(harbor, magent):
+    from motion_runner.runner.ending import fail_before_launch
+
+    turn = TurnFactory(motion=harbor, agent=magent, status=TurnStatus.RUNNING)
+    first = page(harbor)
+    ender = once_waiting(harbor, lambda: fail_before_launch(turn, "no such binary"))
+
+    body, _ = waited_poll(harbor, first)
+    ender.join()
+
+    assert body["activity"] == []
+
+
+def test_words_typed_answer_the_waiting_reader_with_the_text_so_far(harbor, magent):
+    from django.core.cache import cache
+
+    cache.clear()
+    turn = TurnFactory(motion=harbor, agent=magent, status=TurnStatus.RUNNING)
+    first = page(harbor)
+    live = LiveText(turn.pk, harbor.pk)
+    live.text = "The README says the answ"
+    typer = once_waiting(harbor, lambda: live.show(force=True))
+
+    body, reads = waited_poll(harbor, first)
+    typer.join()
+
+    assert body["activity"][0]["typed"] == "The README says the "
+    assert body["results"] == []  # never a Message
+    assert not Message.objects.filter(text__contains="README").exists()
+    assert reads == 3
+    live.clear()
+
+
+def test_a_scram_says_one_line_in_every_thread_raised_and_lifted(harbor):
+    kitchen = MotionFactory(slug="kitchen")
+
+    raise_scram("ops", "runaway spend")
+    lift_scram("ops")
+    lift_scram("ops")  # nothing holds: nothing said
+
+    for motion in (harbor, kitchen):
+        said = list(Message.objects.filter(motion=motion, source="system").values_list("text", flat=True))
+        assert said == [
+            "⛔ Scram raised by ops: runaway spend — every agent is stopped and nothing wakes until it is lifted.",
+            "Scram lifted by ops: agents wake again.",
+        ]
+
+
+def test_a_scram_raised_answers_a_waiting_reader_with_its_line_and_banner(harbor):
+    first = page(harbor)
+    raiser = once_waiting(harbor, lambda: raise_scram("ops", "runaway spend"))
+
+    body, _ = waited_poll(harbor, first)
+    raiser.join()
+
+    assert body["scram"]["reason"] == "runaway spend"
+    assert [m["text"] for m in body["results"]][0].startswith("⛔ Scram raised by ops")
