@@ -108,6 +108,17 @@ def live_state(motion: Motion, reader: str | None) -> dict:
     return state
 
 
+def live_token_now(motion: Motion, reader: str | None) -> str:
+    """The live token as a waiting reader looks for news: the readers of a Motion woken by one
+    ring (a turn typing rings a few times a second) share one read of it (SharedAnswers)."""
+    return shared_answers.answer(
+        motion.pk,
+        ("live", motion.pk, reader),
+        bell.rung(motion.pk),
+        lambda: live_state(motion, reader)["live"],
+    )
+
+
 def live_token(state: dict) -> str:
     """A short digest of the live state: a reader sends it back (`live=`), and its long poll
     answers as soon as the state differs."""
@@ -275,7 +286,7 @@ class MessageList(APIView):
                     typing_at_first_look=shown_typing is not None,
                     live_changed=None
                     if shown_live is None
-                    else lambda: live_state(motion, me)["live"] != shown_live,
+                    else lambda: live_token_now(motion, me) != shown_live,
                 )
                 # Nothing came: the empty page read before the wait stands (a row committed as
                 # the wait ended is in the next poll's answer).

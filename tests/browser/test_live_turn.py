@@ -17,6 +17,7 @@ from django.db import connection
 from playwright.sync_api import expect
 
 from motion_runner.models import Message, Turn, TurnStatus
+from motion_runner.runner.stopping import lift_scram, raise_scram
 from motion_runner.runner.turns import enqueue_turn, execute_turn
 from tests.browser.conftest import screenshot, sign_in_as
 from tests.factories import AgentFactory, MotionFactory, UserFactory
@@ -127,4 +128,23 @@ def test_a_turn_shows_at_once_grows_as_typed_and_goes_with_its_end(live_server, 
     assert running.ended().status == TurnStatus.FINISHED
     texts = list(Message.objects.filter(turn=running.turn, kind="text").values_list("text", flat=True))
     assert texts == ["Let me read the README first.", "The README says the answer is 42."]  # once each
+    assert page.js_errors == []
+
+
+def test_a_scram_raised_and_lifted_shows_at_once_with_a_line_in_the_thread(live_server, page, harbor):
+    sign_in_as(page, live_server, UserFactory(username="rosemary"))
+    page.goto(f"{live_server.url}/motions/{harbor.slug}/")
+    expect(page.locator("body")).to_have_attribute("data-live", "1")
+    banner = page.locator("#scram")
+    messages = page.locator("#messages")
+
+    raise_scram("ops", "runaway spend")
+
+    expect(banner).to_contain_text("runaway spend", timeout=LIVE_MS)
+    expect(messages.get_by_text("Scram raised by ops: runaway spend", exact=False)).to_have_count(1)
+
+    lift_scram("ops")
+
+    expect(banner).to_be_hidden(timeout=LIVE_MS)
+    expect(messages.get_by_text("Scram lifted by ops: agents wake again.")).to_have_count(1)
     assert page.js_errors == []
