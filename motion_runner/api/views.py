@@ -21,7 +21,7 @@ from ..models import Kind, Message, Motion, Turn, TurnStatus
 from ..people.access import access, readable_motion
 from ..people.posting import PostIdTaken, post_person_message
 from ..signals import thread_poll_fields, thread_poll_news
-from ..thread import typed
+from ..thread import holds_shown, typed
 from ..thread.bell import bell, release_connection, shared_answers
 from . import cursor as cursors
 from .agent_views import Conflict, member_motion, post_as_agent
@@ -99,9 +99,10 @@ def running_activity(motion: Motion) -> list[dict]:
 
 
 def live_state(motion: Motion, reader: str | None) -> dict:
-    """What a thread's poll says besides its messages: the running turns, and wakes' parts
-    (request cards, who is typing, a scram), with `live`, a token of them all."""
-    state = {"activity": running_activity(motion)}
+    """What a thread's poll says besides its messages: the running turns, the holds
+    (thread/holds_shown.py), and wakes' parts (request cards, who is typing, a scram), with
+    `live`, a token of them all."""
+    state = {"activity": running_activity(motion), "holds": holds_shown.shown(motion.pk)}
     for provide in thread_poll_fields:  # wakes/: request cards and who is typing
         state.update(provide(motion, reader))
     state["live"] = live_token(state)
@@ -222,6 +223,10 @@ class MessageList(APIView):
                     child=serializers.DictField(),
                     help_text="Running turns: agent, activity, turn, mode, stopping, and the text it "
                     "is typing (`typed`, never stored: the final message follows).",
+                ),
+                "holds": serializers.ListField(
+                    child=serializers.DictField(),
+                    help_text="Agents whose next turn here is held: agent, reason, until.",
                 ),
                 "live": serializers.CharField(
                     help_text="A token of the live state (running turns, typing, cards, a scram): "

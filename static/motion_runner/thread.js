@@ -25,6 +25,7 @@
   let delay = 1000;
   let lastActivity = [];
   let typing = [];
+  let holds = []; // agents whose next turn is held, and why
   let liveToken = null; // the last answer's `live`: the long poll answers as soon as it differs
 
   function el(tag, cls, text) {
@@ -429,6 +430,7 @@
     const parts = lastActivity
       .filter((a) => a.activity && !endedTurns.has(a.turn))
       .map((a) => (a.activity.startsWith(a.agent + ":") ? "@" : "") + a.activity);
+    for (const hold of holds) parts.push("@" + hold.agent + " held: " + hold.reason);
     if (typing.length) parts.push(typing.join(", ") + (typing.length === 1 ? " is" : " are") + " typing…");
     activity.textContent = parts.join(" · ");
   }
@@ -577,6 +579,7 @@
     lastActivity = page.activity || [];
     typing = page.typing || [];
     liveToken = page.live || null;
+    holds = page.holds || [];
     showActivity();
     showGrowing();
     showRequests(page.requests || [], page.answered_requests || []);

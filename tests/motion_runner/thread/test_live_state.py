@@ -10,7 +10,6 @@ import time
 
 import pytest
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
 from motion_runner.models import Message, TurnStatus
@@ -43,11 +42,36 @@ def until(condition, bound: float = BOUND) -> bool:
     return bool(condition())
 
 
+LOOKED = threading.Event()
+LOOKS: list[str] = []
+
+
+@pytest.fixture(autouse=True)
+def first_looks(monkeypatch):
+    """Says when a waiting reader has taken its first look at the live state: what a test does
+    after it can only reach the reader through the bell."""
+    from motion_runner.api import views
+
+    looked = views.live_token_now
+
+    def look(motion, reader):
+        token = looked(motion, reader)
+        LOOKS.append(token)
+        LOOKED.set()
+        return token
+
+    LOOKED.clear()
+    LOOKS.clear()
+    monkeypatch.setattr(views, "live_token_now", look)
+
+
 def once_waiting(motion, act) -> threading.Thread:
-    """`act()` on another connection, once a reader waits on this Motion's bell."""
+    """`act()` on another connection, once a reader waits on this Motion's bell, its first look
+    taken."""
+    LOOKED.clear()
 
     def run() -> None:
-        until(lambda: bell.waiting(motion.pk) > 0)
+        until(lambda: bell.waiting(motion.pk) > 0 and LOOKED.is_set())
         act()
         connection.close()
 
@@ -57,14 +81,12 @@ def once_waiting(motion, act) -> threading.Thread:
 
 
 def waited_poll(motion, first: dict) -> tuple[dict, int]:
-    """A long poll with the first answer's cursor and live token: its answer, and how many times
-    it read the running turns (the first look, one more for each ring, and the answer's read)."""
-    with CaptureQueriesContext(connection) as queries:
-        body = page(motion, after=first["next"], live=first["live"], wait=25)
-    reads = [
-        q for q in queries.captured_queries if "motion_runner_turn" in q["sql"] and "running" in q["sql"]
-    ]
-    return body, len(reads)
+    """A long poll with the first answer's cursor and live token: its answer, and how many looks
+    it took at the live state (the first, then one after each ring: 2 when a ring woke it, 1
+    when its wait ran out)."""
+    LOOKS.clear()
+    body = page(motion, after=first["next"], live=first["live"], wait=25)
+    return body, len(LOOKS)
 
 
 @pytest.fixture
@@ -86,12 +108,12 @@ def test_a_turn_starting_answers_the_waiting_reader_before_it_says_anything(harb
     first = page(harbor)
     starter = once_waiting(harbor, lambda: claim_turn(turn.pk))
 
-    body, reads = waited_poll(harbor, first)
+    body, looks = waited_poll(harbor, first)
     starter.join()
 
     assert [a["turn"] for a in body["activity"]] == [turn.pk]
     assert body["results"] == [] and body["live"] != first["live"]
-    assert reads == 3  # the first look, the look after the ring, the answer: woken, not timed out
+    assert looks == 2  # the first look, and the one after the ring: woken, not timed out
 
 
 def test_a_stop_answers_the_waiting_reader_with_the_turn_stopping(harbor, magent):
@@ -100,11 +122,11 @@ def test_a_stop_answers_the_waiting_reader_with_the_turn_stopping(harbor, magent
     assert first["activity"][0]["stopping"] is False
     stopper = once_waiting(harbor, lambda: stop_turns(harbor, "rosemary"))
 
-    body, reads = waited_poll(harbor, first)
+    body, looks = waited_poll(harbor, first)
     stopper.join()
 
     assert body["activity"] == [{**first["activity"][0], "stopping": True}]
-    assert reads == 3
+    assert looks == 2
     assert turn.pk == body["activity"][0]["turn"]
 
 
@@ -131,13 +153,13 @@ def test_words_typed_answer_the_waiting_reader_with_the_text_so_far(harbor, mage
     live.text = "The README says the answ"
     typer = once_waiting(harbor, lambda: live.show(force=True))
 
-    body, reads = waited_poll(harbor, first)
+    body, looks = waited_poll(harbor, first)
     typer.join()
 
     assert body["activity"][0]["typed"] == "The README says the "
     assert body["results"] == []  # never a Message
     assert not Message.objects.filter(text__contains="README").exists()
-    assert reads == 3
+    assert looks == 2
     live.clear()
 
 
@@ -165,3 +187,25 @@ def test_a_scram_raised_answers_a_waiting_reader_with_its_line_and_banner(harbor
 
     assert body["scram"]["reason"] == "runaway spend"
     assert [m["text"] for m in body["results"]][0].startswith("⛔ Scram raised by ops")
+
+
+def test_a_hold_answers_the_waiting_reader_and_its_lift_too(harbor, magent):
+    from django.core.cache import cache
+
+    from wakes.holds import keep_hold, lift_hold
+
+    cache.clear()
+    first = page(harbor)
+    holder = once_waiting(harbor, lambda: keep_hold(harbor, magent, "a turn is under way", None, 600))
+
+    held, looks = waited_poll(harbor, first)
+    holder.join()
+
+    assert held["holds"] == [{"agent": "magent", "reason": "a turn is under way", "until": None}]
+    assert looks == 2
+    lifter = once_waiting(harbor, lambda: lift_hold(harbor, magent))
+
+    lifted, looks = waited_poll(harbor, held)
+    lifter.join()
+
+    assert lifted["holds"] == [] and looks == 2
