@@ -29,6 +29,7 @@ def keep_shown(sender, motion, agent, hold: dict[str, Any] | None, lasts: int, *
     now = time.time()
     try:
         holds = current(cache.get(key(motion.pk)), now)
+        before = said(holds)
         if hold is None:
             holds.pop(agent.name, None)
         else:
@@ -45,7 +46,12 @@ def keep_shown(sender, motion, agent, hold: dict[str, Any] | None, lasts: int, *
     except Exception as exc:  # the cache down: the thread shows no hold, the hold itself stands
         log.warning("the holds of %s could not be shown (%s)", motion.pk, exc)
         return
-    ring_on_commit(motion.pk)
+    if said(holds) != before:  # a hold said again (renewed) is no news to the thread
+        ring_on_commit(motion.pk)
+
+
+def said(holds: dict[str, Any]) -> dict[str, tuple]:
+    return {name: (hold["reason"], hold["until"]) for name, hold in holds.items()}
 
 
 def shown(motion_id: str) -> list[dict[str, Any]]:
