@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.core.cache import cache
 
 from motion_runner.harnesses import Event, EventKind
 from motion_runner.harnesses.claude_code import ClaudeCodeParser
@@ -23,13 +22,6 @@ from tests.factories import AgentFactory, MotionFactory, TurnFactory
 from tests.recorded import recorded_lines
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def empty_cache():
-    cache.clear()
-    yield
-    cache.clear()
 
 
 @pytest.fixture

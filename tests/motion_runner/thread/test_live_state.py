@@ -144,9 +144,6 @@ def test_a_turn_ending_answers_the_waiting_reader_and_is_no_longer_listed(harbor
 
 
 def test_words_typed_answer_the_waiting_reader_with_the_text_so_far(harbor, magent):
-    from django.core.cache import cache
-
-    cache.clear()
     turn = TurnFactory(motion=harbor, agent=magent, status=TurnStatus.RUNNING)
     first = page(harbor)
     live = LiveText(turn.pk, harbor.pk)
@@ -190,11 +187,9 @@ def test_a_scram_raised_answers_a_waiting_reader_with_its_line_and_banner(harbor
 
 
 def test_a_hold_answers_the_waiting_reader_and_its_lift_too(harbor, magent):
-    from django.core.cache import cache
 
     from wakes.holds import keep_hold, lift_hold
 
-    cache.clear()
     first = page(harbor)
     holder = once_waiting(harbor, lambda: keep_hold(harbor, magent, "a turn is under way", None, 600))
 
@@ -212,11 +207,9 @@ def test_a_hold_answers_the_waiting_reader_and_its_lift_too(harbor, magent):
 
 
 def test_a_hold_said_again_unchanged_rings_no_one(harbor, magent):
-    from django.core.cache import cache
 
     from wakes.holds import keep_hold
 
-    cache.clear()
     keep_hold(harbor, magent, "a turn is under way", None, 600)
     MessageFactory(motion=MotionFactory(slug="garden"), text="first")  # rings garden after it
     assert until(lambda: bell.rung("garden") > bell.rung("nowhere"))
