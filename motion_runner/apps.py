@@ -44,6 +44,9 @@ class MotionRunnerConfig(AppConfig):
         from .memory_lane.held import keep_for_clients
 
         signals.hold_changed.connect(keep_for_clients, dispatch_uid="motion_runner.memory_lane.held")
+        from .thread.holds_shown import keep_shown
+
+        signals.hold_changed.connect(keep_shown, dispatch_uid="motion_runner.thread.holds")  # the thread's
         # The record binding's receivers (memory_lane: a post made in the host reaches the apps);
         # by path, as the models it loads are ready only now.
         import_string("motion_runner.record.binding")().connect()

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,24 @@ def person_signed_in_with_ssh(db):
     session["sign_in"] = "ssh"
     session.save()
     return client
+
+
+# The thread's live state kept in the cache (typed words by turn, holds by Motion) outlives a
+# test's database: one test's hold in "harbor" would show in the next test's "harbor". Only these
+# keys go (the cache shares its Redis database with the Celery broker: never a FLUSHDB).
+LIVE_STATE_KEYS = ("motion_runner:typed:", "motion_runner:holds:")
+
+
+@pytest.fixture(autouse=True)
+def no_live_state_left() -> Iterator[None]:
+    yield
+    from django.core.cache import cache
+
+    client = getattr(getattr(cache, "_cache", None), "get_client", None)
+    if client is None:  # in memory: this process's alone
+        cache.clear()
+        return
+    redis = client(None, write=True)
+    for prefix in LIVE_STATE_KEYS:
+        for key in redis.scan_iter(match=f"*{prefix}*", count=1000):
+            redis.delete(key)

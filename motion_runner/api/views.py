@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import hashlib
+import json
 from contextlib import contextmanager, nullcontext
 from datetime import timedelta
 
@@ -20,6 +22,7 @@ from ..models import Kind, Message, Motion, Turn, TurnStatus
 from ..people.access import access, readable_motion
 from ..people.posting import PostIdTaken, post_person_message
 from ..signals import thread_poll_fields, thread_poll_news
+from ..thread import holds_shown, typed
 from ..thread.bell import bell, release_connection, shared_answers
 from . import cursor as cursors
 from .agent_views import Conflict, member_motion, post_as_agent
@@ -39,17 +42,26 @@ MAX_PAGE = 500
 DEFAULT_PAGE = 200
 MAX_OVERLAP_SECONDS = 30
 MAX_WAIT_SECONDS = 25.0
+LIVE_TOKEN_CHARACTERS = 16
 
 
 def wait_for_messages(
-    motion: Motion, newer, wait: float, someone_typing=None, typing_at_first_look: bool = False
+    motion: Motion,
+    newer,
+    wait: float,
+    someone_typing=None,
+    typing_at_first_look: bool = False,
+    live_changed=None,
 ) -> bool:
     """Until something is written after the cursor or who is typing changes (True), or the wait
     is over (False): one look, then none until the message bell rings for this Motion
-    (motion_runner/thread/bell.py; a typing ping or stop rings it too).
+    (motion_runner/thread/bell.py; a typing ping or stop rings it too, and a turn starting,
+    changing its activity, typing or ending).
 
     The first look asks about typing only for a reader that said whom it shows typing (the thread
-    page): a ping between its polls is news to it. For the others it stays one query."""
+    page): a ping between its polls is news to it. For the others it stays one query. A reader
+    that said what live state it shows (`live_changed`: its `live` token) is answered as soon as
+    that is not so, at the first look too (a turn that started between its polls)."""
 
     looked = False
 
@@ -57,6 +69,8 @@ def wait_for_messages(
         nonlocal looked
         if newer.exists():
             return True
+        if live_changed is not None:
+            return live_changed()
         typing = (looked or typing_at_first_look) and someone_typing is not None and someone_typing()
         looked = True
         return typing
@@ -82,15 +96,54 @@ def held_slot(request: Request):
 
 
 def running_activity(motion: Motion) -> list[dict]:
-    """The Motion's running turns, newest queued first: every poll of a thread reads them."""
-    rows = (
+    """The Motion's running turns, newest queued first: every poll of a thread reads them, with
+    whether each was asked to stop and the text it is typing (thread/typed.py; never stored)."""
+    rows = list(
         Turn.objects.filter(motion=motion, status=TurnStatus.RUNNING)
         .order_by("-queued_at")
-        .values_list("pk", "agent__name", "activity", "mode")
+        .values_list("pk", "agent__name", "activity", "mode", "stop_requested_at")
     )
+    texts = typed.typed(row[0] for row in rows)
     return [
-        {"agent": name, "activity": activity, "turn": pk, "mode": mode} for pk, name, activity, mode in rows
+        {
+            "agent": name,
+            "activity": activity,
+            "turn": pk,
+            "mode": mode,
+            "stopping": stop_asked is not None,
+            "typed": texts.get(pk, ""),
+        }
+        for pk, name, activity, mode, stop_asked in rows
     ]
+
+
+def live_state(motion: Motion, reader: str | None) -> dict:
+    """What a thread's poll says besides its messages: the running turns, the holds
+    (thread/holds_shown.py), and wakes' parts (request cards, who is typing, a scram), with
+    `live`, a token of them all."""
+    state = {"activity": running_activity(motion), "holds": holds_shown.shown(motion.pk)}
+    for provide in thread_poll_fields:  # wakes/: request cards and who is typing
+        state.update(provide(motion, reader))
+    state["live"] = live_token(state)
+    return state
+
+
+def live_token_now(motion: Motion, reader: str | None) -> str:
+    """The live token as a waiting reader looks for news: the readers of a Motion woken by one
+    ring (a turn typing rings a few times a second) share one read of it (SharedAnswers)."""
+    return shared_answers.answer(
+        motion.pk,
+        ("live", motion.pk, reader),
+        bell.rung(motion.pk),
+        lambda: live_state(motion, reader)["live"],
+    )
+
+
+def live_token(state: dict) -> str:
+    """A short digest of the live state: a reader sends it back (`live=`), and its long poll
+    answers as soon as the state differs."""
+    said = json.dumps(state, sort_keys=True, default=str).encode()
+    return hashlib.sha256(said).hexdigest()[:LIVE_TOKEN_CHARACTERS]
 
 
 class Pages(LimitOffsetPagination):
@@ -159,6 +212,12 @@ class MessageList(APIView):
             ),
             OpenApiParameter("around", str, description="A message's id: the page around it."),
             OpenApiParameter(
+                "live",
+                str,
+                description="With `wait`: the `live` token of the last answer; the poll answers as "
+                "soon as the live state differs (a turn starts, types, ends; a scram).",
+            ),
+            OpenApiParameter(
                 "typing",
                 str,
                 description="With `wait`: a name the reader shows typing, repeated for each (`typing=` "
@@ -179,7 +238,19 @@ class MessageList(APIView):
                     help_text="With latest, before or around: the cursor to send as `before` for "
                     "the older page, or null at the thread's start.",
                 ),
-                "activity": serializers.ListField(child=serializers.DictField(), help_text="Running turns."),
+                "activity": serializers.ListField(
+                    child=serializers.DictField(),
+                    help_text="Running turns: agent, activity, turn, mode, stopping, and the text it "
+                    "is typing (`typed`, never stored: the final message follows).",
+                ),
+                "holds": serializers.ListField(
+                    child=serializers.DictField(),
+                    help_text="Agents whose next turn here is held: agent, reason, until.",
+                ),
+                "live": serializers.CharField(
+                    help_text="A token of the live state (running turns, typing, cards, a scram): "
+                    "sent back as `live` with `wait`, the poll answers as soon as it differs."
+                ),
                 "requests": serializers.ListField(
                     child=serializers.DictField(), help_text="Open request cards."
                 ),
@@ -196,6 +267,9 @@ class MessageList(APIView):
         overlap = whole_number(params, "overlap", 0, low=0, high=MAX_OVERLAP_SECONDS)
         wait = finite_number(params, "wait", 0.0, low=0.0, high=MAX_WAIT_SECONDS)
         shown_typing = names_shown_typing(params)
+        shown_live = params.get("live")
+        if shown_live is not None and len(shown_live) > LIVE_TOKEN_CHARACTERS:
+            raise ValidationError({"live": [f"a token of at most {LIVE_TOKEN_CHARACTERS} characters"]})
         newer = None
         only_newer = False  # the page holds nothing at or before the cursor
         if after := params.get("after"):
@@ -235,6 +309,9 @@ class MessageList(APIView):
                         wait,
                         lambda: any(news(motion, began, me, shown_typing) for news in thread_poll_news),
                         typing_at_first_look=shown_typing is not None,
+                        live_changed=None
+                        if shown_live is None
+                        else lambda: live_token_now(motion, me) != shown_live,
                     )
                 # Nothing came: the empty page read before the wait stands (a row committed as
                 # the wait ended is in the next poll's answer).
@@ -251,10 +328,8 @@ class MessageList(APIView):
                     "results": rows,
                     "next": rows[-1]["cursor"] if rows else after or cursors.START,
                     "more": len(rows) == limit,
-                    "activity": running_activity(motion),
+                    **live_state(motion, me),
                 }
-                for provide in thread_poll_fields:  # wakes/: request cards and who is typing
-                    body.update(provide(motion, me))
                 if waited:
                     release_connection()
             return body
@@ -346,10 +421,8 @@ def backward_page(request: Request, motion: Motion, queryset, limit: int) -> dic
         "next": rows[-1]["cursor"] if rows else params.get("before") or cursors.START,
         "previous": rows[0]["cursor"] if rows and has_older else None,
         "more": more,
-        "activity": running_activity(motion),
+        **live_state(motion, me),
     }
-    for provide in thread_poll_fields:  # wakes/: request cards and who is typing
-        body.update(provide(motion, me))
     return body
 
 

@@ -57,6 +57,10 @@ class EventKind:
     # A user line that is no tool result (a `claude -p` prompt's echo, a compaction's summary, a
     # command's output): likewise only for a record binding that keeps every line.
     PROMPT = "prompt"
+    # The text of the block the model is typing now, whole so far (Claude Code's text_delta,
+    # Pi's text_delta): shown growing on the page, never stored, never priced; the final line
+    # that follows is the Message (motion_runner/runner/live_text.py).
+    PARTIAL = "partial"
 
 
 @dataclass

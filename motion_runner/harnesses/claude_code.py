@@ -30,8 +30,10 @@ Checked against recordings of the real CLI (2.1.332) in tests/recordings/claude-
   therefore total_cost_usd minus the transcript's last cost-state before the launch. An API failure ends
   with subtype "success" and is_error true: terminal_reason ("api_error",
   "prompt_too_long", …) names it, so that is the subtype kept.
-- `stream_event` (only with --include-partial-messages): raw Messages API events; they move
-  the activity line and never post text.
+- `stream_event` (with --include-partial-messages, which the runner passes; recording
+  `partials`): raw Messages API events. A block's start moves the activity line; a text
+  block's `text_delta`s give its text as typed (PARTIAL events, shown growing, never stored):
+  the `assistant` line with the whole block comes after its deltas.
 - `rate_limit_event`, `system/compact_boundary` (from the docs; not recorded offline).
 """
 
@@ -124,6 +126,7 @@ class ClaudeCodeParser(StreamParser):
         # Background tasks started and not yet ended: the CLI stays up for them after its
         # result, and answers their end with another turn (recorded, 2.1.332).
         self.background_tasks: dict[str, str] = {}
+        self.typing = ""  # the text block being typed, as its deltas said so far
 
     def feed(self, line: dict[str, Any]) -> list[Event]:
         kind = line.get("type")
@@ -392,12 +395,19 @@ class ClaudeCodeParser(StreamParser):
         return []
 
     def _partial(self, line: dict[str, Any]) -> list[Event]:
-        """A block's start moves the activity line; its deltas (dozens a second) do not, and
-        no partial ever posts text: the assistant line that follows carries the whole block."""
+        """A block's start moves the activity line; a text block's deltas give its text so far
+        (PARTIAL: shown, never stored); the assistant line that follows carries the whole block."""
         event = line.get("event") or {}
+        if event.get("type") == "content_block_delta":
+            delta = event.get("delta") or {}
+            if delta.get("type") != "text_delta" or not isinstance(delta.get("text"), str):
+                return []
+            self.typing += delta["text"]
+            return [Event(EventKind.PARTIAL, session_id=self.session_id, text=self.typing)]
         if event.get("type") != "content_block_start":
             return []
         block = event.get("content_block") or {}
+        self.typing = ""
         activity = {
             "text": "writing…",
             "thinking": "thinking…",
@@ -531,6 +541,7 @@ class ClaudeCodeAdapter(HarnessAdapter):
     def build_launch(self, turn, *, resume_session: str | None, policy: ToolPolicy) -> LaunchSpec:
         agent = turn.agent
         argv = [self.binary_or_error(agent), "-p", "--output-format", "stream-json", "--verbose"]
+        argv += ["--include-partial-messages"]  # the words as they are typed (PARTIAL events)
         if resume_session:
             # Forked: a person may be working in that session in a terminal; a turn written
             # underneath it would be theirs to find. The fork's new id comes back on the init

@@ -69,6 +69,7 @@ class PiParser(StreamParser):
     def __init__(self, session_id: str = ""):
         super().__init__(session_id)
         self.cwd = ""
+        self.typing: dict[int, str] = {}  # the assistant message's text blocks as typed so far
 
     def _uuid(self, *parts: object) -> str:
         return stable_uuid(HARNESS, self.session_id, *parts)
@@ -84,6 +85,7 @@ class PiParser(StreamParser):
         if kind == "message_start":
             message = line.get("message") or {}
             if isinstance(message, dict) and message.get("role") == "assistant":
+                self.typing = {}
                 return [self._activity("thinking…")]
             return []
         if kind == "message_update":
@@ -106,13 +108,24 @@ class PiParser(StreamParser):
     def _partial(self, line: dict[str, Any]) -> list[Event]:
         event = line.get("assistantMessageEvent") or {}
         event_type = event.get("type") if isinstance(event, dict) else None
-        if event_type in ("text_start", "text_delta"):
+        if event_type == "text_delta" and isinstance(event.get("delta"), str):
+            return [self._typed(event)]
+        if event_type == "text_start":
             return [self._activity("writing…")]
         if event_type in ("thinking_start", "thinking_delta"):
             return [self._activity("thinking…")]
         if event_type == "toolcall_start":
             return [self._activity("calling a tool…")]
         return []
+
+    def _typed(self, event: dict[str, Any]) -> Event:
+        """The text typed so far (PARTIAL: shown, never stored), from the deltas: the update's
+        `partial` object is Pi's live one, printed later than it was filled (recording `text`),
+        so it can run ahead of the deltas."""
+        index = event.get("contentIndex") if isinstance(event.get("contentIndex"), int) else 0
+        self.typing[index] = self.typing.get(index, "") + event["delta"]
+        text = "\n\n".join(self.typing[key] for key in sorted(self.typing))
+        return Event(EventKind.PARTIAL, session_id=self.session_id, text=text)
 
     def _message(self, line: dict[str, Any]) -> list[Event]:
         message = line.get("message")

@@ -17,6 +17,7 @@ from ..ingest.system_lines import STOPPED, post_system_message
 from ..lib.ids import system_uuid
 from ..models import EndedBy, Kind, Turn, TurnStatus
 from ..signals import turn_finished, turn_repriced
+from ..thread.bell import ring_on_commit
 from .db_retry import is_outage, retry_outages
 from .process import Outcome, ProcessResult
 from .turn_run import TurnRun
@@ -111,6 +112,7 @@ def fail_before_launch(turn: Turn, message: str) -> None:
     message = redact(message)
     now = timezone.now()
     Turn.objects.filter(pk=turn.pk).update(status=TurnStatus.FAILED, ended_at=now, error=message, activity="")
+    ring_on_commit(turn.motion_id)  # its ■ goes at once
     post_system_message(
         turn.motion,
         f"@{turn.agent.name} could not start: {message}",
@@ -185,6 +187,8 @@ def finish_turn(
     # came back (while_database_away) finds either both or neither.
     with transaction.atomic():
         ended_here = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING).update(**fields)
+        if ended_here:
+            ring_on_commit(turn.motion_id)  # its ■ goes at once, even when it said nothing
         if ended_here and error and not _said_by_turn_end(result, end):
             # A person's stop (or a scram's) is a stop, not a crash: its line says what it cost.
             stopped = run.stopped and status == TurnStatus.KILLED

@@ -25,6 +25,7 @@ from ..ingest.system_lines import post_system_message
 from ..lib.ids import system_uuid
 from ..models import Kind, Turn, TurnStatus
 from ..sql import server
+from ..thread.bell import ring_on_commit
 from ..transcripts.importer import recover_turn_lines
 from .ending import _announce_end, cost_note, dead_turn_cost
 from .process import kill_marked, marked_processes
@@ -93,6 +94,7 @@ def end_lost_turn(turn: Turn, now: datetime) -> bool:
     )
     if won != 1:
         return False
+    ring_on_commit(turn.motion_id)  # its ■ goes at once
     notes = [kill_lost_processes(turn)]
     try:
         recovered = recover_turn_lines(turn)

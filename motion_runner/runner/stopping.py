@@ -13,8 +13,11 @@ import logging
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ..models import Agent, Motion, Scram, Turn, TurnStatus
+from ..ingest.system_lines import post_system_message
+from ..lib.ids import system_uuid
+from ..models import Agent, Kind, Motion, Scram, Turn, TurnStatus
 from ..signals import scram_changed, turns_stopped
+from ..thread.bell import ring_on_commit
 from .ending import end_queued
 from .stop_bell import ring_stop
 
@@ -39,6 +42,7 @@ def stop_turns(motion: Motion, by: str, *, agents: list[Agent] | None = None, wh
             stop_requested_at=at, stopped_by=stopped_by[:200]
         )
         ring_stop(running)
+        ring_on_commit(motion.pk)  # the page shows the turns stopping
     for turn in turns:
         if turn.status == TurnStatus.QUEUED:
             end_queued(turn, stopped_by)
@@ -68,6 +72,11 @@ def raise_scram(by: str, reason: str) -> Scram:
     except IntegrityError as exc:
         raise ScramHeld("a scram already holds") from exc
     tell_scram(scram, holds=True, by=by)
+    say_in_every_thread(
+        f"⛔ Scram raised by {by}: {reason} — every agent is stopped and nothing wakes until it is lifted.",
+        "scram-raised",
+        scram,
+    )
     for motion in Motion.objects.filter(turns__status__in=(TurnStatus.RUNNING, TurnStatus.QUEUED)).distinct():
         stop_turns(motion, by, why=f"scram: {reason}"[:150])
     return scram
@@ -77,10 +86,21 @@ def lift_scram(by: str) -> Scram | None:
     scram = Scram.holding()
     if scram is None:
         return None
-    Scram.objects.filter(pk=scram.pk, holds=True).update(holds=False, lifted_by=by, lifted_at=timezone.now())
+    lifted = Scram.objects.filter(pk=scram.pk, holds=True).update(
+        holds=False, lifted_by=by, lifted_at=timezone.now()
+    )
     scram.refresh_from_db()
     tell_scram(scram, holds=False, by=by)
+    if lifted:
+        say_in_every_thread(f"Scram lifted by {by}: agents wake again.", "scram-lifted", scram)
     return scram
+
+
+def say_in_every_thread(text: str, what: str, scram: Scram) -> None:
+    """One line in every Motion (each thread's readers hear it at once, its banner with it),
+    under an id of its own per Motion: said once however often it is retried."""
+    for motion in Motion.objects.all().only("pk"):
+        post_system_message(motion, text, kind=Kind.TEXT, message_id=system_uuid(what, scram.pk, motion.pk))
 
 
 def tell_scram(scram: Scram, *, holds: bool, by: str) -> None:

@@ -22,7 +22,9 @@ from ..ingest.sessions import SessionConflict
 from ..ingest.writer import EventWriter
 from ..lib.ids import system_uuid
 from ..models import Turn, TurnStatus
+from ..thread.bell import ring_on_commit
 from .db_retry import database_answers, is_outage
+from .live_text import LiveText
 from .monitor import TurnMonitor
 from .process import Listener
 from .stop_bell import StopBell
@@ -63,15 +65,20 @@ class TurnRun(Listener):
     stopped_by: TurnMonitor | None = None
     # Its ear for a person's stop or a scram (runner/stop_bell.py), selected on with the pipes.
     bell: StopBell | None = None
+    # Its words as they are typed, for the page alone (runner/live_text.py).
+    live: LiveText | None = None
 
     def __post_init__(self) -> None:
         self.writer.announce = self.announcer
+        if self.live is None:
+            self.live = LiveText(self.turn.pk, self.turn.motion_id)
 
     def on_start(self, pid: int) -> None:
         # Its own session: the group id is the leader's pid (what a reaper kills).
         Turn.objects.filter(pk=self.turn.pk).update(
             pid=pid, pgid=pid, runner_host=socket.gethostname(), activity=f"{self.turn.agent.name}: starting…"
         )
+        ring_on_commit(self.turn.motion_id)
 
     def ended(self) -> bool:
         """Its last word said, and no background task of its own still running."""
@@ -85,7 +92,8 @@ class TurnRun(Listener):
         escapes the runner."""
         if self.failure and not self.keep_printed:
             return
-        events = [event for line in lines for event in self.events_for_line(line)]
+        events = self.live.take([event for line in lines for event in self.events_for_line(line)])
+        self.live.show()  # before the batch is written: a final Message replaces the text
         for event in events:
             self.observe(event)
         self.backlog.extend(events)
@@ -99,6 +107,7 @@ class TurnRun(Listener):
         failure (the outage outlasted its bound, the lease was taken) stops the harness."""
         if self.backlog and not self.failure:
             self.drain()
+        self.live.show()
         if self.outage_since is not None:
             self.check_outage_bound(time.monotonic())
         if self.outage_since is None:  # its receivers query: what waits, waits for the database
@@ -147,13 +156,20 @@ class TurnRun(Listener):
             return
         try:
             self.store_backlog()
-            self.writer.flush_activity()
+            self.flush_activity()
         except DatabaseError as exc:
             if is_outage(exc):
                 self.database_away(exc)
                 return
             raise
         self.database_back()
+
+    def flush_activity(self, *, force: bool = False) -> None:
+        """The activity line written (EventWriter.flush_activity); a new one rings the thread."""
+        before = self.writer.flushed_activity
+        self.writer.flush_activity(force=force)
+        if self.writer.flushed_activity != before:
+            ring_on_commit(self.turn.motion_id)
 
     def database_back(self) -> None:
         if self.outage_since is not None:
@@ -316,6 +332,9 @@ class TurnRun(Listener):
             self.on_event(event)
 
     def emit(self, event: Event) -> None:
+        if not self.live.take([event]):
+            return
+        self.live.show()
         self.observe(event)
         self.backlog.append(event)
         self.drain()

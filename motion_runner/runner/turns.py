@@ -33,6 +33,7 @@ from ..models import (
     TurnStatus,
 )
 from ..signals import prompt_builders, prompt_finalizers, turn_retried
+from ..thread.bell import ring_on_commit
 from .ending import end_queued, fail_before_launch, finish_turn, judge_run
 from .limits import limits_for
 from .process import TURN_MARKER, Limits, ProcessResult, run_streaming
@@ -122,7 +123,9 @@ def claim_turn(turn_id: int) -> Turn | None:
         return None  # one_running_turn_per_motion_agent: it waits for the running one
     if claimed != 1:
         return None
-    return Turn.objects.select_related("motion", "agent").get(pk=turn_id)
+    turn = Turn.objects.select_related("motion", "agent").get(pk=turn_id)
+    ring_on_commit(turn.motion_id)  # the thread shows it running (■) before it says anything
+    return turn
 
 
 def execute_turn(turn_id: int, *, on_event: Callable[[Event], None] | None = None) -> Turn | None:
@@ -216,11 +219,12 @@ def keep_what_it_said(run: TurnRun, result: ProcessResult) -> None:
     if not run.failure or run.keep_printed:
         for event in run.parser.finish():
             run.emit(event)
+    run.live.clear()  # the harness is done: what it typed is said in full, or not at all
     try:
         while_database_away(run, run.store_backlog)
     finally:
         run.announcer.flush()
-    while_database_away(run, lambda: run.writer.flush_activity(force=True))
+    while_database_away(run, lambda: run.flush_activity(force=True))
 
 
 def after_a_lost_session(

@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
-from django.db import connection
+from django.db import connection, transaction
 
 try:
     import psycopg
@@ -296,3 +296,18 @@ def ring_for(motion_id: str) -> None:
 
 bell = MessageBell()
 shared_answers = SharedAnswers(bell)
+
+
+def ring_on_commit(motion_id: str) -> None:
+    """`ring_for` once the caller's transaction commits (at once outside one): a turn that
+    started, changed what it does or ended, a stop, a scram. Readers then read what was
+    committed. A ring that fails costs a moment, never the caller's work: the readers' next
+    poll shows it."""
+
+    def ring() -> None:
+        try:
+            ring_for(motion_id)
+        except Exception as exc:  # the database away (the runner keeps going without it)
+            log.warning("message bell: could not ring for %s (%s)", motion_id, exc)
+
+    transaction.on_commit(ring)

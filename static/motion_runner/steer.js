@@ -57,15 +57,22 @@
     return groups[groups.length - 1] || document.querySelector(`#messages li.wake[data-turn="${turn}"]`) || running;
   }
 
-  function showRunning(activity) {
+  // Turns whose end is on the page: ■ goes with it, though a poll read before the turn's row
+  // was closed may still list it running.
+  const endedTurns = new Set();
+
+  function showRunning(activity, results) {
+    for (const m of results) if (m.kind === "turn_end" && m.turn) endedTurns.add(m.turn);
     running.textContent = "";
     document.querySelectorAll("#messages .turn[data-turn]").forEach((row) => row.remove());
     if (!canPost) return;
     for (const turn of activity) {
+      if (endedTurns.has(turn.turn)) continue;
       const row = el("span", "turn");
       row.dataset.turn = turn.turn;
-      row.append(el("span", "", "@" + turn.agent + " is working"));
+      row.append(el("span", "", "@" + turn.agent + (turn.stopping ? " is stopping…" : " is working")));
       const button = el("button", "stop", "■");
+      button.disabled = Boolean(turn.stopping);
       button.type = "button";
       button.title = `Stop @${turn.agent}'s turn (Esc in the message box stops every turn here)`;
       button.setAttribute("aria-label", `Stop @${turn.agent}`);
@@ -136,7 +143,7 @@
   }
 
   document.addEventListener("motion:poll", (event) => {
-    showRunning(event.detail.activity || []);
+    showRunning(event.detail.activity || [], event.detail.results || []);
     showScram(event.detail.scram || null);
     watchAnswers(event.detail.results || []);
   });

@@ -25,6 +25,8 @@
   let delay = 1000;
   let lastActivity = [];
   let typing = [];
+  let holds = []; // agents whose next turn is held, and why
+  let liveToken = null; // the last answer's `live`: the long poll answers as soon as it differs
 
   function el(tag, cls, text) {
     const node = document.createElement(tag);
@@ -453,8 +455,45 @@
     const parts = lastActivity
       .filter((a) => a.activity && !endedTurns.has(a.turn))
       .map((a) => (a.activity.startsWith(a.agent + ":") ? "@" : "") + a.activity);
+    for (const hold of holds) parts.push("@" + hold.agent + " held: " + hold.reason);
     if (typing.length) parts.push(typing.join(", ") + (typing.length === 1 ? " is" : " are") + " typing…");
     activity.textContent = parts.join(" · ");
+  }
+
+  // --- words as they are typed: a running turn's text so far (never stored), shown where its
+  // message will be, in its group when that is the last, and dropped when the message comes.
+  function dropGrowing() {
+    for (const node of root.querySelectorAll("#messages [data-growing]")) node.remove();
+  }
+
+  function growingShown() {
+    return Boolean(root.querySelector("#messages [data-growing]"));
+  }
+
+  function showGrowing() {
+    dropGrowing();
+    for (const turn of lastActivity) {
+      if (!turn.typed || endedTurns.has(turn.turn)) continue;
+      const body = el("div", "body growing", turn.typed);
+      body.style.whiteSpace = "pre-wrap";
+      body.append(el("span", "caret", "▍"));
+      body.dataset.growing = turn.turn;
+      body.setAttribute("aria-hidden", "true"); // its message is announced once it is whole
+      const last = list.lastElementChild;
+      if (last && last.classList.contains("group") && last.dataset.key === "turn:" + turn.turn) {
+        last.querySelector(".items").append(body);
+        continue;
+      }
+      const li = el("li", "group agent growing");
+      li.dataset.growing = turn.turn;
+      li.setAttribute("aria-hidden", "true");
+      const meta = el("div", "meta");
+      meta.append(el("span", "sender", "@" + turn.agent));
+      const items = el("div", "items");
+      items.append(body);
+      li.append(meta, items);
+      list.append(li);
+    }
   }
 
   function showConnection(ok, retryIn) {
@@ -508,6 +547,9 @@
     // between two polls included (it rang before this one waited).
     if (cursor && typing.length) typing.forEach((name) => params.append("typing", name));
     else if (cursor) params.set("typing", "");
+    // What this page shows of the running turns, their words, a scram: the poll answers as soon
+    // as that is not so (a turn starts before it says anything, it types, it ends).
+    if (cursor && liveToken) params.set("live", liveToken);
     try {
       const response = await fetch(url + "?" + params, { headers: { Accept: "application/json" }, signal: controller.signal });
       if (response.status === 401 || response.status === 403 || response.status === 404) {
@@ -523,6 +565,7 @@
       if (controller.signal.aborted) return; // the rows around the reader changed meanwhile
       const nearBottom = isNearBottom();
       let newest = null;
+      dropGrowing(); // a final message takes the place of the text it replaces
       for (const m of page.results) {
         if (seen.has(m.id)) continue;
         show(m);
@@ -536,7 +579,7 @@
       atLiveEnd = !page.more;
       showLive(page);
       showConnection(true);
-      if (nearBottom && page.results.length) {
+      if (nearBottom && (page.results.length || growingShown())) {
         trimTop();
         window.scrollTo(0, document.body.scrollHeight);
       }
@@ -565,7 +608,10 @@
   function showLive(page) {
     lastActivity = page.activity || [];
     typing = page.typing || [];
+    liveToken = page.live || null;
+    holds = page.holds || [];
     showActivity();
+    showGrowing();
     showRequests(page.requests || [], page.answered_requests || []);
     // steer.js (■ stop, the scram banner, the menus) reads every poll from here.
     document.dispatchEvent(new CustomEvent("motion:poll", { detail: page }));

@@ -20,6 +20,8 @@ what FAKE_HARNESS_PLAN says: a JSON object with any of
   stdin_to: write what it read on stdin (its prompt, as the real CLIs read it) to this file
   fresh_ids: give each line a fresh uuid (and each message a fresh id), so one file plays as
     many runs, each its own lines (as a real harness's runs are)
+  gate: a folder; line i is printed only once the file `<gate>/<i>` exists (a browser test
+    says when each line is printed, and sees when the page shows it)
 """
 
 import json
@@ -104,6 +106,8 @@ def say_counted(text: str, count: int) -> None:
 
 
 for index, line in enumerate(lines):
+    while plan.get("gate") and not os.path.exists(os.path.join(plan["gate"], str(index))):
+        time.sleep(0.01)
     if plan.get("printed"):
         say_counted(line + "\n", index + 1)
     else:

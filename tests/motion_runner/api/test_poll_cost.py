@@ -323,7 +323,7 @@ def test_the_running_turns_read_as_the_orm_read_them():
         activity = views.running_activity(motion)
 
     orm = [
-        {"agent": name, "activity": doing, "turn": pk, "mode": mode}
+        {"agent": name, "activity": doing, "turn": pk, "mode": mode, "stopping": False, "typed": ""}
         for pk, name, doing, mode in Turn.objects.filter(
             motion=motion, status=TurnStatus.RUNNING
         ).values_list("pk", "agent__name", "activity", "mode")

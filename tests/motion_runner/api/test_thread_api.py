@@ -96,7 +96,14 @@ def test_the_running_turns_activity_comes_with_the_page(motion):
     turn = TurnFactory(motion=motion, agent=agent, status="running", activity="magent: Read README.md")
     TurnFactory(motion=motion, agent=AgentFactory(name="idle"), status="finished", activity="")
     assert page(reader(), motion)["activity"] == [
-        {"agent": "magent", "activity": "magent: Read README.md", "turn": turn.pk, "mode": "look"}
+        {
+            "agent": "magent",
+            "activity": "magent: Read README.md",
+            "turn": turn.pk,
+            "mode": "look",
+            "stopping": False,
+            "typed": "",
+        }
     ]
 
 

@@ -12,7 +12,8 @@ from decimal import Decimal
 import pytest
 
 from motion_runner.harnesses import EventKind
-from motion_runner.harnesses.claude_code import MICRO, ClaudeCodeParser
+from motion_runner.harnesses.claude_code import MICRO, ClaudeCodeAdapter, ClaudeCodeParser
+from motion_runner.harnesses.policy import closed_policy
 from motion_runner.ingest.writer import EventWriter, IngestContext
 from motion_runner.models import Kind, Message
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
@@ -141,7 +142,7 @@ def test_assistant_usage_drops_the_message_start_placeholder_output_count():
 # --- partials -----------------------------------------------------------------------------
 
 
-def test_partial_stream_events_never_yield_text():
+def test_partial_stream_events_never_yield_a_message():
     parser = ClaudeCodeParser()
     partial_lines = [line for line in recorded_lines("partials") if line["type"] == "stream_event"]
     assert any((line["event"].get("delta") or {}).get("type") == "text_delta" for line in partial_lines), (
@@ -151,7 +152,54 @@ def test_partial_stream_events_never_yield_text():
     events = [event for line in partial_lines for event in parser.feed(line)]
 
     assert events, "block starts move the activity line"
-    assert {e.kind for e in events} == {EventKind.ACTIVITY}
+    assert {e.kind for e in events} == {EventKind.ACTIVITY, EventKind.PARTIAL}
+
+
+def test_text_deltas_give_each_text_block_as_typed_so_far():
+    partials = [e.text for e in parse_recording("partials") if e.kind == EventKind.PARTIAL]
+
+    assert partials == [
+        "Let me read ",
+        "Let me read the README f",
+        "Let me read the README first.",
+        "The README s",
+        "The README says the answ",
+        "The README says the answer is 42.",
+    ]
+
+
+def test_a_blocks_last_partial_is_its_final_text():
+    events = parse_recording("partials")
+    finals = [e.text for e in events if e.kind == EventKind.TEXT]
+    last_partials = [
+        e.text
+        for e, after in zip(events, events[1:] + [None], strict=True)
+        if e.kind == EventKind.PARTIAL and (after is None or after.kind != EventKind.PARTIAL)
+    ]
+
+    assert last_partials == finals
+
+
+def test_tool_input_deltas_are_not_typed_text():
+    parser = ClaudeCodeParser()
+    json_deltas = [
+        line
+        for line in recorded_lines("partials")
+        if (line.get("event", {}).get("delta") or {}).get("type") == "input_json_delta"
+    ]
+    assert json_deltas, "the recording has a tool call's input deltas"
+
+    assert [event for line in json_deltas for event in parser.feed(line)] == []
+
+
+@pytest.mark.django_db
+def test_the_runner_asks_claude_code_for_partial_messages():
+    assert "--include-partial-messages" in recording_meta("partials")["argv"]  # how it was recorded
+    turn = TurnFactory(prompt="hello")
+
+    launch = ClaudeCodeAdapter().build_launch(turn, resume_session=None, policy=closed_policy(turn))
+
+    assert "--include-partial-messages" in launch.argv
 
 
 def test_a_turn_with_partials_posts_the_same_text_as_one_without():

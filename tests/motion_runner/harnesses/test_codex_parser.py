@@ -3,6 +3,7 @@ was recorded by bin/record-harness against the fake OpenAI API."""
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -207,3 +208,15 @@ def test_a_model_missing_from_codexs_catalog_is_a_visible_warning_and_an_unprice
     assert "Model metadata for `my-local-model` not found" in events[0].text
     assert events[-1].cost_usd is None
     assert not events[-1].is_error
+
+
+def test_codex_exec_json_prints_the_reply_whole_so_nothing_is_shown_as_typed():
+    # Recorded against the fake OpenAI API, which streams the reply word by word
+    # (`response.output_text.delta`, tests/fakes/openai_api.py): Codex 0.171.0's `exec --json`
+    # prints only the finished `agent_message` item, so its replies reach the page whole.
+    lines = recorded_lines("codex", "text")
+    assert not any("delta" in json.dumps(line) for line in lines)
+    events = replay(CodexParser(), "codex", "text")
+
+    assert EventKind.PARTIAL not in {e.kind for e in events}
+    assert [e.text for e in posted(events) if e.kind == EventKind.TEXT] == ["Hello from the fake model."]

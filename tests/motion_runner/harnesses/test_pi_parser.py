@@ -28,6 +28,28 @@ def test_streamed_partials_only_move_the_activity_line():
     assert any(e.kind == EventKind.ACTIVITY and e.text == "writing…" for e in events)
 
 
+def test_text_deltas_give_the_reply_as_typed_so_far():
+    partials = [e.text for e in replay(PiParser(), "pi", "text") if e.kind == EventKind.PARTIAL]
+
+    # From the deltas, not the update's `partial` object (printed ahead of them).
+    assert partials == [
+        "Hello ",
+        "Hello from ",
+        "Hello from the ",
+        "Hello from the fake ",
+        "Hello from the fake model.",
+    ]
+
+
+def test_the_last_partial_is_the_posted_text_and_a_new_message_starts_afresh():
+    events = replay(PiParser(), "pi", "tool")
+    partials = [e.text for e in events if e.kind == EventKind.PARTIAL]
+    texts = [e.text for e in posted(events) if e.kind == EventKind.TEXT]
+
+    assert partials and partials[-1] == texts[-1]
+    assert all(texts[-1].startswith(p) for p in partials if p[:1] == texts[-1][:1])
+
+
 def test_a_read_is_a_tool_call_then_its_result_then_the_reply():
     events = posted(replay(PiParser(), "pi", "tool"))
     assert [e.kind for e in events] == [
