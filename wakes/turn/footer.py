@@ -10,16 +10,30 @@ from ..decision.quoting import inline_quote
 from ..decision.steering import prompt_piece
 from ..models.dials import current_dials
 from .loop_guard import why_stopped
+from .memory_server import uses_record_server
 
 # Turns the runner starts for itself get no footer: they are not wakes.
 UNFOOTED_REASONS = {"compact", "command"}  # the runner's compaction; a person's /command
 
 
-def wake_footer(mode: str) -> str:
-    """The mode's footer, then the safety lines every wake carries (both dials)."""
+# Told when the wake has the project's record server (motion_runner/recall), not the host's own.
+RECORD_LINE = (
+    "You can search your record: the motion-record tools `search` and `read` find what was said in "
+    "the Motions you belong to that everyone here may read (cite a post by its link), and "
+    "`remember` keeps a note in this Motion."
+)
+
+
+def wake_footer(mode: str, *, record: bool | None = None) -> str:
+    """The mode's footer, the record line where the record server is handed (by default: where
+    the deployment names no memory server of its own), then the safety lines every wake carries
+    (both dials)."""
+    if record is None:
+        record = uses_record_server()
     dials = current_dials()
     footer = dials["full_tools_footer"] if mode == "full" else dials["look_only_footer"]
-    return "\n".join(part for part in (footer.rstrip(), dials["safety_lines"].strip()) if part)
+    parts = (footer.rstrip(), RECORD_LINE if record else "", dials["safety_lines"].strip())
+    return "\n".join(part for part in parts if part)
 
 
 def after_loop_note(motion: Motion, agent: Agent) -> str | None:
@@ -70,5 +84,5 @@ def finalize_prompt(prompt: str, motion: Motion, agent: Agent, mode: str, reason
         parts.append(note)
     if piece := prompt_piece(motion, agent):
         parts.append(piece)
-    parts.append(wake_footer(mode))
+    parts.append(wake_footer(mode, record=uses_record_server(agent.harness)))
     return "\n\n".join(parts)
