@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -46,6 +46,9 @@ def answer(token: str | None, work: Callable[[Turn], dict]) -> str:
         return json.dumps(work(live_turn(token)), ensure_ascii=False, indent=1)
     except (Refused, record.RecordError) as exc:
         raise ToolError(str(exc)) from None
+    finally:
+        # Calls are few and far apart, each on a worker thread: no idle connection is kept.
+        connections.close_all()
 
 
 def build(token: str | None) -> MCPServer:
