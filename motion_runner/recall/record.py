@@ -43,11 +43,11 @@ def link(message: Message) -> str:
     return f"{reverse('motion-thread', args=[message.motion_id])}#m-{message.id}"
 
 
-def scope(turn: Turn) -> list[str]:
-    """The slugs of the Motions `turn`'s agent may search from its woken Motion."""
+def scope(turn: Turn) -> QuerySet[Motion]:
+    """The Motions `turn`'s agent may search from its woken Motion (one query, never a list)."""
     policy = access()
     readable = policy.readable(AgentPrincipal(turn.agent), Motion.objects.all())
-    return [m.slug for m in readable if m.slug == turn.motion_id or policy.readers_may_read(turn.motion, m)]
+    return policy.readers_may_read_among(turn.motion, readable) | readable.filter(slug=turn.motion_id)
 
 
 def _when(value: str | None, name: str) -> datetime | None:
@@ -89,13 +89,12 @@ class SearchFilters:
     limit: int = 10
 
 
-def _filtered(messages: QuerySet[Message], slugs: list[str], filters: SearchFilters) -> QuerySet[Message]:
+def _filtered(
+    messages: QuerySet[Message], reach: QuerySet[Motion], filters: SearchFilters
+) -> QuerySet[Message]:
     if filters.motion:
-        if filters.motion not in slugs:
-            return messages.none()  # not there, or not for this thread: alike
-        messages = messages.filter(motion_id=filters.motion)
-    else:
-        messages = messages.filter(motion_id__in=slugs)
+        reach = reach.filter(slug=filters.motion)  # not there, or not for this thread: alike
+    messages = messages.filter(motion_id__in=reach.values("slug"))
     if filters.kind:
         if filters.kind not in SEARCHABLE_KINDS:
             raise RecordError(f"kind: one of {', '.join(SEARCHABLE_KINDS)}")
@@ -125,11 +124,11 @@ def search(turn: Turn, query: str, filters: SearchFilters = SearchFilters()) -> 
 def read(turn: Turn, message_id: str = "", motion: str = "", after: str = "", around: int = 5) -> dict:
     """A message with the posts around it (`message_id`), or a Motion's posts from a cursor (the
     time `after`, oldest first), bounded; only in scope."""
-    slugs = scope(turn)
+    reach = scope(turn).values("slug")
     around = max(0, min(int(around), MOST_AROUND))
     said = Message.objects.filter(kind__in=SAID_KINDS)
     if message_id:
-        center = Message.objects.filter(pk=_uuid(message_id), motion_id__in=slugs).first()
+        center = Message.objects.filter(pk=_uuid(message_id), motion_id__in=reach).first()
         if center is None:
             raise RecordError("message_id: no such message in your reach")
         thread = said.filter(motion_id=center.motion_id)
@@ -139,7 +138,7 @@ def read(turn: Turn, message_id: str = "", motion: str = "", after: str = "", ar
         lines = [*reversed(before[:around]), center, *later[:around]]
         return {"motion": center.motion_id, "messages": [_line(m, m.text) for m in lines]}
     slug = motion or turn.motion_id
-    if slug not in slugs:
+    if not scope(turn).filter(slug=slug).exists():
         raise RecordError("motion: no such Motion in your reach")
     thread = said.filter(motion_id=slug).order_by("created_at", "id")
     if since := _when(after, "after"):
