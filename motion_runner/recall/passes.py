@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import secrets
 import sys
 import tempfile
@@ -51,7 +52,8 @@ def server_config(turn: Turn) -> tuple[dict, Path]:
     file only the worker's user reads, named on the command line."""
     lines = {
         PASS_VARIABLE: issue_pass(turn),
-        "DJANGO_SETTINGS_MODULE": settings.SETTINGS_MODULE,
+        # The environment's first: under override_settings, SETTINGS_MODULE reads None.
+        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE") or settings.SETTINGS_MODULE,
         "DATABASE_URL": url_for(connection),
     }
     if data_dir := getattr(settings, "DATA_DIR", None):
