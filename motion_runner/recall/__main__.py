@@ -7,6 +7,8 @@ import json
 import os
 import sys
 
+from django.core.management import execute_from_command_line
+
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
@@ -19,12 +21,9 @@ def main(argv: list[str]) -> int:
         print(f"motion-record: refused: cannot read its pass ({exc})", file=sys.stderr)
         return 2
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "motion_runner.settings")
-    import django
-
-    django.setup()
-    from motion_runner.recall.server import serve
-
-    return serve()
+    # Settings read the environment as they load: only now may Django start (the command below).
+    execute_from_command_line(["manage.py", "record_mcp"])
+    return 0
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-from django.conf import settings
 from django.db import connection
 
 from ..models import Turn, TurnStatus
@@ -23,6 +22,8 @@ from ..sql.server import url_for
 
 PASS_VARIABLE = "MOTION_RUNNER_RECORD_PASS"
 SERVER_NAME = "motion-record"
+# Where the `motion_runner` package is importable from (this checkout, or site-packages in a host).
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 
 def digest(token: str) -> str:
@@ -52,18 +53,17 @@ def server_config(turn: Turn) -> tuple[dict, Path]:
     file only the worker's user reads, named on the command line."""
     lines = {
         PASS_VARIABLE: issue_pass(turn),
-        # The environment's first: under override_settings, SETTINGS_MODULE reads None.
-        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE") or settings.SETTINGS_MODULE,
+        "DJANGO_SETTINGS_MODULE": os.environ.get("DJANGO_SETTINGS_MODULE", "motion_runner.settings"),
         "DATABASE_URL": url_for(connection),
     }
-    if data_dir := getattr(settings, "DATA_DIR", None):
-        lines["MOTION_RUNNER_DATA_DIR"] = str(data_dir)
+    if data_dir := os.environ.get("MOTION_RUNNER_DATA_DIR"):
+        lines["MOTION_RUNNER_DATA_DIR"] = data_dir
     handle = tempfile.NamedTemporaryFile("w", prefix="wake-record-", suffix=".json", delete=False)
     with handle:  # NamedTemporaryFile makes it 0600
         json.dump(lines, handle)
     config = {
         "command": sys.executable,
         "args": ["-m", "motion_runner.recall", handle.name],
-        "env": {"PYTHONPATH": str(settings.BASE_DIR)},
+        "env": {"PYTHONPATH": str(PACKAGE_ROOT)},
     }
     return config, Path(handle.name)
