@@ -15,8 +15,6 @@ import sys
 from collections.abc import Callable
 
 from django.db import close_old_connections, connections
-from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 
 from ..models import Turn
 from . import record
@@ -42,6 +40,8 @@ def live_turn(token: str | None) -> Turn:
 
 
 def answer(token: str | None, work: Callable[[Turn], dict]) -> str:
+    from mcp.server.mcpserver.exceptions import ToolError
+
     try:
         return json.dumps(work(live_turn(token)), ensure_ascii=False, indent=1)
     except (Refused, record.RecordError) as exc:
@@ -51,7 +51,11 @@ def answer(token: str | None, work: Callable[[Turn], dict]) -> str:
         connections.close_all()
 
 
-def build(token: str | None) -> MCPServer:
+def build(token: str | None):
+    # The SDK is the standalone install's (requirements.txt): a host that names its own memory
+    # server (memory-lane) never starts this one, and its install need not carry it.
+    from mcp.server.mcpserver import MCPServer
+
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
 
     @server.tool(description="Full-text search over your record; every word must match. Newest first.")
