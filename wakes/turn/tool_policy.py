@@ -167,7 +167,8 @@ def policy_for_turn(turn) -> ToolPolicy:
     """The runner's `tool_policy_providers` hook: a turn's policy, with the footer it is told."""
     mode = tool_mode(turn)
     look_only = look_only_policy()
-    if record := uses_record_server(turn.agent.harness):
+    # A turn not saved has no row to hold a pass: no server could ever answer it.
+    if record := turn.pk is not None and uses_record_server(turn.agent.harness):
         config, pass_file = record_server_config(turn)
         look_only = look_only_policy({RECORD_SERVER: config}, (pass_file,))
     return policy_for_mode(mode, footer=wake_footer(mode, record=record), look_only=look_only)
