@@ -52,7 +52,9 @@ def test_a_look_only_wake_names_the_record_server_and_allows_it(running_turn):
     launch, config = launched(running_turn)
     try:
         assert set(config["mcpServers"]) == {SERVER_NAME}
-        allowed = [name for name in flag(launch.argv, "--allowedTools").split(",") if name.startswith("mcp__")]
+        allowed = [
+            name for name in flag(launch.argv, "--allowedTools").split(",") if name.startswith("mcp__")
+        ]
         assert allowed == [f"mcp__{SERVER_NAME}"]  # exactly the servers the config holds: no wiki
         assert "--strict-mcp-config" in launch.argv
     finally:
