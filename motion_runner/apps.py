@@ -1,8 +1,11 @@
 from django.apps import AppConfig
+from django.db import connections
 from django.db.backends.signals import connection_created
+from django.db.models.signals import post_migrate
 from django.utils.module_loading import import_string
 
 from .sql.channels import TRIGGER, carrier
+from .sql.message_search import ensure_sqlite_index
 from .thread.socket_bell import install
 
 
@@ -19,6 +22,7 @@ class MotionRunnerConfig(AppConfig):
 
         user_logged_in.connect(remember_sign_in, dispatch_uid="motion_runner.remember_sign_in")
         connection_created.connect(ring_on_sqlite, dispatch_uid="motion_runner.ring_on_sqlite")
+        post_migrate.connect(keep_sqlite_search_index, sender=self, dispatch_uid="motion_runner.sqlite_fts")
         # The write path writes what a binding hands over (a post made in the host), and the
         # runner stops what the host's page stops: the binding only sends the signals (the record
         # and memory_lane import nothing of the write path).
@@ -60,6 +64,11 @@ def ring_on_sqlite(sender, connection, **kwargs) -> None:
     """SQLite has no NOTIFY: each connection rings the message bell itself (socket_bell.py)."""
     if carrier(connection) == TRIGGER:
         install(connection)
+
+
+def keep_sqlite_search_index(sender, using: str = "default", **kwargs) -> None:
+    """SQLite's FTS5 table and triggers put back after a migrate that may have remade the table."""
+    ensure_sqlite_index(connections[using])
 
 
 def remember_sign_in(sender, request, user, **kwargs) -> None:

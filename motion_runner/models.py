@@ -155,6 +155,7 @@ class Kind(models.TextChoices):
     WAKE = "wake"  # why an agent woke and what it cost (wakes/)
     THINKING = "thinking"  # the model's thinking summary, shown collapsed
     TASK = "task"  # a background task the turn started, and its end
+    NOTE = "note"  # what an agent kept with the record server's `remember` (motion_runner/recall)
 
 
 class Message(models.Model):
@@ -345,6 +346,9 @@ class Turn(models.Model):
     # A person's stop (or a scram): set first, then the runner is rung (runner/stop_bell.py).
     stop_requested_at = models.DateTimeField(null=True, blank=True)
     stopped_by = models.CharField(max_length=200, blank=True, help_text="Who stopped it, as the thread says.")
+    # The sha256 of the turn's record pass: the credential its generated MCP config hands the
+    # record server (motion_runner/recall), good only while the turn runs.
+    record_pass = models.CharField(max_length=64, blank=True, db_index=True, editable=False)
 
     class Meta:
         ordering = ["-queued_at"]

@@ -41,13 +41,8 @@ def claude_denied_tools(look_only: LookOnlyPolicy) -> list[str]:
     return [*claude_denied_paths(look_only), *look_only.wiki_write_names()]
 
 
-def write_mcp_config(look_only: LookOnlyPolicy) -> Path:
-    """The generated --mcp-config: only the read servers, so no other server even loads."""
-    servers = {
-        name: config
-        for name, config in look_only.read_servers.items()
-        if name in look_only.loadable_servers()
-    }
+def write_mcp_config(servers: dict[str, dict]) -> Path:
+    """A generated --mcp-config holding `servers` (a file only this user reads: a turn's pass is in it)."""
     handle = tempfile.NamedTemporaryFile("w", prefix="wake-mcp-", suffix=".json", delete=False)
     with handle:
         json.dump({"mcpServers": servers}, handle, indent=2)
@@ -71,9 +66,18 @@ def tool_arguments(policy: ToolPolicy, workspace: str | None) -> tuple[list[str]
         if policy.ultracode:
             # A session setting, not an effort level; never on a look-only turn (below).
             argv += ["--settings", json.dumps({"ultracode": True})]
-        return argv, []
+        if not look_only.turn_servers:
+            return argv, list(look_only.turn_files)
+        # The turn's own servers (the record) beside the agent's own config (no --strict), each
+        # allowed whole: headless, nobody answers the permission prompt an MCP tool would raise.
+        config = write_mcp_config(look_only.turn_servers)
+        allowed = ",".join(f"mcp__{name}" for name in look_only.turn_servers)
+        return [*argv, "--mcp-config", str(config), "--allowedTools", allowed], [
+            config,
+            *look_only.turn_files,
+        ]
     denied = claude_denied_tools(look_only)
-    config = write_mcp_config(look_only)
+    config = write_mcp_config(look_only.look_only_servers())
     argv = [
         "--tools",
         ",".join(CLAUDE_LOCAL_READS),
@@ -90,4 +94,4 @@ def tool_arguments(policy: ToolPolicy, workspace: str | None) -> tuple[list[str]
         "--disallowedTools",
         ",".join(denied),
     ]
-    return argv, [config]
+    return argv, [config, *look_only.turn_files]

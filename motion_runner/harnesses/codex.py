@@ -317,8 +317,8 @@ def tool_arguments(policy: ToolPolicy, configured_servers: Iterable[str] = ()) -
     listed tools (`enabled_tools`) and any other server is switched off, so it never even
     starts; a full turn gets the workspace-write sandbox. Anything but "full" is look-only."""
     if policy.full:
-        return ["-s", "workspace-write"]
-    argv = ["-s", "read-only"]
+        return ["-s", "workspace-write", *turn_server_arguments(policy)]
+    argv = ["-s", "read-only", *turn_server_arguments(policy)]
     by_server: dict[str, list[str]] = {}
     whole: set[str] = set()
     for name in policy.look_only.mcp_tool_names():
@@ -327,13 +327,24 @@ def tool_arguments(policy: ToolPolicy, configured_servers: Iterable[str] = ()) -
             by_server.setdefault(server, []).append(tool[0])
         else:
             whole.add(server)
-    for server in configured_servers:
+    for server in [*configured_servers, *policy.look_only.turn_servers]:
         if server in whole:
             continue
         if server in by_server:
             argv += ["-c", f"mcp_servers.{server}.enabled_tools={json.dumps(by_server[server])}"]
         else:
             argv += ["-c", f"mcp_servers.{server}.enabled=false"]
+    return argv
+
+
+def turn_server_arguments(policy: ToolPolicy) -> list[str]:
+    """The turn's own servers (the record, with its pass) added to what Codex's config holds."""
+    argv: list[str] = []
+    for name, config in policy.look_only.turn_servers.items():
+        argv += ["-c", f"mcp_servers.{name}.command={_toml_string(config['command'])}"]
+        argv += ["-c", f"mcp_servers.{name}.args=[{', '.join(map(_toml_string, config.get('args', [])))}]"]
+        env = ", ".join(f"{key} = {_toml_string(value)}" for key, value in config.get("env", {}).items())
+        argv += ["-c", f"mcp_servers.{name}.env={{{env}}}"]
     return argv
 
 
@@ -399,7 +410,8 @@ class CodexAdapter(HarnessAdapter):
         # `-`: `codex exec` (and `exec resume`) read the prompt from stdin.
         argv += ["-"]
         cwd = turn_workspace(turn)
-        return LaunchSpec(argv=argv, env=env, cwd=cwd, stdin=turn.prompt)
+        files = list(policy.look_only.turn_files)  # the record server's pass, removed at the end
+        return LaunchSpec(argv=argv, env=env, cwd=cwd, stdin=turn.prompt, temp_files=files)
 
     def new_parser(
         self, session_id: str = "", *, turn=None, recorded_ends: RecordedEnds = no_recorded_ends

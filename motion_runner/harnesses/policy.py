@@ -40,6 +40,12 @@ class LookOnlyPolicy:
     # The wiki server's write tools: never on a look-only list, denied by name where a harness
     # can deny.
     wiki_write_tools: tuple[str, ...] = ()
+    # Servers made for this one turn (the record server, with the turn's pass: recall/passes.py),
+    # loaded on a turn of either mode; a look-only turn loads them beside the read servers.
+    turn_servers: dict[str, dict] = field(default_factory=dict)
+    # Files those servers read (the record's pass): the adapter hands them to the runner as the
+    # launch's temporary files, removed when the turn ends.
+    turn_files: tuple[Path, ...] = ()
 
     def mcp_tool_names(self) -> list[str]:
         """Every MCP tool by its full `mcp__server__tool` name, in a stable order."""
@@ -54,6 +60,11 @@ class LookOnlyPolicy:
 
     def loadable_servers(self) -> list[str]:
         return [self.wiki_server, *self.memory_servers]
+
+    def look_only_servers(self) -> dict[str, dict]:
+        """A look-only turn's generated config: the loadable read servers and the turn's own."""
+        servers = {**self.read_servers, **self.turn_servers}
+        return {name: servers[name] for name in self.loadable_servers() if name in servers}
 
     def wiki_write_names(self) -> list[str]:
         return [f"mcp__{self.wiki_server}__{tool}" for tool in self.wiki_write_tools]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.http import Http404
 from django.utils.module_loading import import_string
 
@@ -72,6 +72,29 @@ class MotionAccess:
         if motion.visibility != Visibility.MEMBERS:
             return False
         return not motion.people.exclude(pk__in=target.people.values("pk")).exists()
+
+    def readers_may_read_among(self, motion: Motion, targets: QuerySet[Motion]) -> QuerySet[Motion]:
+        """`targets` narrowed to those `readers_may_read(motion, target)` allows, as one query (the
+        record server's search scope, motion_runner/recall). A policy that answers
+        `readers_may_read` its own way is asked it Motion by Motion."""
+        if type(self).readers_may_read is not MotionAccess.readers_may_read:
+            allowed = [t.slug for t in targets if self.readers_may_read(motion, t)]
+            return targets.filter(slug__in=allowed)
+        if motion.visibility == Visibility.PUBLIC:
+            return targets.filter(visibility=Visibility.PUBLIC)
+        open_to_all = Q(visibility__in=[Visibility.PUBLIC, Visibility.SIGNED_IN])
+        if motion.visibility != Visibility.MEMBERS:
+            return targets.filter(open_to_all)
+        readers = list(motion.people.values_list("pk", flat=True))
+        if not readers:
+            return targets
+        memberships = Motion.people.through.objects.filter(user_id__in=readers)
+        holding_all = (
+            memberships.values("motion_id")
+            .annotate(held=Count("user_id", distinct=True))
+            .filter(held=len(readers))
+        )
+        return targets.filter(open_to_all | Q(slug__in=holding_all.values("motion_id")))
 
     def is_member_agent(self, actor: Any, motion: Motion) -> bool:
         agent = actor_agent(actor)

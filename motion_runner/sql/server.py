@@ -11,6 +11,8 @@ say" (None, True).
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from . import is_postgresql
@@ -43,3 +45,17 @@ def answers(connection: BaseDatabaseWrapper, timeout: float = PROBE_SECONDS) -> 
         return True
     except psycopg.Error:
         return False
+
+
+def url_for(connection: BaseDatabaseWrapper) -> str:
+    """`connection`'s database as a DATABASE_URL, for a process this one starts (the record
+    server, motion_runner/recall/passes.py): a test run's own database too, whose name is not the
+    one in the environment's DATABASE_URL."""
+    params = connection.settings_dict
+    if not is_postgresql(connection):
+        return f"sqlite:///{params['NAME']}"
+    user = quote(params.get("USER") or "", safe="")
+    password = quote(params.get("PASSWORD") or "", safe="")
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    port = f":{params['PORT']}" if params.get("PORT") else ""
+    return f"postgres://{auth}{params.get('HOST') or ''}{port}/{params['NAME']}"

@@ -593,12 +593,15 @@ class TestCodex:
         ],
     )
     def test_only_the_read_servers_load_on_a_look_only_turn(
-        self, codey, launch_room, fake_openai, mcp_servers, mcp_log, mode, servers
+        self, codey, launch_room, fake_openai, mcp_servers, mcp_log, mode, servers, settings
     ):
         from tests.fakes.openai_api import Text as OText
         from tests.fakes.openai_api import reply
 
         with_codex_mcp_servers(codey, mcp_servers)
+        # The deployment names the wiki and its own memory server (memory-lane's): the shared
+        # list allows their reads, and no record server is added (tests/e2e/test_e2e_record.py).
+        settings.WAKE_READ_MCP_SERVERS = dict(mcp_servers)
         fake_openai.script(reply(OText("Hi.")))
 
         turn = run(launch_room, codey, "Hi.", mode=mode)

@@ -14,6 +14,8 @@ from tests.harness_support import claude_tool_arguments, codex_tool_arguments, p
 from wakes.turn import tool_policy
 from wakes.turn.tool_policy import WIKI_WRITE_TOOLS, look_only_policy
 
+MEMORY_LANE_SERVERS = {"pickipedia": {"command": "wiki-mcp"}, "magenta-memory-v2": {"command": "memory-mcp"}}
+
 
 def flag(argv: list[str], name: str) -> str:
     return argv[argv.index(name) + 1]
@@ -90,17 +92,19 @@ def test_no_wiki_write_is_on_any_look_only_list(write):
     assert name not in flag(pi_tool_arguments("look"), "--tools").split(",")
 
 
+@override_settings(WAKE_READ_MCP_SERVERS=MEMORY_LANE_SERVERS)
 def test_the_wiki_reads_are_named_one_by_one_never_the_whole_server():
     names = look_only_policy().mcp_tool_names()
     assert "mcp__pickipedia__get-page" in names and "mcp__pickipedia__get-pages" in names
     assert "mcp__pickipedia" not in names
 
 
+@override_settings(WAKE_READ_MCP_SERVERS=MEMORY_LANE_SERVERS)
 def test_the_memory_server_is_loaded_whole_by_default():
     assert "mcp__magenta-memory-v2" in look_only_policy().mcp_tool_names()
 
 
-@override_settings(WAKE_MEMORY_LOADED_WHOLE=False)
+@override_settings(WAKE_MEMORY_LOADED_WHOLE=False, WAKE_READ_MCP_SERVERS=MEMORY_LANE_SERVERS)
 def test_the_memory_server_can_be_limited_to_its_read_tools():
     names = look_only_policy().mcp_tool_names()
     assert "mcp__magenta-memory-v2" not in names
@@ -172,6 +176,7 @@ def test_full_mode_may_write_the_wiki():
     assert not [name for name in denied if name.startswith("mcp__")]
 
 
+@override_settings(WAKE_READ_MCP_SERVERS=MEMORY_LANE_SERVERS)
 def test_codex_look_only_is_the_read_only_sandbox_with_mcp_filters():
     argv = codex_tool_arguments("look", ["magenta-memory-v2", "pickipedia", "playwright"])
     assert argv[:2] == ["-s", "read-only"]
@@ -184,3 +189,25 @@ def test_codex_look_only_is_the_read_only_sandbox_with_mcp_filters():
 
 def test_codex_names_no_server_its_config_does_not_hold():
     assert codex_tool_arguments("look", []) == ["-s", "read-only"]
+
+
+def test_standalone_the_record_server_is_the_memory_loaded_whole():
+    names = look_only_policy().mcp_tool_names()
+    assert "mcp__motion-record" in names
+    assert not any("magenta-memory" in name for name in names)
+
+
+def test_standalone_no_wiki_read_is_allowed_without_a_wiki_server():
+    assert not any(name.startswith("mcp__pickipedia") for name in look_only_policy().mcp_tool_names())
+
+
+@override_settings(WAKE_MEMORY_REMEMBER_ON_LOOK=False)
+def test_the_remember_dial_lists_the_record_servers_reads_only():
+    names = look_only_policy().mcp_tool_names()
+    assert names == ["mcp__motion-record__search", "mcp__motion-record__read"]
+
+
+@override_settings(WAKE_MEMORY_SERVERS=["team-memory"])
+def test_a_deployment_naming_its_own_memory_server_gets_no_record_server():
+    names = look_only_policy().mcp_tool_names()
+    assert "mcp__team-memory" in names and not any("motion-record" in name for name in names)

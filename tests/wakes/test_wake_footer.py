@@ -8,13 +8,14 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import override_settings
 
 from motion_runner.models import EndedBy, Kind, Message, MotionSession, Turn, TurnStatus
 from motion_runner.runner.turns import enqueue_turn
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
 from wakes.models.dials import AFTER_LOOP_NOTE, FULL_TOOLS_FOOTER, LOOK_ONLY_FOOTER, SAFETY_LINES
 from wakes.turn.compaction import compact_after_loop
-from wakes.turn.footer import after_loop_note, wake_footer
+from wakes.turn.footer import RECORD_LINE, after_loop_note, wake_footer
 
 pytestmark = pytest.mark.django_db
 
@@ -73,7 +74,19 @@ def test_the_safety_lines_are_a_dial(launch_room, magent):
     row = Dials.load()
     row.safety_lines = "Mind the gap."
     row.save()
-    assert wake(launch_room, magent).prompt.endswith(LOOK_ONLY_FOOTER + "\nMind the gap.")
+    assert wake(launch_room, magent).prompt.endswith(
+        LOOK_ONLY_FOOTER + "\n" + RECORD_LINE + "\nMind the gap."
+    )
+
+
+def test_a_standalone_wake_is_told_it_can_search_its_record(launch_room, magent):
+    assert RECORD_LINE in wake(launch_room, magent).prompt
+    assert "search" in RECORD_LINE and "remember" in RECORD_LINE
+
+
+@override_settings(WAKE_READ_MCP_SERVERS={"magenta-memory-v2": {"command": "memory-mcp"}})
+def test_a_wake_with_the_deployments_own_memory_is_not_told_of_the_record_server(launch_room, magent):
+    assert RECORD_LINE not in wake(launch_room, magent).prompt
 
 
 @pytest.mark.parametrize("reason", ["mention", "grant", "watch", "quiet", "manual"])

@@ -11,20 +11,33 @@ from ..decision.quoting import inline_quote
 from ..decision.steering import prompt_piece
 from ..models.dials import current_dials
 from .loop_guard import why_stopped
+from .memory_server import uses_record_server
 from .wake_lines import arrival_note, first_session_opening, guidance, handed_here, todo_line
 
 # Turns the runner starts for itself get no footer: they are not wakes.
 UNFOOTED_REASONS = {"compact", "command"}  # the runner's compaction; a person's /command
 
 
-def wake_footer(mode: str) -> str:
-    """The mode's footer, the etiquette link (when the site has one), then the safety lines
-    every wake carries (both dials)."""
+# Told when the wake has the project's record server (motion_runner/recall), not the host's own.
+RECORD_LINE = (
+    "You can search your record: the motion-record tools `search` and `read` find what was said in "
+    "the Motions you belong to that everyone here may read (cite a post by its link), and "
+    "`remember` keeps a note in this Motion."
+)
+
+
+def wake_footer(mode: str, *, record: bool | None = None) -> str:
+    """The mode's footer, the etiquette link (when the site has one), the record line where the
+    record server is handed (by default: where the deployment names no memory server of its own),
+    then the safety lines every wake carries (both dials)."""
+    if record is None:
+        record = uses_record_server()
     dials = current_dials()
     footer = dials["full_tools_footer"] if mode == "full" else dials["look_only_footer"]
     url = wakes_settings.WAKES_ETIQUETTE_URL.strip()
     etiquette = f"How to speak in a Motion: {url}" if url else ""
-    return "\n".join(part for part in (footer.rstrip(), etiquette, dials["safety_lines"].strip()) if part)
+    parts = (footer.rstrip(), etiquette, RECORD_LINE if record else "", dials["safety_lines"].strip())
+    return "\n".join(part for part in parts if part)
 
 
 def after_loop_note(motion: Motion, agent: Agent) -> str | None:
@@ -82,7 +95,7 @@ def finalize_prompt(prompt: str, motion: Motion, agent: Agent, mode: str, reason
     if todos := todo_line(motion):
         parts.append(todos)
     parts += guidance()
-    parts.append(wake_footer(mode))
+    parts.append(wake_footer(mode, record=uses_record_server(agent.harness)))
     prompt = "\n\n".join(parts)
     # The first wake of the agent here opens with where it is and the letter (wake_lines.py).
     opening = first_session_opening(motion, agent)

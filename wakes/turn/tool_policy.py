@@ -33,10 +33,13 @@ from django.conf import settings
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.harnesses.policy import FULL, LOOK, PI_READ_GUARD, LookOnlyPolicy, ToolPolicy
 from motion_runner.models import Turn
+from motion_runner.recall.passes import SERVER_NAME as RECORD_SERVER
+from motion_runner.recall.passes import server_config as record_server_config
 from motion_runner.signals import TurnClocks
 
 from ..models import Dials
 from .footer import wake_footer
+from .memory_server import own_memory_servers, uses_record_server
 from .ultracode import ultracode_rides
 
 # The wiki's MCP server (ProfessionalWiki's MediaWiki-MCP-Server, as PickiPedia runs it) names
@@ -82,9 +85,11 @@ WIKI_WRITE_TOOLS: tuple[str, ...] = (
 
 # The record (memory). Loaded whole on look-only turns by default, so its one write tool,
 # `remember`, is available: an agent may keep its notes without being granted tools (the
-# seed's open decision). MEMORY_LOADED_WHOLE = False lists its read tools by name instead.
-MEMORY_SERVERS: tuple[str, ...] = ("magenta-memory-v2",)
+# seed's open decision). MEMORY_LOADED_WHOLE = False (or WAKE_MEMORY_REMEMBER_ON_LOOK = False)
+# lists its read tools by name instead.
+# Which memory server (the deployment's own, else the record server): memory_server.py.
 MEMORY_READ_TOOLS: tuple[str, ...] = ("search", "recall", "get-memory", "list-memories")
+RECORD_READ_TOOLS: tuple[str, ...] = ("search", "read")
 
 # Local read tools (read a file, search contents, find files) are each adapter's own, under
 # its harness's names: CLAUDE_LOCAL_READS in harnesses/claude_code_command.py, PI_LOCAL_READS in
@@ -121,25 +126,39 @@ def tool_mode(turn) -> str:
     return "full" if getattr(turn, "mode", "look") == "full" else "look"
 
 
-def look_only_policy() -> LookOnlyPolicy:
+def look_only_policy(turn_servers: dict[str, dict] | None = None, turn_files: tuple = ()) -> LookOnlyPolicy:
+    """The shared list. It names only servers there are: the wiki's reads only where a wiki
+    server is configured (WAKE_READ_MCP_SERVERS, or WAKE_WIKI_READ_TOOLS set), the deployment's
+    memory server, else the record server."""
+    read_servers = dict(dial("WAKE_READ_MCP_SERVERS", {}))
+    wiki_server = dial("WAKE_WIKI_SERVER", WIKI_SERVER)
+    wiki_configured = wiki_server in read_servers or hasattr(settings, "WAKE_WIKI_READ_TOOLS")
+    memory = own_memory_servers(read_servers)
+    whole = bool(dial("WAKE_MEMORY_LOADED_WHOLE", True))
+    read_tools = tuple(dial("WAKE_MEMORY_READ_TOOLS", MEMORY_READ_TOOLS))
+    if not memory:
+        memory, read_tools = (RECORD_SERVER,), RECORD_READ_TOOLS
+        whole = whole and bool(dial("WAKE_MEMORY_REMEMBER_ON_LOOK", True))
     return LookOnlyPolicy(
-        wiki_server=dial("WAKE_WIKI_SERVER", WIKI_SERVER),
-        wiki_read_tools=tuple(dial("WAKE_WIKI_READ_TOOLS", WIKI_READ_TOOLS)),
-        memory_servers=tuple(dial("WAKE_MEMORY_SERVERS", MEMORY_SERVERS)),
-        memory_loaded_whole=bool(dial("WAKE_MEMORY_LOADED_WHOLE", True)),
-        memory_read_tools=tuple(dial("WAKE_MEMORY_READ_TOOLS", MEMORY_READ_TOOLS)),
+        wiki_server=wiki_server,
+        wiki_read_tools=tuple(dial("WAKE_WIKI_READ_TOOLS", WIKI_READ_TOOLS)) if wiki_configured else (),
+        memory_servers=memory,
+        memory_loaded_whole=whole,
+        memory_read_tools=read_tools,
         extra_mcp_tools=tuple(dial("WAKE_EXTRA_LOOK_ONLY_TOOLS", ())),
         denied_paths=tuple(dial("WAKE_DENIED_PATHS", DENIED_PATHS)),
-        read_servers=dict(dial("WAKE_READ_MCP_SERVERS", {})),
+        read_servers=read_servers,
         wiki_write_tools=WIKI_WRITE_TOOLS,
+        turn_servers=turn_servers or {},
+        turn_files=turn_files,
     )
 
 
-def policy_for_mode(mode: str, *, footer: str = "") -> ToolPolicy:
+def policy_for_mode(mode: str, *, footer: str = "", look_only: LookOnlyPolicy | None = None) -> ToolPolicy:
     """The tools of a turn in `mode` ("full", else look-only), from the shared list and the dials."""
     return ToolPolicy(
         mode=FULL if mode == FULL else LOOK,
-        look_only=look_only_policy(),
+        look_only=look_only or look_only_policy(),
         claude_full_permission_mode=dial("WAKE_CLAUDE_FULL_PERMISSION_MODE", "acceptEdits"),
         pi_codemode=bool(dial("WAKE_PI_CODEMODE", True)),
         pi_read_guard=str(PI_READ_GUARD),
@@ -151,7 +170,12 @@ def policy_for_turn(turn) -> ToolPolicy:
     """MOTION_RUNNER_TOOL_POLICY's default (`motion_runner.signals.tool_policy`): a turn's policy,
     with the footer it is told and ultracode where the room turned it on (wakes/turn/ultracode.py)."""
     mode = tool_mode(turn)
-    policy = policy_for_mode(mode, footer=wake_footer(mode))
+    look_only = look_only_policy()
+    # A turn not saved has no row to hold a pass: no server could ever answer it.
+    if record := turn.pk is not None and uses_record_server(turn.agent.harness):
+        config, pass_file = record_server_config(turn)
+        look_only = look_only_policy({RECORD_SERVER: config}, (pass_file,))
+    policy = policy_for_mode(mode, footer=wake_footer(mode, record=record), look_only=look_only)
     return replace(policy, ultracode=True) if ultracode_rides(turn) else policy
 
 

@@ -15,6 +15,13 @@ def codex_look_only_accepted(settings):
     settings.RUNNER_CODEX_LOOK_ONLY = "allow"
 
 
+@pytest.fixture(autouse=True)
+def own_memory_server(settings):
+    """The command lines of a deployment naming its own memory server: no record server, whose
+    pass needs a saved turn (its command line: test_a_standalone_turn_adds_the_record_server)."""
+    settings.WAKE_MEMORY_SERVERS = ["magenta-memory-v2"]
+
+
 @pytest.fixture
 def binary(tmp_path):
     path = tmp_path / "harness-cli"
@@ -75,6 +82,24 @@ class TestCodex:
     def test_it_runs_in_the_motions_workspace(self, binary):
         turn = turn_for("codex", binary)
         assert launch_for(turn, resume_session=None).cwd == "/srv/notes"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("mode", ["look", "full"])
+def test_a_standalone_codex_turn_adds_the_record_server_without_its_pass_on_the_line(binary, settings, mode):
+    del settings.WAKE_MEMORY_SERVERS
+    agent = AgentFactory(name="codey", harness="codex", binary=binary)
+    turn = TurnFactory(agent=agent, motion=MotionFactory(workspace="/srv/notes"), mode=mode, status="running")
+    launch = launch_for(turn, resume_session=None)
+    try:
+        line = " ".join(launch.argv)
+        assert "mcp_servers.motion-record.command=" in line
+        assert '"-m", "motion_runner.recall"' in line
+        assert "mrp_" not in line and "DATABASE_URL" not in line
+        assert launch.temp_files and all(path.exists() for path in launch.temp_files)
+    finally:
+        for path in launch.temp_files:
+            path.unlink()
 
 
 class TestPi:

@@ -1,0 +1,103 @@
+"""The record server: MCP over stdio (the official `mcp` SDK), started by the harness from the
+wake's generated config with the turn's pass in its environment (recall/passes.py).
+
+It refuses to start without a running turn's pass, and asks again at every call (a turn may end
+while its harness lingers). Each call is a tool step in the turn's record: the harness streams the
+call and its result like any other tool's, and the ingest redacts them as it stores them; the
+answers here are redacted already (recall/record.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+
+from django.db import close_old_connections, connections
+
+from ..models import Turn
+from . import record
+from .passes import PASS_VARIABLE, SERVER_NAME, running_turn_for
+
+INSTRUCTIONS = (
+    "Your record: the conversations of the Motions you belong to that everyone in this thread may "
+    "read. `search` finds posts (newest first), `read` shows one in its context or a Motion from a "
+    "cursor, `remember` keeps a note in this Motion. Cite what you use by its link."
+)
+
+
+class Refused(RuntimeError):
+    """No running turn holds this server's pass."""
+
+
+def live_turn(token: str | None) -> Turn:
+    close_old_connections()  # a long-lived process: never a connection the database has dropped
+    turn = running_turn_for(token)
+    if turn is None:
+        raise Refused("the record server answers only while the turn that started it runs")
+    return turn
+
+
+def answer(token: str | None, work: Callable[[Turn], dict]) -> str:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    try:
+        return json.dumps(work(live_turn(token)), ensure_ascii=False, indent=1)
+    except (Refused, record.RecordError) as exc:
+        raise ToolError(str(exc)) from None
+    finally:
+        # Calls are few and far apart, each on a worker thread: no idle connection is kept.
+        connections.close_all()
+
+
+def build(token: str | None):
+    # The SDK is the standalone install's (requirements.txt): a host that names its own memory
+    # server (memory-lane) never starts this one, and its install need not carry it.
+    from mcp.server.mcpserver import MCPServer
+
+    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
+
+    @server.tool(description="Full-text search over your record; every word must match. Newest first.")
+    def search(
+        query: str,
+        motion: str = "",
+        author: str = "",
+        kind: str = "",
+        since: str = "",
+        until: str = "",
+        limit: int = 10,
+    ) -> str:
+        filters = record.SearchFilters(
+            motion=motion, author=author, kind=kind, since=since, until=until, limit=limit
+        )
+        return answer(token, lambda turn: record.search(turn, query, filters))
+
+    @server.tool(
+        description="A message with the posts around it (message_id), or a Motion's posts after a time (motion, after)."
+    )
+    def read(message_id: str = "", motion: str = "", after: str = "", around: int = 5) -> str:
+        return answer(
+            token,
+            lambda turn: record.read(turn, message_id=message_id, motion=motion, after=after, around=around),
+        )
+
+    @server.tool(
+        description="Keep a note in your own record of this Motion (shown in the thread as your note)."
+    )
+    def remember(text: str) -> str:
+        return answer(token, lambda turn: record.remember(turn, text))
+
+    return server
+
+
+def serve() -> int:
+    """Run over stdio until the harness closes it; 2 at once without a running turn's pass."""
+    token = os.environ.get(PASS_VARIABLE)
+    try:
+        live_turn(token)
+    except Refused as exc:
+        print(f"{SERVER_NAME}: refused: {exc}", file=sys.stderr)
+        return 2
+    build(token).run("stdio")
+    return 0

@@ -1,0 +1,84 @@
+"""The record server with the real `claude` CLI (issue 35): a standalone look-only wake loads
+the project's own record server from its generated config, the model (the fake, scripted) calls
+its `search`, and the answer lands in the thread as the turn's tool step: the woken Motion's post
+with its link, nothing from a Motion @magent may not read.
+
+Personas: Ada reads the Motion "launch-room", where @magent (Claude Code) is woken; "elsewhere"
+is Ada's too, but not @magent's.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from motion_runner.models import Kind, Message, TurnStatus, Visibility
+from motion_runner.runner.turns import enqueue_turn, execute_turn
+from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
+from tests.fakes.anthropic_api import Reply, Text, ToolUse
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.django_db(transaction=True),
+]  # the server reads on its own connection
+
+SEARCH = "mcp__motion-record__search"
+
+
+@pytest.fixture
+def ada(db):
+    return UserFactory(username="ada")
+
+
+@pytest.fixture
+def magent(claude_binary, claude_on_fake):
+    return AgentFactory(name="magent", harness="claude-code")
+
+
+@pytest.fixture
+def launch_room(ada, magent, tmp_path):
+    workspace = tmp_path / "launch-room"
+    workspace.mkdir()
+    motion = MotionFactory(slug="launch-room", visibility=Visibility.MEMBERS, workspace=str(workspace))
+    motion.people.add(ada)
+    motion.agents.add(magent)
+    return motion
+
+
+@pytest.fixture
+def elsewhere(ada):
+    motion = MotionFactory(slug="elsewhere", visibility=Visibility.MEMBERS)
+    motion.people.add(ada)
+    return motion
+
+
+def test_a_look_only_wake_searches_its_record_and_the_answer_lands_in_the_thread(
+    launch_room, elsewhere, magent, claude_on_fake
+):
+    said = MessageFactory(motion=launch_room, sender="ada", text="The deploy key rotates on Tuesdays.")
+    MessageFactory(motion=elsewhere, sender="ada", text="deploy plan @magent may not read")
+    claude_on_fake.script(
+        Reply(ToolUse(SEARCH, {"query": "deploy"})),
+        Reply(Text("The key rotates on Tuesdays.")),
+    )
+
+    queued = enqueue_turn(
+        launch_room, magent, "When does the deploy key rotate?", mode="look", dispatch=False
+    )
+    turn = execute_turn(queued.pk)
+
+    assert turn.status == TurnStatus.FINISHED, turn.error
+    first = claude_on_fake.message_requests()[0]
+    assert SEARCH in first.offered_tool_names
+    steps = Message.objects.filter(turn=turn, kind__in=[Kind.TOOL_CALL, Kind.TOOL_RESULT]).order_by(
+        "created_at", "id"
+    )
+    (call, result) = steps
+    assert (call.kind, call.tool_name) == (Kind.TOOL_CALL, SEARCH)
+    assert result.kind == Kind.TOOL_RESULT and not result.is_error, result.text
+    assert "The deploy key rotates on Tuesdays." in result.text
+    assert f"/motions/launch-room/#m-{said.id}" in result.text
+    assert "may not read" not in result.text
+    assert Message.objects.filter(turn=turn, kind=Kind.TEXT, text__contains="Tuesdays").exists()
+    # The pass is good only while the turn ran.
+    turn.refresh_from_db()
+    assert turn.status != TurnStatus.RUNNING and turn.record_pass
