@@ -11,7 +11,7 @@ from motion_runner.sql.message_search import install, uninstall
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("motion_runner", "0019_turn_record_pass_and_note_kind"),
+        ("motion_runner", "0020_turn_record_pass_and_note_kind"),
     ]
 
     operations = [

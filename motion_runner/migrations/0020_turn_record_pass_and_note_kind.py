@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("motion_runner", "0018_turn_carries_taint"),
+        ("motion_runner", "0019_carries_taint_help_names_resume"),
     ]
 
     operations = [
