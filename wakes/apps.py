@@ -12,16 +12,19 @@ class WakesConfig(AppConfig):
         # the two with one answer (a turn's tool policy and clocks) are named by a setting instead,
         # whose default names wakes' (motion_runner/conf.py), so nothing is registered for them here.
 
+        from django.contrib.auth.signals import user_logged_in
+
         from motion_runner import signals
 
         from . import tasks  # noqa: F401  (registers the Celery tasks)
         from .abilities.runner import on_turn_finished
-        from .consider_loop import handlers
+        from .consider_loop import arrivals, handlers
         from .consider_loop.chains import let_chains_go
         from .consider_loop.mention_turns import build_started_prompt
         from .decision.steering import let_go
         from .money.spend_guard import SpendGuard
         from .notices.answers import on_message_created as record_answers
+        from .turn import handoff
         from .turn.compaction import compact_after_loop
         from .turn.footer import finalize_prompt
         from .turn.loop_guard import LoopGuard
@@ -46,7 +49,9 @@ class WakesConfig(AppConfig):
         signals.turn_finished.connect(on_turn_finished, dispatch_uid="wakes.abilities")
         signals.message_created.connect(handlers.on_message_created, dispatch_uid="wakes.message_created")
         signals.message_created.connect(record_answers, dispatch_uid="wakes.notices")
-
+        signals.message_created.connect(handoff.on_message_created, dispatch_uid="wakes.handoffs")
+        signals.message_created.connect(arrivals.on_message_created, dispatch_uid="wakes.arrivals")
+        user_logged_in.connect(arrivals.on_signed_in, dispatch_uid="wakes.arrivals.signed_in")
         signals.turn_finished.connect(handlers.on_turn_finished, dispatch_uid="wakes.turn_finished")
         signals.turn_retried.connect(handlers.on_turn_retried, dispatch_uid="wakes.turn_retried")
         signals.turns_stopped.connect(let_go, dispatch_uid="wakes.let_go")
