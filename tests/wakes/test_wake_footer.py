@@ -241,7 +241,7 @@ def test_the_sites_etiquette_page_is_linked_before_the_safety_lines(settings, mo
 def footer_migration():
     import importlib
 
-    return importlib.import_module("wakes.migrations.0012_standalone_footer_names_no_wiki")
+    return importlib.import_module("wakes.migrations.0015_standalone_footer_names_no_wiki")
 
 
 def test_the_migration_moves_a_row_holding_the_old_default_off_the_wiki():

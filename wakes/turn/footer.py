@@ -27,8 +27,8 @@ RECORD_LINE = (
 
 
 def wake_footer(mode: str, *, record: bool | None = None) -> str:
-    """The mode's footer, the etiquette link (when the site has one), the record line where the
-    record server is handed (by default: where the deployment names no memory server of its own),
+    """The mode's footer, the record line where the record server is handed (by default: where the
+    deployment names no memory server of its own), the etiquette link (when the site has one),
     then the safety lines every wake carries (both dials)."""
     if record is None:
         record = uses_record_server()
@@ -36,7 +36,7 @@ def wake_footer(mode: str, *, record: bool | None = None) -> str:
     footer = dials["full_tools_footer"] if mode == "full" else dials["look_only_footer"]
     url = wakes_settings.WAKES_ETIQUETTE_URL.strip()
     etiquette = f"How to speak in a Motion: {url}" if url else ""
-    parts = (footer.rstrip(), etiquette, RECORD_LINE if record else "", dials["safety_lines"].strip())
+    parts = (footer.rstrip(), RECORD_LINE if record else "", etiquette, dials["safety_lines"].strip())
     return "\n".join(part for part in parts if part)
 
 

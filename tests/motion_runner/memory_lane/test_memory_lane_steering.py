@@ -56,7 +56,7 @@ def test_a_mention_still_wakes_under_memory_lanes_mentions_only(seen):
 def test_who_set_memory_lanes_row_and_when_is_shown_here_and_said_in_the_thread(seen):
     assert seen["mentions_only"]["set_by"].startswith("justin, ")
     assert seen["mentions_only"]["said_in_thread"] == [
-        "justin (on memory-lane's page) set this Motion's listening here to mentions only"
+        "justin (on memory-lane's page) set every agent's listening here to mentions only"
     ]
 
 
