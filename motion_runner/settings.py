@@ -385,8 +385,10 @@ ABILITY_CLAIM_LEASE_SECONDS = env_int("ABILITY_CLAIM_LEASE_SECONDS", 300)
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("DATA_UPLOAD_MAX_MEMORY_SIZE", 32 * 1024 * 1024)
 
 # --- memory-lane's clients (docs/memory-lane.md) ------------------------------------------
-# A runner's hold (api/moods/<slug>/held/) is kept in the cache, which every web process must
-# share: Redis (CACHE_URL, else the broker's Redis) in production, in memory for the embedded default.
+# A runner's hold (api/moods/<slug>/held/), the holds shown and an agent's words as they are typed
+# (thread/typed.py, written by the worker, read by the web) are kept in the cache, which every
+# process must share: Redis (CACHE_URL, else the broker's Redis) in production, files under the
+# data folder for the embedded default (bin/serve's web and worker are separate processes).
 CACHE_URL = os.environ.get("CACHE_URL") or (
     CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") else ""
 )
@@ -394,7 +396,10 @@ CACHES = {
     "default": (
         {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
         if CACHE_URL
-        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+        else {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(DATA_DIR / "cache"),
+        }
     )
 }
 # Its runner's keys as its vault gives them, a JSON object {"agent name": "key"}; and the key its

@@ -20,3 +20,7 @@ THREAD_POLL_WAIT_SECONDS = 1.0
 # The screen's CLI route (wakes/turn/screen_cli.py) runs a real harness CLI: only the tests that
 # point it at a fake model server turn it on.
 WAKES_SCREEN_CLI = "off"
+if not CACHE_URL:  # noqa: F405
+    # One test process (its live server's threads included): its own memory, nothing left over
+    # from an earlier run, where the embedded default keeps files every process shares.
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
