@@ -201,3 +201,75 @@ def test_wakes_say_how_to_hand_off_and_a_dial_turns_it_off(room):
     dials(handoff_how="")
 
     assert not any("handoff" in line for line in guidance())
+
+
+PULLED = """I read #jams over the past twelve hours; here is what matters for us.
+
+```handoff
+from: jams
+about: the setlist, as jams left it
+---
+Jams settled on Salt Creek to open.
+```
+"""
+
+
+def brought_in(motion) -> list[Message]:
+    return list(Message.objects.filter(motion=motion, raw__handoff__pulled=True))
+
+
+def test_a_from_block_brings_the_context_in_here(room, jams, clock):
+    source = reply(woken_by(room, clock, room.justin, "@magent what did jams settle?"), PULLED, clock)
+
+    [line] = brought_in(room.motion)
+    assert line.text.startswith(
+        "↩ Brought in by @magent from “Jams and events” — the setlist, as jams left it"
+    )
+    assert f"(/motions/cryptograss/#m-{source.pk})" in line.text
+    assert "Jams settled on Salt Creek to open." in line.text
+    assert handoffs_in(jams) == []  # nothing of it is posted there
+
+
+def test_the_motion_it_came_from_says_it_was_taken(room, jams, clock):
+    reply(woken_by(room, clock, room.justin, "@magent what did jams settle?"), PULLED, clock)
+
+    [line] = brought_in(room.motion)
+    assert (
+        f"@magent took this to “Cryptograss” (the setlist, as jams left it): /motions/cryptograss/#m-{line.pk}"
+        in (lines_in(jams))
+    )
+
+
+def test_what_was_brought_in_is_for_the_agent_it_names_here(room, jams, clock):
+    room.motion.agents.add(room.codey)
+    text = PULLED.replace("about: the setlist", "for: codey\nabout: the setlist")
+    reply(woken_by(room, clock, room.justin, "@magent what did jams settle?"), text, clock)
+
+    [line] = brought_in(room.motion)
+    assert line.raw["handoff"]["for"] == "codey"  # the next wake of @codey here carries it (handed_over)
+
+
+def test_nothing_is_brought_in_from_a_motion_some_reader_here_may_not_read(room, backstage, clock):
+    text = PULLED.replace("from: jams", "from: backstage")
+    reply(woken_by(room, clock, room.rosemary, "@magent what did backstage settle?"), text, clock)
+
+    assert brought_in(room.motion) == []
+    assert lines_in(backstage) == []
+    assert any(
+        t.startswith("Not brought in from “backstage”") and "Nothing was brought in." in t
+        for t in lines_in(room.motion)
+    )
+
+
+def test_a_from_block_brought_in_again_brings_nothing_twice(room, jams, clock):
+    source = reply(woken_by(room, clock, room.justin, "@magent what did jams settle?"), PULLED, clock)
+
+    message_created.send(sender=Message, message=source)
+
+    assert len(brought_in(room.motion)) == 1
+    assert len([t for t in lines_in(jams) if t.startswith("@magent took this")]) == 1
+
+
+def test_a_block_naming_both_is_a_to_block():
+    [block] = blocks_in("```handoff\nto: jams\nfrom: backstage\n---\nx\n```")
+    assert (block.to, block.source) == ("jams", "")

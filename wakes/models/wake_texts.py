@@ -8,20 +8,21 @@ from __future__ import annotations
 GREETING_GUIDANCE = """\
 Greeting anyone is never needed. If you do, make it theirs: the last thing you worked on or talked \
 about together, or a time you were together (search your memory for their name), and if it has \
-been a long while, say so. With no memory of them, look for them on PickiPedia and start from \
-that. No stock welcome, and do not introduce yourself or explain the room unless they ask."""
+been a long while, say so. With no memory of them, look for what they said in the Motions you \
+share and start from that. No stock welcome, and do not introduce yourself or explain the room unless they ask."""
 
 HANDOFF_HOW = """\
 Asked to take this to another Motion, put in your reply a block: a line ```handoff, then \
 "to: <motion>", "about: <a few words>", a line "---", the context someone there needs (what was \
 settled, what is open, #m- links to what matters), and ``` to close. The runner posts it in that \
 Motion, saying where it came from, and your next wake there carries it. Only a Motion you and \
-whoever woke you may both post in takes it."""
+whoever woke you may both post in takes it. Asked to bring something in from another Motion, write \
+"from: <motion>" instead of "to:": the context lands here, if everyone here may read that Motion."""
 
 ARRIVAL_ASK = """\
 Greet them only with something that is theirs: the last thing you worked on or talked about \
 together, a time you were together (search your memory for their name; if it was long ago, say \
-so), or, with no memory of them, what PickiPedia says of them. If none of that turns up anything, \
+so), or, with no memory of them, what they said in the Motions you share. If none of that turns up anything, \
 answer <silent>: never a generic welcome."""
 
 FIRST_SESSION_LETTER = """\

@@ -11,7 +11,10 @@ agents do (its `services/handoff.py`):
     ```
 
 (`to:` may also ride on the fence line: ```` ```handoff to: jams ````; `for:` names the agent it
-informs there, the writer by default.) The runner posts the context in that Motion as a handoff
+informs there, the writer by default.) It goes the other way too, as memory-lane's does: asked to
+look in another Motion, the agent writes `from: jams` instead, and what it brings in lands *here*
+(`bring_in`), the Motion it came from saying it was taken here. Brought in only from a Motion the
+agent may read and every reader of this one may read too (what lands here is shown to all of them). The runner posts the context in that Motion as a handoff
 line naming where it came from and linking the reply it was written in, says in the source thread
 where it went (linking that line), and the next wake there of the agent it is for carries it
 (`handed_over`). Only a Motion that the agent and every author of the posts that woke its turn
@@ -49,7 +52,7 @@ BLOCK = re.compile(
     r"^[ \t]{0,3}```handoff(?P<info>[^\n`]*)\n(?P<body>.*?)(?:\n)?^[ \t]{0,3}```[ \t]*$",
     re.DOTALL | re.MULTILINE,
 )
-FIELDS = ("to", "about", "for")
+FIELDS = ("to", "from", "about", "for")
 MAX_ABOUT = 100  # memory-lane's bounds
 MAX_CONTEXT = 8000
 HANDED_NOTE = (
@@ -64,6 +67,7 @@ class Block:
     about: str
     informs: str  # the agent's name it is for ("" : the writer)
     context: str
+    source: str = ""  # `from:` (only when there is no `to:`): brought in here from that Motion
 
 
 def blocks_in(text: str) -> list[Block]:
@@ -81,13 +85,15 @@ def blocks_in(text: str) -> list[Block]:
             if colon and key.strip().lower() in FIELDS:
                 fields[key.strip().lower()] = value.strip()
         to = fields.get("to", "").lstrip("#").strip().lower()
-        if to:
+        source = "" if to else fields.get("from", "").lstrip("#").strip().lower()
+        if to or source:
             found.append(
                 Block(
                     to=to,
                     about=fields.get("about", "")[:MAX_ABOUT],
                     informs=fields.get("for", "").lstrip("@").strip().lower(),
                     context=context.strip()[:MAX_CONTEXT],
+                    source=source,
                 )
             )
     return found
@@ -157,6 +163,10 @@ def hand_over(message: Message) -> list[Message]:
     authors = wake_authors(message.turn)
     posted = []
     for index, block in enumerate(blocks_in(message.text)):
+        if block.source:
+            if line := bring_in(message, index, block):
+                posted.append(line)
+            continue
         if block.to in (here.pk, here.title.lower()):
             continue  # this very Motion: nothing to hand over
         target = reachable(block.to, agent, authors, here)
@@ -205,6 +215,80 @@ def hand_over(message: Message) -> list[Message]:
         )
         insert_system_line(said)
     return posted
+
+
+def bring_in(message: Message, index: int, block: Block) -> Message | None:
+    """A `from:` block: the context lands here, and the Motion it came from says it was taken here;
+    refused here, nothing brought in, unless the agent may read that Motion and every reader here
+    may read it too."""
+    agent, here = message.agent, message.motion
+    try:
+        origin = readable_motion(AgentPrincipal(agent), block.source)
+    except Http404:
+        origin = None
+    if origin is not None and origin.pk == here.pk:
+        return None  # this very Motion: nothing to bring in
+    if origin is None or not access().readers_may_read(here, origin):
+        insert_system_line(
+            Message(
+                id=system_uuid("handoff-refused", message.pk, index),
+                motion=here,
+                sender=agent.name,
+                agent=agent,
+                source=Source.SYSTEM,
+                kind=Kind.WAKE,
+                created_at=clock.now(),
+                text=f"Not brought in from “{defuse(block.source)[:100]}”: no Motion by that name that "
+                f"@{agent.name} may read and everyone here may read too. Nothing was brought in.",
+            )
+        )
+        return None
+    informs = (
+        Agent.objects.filter(name__iexact=block.informs, motions=here).first() if block.informs else None
+    )
+    about = f" — {block.about}" if block.about else ""
+    head = (
+        f"↩ Brought in by @{agent.name} from “{origin.title}”{about} "
+        f"([where it was said]({thread_link(here.pk, message.pk)}))"
+    )
+    line = Message(
+        id=system_uuid("handoff", message.pk, index),
+        motion=here,
+        sender=agent.name,
+        agent=agent,
+        source=Source.SYSTEM,
+        kind=Kind.TEXT,
+        text=f"{head}\n\n{block.context}" if block.context else head,
+        created_at=clock.now(),
+        raw={
+            "handoff": {
+                "from": origin.pk,
+                "message": str(message.pk),
+                "by": agent.name,
+                "for": (informs or agent).name,
+                "about": block.about,
+                "context": block.context,
+                "pulled": True,
+            }
+        },
+    )
+    posted = insert_system_line(line)
+    insert_system_line(
+        Message(
+            id=system_uuid("handoff-sent", message.pk, index),
+            motion=origin,
+            sender=agent.name,
+            agent=agent,
+            source=Source.SYSTEM,
+            kind=Kind.WAKE,
+            created_at=clock.now(),
+            text=f"@{agent.name} took this to “{here.title}”"
+            + (f" ({block.about})" if block.about else "")
+            + f": {thread_link(here.pk, line.id)}",
+            raw={"handoff_sent": {"to": here.pk, "message": str(message.pk), "line": str(line.id)}},
+        )
+    )
+    return line if posted else None
 
 
 def handoff_text(message: Message, block: Block) -> str:
