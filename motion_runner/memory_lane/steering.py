@@ -33,6 +33,7 @@ from .. import signals
 from ..models import Agent, Motion, Scram, SshKey
 from ..signals import SteeringRefused, SteerRecord
 from .host import host_model, is_writing, writing
+from .timing import DIALS as TIMING_KEYS
 
 log = logging.getLogger(__name__)
 
@@ -277,6 +278,9 @@ class HostSteering(signals.SteeringSource):
                 by=instance.set_by_id or "",
                 reason=instance.note or "",
             )
+            return
+        if instance.key in TIMING_KEYS:
+            self.timing_changed(instance)
             return
         if instance.key not in SETTINGS:
             return

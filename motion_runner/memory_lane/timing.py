@@ -43,6 +43,7 @@ BUDGET_KEY = "consider_usd_per_day"
 BOUNDS = {"consider_after": (0, 3600), "idle_after": (0, 7 * 86400), "considers_per_hour": (0, 60)}
 BUDGET_BOUNDS = (Decimal(0), Decimal(500))
 DEFAULTS = {"consider_after": 10, "idle_after": 3000, "considers_per_hour": 6}
+UNITS = {"consider_after": "seconds", "idle_after": "seconds of silence", "considers_per_hour": "an hour"}
 
 
 def dial_value(key: str, value: Any, tick_seconds: float) -> Any:
@@ -116,6 +117,33 @@ class HostTiming(signals.SteeringSource):
                 if value is not None:
                     found[dial] = (value, mood_pk is not None and row.mood_id == mood_pk)
         return found
+
+    def timing_changed(self, row: Any) -> None:
+        """A timing row memory-lane wrote (its page): said in the Mood's thread and looked at again
+        now (`signals.host_steering_changed`), when it counts (a granter's, a value it keeps)."""
+        from ..models import Agent, Motion
+
+        value = dial_value(row.key, row.value, 1)
+        if value is None or not self.vouched({row.set_by_id}):
+            return
+        motions = [self.motion_for_mood(row.mood)] if row.mood_id else list(Motion.objects.all())
+        agent = Agent.objects.filter(name=row.agent_id).first() if row.agent_id else None
+        for motion in motions:
+            said = None  # a row for every Mood at once is said in no thread
+            if row.mood_id:
+                said = signals.SteerRecord(
+                    motion_id=motion.pk,
+                    agent_id=agent.pk if agent else None,
+                    setting=DIALS[row.key],
+                    value=f"{row.value} {UNITS[row.key]}",
+                    until=None,
+                    by_name=row.set_by_id,
+                    at=row.created_at,
+                    ref=str(row.pk),
+                )
+            signals.host_steering_changed.send_robust(
+                sender=Motion, motion=motion, agent=agent, setting=DIALS[row.key], record=said
+            )
 
     def write_timing(self, motion: Any, dial: str, value: Any, tick_seconds: float, by_name: str) -> None:
         """One change from the timing API, as a row for the Mood and every agent (None: memory-lane's

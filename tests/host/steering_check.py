@@ -242,12 +242,26 @@ def timing(record, lobby, magent, agent_entity, justin, visitor, client, visitor
     from wakes.models import DialOverride
     from wakes.models.dials import resolve
 
+    far = timezone.now() + timedelta(days=1)
+    waiting = ListenState.objects.filter(motion_id="lobby").update(due_at=far)
     setting("consider_after", 40, mood=lobby, by=justin)
+    seen_now = {
+        "looked_again": waiting > 0
+        and not ListenState.objects.filter(motion_id="lobby", due_at=far).exists(),
+        "said": list(
+            record.motion_for_mood(lobby)
+            .messages.filter(text__contains="debounce")
+            .values_list("text", flat=True)
+        ),
+    }
     setting("idle_after", 600, mood=lobby, agent=agent_entity, by=justin)
     setting("considers_per_hour", 2, mood=lobby, by=justin)
     setting("considers_per_hour", 30, mood=lobby, agent=agent_entity, by=visitor)  # not a granter
     dials = resolve("lobby", magent.pk)
-    seen = {"resolved": [dials.quiet_seconds, dials.idle_looks, dials.considerations_per_hour]}
+    seen = {"resolved": [dials.quiet_seconds, dials.idle_looks, dials.considerations_per_hour], **seen_now}
+    seen["said_of_visitors_row"] = (
+        record.motion_for_mood(lobby).messages.filter(text__contains="visitor").count()
+    )
     seen["porch"] = [
         resolve("porch", magent.pk).quiet_seconds,
         resolve("porch", magent.pk).considerations_per_hour,

@@ -165,3 +165,14 @@ def test_memory_lanes_consider_usd_per_day_is_the_daily_budget_here_both_ways(se
     assert budget["read"] == ["4.50"]
     assert (budget["status"], budget["row"], budget["api"]) == (201, [12.25, "justin", None, None], "12.25")
     assert budget["dials_untouched"] == "10.00"
+
+
+def test_a_timing_row_on_memory_lanes_page_is_said_in_the_thread_and_looked_at_again_now(seen):
+    assert seen["timing"]["said"] == [
+        "justin (on memory-lane's page) set this Motion's debounce here to 40 seconds"
+    ]
+    assert seen["timing"]["looked_again"] is True
+
+
+def test_a_timing_row_that_does_not_count_is_not_said(seen):
+    assert seen["timing"]["said_of_visitors_row"] == 0
