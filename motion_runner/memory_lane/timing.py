@@ -29,6 +29,7 @@ from typing import Any
 from django.db.models import Q
 
 from .. import signals
+from ..models import Agent, Motion
 from ..signals import SteeringRefused
 from .host import host_model, writing
 
@@ -93,8 +94,6 @@ class HostTiming(signals.SteeringSource):
     ) -> dict[str, tuple[Any, bool]]:
         """{dial: (value, set for this Mood)} for what memory-lane's rows keep in force for the pair
         (agent None: every agent of the Motion), by its slot order; a dial with no row is absent."""
-        from ..models import Agent
-
         name = Agent.objects.filter(pk=agent_id).values_list("name", flat=True).first() if agent_id else None
         mood = self.moods_of([motion_id]).get(motion_id)
         mood_pk = getattr(mood, "pk", None)
@@ -121,8 +120,6 @@ class HostTiming(signals.SteeringSource):
     def timing_changed(self, row: Any) -> None:
         """A timing row memory-lane wrote (its page): said in the Mood's thread and looked at again
         now (`signals.host_steering_changed`), when it counts (a granter's, a value it keeps)."""
-        from ..models import Agent, Motion
-
         value = dial_value(row.key, row.value, 1)
         if value is None or not self.vouched({row.set_by_id}):
             return
