@@ -295,6 +295,9 @@ def timing(record, lobby, magent, agent_entity, justin, visitor, client, visitor
         "by_password": post(visitor_client, "quiet_seconds", "5").status_code,
         "rows": host.Setting.objects.filter(key__in=("consider_after", "considers_per_hour")).count(),
     }
+    blank = post(client, "considerations_per_hour", "")
+    newest = host.Setting.objects.filter(key="considers_per_hour", mood=lobby).order_by("-created_at").first()
+    seen["back_to_default"] = [blank.status_code, newest.value, newest.agent_id]
     seen["global"] = global_budget(client)
     return seen
 

@@ -176,3 +176,7 @@ def test_a_timing_row_on_memory_lanes_page_is_said_in_the_thread_and_looked_at_a
 
 def test_a_timing_row_that_does_not_count_is_not_said(seen):
     assert seen["timing"]["said_of_visitors_row"] == 0
+
+
+def test_a_timing_set_back_to_the_default_writes_memory_lanes_default(seen):
+    assert seen["timing"]["back_to_default"] == [201, 6, None]
