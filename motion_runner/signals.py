@@ -321,6 +321,25 @@ class SteeringSource:
         """The Motion's newest changes, newest first (the menus' list)."""
         raise NotImplementedError
 
+    def timing(
+        self, motion_id: str, agent_id: int | None, tick_seconds: float
+    ) -> dict[str, tuple[Any, bool]]:
+        """The timing dials (quiet_seconds, idle_looks, considerations_per_hour) the source keeps in
+        force for the pair (agent None: every agent of the Motion): {dial: (value, the Motion's
+        own)}; a dial it keeps nothing for is absent, and the admin's dials stand."""
+        return {}
+
+    def write_timing(self, motion: Motion, dial: str, value: Any, tick_seconds: float, by_name: str) -> None:
+        """Keep one change of the timing API (value None: the default); SteeringRefused if it cannot."""
+        raise SteeringRefused("this steering source keeps no timing")
+
+    def daily_budget(self) -> Any:
+        """The global consider budget in dollars a day the source keeps, or None (the dials' stands)."""
+        return None
+
+    def write_daily_budget(self, value: Any, by_name: str) -> None:
+        raise SteeringRefused("this steering source keeps no budget")
+
 
 # --- Hooks of the thread page and its poll (motion_runner/thread/views.py, motion_runner/api/views.py) -
 

@@ -44,6 +44,7 @@ from .host_posts import HostPosts
 from .renames import MoodNames
 from .rows import host_row, parent_of, turn_stop, unindexed_row
 from .steering import HostSteering
+from .timing import HostTiming
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ HOST_FILL_IN = (
 )
 
 
-class MemoryLaneRecord(MoodNames, HostPosts, HostHolds, HostSteering, OwnRecord):
+class MemoryLaneRecord(MoodNames, HostPosts, HostHolds, HostTiming, HostSteering, OwnRecord):
     shares_memory_lane_record = True
     keeps_unindexed = True
     keeps_unclaimed = True

@@ -11,11 +11,12 @@ disagree. Its scram (AZ5, the global `scram` row) is this project's scram, both 
 The keys read, and how (memory-lane's value → the menus' value):
 listening `{mode, until}` → listening and its until; model, mention_effort, consider_effort,
 discretion as they are; verbosity brief/normal/thorough → terse/normal/full; catch_up_tokens →
-reads (tokens); rules; archived (the Mood's own, true/false → yes/no). memory-lane's other knobs
-(consider_after, idle_after, considers_per_hour, ultracode) have no twin here and are left to it.
+reads (tokens); rules; archived (the Mood's own, true/false → yes/no); ultracode (true/false → on/off).
+Its timing knobs (consider_after, idle_after, considers_per_hour, the global consider_usd_per_day)
+are the dials' twins, read and written by timing.py.
 
 Trust (docs/security.md): a row that widens what an agent may spend or read (rules, model, effort,
-reads, a chatty discretion) counts only when its `set_by` is a person here who holds an SSH key
+reads, ultracode, a chatty discretion) counts only when its `set_by` is a person here who holds an SSH key
 (who may grant full tools); else the next row of the slot order stands.
 """
 
@@ -32,6 +33,7 @@ from .. import signals
 from ..models import Agent, Motion, Scram, SshKey
 from ..signals import SteeringRefused, SteerRecord
 from .host import host_model, is_writing, writing
+from .timing import DIALS as TIMING_KEYS
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,7 @@ KEYS = {
     "verbosity": "verbosity",
     "rules": "rules",
     "archived": "archived",
+    "ultracode": "ultracode",
 }
 SETTINGS = {key: setting for setting, key in KEYS.items()}
 VERBOSITY_IN = {"brief": "terse", "normal": "normal", "thorough": "full"}
@@ -63,8 +66,9 @@ DEFAULTS = {
     "verbosity": "normal",
     "rules": "",
     "archived": False,
+    "ultracode": False,
 }
-WIDENING_KEYS = ("rules", "model", "mention_effort", "consider_effort", "catch_up_tokens")
+WIDENING_KEYS = ("rules", "model", "mention_effort", "consider_effort", "catch_up_tokens", "ultracode")
 MOOD_KEYS = ("archived",)
 
 
@@ -108,6 +112,8 @@ def value_here(key: str, value: Any) -> tuple[str, datetime | None] | None:
         return (VERBOSITY_IN[value], None) if value in VERBOSITY_IN else None
     if key == "archived":
         return ("yes" if value is True else "no"), None
+    if key == "ultracode":  # its clean() stores only true or false
+        return ({True: "on", False: "off"}[value], None) if isinstance(value, bool) else None
     if key == "catch_up_tokens":
         return (str(int(value)), None) if isinstance(value, int | float) else None
     return (str(value), None) if isinstance(value, str) else None
@@ -127,6 +133,8 @@ def value_there(setting: str, value: str, until: datetime | None) -> Any:
         return VERBOSITY_OUT[value]
     if key == "archived":
         return value == "yes"
+    if key == "ultracode":
+        return value == "on"
     if key == "catch_up_tokens":
         low, high = READS_BOUNDS
         return min(max(int(value), low), high)
@@ -270,6 +278,9 @@ class HostSteering(signals.SteeringSource):
                 by=instance.set_by_id or "",
                 reason=instance.note or "",
             )
+            return
+        if instance.key in TIMING_KEYS:
+            self.timing_changed(instance)
             return
         if instance.key not in SETTINGS:
             return

@@ -28,6 +28,9 @@ object and exits 1 when one of the facts below fails:
   its own `settings.scram()` shows; a change in the apps' menus is what its own `resolve` reads;
   its `resolve` and the apps' steering pick the same row of three slots (Mood and agent, Mood,
   every Mood) for verbosity and discretion;
+- its ultracode and timing rows (consider_after, idle_after, considers_per_hour) are the apps'
+  ultracode and dials by the same slot order; the apps' timing and consider $/day are what its own
+  `resolve` and `global_value` read;
 - an agent's words carrying a ```handoff block, as the binding writes them, set off memory-lane's
   own post_save hook (its `signals.py`, `services/handoff.py`): one line in each Mood.
 """
@@ -40,6 +43,7 @@ import re
 import sys
 import tempfile
 import uuid
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -386,6 +390,54 @@ def steering(ml: Any, mood: Any, motion: Any, agent: Any, justin: Any, person: A
         "verbosity": [theirs["verbosity"], ours.verbosity],
         "discretion": [theirs["discretion"], ours.discretion],
     }
+    seen["ultracode_and_timing"] = ultracode_and_timing(ml, knobs, mood, motion, agent, justin, person)
+    return seen
+
+
+def ultracode_and_timing(
+    ml: Any, knobs: Any, mood: Any, motion: Any, agent: Any, justin: Any, person: Any
+) -> dict:
+    """Its ultracode and timing rows, written by its own `settings.change`, are the apps' ultracode
+    and dials; the apps' writes are what its own `resolve` and `global_value` read. Rows that widen:
+    they count because justin holds an SSH key here."""
+    from motion_runner.models import SshKey
+    from motion_runner.record import binding
+    from wakes.decision.steering import change, steering_for
+    from wakes.models import Dials
+    from wakes.models.dials import resolve
+
+    SshKey.objects.create(user=person, public_key="ssh-ed25519 AAAA justin", fingerprint="SHA256:justin")
+    entity = ml.ThinkingEntity.objects.get(name=agent.name)
+    knobs.change("ultracode", "on", mood=mood, agent=entity, by=justin)
+    seen: dict[str, Any] = {"ultracode_here": steering_for(motion.pk, agent.pk).ultracode}
+    change(motion, agent, "ultracode", "off", None, person)
+    seen["ultracode_in_its_resolve"] = knobs.resolve(mood, agent.name)["ultracode"]
+    knobs.change("consider_after", 45, mood=mood, by=justin)
+    knobs.change("idle_after", 900, mood=mood, agent=entity, by=justin)
+    knobs.change("considers_per_hour", 3, by=justin)
+    dials = resolve(motion.pk, agent.pk)
+    theirs = knobs.resolve(mood, agent.name)
+    seen["timing"] = {
+        "theirs": [theirs["consider_after"], theirs["idle_after"], theirs["considers_per_hour"]],
+        "ours": [dials.quiet_seconds, dials.idle_seconds, dials.considerations_per_hour],
+    }
+    record, tick = binding(), Dials.load().tick_seconds
+    record.write_timing(motion, "considerations_per_hour", 4, tick, person.get_username())
+    record.write_timing(motion, "quiet_seconds", 20.0, tick, person.get_username())
+    record.write_daily_budget(Decimal("7.5"), person.get_username())
+    theirs = knobs.resolve(mood, agent.name)
+    seen["written_here"] = {
+        "theirs": [
+            theirs["consider_after"],
+            theirs["considers_per_hour"],
+            knobs.global_value("consider_usd_per_day"),
+        ],
+        "ours": [
+            resolve(motion.pk, agent.pk).quiet_seconds,
+            resolve(motion.pk, agent.pk).considerations_per_hour,
+            float(resolve(motion.pk, agent.pk).daily_budget_usd),
+        ],
+    }
     return seen
 
 
@@ -443,6 +495,17 @@ def failures(seen: dict[str, Any]) -> list[str]:
         == {"there": 1, "here": 1, "in_the_apps": 1},
         "memory-lane's resolve and the apps' steering agree on the slot order": steer["slot_order"]
         == {"verbosity": ["brief", "terse"], "discretion": ["reserved", "reserved"]},
+        "its ultracode row is the apps' ultracode, and the menus' is its row": steer["ultracode_and_timing"][
+            "ultracode_here"
+        ]
+        == "on"
+        and steer["ultracode_and_timing"]["ultracode_in_its_resolve"] is False,
+        "its timing rows are the apps' dials, by the same slot order": steer["ultracode_and_timing"]["timing"]
+        == {"theirs": [45, 900, 3], "ours": [45.0, 900.0, 3]},
+        "the apps' timing and budget are what its own resolve and global_value read": steer[
+            "ultracode_and_timing"
+        ]["written_here"]
+        == {"theirs": [20, 4, 7.5], "ours": [20.0, 4, 7.5]},
     }
     return [fact for fact, held in facts.items() if not held]
 

@@ -199,7 +199,132 @@ def main() -> dict:
         "lines_said": Message.objects.filter(kind=Kind.WAKE).count() - lines_before,
     }
     seen["considerations"] = Consideration.objects.count()
+    seen["ultracode"] = ultracode(record, lobby, porch, magent, agent_entity, justin, visitor, client)
+    seen["timing"] = timing(record, lobby, magent, agent_entity, justin, visitor, client, visitor_client)
     return seen
+
+
+def ultracode(record, lobby, porch, magent, agent_entity, justin, visitor, client) -> dict:
+    """9. memory-lane's `ultracode` row is the steer setting here (widening: a granter's only);
+    the menus' ultracode is memory-lane's row."""
+    session = client.session
+    session["sign_in"] = "ssh"  # justin signed in with his key: he may widen from here
+    session.save()
+    setting("ultracode", True, mood=porch, agent=agent_entity, by=visitor)
+    by_visitor = steering_for("porch", magent.pk).ultracode
+    setting("ultracode", True, mood=porch, agent=agent_entity, by=justin)
+    by_justin = steering_for("porch", magent.pk).ultracode
+    answer = client.post(
+        "/runner/api/motions/lobby/steer/",
+        json.dumps({"agent": "magent", "setting": "ultracode", "value": "on"}),
+        content_type="application/json",
+        secure=True,
+    )
+    newest = host.Setting.objects.filter(key="ultracode", mood=lobby).order_by("-created_at").first()
+    return {
+        "by_visitor": by_visitor,
+        "by_justin": by_justin,
+        "said": list(
+            record.motion_for_mood(porch)
+            .messages.filter(text__contains="ultracode")
+            .values_list("text", flat=True)
+        ),
+        "menus_status": answer.status_code,
+        "menus_row": [newest.value, newest.set_by_id, newest.agent_id] if newest else None,
+        "lobby": steering_for("lobby", magent.pk).ultracode,
+        "steer_rows": Steer.objects.count(),
+    }
+
+
+def timing(record, lobby, magent, agent_entity, justin, visitor, client, visitor_client) -> dict:
+    """10. memory-lane's consider_after, idle_after and considers_per_hour rows are the Motion's
+    debounce, unprompted looks and considerations per hour here; the timing API writes them."""
+    from wakes.models import DialOverride
+    from wakes.models.dials import resolve
+
+    far = timezone.now() + timedelta(days=1)
+    waiting = ListenState.objects.filter(motion_id="lobby").update(due_at=far)
+    setting("consider_after", 40, mood=lobby, by=justin)
+    seen_now = {
+        "looked_again": waiting > 0
+        and not ListenState.objects.filter(motion_id="lobby", due_at=far).exists(),
+        "said": list(
+            record.motion_for_mood(lobby)
+            .messages.filter(text__contains="debounce")
+            .values_list("text", flat=True)
+        ),
+    }
+    setting("idle_after", 600, mood=lobby, agent=agent_entity, by=justin)
+    setting("considers_per_hour", 2, mood=lobby, by=justin)
+    setting("considers_per_hour", 30, mood=lobby, agent=agent_entity, by=visitor)  # not a granter
+    dials = resolve("lobby", magent.pk)
+    seen = {"resolved": [dials.quiet_seconds, dials.idle_looks, dials.considerations_per_hour], **seen_now}
+    seen["said_of_visitors_row"] = (
+        record.motion_for_mood(lobby).messages.filter(text__contains="visitor").count()
+    )
+    seen["porch"] = [
+        resolve("porch", magent.pk).quiet_seconds,
+        resolve("porch", magent.pk).considerations_per_hour,
+    ]
+    seen["api_read"] = client.get("/runner/api/motions/lobby/timing/", secure=True).json()["motion"]
+
+    def post(who, knob, value):
+        return who.post(
+            "/runner/api/motions/lobby/timing/",
+            json.dumps({"knob": knob, "value": value}),
+            content_type="application/json",
+            secure=True,
+        )
+
+    answer = post(client, "quiet_seconds", "25")
+    newest = host.Setting.objects.filter(key="consider_after", mood=lobby).order_by("-created_at").first()
+    seen["api_write"] = {
+        "status": answer.status_code,
+        "row": [newest.value, newest.set_by_id, newest.agent_id] if newest else None,
+        "resolved": resolve("lobby", magent.pk).quiet_seconds,
+        "overrides": DialOverride.objects.count(),
+    }
+    looks = post(client, "idle_looks", "100")
+    idle = (
+        host.Setting.objects.filter(key="idle_after", mood=lobby, agent=None).order_by("-created_at").first()
+    )
+    seen["api_write"]["idle_after_row"] = [looks.status_code, idle.value if idle else None]
+    seen["refused"] = {
+        "fraction": post(client, "quiet_seconds", "2.5").status_code,
+        "past_its_bounds": post(client, "considerations_per_hour", "90").status_code,
+        "by_password": post(visitor_client, "quiet_seconds", "5").status_code,
+        "rows": host.Setting.objects.filter(key__in=("consider_after", "considers_per_hour")).count(),
+    }
+    blank = post(client, "considerations_per_hour", "")
+    newest = host.Setting.objects.filter(key="considers_per_hour", mood=lobby).order_by("-created_at").first()
+    seen["back_to_default"] = [blank.status_code, newest.value, newest.agent_id]
+    seen["global"] = global_budget(client)
+    return seen
+
+
+def global_budget(client) -> dict:
+    """memory-lane's global consider_usd_per_day is the daily budget here, both ways."""
+    from wakes.models import Dials
+    from wakes.models.dials import resolve
+
+    agent = Agent.objects.get(name="magent")
+    justin = host.ThinkingEntity.objects.get(name="justin")
+    setting("consider_usd_per_day", 4.5, by=justin)
+    read = [str(limit) for scope, limit in resolve("lobby", agent.pk).daily_caps if scope == "all"]
+    answer = client.post(
+        "/runner/api/motions/lobby/timing/",
+        json.dumps({"knob": "consider_usd_per_day", "value": "12.25"}),
+        content_type="application/json",
+        secure=True,
+    )
+    newest = host.Setting.objects.filter(key="consider_usd_per_day").order_by("-created_at").first()
+    return {
+        "read": read,
+        "status": answer.status_code,
+        "row": [newest.value, newest.set_by_id, newest.mood_id, newest.agent_id],
+        "api": answer.json().get("consider_usd_per_day"),
+        "dials_untouched": str(Dials.load().daily_budget_usd),
+    }
 
 
 if __name__ == "__main__":

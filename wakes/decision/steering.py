@@ -67,6 +67,13 @@ MOTION_SETTINGS = (S.RULES, S.ARCHIVED, S.LETTER)
 WIDENING = (S.RULES, S.MODEL, S.MENTION_EFFORT, S.CONSIDER_EFFORT, S.READS, S.ULTRACODE, S.LETTER)
 # Values of other settings that widen: a chatty agent's considerations skip the screen.
 WIDENING_VALUES = {S.DISCRETION: ("chatty",)}
+# The timing dials memory-lane's own page sets under its binding (motion_runner/memory_lane/timing.py),
+# said as the timing API says them; changed there, the loop looks again at once.
+TIMING_WORDS = {
+    "quiet_seconds": "debounce",
+    "idle_looks": "first unprompted look",
+    "considerations_per_hour": "considerations",
+}
 NEVER = datetime(9999, 12, 31, tzinfo=UTC)  # a held mention with no "until"
 
 DISCRETION_TEXT = {
@@ -323,6 +330,7 @@ def describe(row: Steer) -> str:
         text = f"{row.by_name} {'set' if row.value else 'cleared'} the letter a first wake here opens with"
     else:
         shown = {S.LISTENING: LISTENING, S.READS: READS}.get(row.setting, {}).get(row.value, row.value)
+        name = TIMING_WORDS.get(row.setting, name)
         text = f"{row.by_name} set {whose} {name} here to {shown or 'the default'}"
     if row.until is not None:
         text += f" until {row.until:%Y-%m-%d %H:%M} UTC"
@@ -432,5 +440,5 @@ def changed_in_host(sender, motion: Motion, agent: Agent | None, setting: str, r
         post_system_message(
             motion, describe(row), kind=Kind.WAKE, message_id=system_uuid("steer", record.ref), agent=agent
         )
-    if setting in (S.LISTENING, S.ARCHIVED):
+    if setting in (S.LISTENING, S.ARCHIVED, *TIMING_WORDS):
         catch_up(motion, agent)

@@ -470,6 +470,11 @@ class Resolved:
     def idle_seconds(self) -> float:
         return self.idle_looks * self.dials.tick_seconds
 
+    @property
+    def daily_budget_usd(self) -> Decimal:
+        """The global daily budget in force (the "all" cap, always first)."""
+        return self.daily_caps[0][1]
+
 
 def overrides_for(motion_id: str, agent_ids: Collection[int]) -> list[DialOverride]:
     """Every override that applies to one of these agents in this Motion, in one query (resolve's
@@ -493,7 +498,8 @@ def resolve(
 ) -> Resolved:
     """`overrides`: a superset of the pair's, read already (overrides_for); else they are asked.
     Then the room's `reads` from the thread (wakes/decision/steering.py's order: dials → overrides → the
-    thread); `steered=False` skips that query where `reads` is not used (the loop's schedule)."""
+    thread); `steered=False` skips that query where `reads` is not used (the loop's schedule). Under
+    a steering source that keeps timing (memory-lane's rows), its timing and budget over the dials."""
     dials = dials or Dials.load()
     values = {name: getattr(dials, name) for name in OVERRIDABLE}
     caps: list[tuple[str, Decimal]] = [("all", dials.daily_budget_usd)]
@@ -515,9 +521,21 @@ def resolve(
                 values[name] = value
         if row.daily_budget_usd is not None:
             caps.append((("motion", "agent", "pair")[rank(row)], row.daily_budget_usd))
+    if (source := signals.steering_source()) is not None:  # memory-lane's timing rows, under its binding
+        for name, (value, _own) in source.timing(motion_id, agent_id, dials.tick_seconds).items():
+            values[name] = value
+        caps[0] = ("all", global_daily_budget(dials))
     if steered and (tokens := room_reads(motion_id, agent_id)) is not None:
         values["reads"] = tokens
     return Resolved(dials=dials, daily_caps=caps, **values)
+
+
+def global_daily_budget(dials: Dials) -> Decimal:
+    """Dollars a day every Motion's considerations may spend: the dial, or under memory-lane's
+    binding its consider_usd_per_day row (motion_runner/memory_lane/timing.py) when one counts."""
+    source = signals.steering_source()
+    kept = source.daily_budget() if source is not None else None
+    return dials.daily_budget_usd if kept is None else kept
 
 
 def room_reads(motion_id: str, agent_id: int) -> int | None:

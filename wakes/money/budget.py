@@ -177,7 +177,7 @@ def reserve(
             quiet_spent = Spend.objects.filter(
                 day=day, counted=True, consideration__kind=WakeKind.QUIET
             ).aggregate(total=Sum("amount"))["total"] or Decimal("0")
-            quiet_limit = dials.dials.daily_budget_usd * share
+            quiet_limit = dials.daily_budget_usd * share
             if quiet_limit - quiet_spent < remaining:
                 remaining, which = quiet_limit - quiet_spent, f"quiet:{quiet_limit}"
         capped = consideration_cap(motion_id, agent_id, dials.consideration_cap_usd)

@@ -6,6 +6,11 @@ Reading: whoever may read the Motion. Setting: a person who may post in it and m
 (signed in with an SSH key, or named in full_tools_for): each knob changes what the agents spend.
 A Motion's knob is its DialOverride's field (blank: the global dial); the $/day is the global
 dial (Dials.daily_budget_usd), every Motion's. Each change is said in the thread, with who.
+
+Under memory-lane's binding its own rows are these knobs (consider_after, idle_after,
+considers_per_hour, consider_usd_per_day: motion_runner/memory_lane/timing.py): read over the dials
+and written there instead, one source; what it cannot keep (a fraction of a second, past its
+bounds) is refused, nothing written.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from motion_runner import signals
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Kind, Motion
@@ -26,6 +32,7 @@ from motion_runner.people.access import access, is_person, readable_motion
 from motion_runner.people.context import sign_in_of
 
 from ..models import DialOverride, Dials, clock
+from ..models.dials import global_daily_budget
 from ..turn.requests import person_may_grant
 
 # knob: (words for the thread, type, lowest, highest). None as a value: back to the global dial.
@@ -55,11 +62,35 @@ class TimingIn(serializers.Serializer):
 def timing(motion: Motion) -> dict:
     dials = Dials.load()
     own = DialOverride.objects.filter(motion=motion, agent__isnull=True).first()
+    source = signals.steering_source()
+    kept = source.timing(motion.pk, None, dials.tick_seconds) if source is not None else {}
     knobs = {}
     for name in MOTION_KNOBS:
         mine = getattr(own, name, None) if own is not None else None
-        knobs[name] = {"value": mine if mine is not None else getattr(dials, name), "own": mine is not None}
-    return {"motion": knobs, GLOBAL_KNOB: str(dials.daily_budget_usd)}
+        if name in kept:  # memory-lane's row, under its binding: over the dials (dials.resolve)
+            value, is_own = kept[name]
+        else:
+            value, is_own = (mine, True) if mine is not None else (getattr(dials, name), False)
+        knobs[name] = {"value": value, "own": is_own}
+    return {"motion": knobs, GLOBAL_KNOB: str(global_daily_budget(dials))}
+
+
+def keep(motion: Motion, knob: str, value, who: str) -> None:
+    """Write the change where the knobs are kept: memory-lane's rows under its binding, else the dials."""
+    if (source := signals.steering_source()) is not None:
+        try:
+            if knob == GLOBAL_KNOB:
+                source.write_daily_budget(value, who)
+            else:
+                source.write_timing(motion, knob, value, Dials.load().tick_seconds, who)
+        except signals.SteeringRefused as refused:
+            raise ValidationError({"value": [str(refused)]}) from refused
+    elif knob == GLOBAL_KNOB:
+        dials = Dials.load()
+        dials.daily_budget_usd = value
+        dials.save(update_fields=["daily_budget_usd"])
+    else:
+        DialOverride.objects.update_or_create(motion=motion, agent=None, defaults={knob: value})
 
 
 def parsed(knob: str, raw: str | None):
@@ -105,13 +136,10 @@ class TimingView(APIView):
         knob = body.validated_data["knob"]
         value = parsed(knob, body.validated_data["value"])
         who = request.user.get_username()
+        keep(motion, knob, value, who)
         if knob == GLOBAL_KNOB:
-            dials = Dials.load()
-            dials.daily_budget_usd = value
-            dials.save(update_fields=["daily_budget_usd"])
             said = f"{who} set the consider budget, every Motion's, to ${value} a day"
         else:
-            DialOverride.objects.update_or_create(motion=motion, agent=None, defaults={knob: value})
             shown = "the default" if value is None else value
             said = f"{who} set this Motion's {MOTION_KNOBS[knob][0]} to {shown}"
         post_system_message(

@@ -15,6 +15,7 @@ from motion_runner.models import Message, Motion, Turn, TurnStatus
 from ..decision.listening_scopes import listening_by_pair
 from ..decision.steering import hushes
 from ..models import DialOverride, Dials, ListenState, Spend, WakeRequest, clock
+from ..models.dials import global_daily_budget
 from ..money.budget import day_of, spent_today
 
 
@@ -76,7 +77,7 @@ def motion_cards(motions: list[Motion]) -> list[MotionCard]:
     # Archived from the Motions' rows; each pair's listening with every scope counted.
     hushed = {key: value for key, value in hushes(slugs, now).items() if key[1] is None}
     hushed.update(listening_by_pair(pairs, now))
-    global_left = Dials.load().daily_budget_usd - spent_today(today)
+    global_left = global_daily_budget(Dials.load()) - spent_today(today)
     cards = []
     for motion in motions:
         row = sums.get(motion.pk, {})

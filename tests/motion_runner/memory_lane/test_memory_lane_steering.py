@@ -108,3 +108,75 @@ def test_memory_lanes_most_specific_row_wins_whatever_its_age(seen):
 def test_a_row_for_every_mood_counts_where_nothing_more_specific_is_set_and_is_said_nowhere(seen):
     # porch's discretion: visitor's "chatty" did not count (widening), so the global row stands there too
     assert seen["every_mood"] == {"lobby": "reserved", "porch": "reserved", "lines_said": 0}
+
+
+def test_memory_lanes_ultracode_row_counts_only_when_a_granter_set_it(seen):
+    assert (seen["ultracode"]["by_visitor"], seen["ultracode"]["by_justin"]) == ("", "on")
+
+
+def test_memory_lanes_ultracode_row_is_said_in_the_thread(seen):
+    assert "justin (on memory-lane's page) set @magent's ultracode here to on" in seen["ultracode"]["said"]
+
+
+def test_the_menus_ultracode_is_memory_lanes_row_and_no_steer_row(seen):
+    ultra = seen["ultracode"]
+    assert (ultra["menus_status"], ultra["menus_row"]) == (201, [True, "justin", "magent"])
+    assert (ultra["lobby"], ultra["steer_rows"]) == ("on", 0)
+
+
+def test_memory_lanes_timing_rows_are_the_dials_here_by_its_slot_order(seen):
+    # consider_after 40 (Mood), idle_after 600 s = 200 looks of 3 s (Mood, agent), considers_per_hour 2
+    # (Mood): visitor's 30 for the pair widens and is not a granter's, so the Mood's 2 stands.
+    assert seen["timing"]["resolved"] == [40.0, 200, 2]
+
+
+def test_another_moods_timing_is_untouched(seen):
+    assert seen["timing"]["porch"] == [10.0, 6]
+
+
+def test_the_timing_api_reads_memory_lanes_rows(seen):
+    shown = seen["timing"]["api_read"]
+    assert shown["quiet_seconds"] == {"value": 40.0, "own": True}
+    assert shown["considerations_per_hour"] == {"value": 2, "own": True}
+    assert shown["idle_looks"]["own"] is False  # the Motion's own: only the pair's row is set
+
+
+def test_the_timing_api_writes_memory_lanes_row_and_no_override(seen):
+    written = seen["timing"]["api_write"]
+    assert (written["status"], written["row"]) == (201, [25, "justin", None])
+    assert (written["resolved"], written["overrides"]) == (25.0, 0)
+
+
+def test_unprompted_looks_are_written_as_memory_lanes_seconds(seen):
+    assert seen["timing"]["api_write"]["idle_after_row"] == [201, 300]  # 100 looks of 3 seconds
+
+
+def test_a_timing_memory_lane_could_not_keep_or_a_password_sign_in_is_refused_and_nothing_written(seen):
+    assert seen["timing"]["refused"] == {
+        "fraction": 400,
+        "past_its_bounds": 400,
+        "by_password": 403,
+        "rows": 4,
+    }
+
+
+def test_memory_lanes_consider_usd_per_day_is_the_daily_budget_here_both_ways(seen):
+    budget = seen["timing"]["global"]
+    assert budget["read"] == ["4.50"]
+    assert (budget["status"], budget["row"], budget["api"]) == (201, [12.25, "justin", None, None], "12.25")
+    assert budget["dials_untouched"] == "10.00"
+
+
+def test_a_timing_row_on_memory_lanes_page_is_said_in_the_thread_and_looked_at_again_now(seen):
+    assert seen["timing"]["said"] == [
+        "justin (on memory-lane's page) set this Motion's debounce here to 40 seconds"
+    ]
+    assert seen["timing"]["looked_again"] is True
+
+
+def test_a_timing_row_that_does_not_count_is_not_said(seen):
+    assert seen["timing"]["said_of_visitors_row"] == 0
+
+
+def test_a_timing_set_back_to_the_default_writes_memory_lanes_default(seen):
+    assert seen["timing"]["back_to_default"] == [201, 6, None]

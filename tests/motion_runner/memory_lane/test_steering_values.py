@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from motion_runner.memory_lane.steering import value_here, value_there
+from motion_runner.memory_lane.timing import dial_value, knob_value
 from motion_runner.signals import SteeringRefused
 
 SIX = datetime(2026, 12, 2, 18, 0, tzinfo=UTC)
@@ -42,3 +43,42 @@ def test_back_to_the_default_writes_memory_lanes_default():
 def test_a_value_memory_lane_could_not_have_stored_is_read_past():
     assert value_here("listening", {"mode": "asleep"}) is None
     assert value_here("verbosity", "epic") is None
+
+
+def test_memory_lanes_ultracode_is_the_menus_on_or_off_both_ways():
+    assert (value_here("ultracode", True), value_here("ultracode", False)) == (("on", None), ("off", None))
+    assert (value_there("ultracode", "on", None), value_there("ultracode", "off", None)) == (True, False)
+    assert value_there("ultracode", "", None) is False  # memory-lane's default
+
+
+def test_an_ultracode_memory_lane_could_not_have_stored_is_read_past():
+    assert value_here("ultracode", "yes") is None
+
+
+def test_idle_after_seconds_are_looks_of_the_tick_both_ways():
+    assert dial_value("idle_after", 600, 3.0) == 200
+    assert knob_value("idle_looks", 200, 3.0) == 600
+
+
+def test_a_short_idle_after_is_one_look_not_never():
+    assert dial_value("idle_after", 1, 3.0) == 1
+    assert dial_value("idle_after", 0, 3.0) == 0  # 0: never, on both sides
+
+
+def test_consider_after_is_the_debounce_in_whole_seconds():
+    assert dial_value("consider_after", 40, 3.0) == 40.0
+    with pytest.raises(SteeringRefused, match="whole seconds"):
+        knob_value("quiet_seconds", 2.5, 3.0)
+
+
+def test_a_timing_past_memory_lanes_bounds_is_refused_not_clamped():
+    with pytest.raises(SteeringRefused, match="from 0 to 60"):
+        knob_value("considerations_per_hour", 90, 3.0)
+    with pytest.raises(SteeringRefused, match="from 0 to 604800"):
+        knob_value("idle_looks", 300_000, 3.0)
+
+
+def test_a_timing_value_memory_lane_could_not_have_stored_is_read_past():
+    assert dial_value("considers_per_hour", "six", 3.0) is None
+    assert dial_value("considers_per_hour", True, 3.0) is None
+    assert dial_value("consider_after", 99_999, 3.0) is None
