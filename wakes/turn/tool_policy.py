@@ -34,6 +34,7 @@ from motion_runner.conf import app_settings as runner_settings  # the runner's s
 from motion_runner.harnesses.policy import FULL, LOOK, PI_READ_GUARD, LookOnlyPolicy, ToolPolicy
 from motion_runner.models import Turn
 from motion_runner.recall.passes import SERVER_NAME as RECORD_SERVER
+from motion_runner.recall.passes import TOOLS as RECORD_TOOLS
 from motion_runner.recall.passes import server_config as record_server_config
 from motion_runner.signals import TurnClocks
 
@@ -151,6 +152,7 @@ def look_only_policy(turn_servers: dict[str, dict] | None = None, turn_files: tu
         wiki_write_tools=WIKI_WRITE_TOOLS,
         turn_servers=turn_servers or {},
         turn_files=turn_files,
+        turn_server_tools={RECORD_SERVER: RECORD_TOOLS} if RECORD_SERVER in memory else {},
     )
 
 
