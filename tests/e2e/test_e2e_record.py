@@ -1,10 +1,11 @@
-"""The record server with the real `claude` CLI (issue 35): a standalone look-only wake loads
-the project's own record server from its generated config, the model (the fake, scripted) calls
-its `search`, and the answer lands in the thread as the turn's tool step: the woken Motion's post
-with its link, nothing from a Motion @magent may not read.
+"""The record server with the real `claude` and `pi` CLIs (issue 35): a standalone look-only
+wake loads the project's own record server (Claude Code from its generated config, Pi through the
+adapter's extension, motion_runner/harnesses/pi_record_extension.ts), the model (the fake,
+scripted) calls its `search`, and the answer lands in the thread as the turn's tool step: the
+woken Motion's post with its link, nothing from a Motion the agent may not read.
 
 Personas: Ada reads the Motion "launch-room", where @magent (Claude Code) is woken; "elsewhere"
-is Ada's too, but not @magent's.
+is Ada's too, but not @magent's; @pia (Pi) is woken in "launch-room" too.
 """
 
 from __future__ import annotations
@@ -169,3 +170,35 @@ def test_pi_keeps_a_note_on_a_full_turn_and_an_error_is_a_failed_step(launch_roo
     kept, refused = Message.objects.filter(turn=turn, kind=Kind.TOOL_RESULT).order_by("created_at", "id")
     assert not kept.is_error and f"#m-{note.id}" in kept.text
     assert refused.is_error and "say at least one word" in refused.text
+
+
+def test_pi_started_outside_its_turn_is_offered_no_record_and_still_answers(launch_room, pia, fake_openai):
+    import subprocess
+
+    from motion_runner.models import Turn
+    from tests.fakes.openai_api import Text as OText
+    from tests.fakes.openai_api import reply
+    from tests.harness_support import launch_for
+
+    turn = Turn.objects.create(motion=launch_room, agent=pia, mode="look", status=TurnStatus.RUNNING)
+    launch = launch_for(turn, resume_session=None)
+    Turn.objects.filter(pk=turn.pk).update(status=TurnStatus.FINISHED)  # its pass now opens nothing
+    fake_openai.script(reply(OText("Nothing to look up.")))
+    try:
+        ran = subprocess.run(
+            launch.argv,
+            input="Anything?",
+            env=launch.env,
+            cwd=launch.cwd,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        for path in launch.temp_files:
+            path.unlink()
+
+    assert ran.returncode == 0, ran.stderr
+    assert "Nothing to look up." in ran.stdout
+    assert not [name for name in fake_openai.offered_tools(0) if name.startswith("mcp__")]
+    assert "refused" in ran.stderr
