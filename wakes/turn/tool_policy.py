@@ -21,7 +21,9 @@ hold one, so the allow rules name the workspace (`Read(//ws/**)`) and `--restric
 CLI ignore those settings files and refuse any path outside the working directory, through a
 symlink or `..` too. Pi has no path rules of its own: `motion_runner/harnesses/pi_read_guard.ts`
 (an extension loaded with `-e`, shipped beside the Pi adapter) blocks its read/grep/find/ls
-outside the workspace on look-only turns and on the secret paths on every turn.
+outside the workspace on look-only turns and on the secret paths on every turn. Pi has no MCP
+client either: `motion_runner/harnesses/pi_record_extension.ts` starts the turn's record server
+and offers its tools, which Pi's `--tools` names one by one (`turn_server_tools`).
 """
 
 from __future__ import annotations
