@@ -48,7 +48,8 @@ class McpServer {
     });
     this.child.stdin!.on("error", () => undefined); // a server gone: its calls are rejected below
     this.child.on("error", (error) => this.gone(`could not start: ${error.message}`));
-    this.child.on("exit", (code, signal) => this.gone(`stopped (${signal ?? `exit ${code}`})`));
+    // "close", not "exit": an answer still in the pipe when the server exits is read first.
+    this.child.on("close", (code, signal) => this.gone(`stopped (${signal ?? `exit ${code}`})`));
     // Pi ends its run without exiting its process: an idle server never keeps it alive (its
     // stdin closes with Pi, and the server stops); one that owes an answer does.
     this.hold();
@@ -114,6 +115,7 @@ class McpServer {
 
   request(method: string, params: object, timeoutMs: number, signal?: AbortSignal): Promise<any> {
     if (this.exited) return Promise.reject(new Error(this.exited));
+    if (signal?.aborted) return Promise.reject(new Error(`${this.name}: cancelled`));
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       const done = () => {
