@@ -1,5 +1,5 @@
 """Pi: `pi --mode json [--provider P] [--model M] [--tools …] [--append-system-prompt …]
-[--session ID] -p PROMPT`.
+[-e READ_GUARD] [-e RECORD_EXTENSION] [--session ID] -p PROMPT`.
 
 Line types (checked against recordings from pi 0.73.1 in tests/recordings/pi/): `session`
 (id, cwd: the session), `agent_start`, `turn_start`, `message_start|update|end` (roles user,
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal, InvalidOperation
+from pathlib import Path
 from typing import Any
 
 from ..lib.ids import stable_uuid
@@ -244,18 +245,47 @@ class PiParser(StreamParser):
 # The local read tools, under Pi's names.
 PI_LOCAL_READS: tuple[str, ...] = ("read", "grep", "find", "ls")
 
+# Pi has no MCP client (by design: its README says to add tools with an extension). This one,
+# shipped beside the adapter, starts the turn's own MCP servers (the record server) from the same
+# launch Claude Code and Codex get in their generated config and offers their tools under Claude
+# Code's names, `mcp__<server>__<tool>`.
+PI_RECORD_EXTENSION = Path(__file__).with_name("pi_record_extension.ts")
+
+
+def _spelled(name: str, server_tools: dict[str, tuple[str, ...]]) -> list[str]:
+    """A shared-list entry as Pi's exact allowlist names it: a turn server named whole, as each of
+    its tools (what the extension registers); another server whole, `mcp__server__*` (a Pi MCP
+    adapter's own pattern)."""
+    if "__" in name[5:]:
+        return [name]
+    if tools := server_tools.get(name[5:]):
+        return [f"{name}__{tool}" for tool in tools]
+    return [f"{name}__*"]
+
 
 def look_only_tools(policy: ToolPolicy) -> list[str]:
-    """A look-only turn's `--tools`: an exact allowlist (an `mcp__` entry switches Pi's MCP side
-    from "keep everything" to "only these")."""
+    """A look-only turn's `--tools`: an exact allowlist of what the model is offered, the
+    extension's tools included (an `mcp__` entry switches Pi's MCP side from "keep everything" to
+    "only these")."""
     look_only = policy.look_only
     names = [*PI_LOCAL_READS]
     if policy.pi_codemode:
         # codemode chains other tools by name: with the allowlist it adds convenience, not reach.
         names.append("codemode")
-    names += [name if "__" in name[5:] else f"{name}__*" for name in look_only.mcp_tool_names()]
+    for name in look_only.mcp_tool_names():
+        names += _spelled(name, look_only.turn_server_tools)
     look_only.check_no_writes(names)
     return names
+
+
+def record_extension(policy: ToolPolicy) -> tuple[list[str], dict[str, str]]:
+    """The `-e` flag that loads the record extension, and the servers it starts (the turn's own,
+    each `{command, args, env}`; the pass is in a file they name, never on a line), where the
+    policy carries any; else nothing."""
+    servers = policy.look_only.turn_servers
+    if not servers:
+        return [], {}
+    return ["-e", str(PI_RECORD_EXTENSION)], {"MOTION_RUNNER_TURN_SERVERS": json.dumps(servers)}
 
 
 def tool_arguments(policy: ToolPolicy) -> list[str]:
@@ -303,7 +333,8 @@ class PiAdapter(HarnessAdapter):
         argv += model_arguments(turn.model or agent.model)
         argv += tool_arguments(policy)
         guard_argv, guard_env = read_guard(policy)
-        argv += guard_argv
+        record_argv, record_env = record_extension(policy)
+        argv += guard_argv + record_argv
         # Pi is told its mode in the system prompt too (seed 001, "Pi wakes"); the prompt
         # itself already ends with the same footer.
         system = "\n\n".join(p for p in (agent.system_prompt, policy.footer) if p)
@@ -313,6 +344,7 @@ class PiAdapter(HarnessAdapter):
         # Pi reads piped stdin as the prompt (before any message argument): none is given.
         argv += ["-p"]
         cwd = turn_workspace(turn)
-        # The guard's rules last: an agent's own env cannot switch them off.
-        env = {**harness_environment(agent), **guard_env}
-        return LaunchSpec(argv=argv, env=env, cwd=cwd, stdin=turn.prompt)
+        # The guard's rules and the turn's servers last: an agent's own env cannot change them.
+        env = {**harness_environment(agent), **guard_env, **record_env}
+        files = list(policy.look_only.turn_files)  # the record server's pass, removed at the end
+        return LaunchSpec(argv=argv, env=env, cwd=cwd, stdin=turn.prompt, temp_files=files)

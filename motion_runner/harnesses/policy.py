@@ -46,6 +46,9 @@ class LookOnlyPolicy:
     # Files those servers read (the record's pass): the adapter hands them to the runner as the
     # launch's temporary files, removed when the turn ends.
     turn_files: tuple[Path, ...] = ()
+    # Each turn server's tools, for a harness whose allowlist names tools one by one, never a
+    # server whole (Pi's --tools).
+    turn_server_tools: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def mcp_tool_names(self) -> list[str]:
         """Every MCP tool by its full `mcp__server__tool` name, in a stable order."""

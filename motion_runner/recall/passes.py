@@ -22,6 +22,9 @@ from ..sql.server import url_for
 
 PASS_VARIABLE = "MOTION_RUNNER_RECORD_PASS"
 SERVER_NAME = "motion-record"
+# Its tools (recall/server.py registers exactly these; a test pins it), for a harness that names
+# tools one by one (Pi's --tools).
+TOOLS: tuple[str, ...] = ("search", "read", "remember")
 # Where the `motion_runner` package is importable from (this checkout, or site-packages in a host).
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 

@@ -172,11 +172,15 @@ class TestPi:
         assert turn.cost_usd == Decimal("0.005")
         assert end.text == "done · $0.0050"
 
-    def test_a_look_only_turn_offers_the_model_only_the_read_tools(self, tmp_path, fake_openai, launch_room):
+    def test_a_look_only_turn_offers_the_model_only_the_read_tools_and_its_record(
+        self, tmp_path, fake_openai, launch_room
+    ):
         agent = pi_agent(tmp_path, fake_openai.base_url)
         fake_openai.script(reply(Text("Looked."), usage=USAGE))
         execute_turn(TurnFactory(motion=launch_room, agent=agent, mode="look").pk)
-        assert sorted(fake_openai.offered_tools(0)) == ["find", "grep", "ls", "read"]
+        # The record's tools come from the record extension (harnesses/pi_record_extension.ts).
+        record = [f"mcp__motion-record__{tool}" for tool in ("read", "remember", "search")]
+        assert sorted(fake_openai.offered_tools(0)) == ["find", "grep", "ls", *record, "read"]
 
     def test_the_session_id_becomes_the_motions_session_and_is_resumed(
         self, tmp_path, fake_openai, launch_room

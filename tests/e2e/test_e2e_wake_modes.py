@@ -441,8 +441,10 @@ class TestPi:
         turn = run(launch_room, pia, "What do the notes say?", mode="look")
 
         assert turn.status == TurnStatus.FINISHED, turn.error
-        # codemode and the mcp__ entries of the shared list name tools this Pi does not have
-        # (no MCP or codemode extension installed): --tools drops them without a word.
+        # codemode names a tool this Pi does not have (no codemode extension installed): --tools
+        # drops it without a word. The record server, on its own connection, cannot see this
+        # test's uncommitted turn and refuses: the record extension then offers nothing and Pi
+        # runs on without it (the record's tools offered: tests/e2e/test_e2e_record.py).
         assert sorted(fake_openai.offered_tools(0)) == ["find", "grep", "ls", "read"]
 
     def test_a_full_turn_is_offered_bash_edit_write(self, pia, launch_room, fake_openai):

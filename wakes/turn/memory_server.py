@@ -10,9 +10,10 @@ from motion_runner.models import Harness
 # memory-lane's memory server: the deployment's own where it names it (WAKE_MEMORY_SERVERS, or a
 # server of this name in WAKE_READ_MCP_SERVERS).
 MEMORY_SERVERS: tuple[str, ...] = ("magenta-memory-v2",)
-# The harnesses the record server is handed to (Pi loads MCP servers from its own adapter's
-# config, which a turn does not write: docs/wake-prompts.md).
-RECORD_HARNESSES: tuple[str, ...] = (Harness.CLAUDE_CODE, Harness.CODEX)
+# The harnesses the record server is handed to: Claude Code and Codex in their generated MCP
+# config, Pi (which has no MCP client) through the adapter's extension
+# (motion_runner/harnesses/pi_record_extension.ts).
+RECORD_HARNESSES: tuple[str, ...] = (Harness.CLAUDE_CODE, Harness.CODEX, Harness.PI)
 
 
 def own_memory_servers(read_servers: dict[str, dict]) -> tuple[str, ...]:

@@ -21,7 +21,9 @@ hold one, so the allow rules name the workspace (`Read(//ws/**)`) and `--restric
 CLI ignore those settings files and refuse any path outside the working directory, through a
 symlink or `..` too. Pi has no path rules of its own: `motion_runner/harnesses/pi_read_guard.ts`
 (an extension loaded with `-e`, shipped beside the Pi adapter) blocks its read/grep/find/ls
-outside the workspace on look-only turns and on the secret paths on every turn.
+outside the workspace on look-only turns and on the secret paths on every turn. Pi has no MCP
+client either: `motion_runner/harnesses/pi_record_extension.ts` starts the turn's record server
+and offers its tools, which Pi's `--tools` names one by one (`turn_server_tools`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from motion_runner.conf import app_settings as runner_settings  # the runner's s
 from motion_runner.harnesses.policy import FULL, LOOK, PI_READ_GUARD, LookOnlyPolicy, ToolPolicy
 from motion_runner.models import Turn
 from motion_runner.recall.passes import SERVER_NAME as RECORD_SERVER
+from motion_runner.recall.passes import TOOLS as RECORD_TOOLS
 from motion_runner.recall.passes import server_config as record_server_config
 from motion_runner.signals import TurnClocks
 
@@ -151,6 +154,7 @@ def look_only_policy(turn_servers: dict[str, dict] | None = None, turn_files: tu
         wiki_write_tools=WIKI_WRITE_TOOLS,
         turn_servers=turn_servers or {},
         turn_files=turn_files,
+        turn_server_tools={RECORD_SERVER: RECORD_TOOLS} if RECORD_SERVER in memory else {},
     )
 
 
