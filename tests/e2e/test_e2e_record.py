@@ -16,6 +16,7 @@ from motion_runner.models import Kind, Message, TurnStatus, Visibility
 from motion_runner.runner.turns import enqueue_turn, execute_turn
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
 from tests.fakes.anthropic_api import Reply, Text, ToolUse
+from tests.own_loop import run
 
 pytestmark = [
     pytest.mark.e2e,
@@ -107,7 +108,6 @@ def offered_schemas(fake_openai) -> dict[str, dict]:
 
 
 def served_schemas() -> dict[str, dict]:
-    import asyncio
 
     from mcp import Client
 
@@ -117,7 +117,7 @@ def served_schemas() -> dict[str, dict]:
         async with Client(build("mrp_unused")) as client:
             return (await client.list_tools()).tools
 
-    return {f"mcp__motion-record__{tool.name}": tool.input_schema for tool in asyncio.run(listed())}
+    return {f"mcp__motion-record__{tool.name}": tool.input_schema for tool in run(listed())}
 
 
 def test_pi_searches_its_record_and_the_answer_lands_in_the_thread(launch_room, elsewhere, pia, fake_openai):

@@ -65,6 +65,13 @@ def test_a_first_post_ever_is_not_an_arrival(room, clock):
     assert arrivals(room) == [] and not Greeting.objects.exists()
 
 
+def test_a_first_sign_in_ever_is_not_an_arrival(room, clock):
+    from wakes.consider_loop.arrivals import arrive
+
+    assert arrive(room.rosemary, room.motion, Greeting.How.SIGNED_IN) is None
+    assert arrivals(room) == [] and not Greeting.objects.exists()
+
+
 def test_greeted_within_the_gap_they_are_not_greeted_again(away, clock):
     say(away.motion, away.justin, "Morning!", clock)
     say(away.motion, away.justin, "Anyone?", clock.advance(60) and clock)

@@ -102,8 +102,8 @@ def arrive(user, motion: Motion, how: str, *, post: Message | None = None, menti
     last = last_post(user, before, post)
     if last is not None and before - last.created_at < span:
         return None  # they never left
-    if last is None and post is not None:
-        return None  # a first post ever: the guidance in every wake covers it
+    if last is None:
+        return None  # never posted (a first post, a first sign-in): the guidance in every wake covers it
     with transaction.atomic():
         get_user_model().objects.select_for_update().filter(pk=user.pk).first()
         if Greeting.objects.filter(person=user, at__gt=now - span).exists():

@@ -15,6 +15,7 @@ from motion_runner.harnesses.policy import PI_READ_GUARD
 from motion_runner.recall.passes import SERVER_NAME, TOOLS
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
 from tests.harness_support import launch_for
+from tests.own_loop import run
 
 pytestmark = pytest.mark.django_db
 
@@ -112,7 +113,6 @@ def test_a_deployment_naming_its_own_memory_server_loads_no_record_extension(lau
 
 
 def test_the_record_servers_tools_are_the_ones_pi_is_told_to_allow():
-    import asyncio
 
     from mcp import Client
 
@@ -122,4 +122,4 @@ def test_the_record_servers_tools_are_the_ones_pi_is_told_to_allow():
         async with Client(build("mrp_unused")) as client:
             return [tool.name for tool in (await client.list_tools()).tools]
 
-    assert tuple(asyncio.run(listed())) == TOOLS
+    assert tuple(run(listed())) == TOOLS

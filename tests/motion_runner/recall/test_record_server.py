@@ -17,6 +17,7 @@ from motion_runner.harnesses import get_adapter
 from motion_runner.models import TurnStatus
 from motion_runner.recall.passes import PASS_VARIABLE, SERVER_NAME, issue_pass
 from motion_runner.recall.server import build
+from tests.own_loop import run
 from wakes.turn.tool_policy import policy_for_turn
 
 from .conftest import post
@@ -40,7 +41,7 @@ def call(server: dict, tool: str, arguments: dict):
         async with Client(params, read_timeout_seconds=60) as client:
             return await client.call_tool(tool, arguments)
 
-    return asyncio.run(talk())
+    return run(talk())
 
 
 def found_texts(result) -> list[str]:
@@ -139,7 +140,7 @@ def test_a_call_after_the_turn_ended_is_refused(launch, running_turn):
             await asyncio.to_thread(end, running_turn)
             return before, await client.call_tool("search", {"query": "deploy"})
 
-    before, after = asyncio.run(talk())
+    before, after = run(talk())
     assert found_texts(before) == ["The deploy key rotates on Tuesdays."]
     assert after.is_error and "only while the turn" in after.content[0].text
 
