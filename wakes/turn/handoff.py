@@ -173,47 +173,8 @@ def hand_over(message: Message) -> list[Message]:
         if target is None:
             refuse(message, index, block, authors)
             continue
-        informs = (
-            Agent.objects.filter(name__iexact=block.informs, motions=target).first()
-            if block.informs
-            else None
-        )
-        line = Message(
-            id=system_uuid("handoff", message.pk, index),
-            motion=target,
-            sender=agent.name,
-            agent=agent,
-            source=Source.SYSTEM,
-            kind=Kind.TEXT,
-            text=handoff_text(message, block),
-            created_at=clock.now(),
-            raw={
-                "handoff": {
-                    "from": here.pk,
-                    "message": str(message.pk),
-                    "by": agent.name,
-                    "for": (informs or agent).name,
-                    "about": block.about,
-                    "context": block.context,
-                }
-            },
-        )
-        if insert_system_line(line):
+        if line := carry(message, index, block, origin=here, dest=target, text=handoff_text(message, block)):
             posted.append(line)
-        said = Message(
-            id=system_uuid("handoff-sent", message.pk, index),
-            motion=here,
-            sender=agent.name,
-            agent=agent,
-            source=Source.SYSTEM,
-            kind=Kind.WAKE,
-            created_at=clock.now(),
-            text=f"@{agent.name} took this to “{target.title}”"
-            + (f" ({block.about})" if block.about else "")
-            + f": {thread_link(target.pk, line.id)}",  # a wake line is shown as text: the path itself
-            raw={"handoff_sent": {"to": target.pk, "message": str(message.pk), "line": str(line.id)}},
-        )
-        insert_system_line(said)
     return posted
 
 
@@ -229,36 +190,46 @@ def bring_in(message: Message, index: int, block: Block) -> Message | None:
     if origin is not None and origin.pk == here.pk:
         return None  # this very Motion: nothing to bring in
     if origin is None or not access().readers_may_read(here, origin):
-        insert_system_line(
-            Message(
-                id=system_uuid("handoff-refused", message.pk, index),
-                motion=here,
-                sender=agent.name,
-                agent=agent,
-                source=Source.SYSTEM,
-                kind=Kind.WAKE,
-                created_at=clock.now(),
-                text=f"Not brought in from “{defuse(block.source)[:100]}”: no Motion by that name that "
-                f"@{agent.name} may read and everyone here may read too. Nothing was brought in.",
-            )
+        line_back(
+            message,
+            index,
+            f"Not brought in from “{defuse(block.source)[:100]}”: no Motion by that name that "
+            f"@{agent.name} may read and everyone here may read too. Nothing was brought in.",
         )
         return None
-    informs = (
-        Agent.objects.filter(name__iexact=block.informs, motions=here).first() if block.informs else None
-    )
     about = f" — {block.about}" if block.about else ""
     head = (
         f"↩ Brought in by @{agent.name} from “{origin.title}”{about} "
         f"([where it was said]({thread_link(here.pk, message.pk)}))"
     )
+    text = f"{head}\n\n{block.context}" if block.context else head
+    return carry(message, index, block, origin=origin, dest=here, text=text, pulled=True)
+
+
+def carry(
+    message: Message,
+    index: int,
+    block: Block,
+    *,
+    origin: Motion,
+    dest: Motion,
+    text: str,
+    pulled: bool = False,
+) -> Message | None:
+    """The handoff line in `dest` (what its agent's next wake there carries) and, in `origin`, the
+    line that says where it went; the line posted, or None when it was already."""
+    agent = message.agent
+    informs = (
+        Agent.objects.filter(name__iexact=block.informs, motions=dest).first() if block.informs else None
+    )
     line = Message(
         id=system_uuid("handoff", message.pk, index),
-        motion=here,
+        motion=dest,
         sender=agent.name,
         agent=agent,
         source=Source.SYSTEM,
         kind=Kind.TEXT,
-        text=f"{head}\n\n{block.context}" if block.context else head,
+        text=text,
         created_at=clock.now(),
         raw={
             "handoff": {
@@ -268,7 +239,7 @@ def bring_in(message: Message, index: int, block: Block) -> Message | None:
                 "for": (informs or agent).name,
                 "about": block.about,
                 "context": block.context,
-                "pulled": True,
+                **({"pulled": True} if pulled else {}),
             }
         },
     )
@@ -282,13 +253,29 @@ def bring_in(message: Message, index: int, block: Block) -> Message | None:
             source=Source.SYSTEM,
             kind=Kind.WAKE,
             created_at=clock.now(),
-            text=f"@{agent.name} took this to “{here.title}”"
+            text=f"@{agent.name} took this to “{dest.title}”"
             + (f" ({block.about})" if block.about else "")
-            + f": {thread_link(here.pk, line.id)}",
-            raw={"handoff_sent": {"to": here.pk, "message": str(message.pk), "line": str(line.id)}},
+            + f": {thread_link(dest.pk, line.id)}",  # a wake line is shown as text: the path itself
+            raw={"handoff_sent": {"to": dest.pk, "message": str(message.pk), "line": str(line.id)}},
         )
     )
     return line if posted else None
+
+
+def line_back(message: Message, index: int, text: str) -> None:
+    """A clear line in the reply's own thread: why a block carried nothing."""
+    insert_system_line(
+        Message(
+            id=system_uuid("handoff-refused", message.pk, index),
+            motion=message.motion,
+            sender=message.agent.name,
+            agent=message.agent,
+            source=Source.SYSTEM,
+            kind=Kind.WAKE,
+            created_at=clock.now(),
+            text=text,
+        )
+    )
 
 
 def handoff_text(message: Message, block: Block) -> str:
@@ -310,17 +297,8 @@ def refuse(message: Message, index: int, block: Block, authors) -> None:
         if unasked
         else f"no Motion by that name that {who} may {'both ' if len(names) == 2 else ''}post in"
     )
-    insert_system_line(
-        Message(
-            id=system_uuid("handoff-refused", message.pk, index),
-            motion=message.motion,
-            sender=message.agent.name,
-            agent=message.agent,
-            source=Source.SYSTEM,
-            kind=Kind.WAKE,
-            created_at=clock.now(),
-            text=f"Not handed over to “{defuse(block.to)[:100]}”: {why}. Nothing was posted there.",
-        )
+    line_back(
+        message, index, f"Not handed over to “{defuse(block.to)[:100]}”: {why}. Nothing was posted there."
     )
 
 
