@@ -19,7 +19,9 @@ from ..models import Agent, Kind, Motion, Scram, Turn, TurnStatus
 from ..signals import scram_changed, turns_stopped
 from ..thread.bell import ring_on_commit
 from .ending import end_queued
+from .process import marked_processes
 from .stop_bell import ring_stop
+from .turns import turn_marker
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +55,32 @@ def stop_turns(motion: Motion, by: str, *, agents: list[Agent] | None = None, wh
         if isinstance(error, Exception):
             log.error("a turns_stopped receiver failed in %s: %r", motion.pk, error)
     return turns
+
+
+def stop_turns_running_here(by: str) -> list[int]:
+    """The running turns whose harness runs on this host (its marked processes): asked to stop as
+    ■ asks (the flag and the ring), so each runner ends its turn with what was drained kept and
+    priced, within seconds, and its harness, in a process group of its own, is not left behind
+    when the worker goes. Nothing is let go (no `turns_stopped`): the mentions they answer were
+    answered, and queued turns wait for the next worker."""
+    markers = set(marked_processes().values())
+    ours = [int(m.rsplit("/", 1)[-1]) for m in markers if m.rsplit("/", 1)[-1].isdigit()]
+    ours = [turn_id for turn_id in ours if turn_marker(turn_id) in markers]  # this database's only
+    if not ours:
+        return []
+    with transaction.atomic():
+        running = list(
+            Turn.objects.filter(pk__in=ours, status=TurnStatus.RUNNING, stop_requested_at__isnull=True)
+            .select_for_update()
+            .values_list("pk", "motion_id")
+        )
+        Turn.objects.filter(pk__in=[pk for pk, _ in running]).update(
+            stop_requested_at=timezone.now(), stopped_by=by[:200]
+        )
+        ring_stop([pk for pk, _ in running])
+        for motion_id in {motion_id for _, motion_id in running}:
+            ring_on_commit(motion_id)
+    return [pk for pk, _ in running]
 
 
 def stop_for_host(motion: Motion, agent_name: str, by: str) -> list[Turn]:

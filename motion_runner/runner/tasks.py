@@ -1,11 +1,14 @@
 from __future__ import annotations
 
 import logging
+import threading
 
 from celery import shared_task
-from celery.signals import worker_ready
+from celery.signals import worker_ready, worker_shutting_down
+from django.db import connection
 
 from .reclaim import reap_orphans, reclaim_lapsed_turns, sweep_turns
+from .stopping import stop_turns_running_here
 from .turns import execute_turn
 
 log = logging.getLogger(__name__)
@@ -46,3 +49,28 @@ def reap_orphans_at_start(**kwargs) -> None:
             log.warning("killed %d harness process(es) left by a lost worker: %s", len(killed), killed)
     except Exception:  # the worker must start even if the database is not there yet
         log.exception("could not reap orphaned harness processes")
+
+
+@worker_shutting_down.connect(dispatch_uid="motion_runner.stop_turns_at_shutdown")
+def stop_turns_at_shutdown(**kwargs) -> None:
+    """A worker asked to stop (bin/serve's Ctrl-C, a deploy's SIGTERM) stops the turns it runs, as
+    ■ does, while its pool still runs them: each ends within seconds with its lines kept and
+    priced, instead of its harness (in a process group of its own) outliving a killed worker and
+    spending on until the next worker's start reaps it. Asked from a thread of its own, with its own
+    database connection: a solo pool runs the turn in the thread this signal interrupts."""
+    asking = threading.Thread(target=ask_running_turns_to_stop, name="stop-at-shutdown", daemon=True)
+    asking.start()
+    asking.join(STOP_ASK_SECONDS)
+
+
+STOP_ASK_SECONDS = 10.0
+
+
+def ask_running_turns_to_stop() -> None:
+    try:
+        if stopped := stop_turns_running_here("the worker stopping"):
+            log.warning("the worker is stopping: asked %d running turn(s) to stop: %s", len(stopped), stopped)
+    except Exception:  # the worker must still stop: the next worker's start reaps what is left
+        log.exception("could not stop the running turns as the worker stops")
+    finally:
+        connection.close()

@@ -157,3 +157,39 @@ def test_a_starting_worker_reaps_harness_processes_whose_turn_ended(tmp_path):
         for process in (orphan, live, stranger):
             process.kill()
             process.wait()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_asked_to_stop_ends_its_turn_and_leaves_no_harness_running(tmp_path):
+    """bin/serve's Ctrl-C (SIGTERM to the worker): the turn it runs is stopped as ■ stops it, its
+    words kept, and its harness, in a process group of its own, does not outlive the worker."""
+    home = tmp_path / "home"
+    plan = {"pace": 1.0, "hang": True, "survive_lost_stdout": True}
+    motion = MotionFactory(slug="closing-time", workspace=str(tmp_path))
+    magent = AgentFactory(
+        name="magent",
+        binary=str(FAKE_HARNESS),
+        env={
+            "FAKE_HARNESS_LINES": str(recording_path("tool_call")),
+            "FAKE_HARNESS_PLAN": json.dumps(plan),
+            "HOME": str(home),
+        },
+    )
+    turn = enqueue_turn(motion, magent, "What does the README say?", dispatch=False)
+    worker = start_worker(
+        "turns", database=database_url(), broker=settings.CELERY_BROKER_URL, log=tmp_path / "worker.log"
+    )
+    try:
+        tasks.run_turn.apply_async([turn.pk], queue="turns")
+        wait_for("the first words stored", lambda: said(motion, Kind.TEXT), seconds=60)
+        turn.refresh_from_db()
+        harness = turn.pid
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(120) == 0  # a warm stop: the turn ended, the worker left on its own
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    turn.refresh_from_db()
+    assert turn.status != TurnStatus.RUNNING and turn.stopped_by == "the worker stopping"
+    assert wait_for("the harness gone", lambda: not alive(harness), seconds=30)
+    assert said(motion, Kind.TEXT)[0].text == SPOKEN[0]
