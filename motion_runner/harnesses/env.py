@@ -36,6 +36,13 @@ def harness_environment(agent) -> dict[str, str]:
 STANDIN_KEY = "stand-in"  # not a secret: the stand-in takes any key
 
 
+def answers_through_standin(agent) -> bool:
+    """The agent's harness would talk to bin/serve's stand-in, not a model."""
+    return bool(settings.STANDIN_MODEL_URL) and (
+        harness_environment(agent).get("ANTHROPIC_BASE_URL") == settings.STANDIN_MODEL_URL
+    )
+
+
 def has_own_model(env: dict[str, str]) -> bool:
     """A key, a model server or a `claude /login` of the agent's own: never sent to the stand-in."""
     if any(env.get(name) for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL")):

@@ -6,13 +6,20 @@ agent that has no key of its own at it (motion_runner/harnesses/env.py). Everyth
 turn is real — the wake, the harness CLI, the stream into the thread — and the reply says plainly
 that it came from a stand-in and how to set a real key. It speaks the real wire protocol (the
 same Server-Sent Events the tests' fake model server sends), bills nothing and keeps nothing.
+It types the reply a word at a time (`STANDIN_WORD_SECONDS` apart, ~6 s in all by default), so
+the page shows it growing as a real model's would.
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
+import re
 import sys
+import time
 import uuid
+from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -30,6 +37,23 @@ NO_USAGE = {
     "cache_read_input_tokens": 0,
     "output_tokens": 0,
 }
+# Seconds between two words: the ~80-word reply is typed in ~6 s, slow enough to be seen growing.
+WORD_SECONDS = 0.08
+WORD = re.compile(r"\S+\s*")
+
+
+def word_seconds(environ: Mapping[str, str]) -> float:
+    """The pace from `STANDIN_WORD_SECONDS` (0 to 60), or WORD_SECONDS; anything else stops the start."""
+    given = environ.get("STANDIN_WORD_SECONDS", "")
+    if not given:
+        return WORD_SECONDS
+    try:
+        seconds = float(given)
+    except ValueError:
+        seconds = math.nan
+    if not 0 <= seconds <= 60:  # also refuses nan
+        raise SystemExit(f"STANDIN_WORD_SECONDS must be seconds between two words (0 to 60), not {given!r}")
+    return seconds
 
 
 def sse(event: str, data: dict[str, Any]) -> bytes:
@@ -37,7 +61,7 @@ def sse(event: str, data: dict[str, Any]) -> bytes:
 
 
 def reply_events(model: str, text: str = REPLY) -> list[bytes]:
-    """The stream of one text reply, in the order the real API sends it."""
+    """The stream of one text reply, in the order the real API sends it, a delta a word."""
     message = {
         "id": f"msg_standin_{uuid.uuid4().hex[:20]}",
         "type": "message",
@@ -54,9 +78,12 @@ def reply_events(model: str, text: str = REPLY) -> list[bytes]:
             "content_block_start",
             {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
         ),
-        sse(
-            "content_block_delta",
-            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
+        *(
+            sse(
+                "content_block_delta",
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": word}},
+            )
+            for word in WORD.findall(text)
         ),
         sse("content_block_stop", {"type": "content_block_stop", "index": 0}),
         sse(
@@ -126,20 +153,26 @@ class StandInHandler(BaseHTTPRequestHandler):
         self.send_header("connection", "close")  # the stream ends when the connection closes
         self.end_headers()
         self.close_connection = True
+        typing = False
         for event in reply_events(model):
+            is_word = event.startswith(b"event: content_block_delta")
+            if is_word and typing:
+                time.sleep(self.server.word_seconds)  # type: ignore[attr-defined]
+            typing = typing or is_word
             self.wfile.write(event)
-        self.wfile.flush()
+            self.wfile.flush()
 
 
 def error_body(kind: str, message: str) -> dict[str, Any]:
     return {"type": "error", "error": {"type": kind, "message": message}}
 
 
-def serve(port: int, host: str = "127.0.0.1") -> ThreadingHTTPServer:
+def serve(port: int, host: str = "127.0.0.1", word_seconds: float = WORD_SECONDS) -> ThreadingHTTPServer:
     server = ThreadingHTTPServer((host, port), StandInHandler)
     server.daemon_threads = True
+    server.word_seconds = word_seconds  # type: ignore[attr-defined]
     return server
 
 
 if __name__ == "__main__":  # python -m motion_runner.lib.standin_model PORT
-    serve(int(sys.argv[1])).serve_forever()
+    serve(int(sys.argv[1]), word_seconds=word_seconds(os.environ)).serve_forever()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..harnesses.claude_code import SYNTHETIC_MODEL
 from ..ingest.sessions import latest_session
 from ..models import Agent, Kind, Message, Motion, Turn
 
@@ -79,10 +80,14 @@ class SessionContext:
 
 def session_context(motion_id: str, agent_id: int) -> SessionContext | None:
     """The input (fresh, cached and cache-written tokens) of the pair's newest API call here: the
-    context its next wake resumes, and "how full" in the thread's menus."""
+    context its next wake resumes, and "how full" in the thread's menus. Not Claude Code's result
+    line (it names no model, and its usage sums the turn's calls), nor the answer of a local
+    command such as /context (`<synthetic>`: no call at all)."""
     latest = (
         Message.objects.filter(motion_id=motion_id, agent_id=agent_id, input_tokens__isnull=False)
         .exclude(session_id="")
+        .exclude(model_backend=SYNTHETIC_MODEL)
+        .exclude(kind=Kind.TURN_END, model_backend="")
         .order_by("-created_at", "-id")
         .values("model_backend", "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
         .first()

@@ -41,3 +41,12 @@ def test_staff_raise_the_scram_in_a_thread_posts_are_refused_and_the_button_lift
     expect(page.locator("#scram")).to_be_hidden(timeout=30_000)
     assert Scram.holding() is None
     assert page.js_errors == []
+
+
+def test_the_scram_buttons_template_notes_never_show_on_the_page(live_server, page, harbor):  # noqa: F811
+    ops = UserFactory(username="ops", is_staff=True)
+    sign_in_as(page, live_server, ops)
+    page.goto(f"{live_server.url}/motions/{harbor.slug}/")
+
+    expect(page.locator("form.scram-button[data-action=raise]")).to_be_visible()
+    assert "{#" not in page.locator("body").inner_text()

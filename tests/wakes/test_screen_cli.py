@@ -85,3 +85,23 @@ def test_the_screen_reads_the_motions_rules(room, clock):
     SteerFactory(motion=room.motion, agent=None, setting="rules", value="Only answer questions about merch.")
     post = say(room.motion, room.justin, "hello", clock)
     assert "Only answer questions about merch." in screen_text(room.motion, [post], Dials.load())
+
+
+@pytest.fixture
+def standin_only(claude_binary, settings, monkeypatch, tmp_path):
+    """bin/serve's first run: no key, no `claude /login`, the stand-in model answering."""
+    settings.WAKES_SCREEN_API_KEY = ""
+    settings.WAKES_SCREEN_CLI = "auto"
+    settings.STANDIN_MODEL_URL = "http://127.0.0.1:9"  # never called: the screen is off
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+
+def test_an_agent_answering_through_the_stand_in_is_not_screened_by_it(room, clock, standin_only):
+    """The stand-in answers neither PASS nor DISMISS: every post passes, unsaid, not 'screen FAILED'."""
+    post = say(room.motion, room.justin, "just saying hello", clock)
+
+    result = screen_posts(room.motion, room.magent, [post], Dials.load())
+
+    assert result.off and result.verdict == "PASS" and not result.failed

@@ -23,7 +23,7 @@ from decimal import Decimal
 
 from motion_runner.harnesses import get_adapter
 from motion_runner.harnesses.base import EventKind, HarnessError, json_object
-from motion_runner.harnesses.env import harness_environment
+from motion_runner.harnesses.env import answers_through_standin, harness_environment
 from motion_runner.harnesses.pi import model_arguments
 from motion_runner.models import Agent
 
@@ -46,8 +46,9 @@ class CliAnswer:
 
 
 def enabled_for(agent: Agent) -> bool:
-    """No API key, the CLI route not switched off, and the agent's CLI installed here."""
-    if settings.WAKES_SCREEN_API_KEY or settings.WAKES_SCREEN_CLI != "auto":
+    """No API key, the CLI route not switched off, and the agent's CLI installed here, talking to
+    a model: bin/serve's stand-in answers neither PASS nor DISMISS (every post passes, unsaid)."""
+    if settings.WAKES_SCREEN_API_KEY or settings.WAKES_SCREEN_CLI != "auto" or answers_through_standin(agent):
         return False
     try:
         return get_adapter(agent.harness).resolve_binary(agent) is not None

@@ -187,6 +187,49 @@ def test_the_context_meter_reads_the_window_the_cli_said_for_its_model(harbor):
     assert context_fullness(harbor.pk, magent) == {"tokens": 250_000, "window": 1_000_000, "percent": 25}
 
 
+def test_the_context_meter_reads_the_newest_call_not_the_turns_result_line(harbor):
+    magent = harbor.agents.get()
+    MessageFactory(
+        motion=harbor,
+        agent=magent,
+        sender="magent",
+        source="runner",
+        session_id="s1",
+        model_backend="claude-opus-5-5",
+        input_tokens=50_000,
+    )
+    # Claude Code's result line names no model, and its usage is the sum of the turn's calls.
+    MessageFactory(
+        motion=harbor,
+        agent=magent,
+        sender="magent",
+        source="runner",
+        session_id="s1",
+        kind="turn_end",
+        model_backend="",
+        input_tokens=150_000,
+        raw={"type": "result", "modelUsage": {"claude-opus-5-5": {"contextWindow": 1_000_000}}},
+    )
+
+    assert context_fullness(harbor.pk, magent) == {"tokens": 50_000, "window": 1_000_000, "percent": 5}
+
+
+def test_a_local_commands_synthetic_answer_leaves_the_context_meter_as_it_was(harbor):
+    magent = harbor.agents.get()
+    for model, tokens in (("claude-opus-5-5", 250_000), ("<synthetic>", 0)):  # /context's answer
+        MessageFactory(
+            motion=harbor,
+            agent=magent,
+            sender="magent",
+            source="runner",
+            session_id="s1",
+            model_backend=model,
+            input_tokens=tokens,
+        )
+
+    assert context_fullness(harbor.pk, magent)["tokens"] == 250_000
+
+
 def test_a_one_million_model_named_so_has_that_window_before_any_turn_said_it(harbor):
     magent = harbor.agents.get()
     MessageFactory(

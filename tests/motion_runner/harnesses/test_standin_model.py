@@ -1,0 +1,73 @@
+"""bin/serve's stand-in model types its reply word by word at a reading pace, so a newcomer's
+first turn is seen growing on the page, as a real model's would be (issue 34)."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import httpx
+import pytest
+
+from motion_runner.lib import standin_model
+from motion_runner.lib.standin_model import REPLY, serve, word_seconds
+
+
+@pytest.fixture
+def pauses(monkeypatch) -> list[float]:
+    """The stand-in's pauses between words, recorded instead of slept."""
+    taken: list[float] = []
+    monkeypatch.setattr(standin_model.time, "sleep", taken.append)
+    return taken
+
+
+@pytest.fixture
+def standin():
+    server = serve(0, word_seconds=0.25)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+def text_deltas(stream: str) -> list[str]:
+    deltas = []
+    for block in stream.split("\n\n"):
+        data = [line[len("data: ") :] for line in block.splitlines() if line.startswith("data: ")]
+        if data and (event := json.loads(data[0]))["type"] == "content_block_delta":
+            deltas.append(event["delta"]["text"])
+    return deltas
+
+
+def streamed_reply(url: str) -> str:
+    body = {"model": "claude-sonnet-4-5", "stream": True, "max_tokens": 100, "messages": []}
+    return httpx.post(url + "/v1/messages", json=body, timeout=10).text
+
+
+def test_the_reply_is_streamed_a_word_at_a_time(standin, pauses):
+    deltas = text_deltas(streamed_reply(standin))
+
+    assert "".join(deltas) == REPLY
+    assert len(deltas) == len(REPLY.split())
+
+
+def test_the_words_are_paced_as_the_server_was_told(standin, pauses):
+    deltas = text_deltas(streamed_reply(standin))
+
+    assert pauses == [0.25] * (len(deltas) - 1)
+
+
+def test_the_pace_is_read_from_the_environment():
+    assert word_seconds({"STANDIN_WORD_SECONDS": "0.5"}) == 0.5
+
+
+def test_without_a_pace_in_the_environment_a_reply_takes_seconds_not_an_instant():
+    seconds = word_seconds({}) * len(REPLY.split())
+
+    assert 3 <= seconds <= 10
+
+
+@pytest.mark.parametrize("bad", ["fast", "-1", "nan", "61"])
+def test_a_pace_that_is_not_a_sane_number_of_seconds_is_refused_saying_so(bad):
+    with pytest.raises(SystemExit, match="STANDIN_WORD_SECONDS"):
+        word_seconds({"STANDIN_WORD_SECONDS": bad})
