@@ -11,7 +11,8 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.functions import Lower
 from django.urls import reverse
 from django.utils import timezone
 
@@ -214,6 +215,10 @@ class Message(models.Model):
                 name="message_session_turn_end",
                 condition=Q(kind="turn_end"),
             ),
+            # The record search, newest first (motion_runner/sql/message_search.py): a window of
+            # the newest messages cut before the full-text index is asked, and whose posts.
+            models.Index(F("created_at").desc(), F("id").desc(), name="message_newest"),
+            models.Index(Lower("sender"), F("created_at").desc(), name="message_author_newest"),
         ]
 
     def __str__(self) -> str:

@@ -23,7 +23,7 @@ from ..ingest.redaction import redact
 from ..models import Kind, Message, Motion, Source, Turn
 from ..people.access import access
 from ..people.principal import AgentPrincipal
-from ..sql.message_search import by_sender, matching, words
+from ..sql.message_search import by_sender, newest, words
 
 # What `search` looks in by default: what people and agents said, and the agents' notes (not
 # tool steps, whose outputs are long and are never quoted by a wake either).
@@ -115,8 +115,7 @@ def search(turn: Turn, query: str, filters: SearchFilters = SearchFilters()) -> 
     if not words(query):
         raise RecordError("query: say at least one word to look for")
     limit = max(1, min(int(filters.limit), MOST_RESULTS))
-    messages = _filtered(matching(Message.objects.all(), query), scope(turn), filters)
-    found = list(messages.order_by("-created_at", "-id")[:limit])
+    found = newest(_filtered(Message.objects.all(), scope(turn), filters), query, limit)
     looked_for = words(query)
     return {"query": query, "results": [_line(m, _snippet(m.text, looked_for)) for m in found]}
 

@@ -58,7 +58,10 @@ def build(token: str | None):
 
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
 
-    @server.tool(description="Full-text search over your record; every word must match. Newest first.")
+    @server.tool(
+        description="Full-text search over your record; every word must match. Newest first. "
+        "author: whose posts, the whole name in any case."
+    )
     def search(
         query: str,
         motion: str = "",

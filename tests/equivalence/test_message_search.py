@@ -1,6 +1,7 @@
-"""motion_runner/sql/message_search.py: the indexed search (PostgreSQL's tsvector over the GIN
-index) finds what the ORM reference path beside it (every word, a case-insensitive substring)
-finds, for whole words; and the planner takes the index for it."""
+"""motion_runner/sql/message_search.py on PostgreSQL: the stored vector (a generated column under
+a GIN index) finds what the ORM reference path (every word, a case-insensitive substring) finds,
+for whole words, and what the same vector computed from the text finds; the newest-first windows
+answer as the whole search does; and the planner takes each index for its query."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from django.db import connection
 
 from motion_runner.models import Message
 from motion_runner.sql import message_search
+from tests.equivalence.search_support import QUERIES, long_thread, windows_agree
 from tests.factories import MessageFactory, MotionFactory
 
 pytestmark = [
@@ -25,11 +27,15 @@ POSTS = [
 ]
 
 
-@pytest.mark.parametrize("query", ["harbor", "gate dawn", "GATE", "lights boats", "absent", "the"])
-def test_the_index_finds_what_the_orm_finds(query):
+def posted() -> None:
     harbor = MotionFactory(slug="harbor")
     for text in POSTS:
         MessageFactory(motion=harbor, text=text)
+
+
+@pytest.mark.parametrize("query", ["harbor", "gate dawn", "GATE", "lights boats", "absent", "the"])
+def test_the_index_finds_what_the_orm_finds(query):
+    posted()
     messages = Message.objects.all()
     indexed = set(message_search.pg_matching(messages, query).values_list("id", flat=True))
     reference = set(message_search.orm_matching(messages, query).values_list("id", flat=True))
@@ -39,17 +45,59 @@ def test_the_index_finds_what_the_orm_finds(query):
         assert indexed == reference
 
 
+@pytest.mark.parametrize("query", ["harbor", "gate dawn", "opens", "boat", "the"])
+def test_the_stored_vector_is_the_computed_one(query):
+    posted()
+    messages = Message.objects.all()
+    stored = set(message_search.pg_matching(messages, query).values_list("id", flat=True))
+    computed = set(message_search.pg_expression_matching(messages, query).values_list("id", flat=True))
+    assert stored == computed
+
+
+def test_an_edited_text_is_found_by_its_new_words():
+    posted()
+    Message.objects.filter(text="gate code changed").update(text="the combination was reset")
+    found = message_search.pg_matching(Message.objects.all(), "combination").values_list("text", flat=True)
+    assert list(found) == ["the combination was reset"]
+    assert not message_search.pg_matching(Message.objects.filter(text__contains="reset"), "code").exists()
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_the_newest_windows_answer_as_the_whole_search(monkeypatch, query):
+    long_thread()
+    found, reference = windows_agree(monkeypatch, query)
+    assert found == reference
+
+
+def planned(queryset, *also_off: str) -> str:
+    """The plan with the scans a tiny table would rather take turned off: can the index serve?"""
+    off = ("enable_seqscan", *also_off)
+    with connection.cursor() as cursor:
+        for each in off:
+            cursor.execute(f"SET {each} = off")
+        plan = queryset.explain()
+        for each in off:
+            cursor.execute(f"RESET {each}")
+    return plan
+
+
 def test_the_planner_takes_the_text_index():
-    with connection.cursor() as cursor:
-        cursor.execute("SET enable_seqscan = off")  # a tiny table: ask whether the index can serve
-        plan = message_search.pg_matching(Message.objects.all(), "harbor").explain()
-        cursor.execute("RESET enable_seqscan")
-    assert message_search.TEXT_INDEX in plan
+    assert message_search.TEXT_INDEX in planned(message_search.pg_matching(Message.objects.all(), "harbor"))
 
 
-def test_the_author_filter_takes_the_trigram_index():
-    with connection.cursor() as cursor:
-        cursor.execute("SET enable_seqscan = off")
-        plan = message_search.by_sender(Message.objects.all(), "@magent").explain()
-        cursor.execute("RESET enable_seqscan")
-    assert message_search.SENDER_INDEX in plan
+def test_the_author_filter_takes_its_index():
+    by_author = message_search.by_sender(Message.objects.all(), "@MAgent").order_by("-created_at")[:10]
+    assert message_search.AUTHOR_INDEX in planned(by_author)
+
+
+def test_a_window_is_cut_with_the_newest_index():
+    cut = Message.objects.order_by(*message_search.NEWEST_FIRST).values_list("created_at")[1999:2000]
+    assert message_search.NEWEST_INDEX in planned(cut, "enable_bitmapscan", "enable_sort")
+
+
+def test_the_author_filter_is_the_whole_name_any_case():
+    harbor = MotionFactory(slug="harbor")
+    MessageFactory(motion=harbor, sender="magent", text="one")
+    MessageFactory(motion=harbor, sender="MAgent2", text="two")
+    found = message_search.by_sender(Message.objects.all(), "@MAGENT").values_list("text", flat=True)
+    assert list(found) == ["one"]

@@ -14,6 +14,7 @@ from django.db import connection
 
 from motion_runner.models import Message
 from motion_runner.sql import message_search
+from tests.equivalence.search_support import QUERIES, long_thread, windows_agree
 from tests.factories import MessageFactory, MotionFactory
 from tests.paths import ROOT
 
@@ -57,6 +58,39 @@ def test_a_rebuilt_table_gets_its_index_and_contents_back():
     assert sorted(found) == ["HARBOR lights, harbor boats", "The harbor gate opens at dawn"]
 
 
+@on_sqlite
+@pytest.mark.django_db
+@pytest.mark.parametrize("query", QUERIES)
+def test_the_newest_windows_answer_as_the_whole_search(monkeypatch, query):
+    long_thread()
+    found, reference = windows_agree(monkeypatch, query)
+    assert found == reference
+
+
+@on_sqlite
+@pytest.mark.django_db
+def test_a_window_finds_a_post_made_at_the_cut_itself():
+    long_thread()  # two posts share minute 30: a window may end between them
+    messages = Message.objects.all()
+    for size in range(1, 41):
+        cut = messages.order_by(*message_search.NEWEST_FIRST).values_list("created_at", flat=True)[size - 1]
+        windowed = set(
+            message_search.sqlite_matching(messages, "gate", since=cut).values_list("id", flat=True)
+        )
+        reference = set(message_search.orm_matching(messages, "gate", since=cut).values_list("id", flat=True))
+        assert windowed == reference, size
+
+
+@on_sqlite
+@pytest.mark.django_db
+def test_the_author_filter_is_the_whole_name_any_case():
+    harbor = MotionFactory(slug="harbor")
+    MessageFactory(motion=harbor, sender="magent", text="one")
+    MessageFactory(motion=harbor, sender="MAgent2", text="two")
+    found = message_search.by_sender(Message.objects.all(), "@MAGENT").values_list("text", flat=True)
+    assert list(found) == ["one"]
+
+
 @pytest.mark.skipif(connection.vendor == "sqlite", reason="this is that run")
 def test_the_sqlite_path_is_checked_on_the_embedded_default_too(tmp_path):
     drop = {"DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "MOTION_RUNNER_REQUIRE_SERVICES", "CI"}
@@ -71,4 +105,4 @@ def test_the_sqlite_path_is_checked_on_the_embedded_default_too(tmp_path):
         timeout=300,
     )
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    assert "6 passed, 1 skipped" in run.stdout, run.stdout[-2000:]
+    assert "13 passed, 1 skipped" in run.stdout, run.stdout[-2000:]
