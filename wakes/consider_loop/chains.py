@@ -105,7 +105,11 @@ def latest_person_post(motion_id: str, before) -> Message | None:
 def chain_in_motion(post: Message) -> Chain:
     """Mention turns in the post's Motion woken only by agents' posts since its newest person's post."""
     since = latest_person_post(post.motion_id, post.created_at)
-    asked_by_people = MentionWake.objects.filter(message__agent__isnull=True).values("turn")
+    # Only records with a turn: a NULL in the list would make `NOT IN (…, NULL)` never true, and
+    # the count 0 from the first command, waiting mention or scram-held mention on (issue 39).
+    asked_by_people = MentionWake.objects.filter(message__agent__isnull=True, turn__isnull=False).values(
+        "turn"
+    )
     records = MentionWake.objects.filter(
         message__motion_id=post.motion_id, turn__isnull=False, message__agent__isnull=False
     ).exclude(turn__in=asked_by_people)
