@@ -382,3 +382,72 @@ def test_a_person_posting_in_the_other_motion_of_a_chain_resets_it(volley, clock
 
     assert not MentionWake.objects.filter(status=MentionWake.Status.CHAINED).exists()
     assert queued(volley.abot) is not None
+
+
+# --- the chain guard with commands and waiting mentions in the thread (issue 39) -----------------
+
+
+def queued_mention(agent) -> Turn | None:
+    return Turn.objects.filter(agent=agent, reason="mention", status=TurnStatus.QUEUED).first()
+
+
+def key_volley(volley, clock, turns: int) -> list[Turn]:
+    """Each woken agent's turn ends with nothing said; the agent then posts with its key, outside
+    any turn, naming the other (`turns` times)."""
+    agents = [volley.abot, volley.bbot]
+    ran = []
+    for index in range(turns):
+        agent, other = agents[index % 2], agents[(index + 1) % 2]
+        turn = queued_mention(agent)
+        if turn is None:
+            break
+        ended(turn, clock)
+        post = MessageFactory(
+            motion=volley.motion,
+            sender=agent.name,
+            agent=agent,
+            source="api",
+            text=f"@{other.name} over to you ({index})",
+            created_at=clock.advance(5),
+        )
+        message_created.send(sender=Message, message=post)
+        ran.append(turn)
+    return ran
+
+
+def test_a_command_typed_first_leaves_the_chain_counted(volley, clock):
+    """`@abot /context` leaves a mention record with no turn: the volley after it is still held."""
+    person_says(volley, "@abot /context", clock)
+    assert MentionWake.objects.get(message__text="@abot /context").turn is None
+
+    ran = run_volley(volley, clock, turns=12)
+
+    assert len(ran) == 7
+    assert len(chain_lines(volley)) == 1
+    assert MentionWake.objects.filter(status=MentionWake.Status.CHAINED).count() == 1
+
+
+def test_agents_posting_with_their_keys_outside_turns_are_held_after_a_command(volley, clock):
+    person_says(volley, "@abot /context", clock)
+    person_says(volley, "@abot start the setlist with bbot", clock)
+
+    ran = key_volley(volley, clock, turns=12)
+
+    assert len(ran) == 7  # Justin's ask, then six woken by the agents' key posts
+    assert chain_lines(volley) == [
+        "@abot and @bbot have woken each other 6 times in a row with no person's post between: "
+        "@bbot is not woken by abot's mention. A person's post here lets them go on."
+    ]
+
+
+def test_a_waiting_terminal_mention_leaves_the_chain_counted(volley, clock):
+    waiting = MessageFactory(
+        motion=volley.motion, sender="justin", source="terminal", text="@bbot later", created_at=clock.now()
+    )
+    message_created.send(sender=Message, message=waiting)
+    person_says(volley, "@abot start the setlist with bbot", clock)
+
+    ran = key_volley(volley, clock, turns=12)
+
+    assert len(ran) == 7
+    assert len(chain_lines(volley)) == 1
