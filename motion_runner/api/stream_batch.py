@@ -102,8 +102,9 @@ def check_batch_size(data: Any) -> None:
 
 def may_move(agent: Agent, came_from: Motion, to: Motion) -> bool:
     """A session moves only out of a Motion the agent is one of (reading it is not enough: a
-    public Motion's session, or one an admin assigned with no agent, is not any reader's to
-    take), into one it may read (the access seam decides)."""
+    public Motion's session is not any reader's to take), into one it may read (the access seam
+    decides). Whose session it is is asked first, by ingest.sessions.claim_for: only the agent's
+    own moves (one an admin assigned with no agent, a person's terminal, never does)."""
     principal = AgentPrincipal(agent)
     return access().is_member_agent(principal, came_from) and access().can_read(principal, to)
 

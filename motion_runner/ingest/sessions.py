@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import connections, router, transaction
-from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from django.utils import timezone
 
 from ..conf import app_settings
@@ -115,7 +115,9 @@ def claim_for(
     """Claim a session for (motion, agent): the agent's own session in another Motion moves here
     (said in both threads); another agent's session is refused, and so is a move out of a Motion
     `may_move` refuses (a session an admin assigned to a members-only Motion would otherwise
-    carry its transcript, and every later line, wherever the key posts it). `motion` is one the
+    carry its transcript, and every later line, wherever the key posts it). A session moves only
+    with the consent of whose it is: one of no agent (a person's terminal an admin assigned) is
+    claimed where it is, never moved by a key; only an admin moves it. `motion` is one the
     caller checked the agent belongs to."""
     existing = MotionSession.objects.select_related("motion").filter(pk=session_id).first()
     if existing is not None and existing.agent_id not in (None, agent.pk):
@@ -124,6 +126,10 @@ def claim_for(
         if not may_move(existing.motion, motion):
             raise SessionRefused(
                 f"Session {session_id} belongs to a Motion this key may not read or is not an agent of."
+            )
+        if existing.agent_id != agent.pk:
+            raise SessionRefused(
+                f"Session {session_id} is no agent's (an admin assigned it to its Motion); only an admin moves it."
             )
         move_session(existing, motion, agent)
     if existing is None:
@@ -146,10 +152,8 @@ def move_session(session: MotionSession, motion: Motion, agent: Agent) -> bool:
     """Re-claim `session` for `motion`; True when this call moved it (a race moves it once)."""
     came_from = session.motion
     with transaction.atomic():
-        moved = (
-            MotionSession.objects.filter(pk=session.pk, motion_id=came_from.pk)
-            .filter(Q(agent=agent) | Q(agent__isnull=True))
-            .update(motion=motion, agent=agent, last_used_at=timezone.now())
+        moved = MotionSession.objects.filter(pk=session.pk, motion_id=came_from.pk, agent=agent).update(
+            motion=motion, agent=agent, last_used_at=timezone.now()
         )
         if moved:
             log.info("session %s of @%s moved from %s to %s", session.pk, agent.name, came_from.pk, motion.pk)

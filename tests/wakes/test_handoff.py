@@ -169,6 +169,49 @@ def test_when_the_author_may_post_there_too_it_is_handed_over(room, backstage, c
     assert len(handoffs_in(backstage)) == 1
 
 
+def test_the_agent_itself_must_be_able_to_post_where_it_hands_over(room, clock):
+    town = MotionFactory(slug="town", visibility="public")  # @magent reads it, is not its agent
+    text = BLOCK.replace("to: jams", "to: town")
+
+    reply(woken_by(room, clock, room.justin), text, clock)  # Justin may post there: only @magent may not
+
+    assert handoffs_in(town) == []
+    assert any(t.startswith("Not handed over to “town”") for t in lines_in(room.motion))
+
+
+def quiet_turn(motion, agent) -> Turn:
+    """A wake no post woke: a long quiet (an arrival alike)."""
+    return TurnFactory(motion=motion, agent=agent, reason="quiet")
+
+
+def test_a_quiet_wake_hands_nothing_to_a_motion_whose_readers_may_not_read_here(room, jams, backstage, clock):
+    text = BLOCK.replace("about: the Saturday setlist", "for: codey\nabout: the Saturday setlist")
+    jams.agents.add(room.codey)
+
+    reply(quiet_turn(backstage, room.magent), text, clock)  # members-only, into a signed-in Motion
+
+    assert handoffs_in(jams) == []
+    assert (
+        "Not handed over to “jams”: no post woke this turn, and there is no Motion by that name that "
+        "@magent may post in whose every reader may read this one. Nothing was posted there."
+    ) in lines_in(backstage)
+
+
+def test_a_quiet_wake_hands_nothing_to_a_public_motion(room, backstage, clock):
+    town = MotionFactory(slug="town", visibility="public")
+    town.agents.add(room.magent)
+
+    reply(quiet_turn(backstage, room.magent), BLOCK.replace("to: jams", "to: town"), clock)
+
+    assert handoffs_in(town) == []
+
+
+def test_a_quiet_wake_hands_over_where_every_reader_may_read_here(room, backstage, clock):
+    reply(quiet_turn(room.motion, room.magent), BLOCK.replace("to: jams", "to: backstage"), clock)
+
+    assert len(handoffs_in(backstage)) == 1  # Rosemary and @magent read Cryptograss already
+
+
 def test_a_watch_line_cannot_send_the_agents_words_elsewhere(room, jams, clock):
     line = say(room.motion, room.justin, "Talk:Merch changed", clock, source="watch", kind="watch")
     turn = TurnFactory(motion=room.motion, agent=room.magent, reason="watch", woken_by=line)

@@ -18,7 +18,7 @@ agent may read and every reader of this one may read too (what lands here is sho
 line naming where it came from and linking the reply it was written in, says in the source thread
 where it went (linking that line), and the next wake there of the agent it is for carries it
 (`handed_over`). Only a Motion that the agent and every author of the posts that woke its turn
-may post in takes it; any other gets a clear line back in the source thread and nothing is posted
+may post in takes it (for a wake no post woke, one whose every reader may read the source); any other gets a clear line back in the source thread and nothing is posted
 there, and the line never says whether such a Motion exists. A post with no author to ask (a
 watch line) hands nothing over: a watched page cannot send the agent's words elsewhere.
 
@@ -143,7 +143,10 @@ def principal_of(post: Message) -> object | None:
 
 
 def reachable(name: str, agent: Agent, authors, here: Motion) -> Motion | None:
-    """The Motion `name` names, if the agent and every author of the wake may post there."""
+    """The Motion `name` names, if the agent and every author of the wake may post there. A wake
+    no post woke (a long quiet, an arrival, a reply with no turn) has nobody to ask: then only a
+    Motion whose every reader may read this one already takes it (nothing said here is shown
+    there to anyone who could not read it here)."""
     try:  # by its name now or one it had (a Mood's aliases), if the agent may read it at all
         target = readable_motion(AgentPrincipal(agent), name)
     except Http404:
@@ -151,6 +154,8 @@ def reachable(name: str, agent: Agent, authors, here: Motion) -> Motion | None:
     if target.pk == here.pk or not access().can_post(AgentPrincipal(agent), target):
         return None
     if any(principal is None or not access().can_post(principal, target) for _, principal in authors):
+        return None
+    if not authors and not access().readers_may_read(target, here):
         return None
     return target
 
@@ -292,11 +297,15 @@ def refuse(message: Message, index: int, block: Block, authors) -> None:
     names = [f"@{message.agent.name}", *(name for name, _ in authors)]
     who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     unasked = [name for name, principal in authors if principal is None]
-    why = (
-        f"the post that woke it ({', '.join(unasked)}) has no author who could be asked"
-        if unasked
-        else f"no Motion by that name that {who} may {'both ' if len(names) == 2 else ''}post in"
-    )
+    if unasked:
+        why = f"the post that woke it ({', '.join(unasked)}) has no author who could be asked"
+    elif not authors:
+        why = (
+            f"no post woke this turn, and there is no Motion by that name that {who} may post in "
+            "whose every reader may read this one"
+        )
+    else:
+        why = f"no Motion by that name that {who} may {'both ' if len(names) == 2 else ''}post in"
     line_back(
         message, index, f"Not handed over to “{defuse(block.to)[:100]}”: {why}. Nothing was posted there."
     )

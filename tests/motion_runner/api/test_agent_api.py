@@ -171,6 +171,20 @@ def test_a_session_that_moved_says_so_in_both_threads(client, scribe):
     assert "moved here from Motion 'other'" in arrived.text
 
 
+def test_a_persons_session_in_a_motion_the_agent_is_one_of_is_not_moved_by_its_key(client, scribe, harbor):
+    desk = MotionFactory(slug="desk", visibility="members")  # the scribe is one of its agents
+    desk.agents.add(scribe.agent)
+    MotionSession.objects.create(session_id=SESSION, motion=desk, agent=None, harness="claude-code")
+    harbor.visibility = "public"
+    harbor.save(update_fields=["visibility"])
+
+    response = stream(client, scribe, body())
+
+    assert response.status_code == 403
+    assert MotionSession.objects.get(pk=SESSION).motion_id == "desk"
+    assert not Message.objects.filter(motion=harbor).exists()  # its readers are not told it moved
+
+
 def test_another_agents_session_stays_refused(client, scribe, rival):
     assert stream(client, rival, body()).status_code == 200
     response = stream(client, scribe, body())

@@ -76,10 +76,14 @@ def test_a_line_cannot_move_a_session_out_of_a_motion_the_agent_cannot_read(clie
     assert MotionSession.objects.get(pk=SESSION).motion_id == "vault"
 
 
-def test_a_session_in_a_motion_the_agent_is_one_of_still_moves_to_its_own_motion(client, scribe, harbor):
+def test_the_agents_own_session_in_a_motion_it_is_one_of_still_moves_to_its_own_motion(
+    client, scribe, harbor
+):
     open_house = MotionFactory(slug="open-house", visibility=Visibility.PUBLIC)
     open_house.agents.add(scribe.agent)
-    MotionSession.objects.create(session_id=SESSION, motion=open_house, agent=None, harness="claude-code")
+    MotionSession.objects.create(
+        session_id=SESSION, motion=open_house, agent=scribe.agent, harness="claude-code"
+    )
     assert stream(client, scribe, body()).status_code == 200
     assert MotionSession.objects.get(pk=SESSION).motion_id == "harbor"
 
