@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from ..ingest.fit import insert_one
 from ..ingest.redaction import redact
 from ..models import Kind, Message, Motion, Source, Turn
 from ..people.access import access
@@ -161,7 +162,8 @@ def remember_allowed(turn: Turn) -> bool:
 
 
 def remember(turn: Turn, text: str) -> dict:
-    """A note of the agent's own, kept in the woken Motion as a Message of kind `note`."""
+    """A note of the agent's own, kept in the woken Motion as a Message of kind `note`, written
+    as every other line is (`insert_one`)."""
     if not remember_allowed(turn):
         raise RecordError("remember is off on look-only wakes here (WAKE_MEMORY_REMEMBER_ON_LOOK)")
     text = (text or "").strip()
@@ -169,14 +171,17 @@ def remember(turn: Turn, text: str) -> dict:
         raise RecordError("text: say what to remember")
     if len(text) > NOTE_CHARS:
         raise RecordError(f"text: at most {NOTE_CHARS} characters")
-    note = Message.objects.create(
+    note = Message(
         motion=turn.motion,
         sender=turn.agent.name,
         agent=turn.agent,
         source=Source.RUNNER,
         kind=Kind.NOTE,
-        text=redact(text),
+        text=text,
         turn=turn,
         session_id=turn.session_id,
     )
+    # Through the one write path (ingest/fit.py): fitted and redacted, stored by the record
+    # binding (under memory-lane's, in its tables too) and announced (`message_created`).
+    insert_one(note)
     return {"kept": _line(note, note.text)}

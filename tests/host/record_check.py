@@ -36,6 +36,7 @@ from motion_runner.models import (  # noqa: E402
     TurnStatus,
     UnclaimedSession,
 )
+from motion_runner.recall import record as recall  # noqa: E402
 from motion_runner.record import binding  # noqa: E402
 from motion_runner.transcripts.importer import assign_session  # noqa: E402
 from tests import recorded  # noqa: E402
@@ -201,6 +202,19 @@ def host_page_rows(motion: Motion, mood: host.Mood, scribe: Agent, justin: host.
         "modes": {name: decide(post).mode if post else None for name, post in posts.items()},
         "stop": [running.stop_requested_at is not None, running.stopped_by],
         "event_rows_indexed": Message.objects.filter(pk__in=[stop_id, deploy_id]).count(),
+    }
+
+
+def remembered(motion: Motion, agent: Agent) -> dict:
+    """A note the woken agent keeps with the record server's `remember`: in memory-lane's tables
+    as in the apps' index, once (issue 43, item 9)."""
+    motion.agents.add(agent)
+    turn = Turn.objects.create(motion=motion, agent=agent, prompt="keep a note", status=TurnStatus.RUNNING)
+    kept = recall.remember(turn, "the lamp is lit at dusk")["kept"]
+    rows = host.Message.objects.filter(pk=kept["id"]).select_related("mood")
+    return {
+        "index": list(Message.objects.filter(pk=kept["id"]).values_list("kind", "text")),
+        "host": [[row.sender_id, row.content, row.mood.slug if row.mood_id else None] for row in rows],
     }
 
 
@@ -535,6 +549,7 @@ def main() -> dict:
         "motion": [quay_motion.slug, quay_motion.title] if quay_motion else None,
         "index": list(Message.objects.filter(motion__slug="quay").values_list("text", flat=True)),
     }
+    seen["remembered"] = remembered(lighthouse, scribe)
     seen["host_page"] = host_page_rows(motion, mood, scribe, justin)
     post(client, key, "harbor", "held", {"reason": ""})
     seen["host_held_lifted"] = page.held_in(mood.slug)

@@ -385,3 +385,12 @@ def test_a_host_whose_mood_has_no_by_slug_or_free_slug_is_told_so_at_start_up(se
     }
     with pytest.raises(ImproperlyConfigured, match="no by_slug or free_slug"):
         binding().connect()
+
+
+def test_a_note_kept_with_remember_reaches_memory_lanes_record_once(seen):
+    note = seen["remembered"]
+    assert note["index"] == [["note", "the lamp is lit at dusk"]]
+    assert len(note["host"]) == 1
+    sender, content, mood = note["host"][0]
+    assert sender == "scribe" and "the lamp is lit at dusk" in json.dumps(content)
+    assert mood == "the-lighthouse-keeper"

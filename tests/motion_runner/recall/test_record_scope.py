@@ -8,6 +8,7 @@ import pytest
 from motion_runner.models import Kind, Message, TurnStatus
 from motion_runner.recall import record
 from motion_runner.recall.passes import issue_pass, running_turn_for
+from motion_runner.signals import message_created
 
 from .conftest import post
 
@@ -89,6 +90,30 @@ def test_remember_keeps_a_note_of_the_agents_own_in_the_woken_motion(running_tur
         running_turn.pk,
     )
     assert texts(record.search(running_turn, "tuesday")) == ["Ada prefers Tuesday deploys."]
+
+
+def test_a_remembered_note_is_announced_like_every_line_written(
+    running_turn, django_capture_on_commit_callbacks
+):
+    heard = []
+
+    def hear(sender, message, newest_of_batch, **kwargs):
+        heard.append((message.kind, message.text, newest_of_batch))
+
+    message_created.connect(hear)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            record.remember(running_turn, "Ada prefers Tuesday deploys.")
+    finally:
+        message_created.disconnect(hear)
+    assert heard == [(Kind.NOTE, "Ada prefers Tuesday deploys.", True)]
+
+
+def test_a_remembered_note_is_redacted_once_stored(running_turn):
+    secret = "sk-ant-api03-" + "C" * 40
+    kept = record.remember(running_turn, f"the key is {secret}")["kept"]
+    stored = Message.objects.get(pk=kept["id"]).text
+    assert secret not in stored and secret not in kept["text"]
 
 
 def test_the_dial_takes_remember_off_look_only_wakes(running_turn, settings):
