@@ -38,8 +38,10 @@ class MotionRunnerConfig(AppConfig):
         signals.host_post_made.connect(write_host_post, weak=False, dispatch_uid="motion_runner.host_post")
         signals.host_stop_pressed.connect(stop_from_host, weak=False, dispatch_uid="motion_runner.host_stop")
 
-        def scram_pressed_in_host(sender, holds: bool, by: str, reason: str = "", **kwargs) -> None:
-            scram_from_host(holds, by, reason)
+        def scram_pressed_in_host(
+            sender, holds: bool, by: str, reason: str = "", refused: str = "", ref: str = "", **kwargs
+        ) -> None:
+            scram_from_host(holds, by, reason, refused=refused, ref=ref)
 
         signals.host_scram_pressed.connect(
             scram_pressed_in_host, weak=False, dispatch_uid="motion_runner.host_scram"
