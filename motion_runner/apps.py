@@ -47,6 +47,7 @@ class MotionRunnerConfig(AppConfig):
             scram_pressed_in_host, weak=False, dispatch_uid="motion_runner.host_scram"
         )
         # memory-lane's clients read every hold (wakes' and its runner's) through `GET …/held/`.
+        from .memory_lane import pulse  # noqa: F401  (registers memory-lane's pulse task)
         from .memory_lane.held import keep_for_clients
 
         signals.hold_changed.connect(keep_for_clients, dispatch_uid="motion_runner.memory_lane.held")
