@@ -38,13 +38,16 @@ class MotionRunnerConfig(AppConfig):
         signals.host_post_made.connect(write_host_post, weak=False, dispatch_uid="motion_runner.host_post")
         signals.host_stop_pressed.connect(stop_from_host, weak=False, dispatch_uid="motion_runner.host_stop")
 
-        def scram_pressed_in_host(sender, holds: bool, by: str, reason: str = "", **kwargs) -> None:
-            scram_from_host(holds, by, reason)
+        def scram_pressed_in_host(
+            sender, holds: bool, by: str, reason: str = "", refused: str = "", ref: str = "", **kwargs
+        ) -> None:
+            scram_from_host(holds, by, reason, refused=refused, ref=ref)
 
         signals.host_scram_pressed.connect(
             scram_pressed_in_host, weak=False, dispatch_uid="motion_runner.host_scram"
         )
         # memory-lane's clients read every hold (wakes' and its runner's) through `GET …/held/`.
+        from .memory_lane import pulse  # noqa: F401  (registers memory-lane's pulse task)
         from .memory_lane.held import keep_for_clients
 
         signals.hold_changed.connect(keep_for_clients, dispatch_uid="motion_runner.memory_lane.held")

@@ -96,6 +96,12 @@ DEFAULTS: dict[str, Any] = {
     # Agents memory-lane's poller still wakes: under the memory_lane binding the wakes app never
     # wakes them by a mention or the consider loop (docs/memory-lane.md, the switch-over).
     "POLLER_AGENTS": list,
+    # What memory-lane's poller made happen by asking for its pulse every second (its api_pulse's
+    # nudges): called from the beat under the memory_lane binding (memory_lane/pulse.py).
+    "MEMORY_LANE_PULSE_CALLS": lambda: [
+        "conversations.services.push.nudge",
+        "conversations.services.wiki_feed.nudge",
+    ],
     "INGEST_SPOOL_DIR": lambda: str(data_dir() / "ingest"),
     # A runner's hold lapses unless renewed (memory-lane: services/mood_view.py, HELD_FOR).
     "MOOD_HELD_SECONDS": 15 * 60,

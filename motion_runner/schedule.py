@@ -10,7 +10,10 @@ from typing import Any
 
 
 def beat_schedule(
-    tick_seconds: float = 3.0, watch_every_seconds: float = 90.0, transcript_import_seconds: float = 60.0
+    tick_seconds: float = 3.0,
+    watch_every_seconds: float = 90.0,
+    transcript_import_seconds: float = 60.0,
+    host_pulse_seconds: float = 5.0,
 ) -> dict[str, dict[str, Any]]:
     return {
         # Ends turns whose lease lapsed (RUNNER_LEASE_SECONDS): a lost worker's turn is ended within
@@ -31,5 +34,12 @@ def beat_schedule(
         "import-transcripts": {
             "task": "motion_runner.import_transcripts",
             "schedule": transcript_import_seconds,
+        },
+        # memory-lane's push and wiki-feed clocks, which rode on its poller's pulse (nothing
+        # standalone; memory_lane/pulse.py). Each nudge rate-limits itself.
+        "memory-lane-pulse": {
+            "task": "motion_runner.memory_lane_pulse",
+            "schedule": host_pulse_seconds,
+            "options": {"expires": host_pulse_seconds},
         },
     }

@@ -133,7 +133,9 @@ row (``motion_runner/memory_lane/steering.py``).
 host_scram_pressed = Signal()
 """
 Arguments: ``holds`` (True: memory-lane's AZ5 raised; False: lifted), ``by`` (who, as the host
-names them), ``reason`` (its note).
+names them), ``reason`` (its note), ``refused`` (why the row is not obeyed: written by someone the
+host itself would not let write it; then nothing changes and every thread says so), ``ref`` (the
+row's id there, so it is said once).
 
 Sent with ``sender=Scram`` by a record binding when the host's own page raised or lifted its scram
 (memory-lane's admin writes a ``scram`` settings row): the runner listens
@@ -285,7 +287,8 @@ class SteerRecord(NamedTuple):
     """One setting of the room as a steering source holds it: ``agent_id`` None for the whole
     Motion (every agent of it, or the Motion's own rules and archived); ``value`` as the menus
     write it; ``until`` when it ends by itself; ``by_name`` and ``at``: who set it and when;
-    ``ref``: the row's own id there."""
+    ``ref``: the row's own id there; ``refused``: why the row does not count (a row the host's
+    page wrote that its writer may not make count here), said instead of the change."""
 
     motion_id: str
     agent_id: int | None
@@ -295,6 +298,7 @@ class SteerRecord(NamedTuple):
     by_name: str
     at: datetime
     ref: str
+    refused: str = ""
 
 
 class SteeringRefused(ValueError):

@@ -26,6 +26,7 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db.models import Q
 
@@ -76,7 +77,9 @@ def widens(row: Any) -> bool:
     return row.key in WIDENING_KEYS or (row.key == "discretion" and row.value == "chatty")
 
 
-def record(motion_id: str, agent_id: int | None, row: Any, shown: tuple[str, datetime | None]) -> SteerRecord:
+def record(
+    motion_id: str, agent_id: int | None, row: Any, shown: tuple[str, datetime | None], refused: str = ""
+) -> SteerRecord:
     return SteerRecord(
         motion_id=motion_id,
         agent_id=agent_id,
@@ -86,6 +89,7 @@ def record(motion_id: str, agent_id: int | None, row: Any, shown: tuple[str, dat
         by_name=row.set_by_id or "memory-lane",
         at=row.created_at,
         ref=str(row.pk),
+        refused=refused,
     )
 
 
@@ -208,6 +212,20 @@ class HostSteering(signals.SteeringSource):
             )
         )
 
+    def why_not(self, name: str | None) -> str:
+        """Why a widening row by `name` does not count here ('' when it does): memory-lane lets only
+        key-signed devices change settings, and its keys are brought here by `enroll_signers`."""
+        if name and name in self.vouched({name}):
+            return ""
+        enroll = (
+            "an admin here runs manage.py enroll_signers to bring memory-lane's MOOD_ALLOWED_SIGNERS keys"
+        )
+        if not name:
+            return f"the row names nobody who set it, and only a person with an SSH key here may widen ({enroll})"
+        if not get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: name}).exists():
+            return f"no one here is named {name}, and only a person with an SSH key here may widen ({enroll})"
+        return f"{name} holds no SSH key here, and only a person with one may widen ({enroll})"
+
     def write(
         self, motion: Motion, agent: Agent | None, setting: str, value: str, until, by_name: str
     ) -> SteerRecord:
@@ -266,18 +284,43 @@ class HostSteering(signals.SteeringSource):
                 note=(scram.reason if holds else f"lifted by {by}")[:200],
             )
 
+    def az5_refused(self, row: Any) -> str:
+        """Why memory-lane's AZ5 row is not obeyed here ('' when it is): memory-lane writes it only
+        for a name in its `MOOD_ADMINS` signing with their key (`views_admin.api_admin`), a person;
+        a row by anyone else (an AI entity, nobody, a name not an admin) was not written by it."""
+        name = row.set_by_id
+        if not name:
+            return "it names nobody who wrote it"
+        if name not in getattr(settings, "MOOD_ADMINS", ()):
+            return f"{name} is not one of memory-lane's admins (MOOD_ADMINS)"
+        entity = host_model("thinking_entity").objects.filter(name=name).first()
+        if entity is None or not getattr(entity, "is_biological_human", False):
+            return f"{name} is not a person there"
+        return ""
+
+    def scram_row(self, row: Any) -> None:
+        """memory-lane's AZ5 or its lift: obeyed only from one of its admins, and said with who
+        wrote it; a row by anyone else is said in every thread as not obeyed, and why."""
+        holds = bool(row.value)
+        refused = self.az5_refused(row)
+        if refused:
+            log.warning("memory-lane's scram row %s is not obeyed: %s", row.pk, refused)
+        signals.host_scram_pressed.send(
+            sender=Scram,
+            holds=holds,
+            by=f"{row.set_by_id} (AZ5 on memory-lane's page)" if not refused else (row.set_by_id or ""),
+            reason=row.note or "",
+            refused=refused,
+            ref=str(row.pk),
+        )
+
     def on_setting_save(self, sender, instance, created: bool = False, raw: bool = False, **kwargs) -> None:
         """A row memory-lane wrote (its settings page, its admin's AZ5): the scram is raised or
         lifted here; a steering change is said to wakes, which looks again at once."""
         if raw or not created or is_writing():
             return
         if instance.key == "scram" and instance.mood_id is None and instance.agent_id is None:
-            signals.host_scram_pressed.send(
-                sender=Scram,
-                holds=bool(instance.value),
-                by=instance.set_by_id or "",
-                reason=instance.note or "",
-            )
+            self.scram_row(instance)
             return
         if instance.key in TIMING_KEYS:
             self.timing_changed(instance)
@@ -287,10 +330,11 @@ class HostSteering(signals.SteeringSource):
         motions = [self.motion_for_mood(instance.mood)] if instance.mood_id else list(Motion.objects.all())
         agent = Agent.objects.filter(name=instance.agent_id).first() if instance.agent_id else None
         shown = value_here(instance.key, instance.value)
+        refused = self.why_not(instance.set_by_id) if widens(instance) else ""
         for motion in motions:
             said = None  # a row for every Mood at once is said in no thread
             if shown is not None and instance.mood_id:
-                said = record(motion.pk, agent.pk if agent else None, instance, shown)
+                said = record(motion.pk, agent.pk if agent else None, instance, shown, refused)
             for _receiver, error in signals.host_steering_changed.send_robust(
                 sender=Motion, motion=motion, agent=agent, setting=SETTINGS[instance.key], record=said
             ):

@@ -121,8 +121,9 @@ class HostTiming(signals.SteeringSource):
         """A timing row memory-lane wrote (its page): said in the Mood's thread and looked at again
         now (`signals.host_steering_changed`), when it counts (a granter's, a value it keeps)."""
         value = dial_value(row.key, row.value, 1)
-        if value is None or not self.vouched({row.set_by_id}):
+        if value is None:
             return
+        refused = self.why_not(row.set_by_id)
         motions = [self.motion_for_mood(row.mood)] if row.mood_id else list(Motion.objects.all())
         agent = Agent.objects.filter(name=row.agent_id).first() if row.agent_id else None
         for motion in motions:
@@ -137,7 +138,10 @@ class HostTiming(signals.SteeringSource):
                     by_name=row.set_by_id,
                     at=row.created_at,
                     ref=str(row.pk),
+                    refused=refused,
                 )
+            elif refused:
+                continue  # not counted, and a row for every Mood is said in no thread
             signals.host_steering_changed.send_robust(
                 sender=Motion, motion=motion, agent=agent, setting=DIALS[row.key], record=said
             )

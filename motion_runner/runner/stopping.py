@@ -139,10 +139,20 @@ def tell_scram(scram: Scram, *, holds: bool, by: str) -> None:
             log.error("the scram could not be shown elsewhere: %r", error)
 
 
-def scram_from_host(holds: bool, by: str, reason: str) -> Scram | None:
+def scram_from_host(holds: bool, by: str, reason: str, refused: str = "", ref: str = "") -> Scram | None:
     """`signals.host_scram_pressed`: the host's own page raised or lifted its scram (memory-lane's
     AZ5: its admin's signed request is its own check of who may). Raising while one holds, or
-    lifting none, changes nothing."""
+    lifting none, changes nothing. A row the binding found not written by one who may
+    (`refused`) changes nothing either, and every thread says so, with who wrote it and why."""
+    if refused:
+        what = "AZ5 (scram)" if holds else "lift of the scram"
+        state = "holds" if Scram.holding() else "is not raised"
+        text = f"Not obeyed: a {what} written on memory-lane's page by {by or 'nobody named'} — {refused}. The scram here {state}, as before."
+        for motion in Motion.objects.all().only("pk"):
+            post_system_message(
+                motion, text, kind=Kind.TEXT, message_id=system_uuid("host-scram-refused", ref, motion.pk)
+            )
+        return None
     if not holds:
         return lift_scram(by or "memory-lane")
     try:

@@ -62,6 +62,8 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = True
 SECURE_HSTS_PRELOAD = True
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
+# memory-lane's own moderation setting: who may press its AZ5 (views_admin.api_admin).
+MOOD_ADMINS = ("justin",)
 
 # memory-lane's own logging: its `conversations` logger and a handler for `django.request`, which
 # the README's block keeps (redacted_logging adds the redaction, replaces nothing).

@@ -259,8 +259,8 @@ def timing(record, lobby, magent, agent_entity, justin, visitor, client, visitor
     setting("considers_per_hour", 30, mood=lobby, agent=agent_entity, by=visitor)  # not a granter
     dials = resolve("lobby", magent.pk)
     seen = {"resolved": [dials.quiet_seconds, dials.idle_looks, dials.considerations_per_hour], **seen_now}
-    seen["said_of_visitors_row"] = (
-        record.motion_for_mood(lobby).messages.filter(text__contains="visitor").count()
+    seen["said_of_visitors_row"] = list(
+        record.motion_for_mood(lobby).messages.filter(text__contains="visitor").values_list("text", flat=True)
     )
     seen["porch"] = [
         resolve("porch", magent.pk).quiet_seconds,

@@ -437,8 +437,13 @@ def changed_in_host(sender, motion: Motion, agent: Agent | None, setting: str, r
             by_name=f"{record.by_name} (on memory-lane's page)",
             at=record.at,
         )
+        said = describe(row)
+        if record.refused:  # never announced as done: what was asked, and why it does not count
+            said = f"Not applied: {said} — {record.refused}"
         post_system_message(
-            motion, describe(row), kind=Kind.WAKE, message_id=system_uuid("steer", record.ref), agent=agent
+            motion, said, kind=Kind.WAKE, message_id=system_uuid("steer", record.ref), agent=agent
         )
+        if record.refused:
+            return
     if setting in (S.LISTENING, S.ARCHIVED, *TIMING_WORDS):
         catch_up(motion, agent)

@@ -66,7 +66,7 @@ def test_the_motion_lists_chips_read_memory_lanes_rows(seen):
 
 def test_memory_lanes_az5_raises_the_scram_here_and_nothing_wakes(seen):
     az5 = seen["az5"]
-    assert az5["raised"] == ["justin", "runaway agents"]
+    assert az5["raised"] == ["justin (AZ5 on memory-lane's page)", "runaway agents"]
     assert az5["tick"] == [] and az5["mention"] is None
 
 
@@ -174,8 +174,10 @@ def test_a_timing_row_on_memory_lanes_page_is_said_in_the_thread_and_looked_at_a
     assert seen["timing"]["looked_again"] is True
 
 
-def test_a_timing_row_that_does_not_count_is_not_said(seen):
-    assert seen["timing"]["said_of_visitors_row"] == 0
+def test_a_timing_row_that_does_not_count_is_said_as_not_applied_never_as_done(seen):
+    (line,) = seen["timing"]["said_of_visitors_row"]
+    assert line.startswith("Not applied: visitor (on memory-lane's page) set @magent's")
+    assert "visitor holds no SSH key here" in line
 
 
 def test_a_timing_set_back_to_the_default_writes_memory_lanes_default(seen):
