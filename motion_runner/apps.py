@@ -46,6 +46,15 @@ class MotionRunnerConfig(AppConfig):
         signals.host_scram_pressed.connect(
             scram_pressed_in_host, weak=False, dispatch_uid="motion_runner.host_scram"
         )
+        # memory-lane's page took a post back: the apps' copy goes the same way (retract.py).
+        from .retract import take_back_for_host
+
+        def taken_back_in_host(sender, message_id, kind: str, text: str, by: str, **kwargs) -> None:
+            take_back_for_host(message_id, kind, text, by)
+
+        signals.host_post_taken_back.connect(
+            taken_back_in_host, weak=False, dispatch_uid="motion_runner.host_taken_back"
+        )
         # memory-lane's clients read every hold (wakes' and its runner's) through `GET …/held/`.
         from .memory_lane import pulse  # noqa: F401  (registers memory-lane's pulse task)
         from .memory_lane.held import keep_for_clients

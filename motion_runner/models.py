@@ -493,3 +493,33 @@ class UnclaimedSession(models.Model):
 
     def __str__(self) -> str:
         return self.session_id
+
+
+class TakenBack(models.Model):
+    """A post its author (or staff) took back: deleted or edited (motion_runner/retract.py). Who and
+    when, never what it said before (memory-lane's `MessageChange`: history is where a secret would
+    survive). The newest change stands."""
+
+    class Change(models.TextChoices):
+        DELETED = "deleted"
+        EDITED = "edited"
+
+    message = models.OneToOneField(
+        Message, on_delete=models.CASCADE, primary_key=True, related_name="taken_back"
+    )
+    kind = models.CharField(max_length=10, choices=Change.choices)
+    by = models.CharField(max_length=150, help_text="Who took it back, as the thread says it.")
+    at = models.DateTimeField(default=timezone.now, db_index=True)
+    scrubbed = models.PositiveIntegerField(default=0, help_text="Copies the words were taken out of.")
+    reached = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="What cannot be called back: the agents whose turns already read it.",
+    )
+
+    class Meta:
+        verbose_name = "post taken back"
+        verbose_name_plural = "posts taken back"
+
+    def __str__(self) -> str:
+        return f"{self.message_id} {self.kind} by {self.by}"

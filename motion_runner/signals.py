@@ -156,6 +156,33 @@ change in the thread and looks again at once (the loop's pairs, mentions held wh
 was off), so the change counts from the next tick.
 """
 
+message_taken_back = Signal()
+"""
+Arguments: ``message`` (the ``Message`` as it now stands: ``text`` ``[deleted]`` or the new words),
+``change`` (its ``TakenBack`` row: ``kind`` deleted or edited, ``by``, ``at``), ``gone`` (the lines
+of what it said that it no longer says: what a copy elsewhere must lose).
+
+Sent robustly with ``sender=Message`` by ``motion_runner/retract.py`` (``take_back``, the one place
+a post is taken back: the thread's control, ``DELETE``/``PATCH /api/messages/<id>/``, memory-lane's
+own retract under the binding) after the apps' copies are scrubbed (the row, stored prompts and
+their digests, handoff and wake lines), in the same transaction. Whoever keeps another copy
+listens: under the ``memory_lane`` binding, memory-lane's own row and the wake prompts its record
+echoes (``MemoryLaneRecord.connect``).
+"""
+
+host_post_taken_back = Signal()
+"""
+Arguments: ``message_id`` (the post's id, the same in both records), ``kind`` (``deleted`` or
+``edited``; ``restored`` when the host put it back), ``text`` (what the host's row says now),
+``by`` (who, as the host names them).
+
+Sent with ``sender=Message`` by a record binding when the host's own page took a post back
+(memory-lane's ``services/retract.py``: a queryset update, then a ``MessageChange`` row): the
+runner listens (``motion_runner.retract.take_back_for_host``, connected in
+``MotionRunnerConfig.ready()``) and takes the apps' copy back as its own control does, so the binding
+never imports the write path.
+"""
+
 # --- Seams with one answer, chosen by a dotted-path setting -------------------------------------
 
 

@@ -9,7 +9,7 @@ imports neither (import-linter's contracts, pyproject.toml)."""
 from django.contrib.auth.views import LogoutView
 from django.urls import include, path
 
-from .api import agent_views, search, stop
+from .api import agent_views, search, stop, taking_back
 from .api import views as api
 from .memory_lane import routes as memory_lane
 from .thread import views
@@ -32,6 +32,7 @@ urlpatterns = [
     path("api/moods/<slug:slug>/held/", memory_lane.MoodHeldView.as_view(), name="api-mood-held"),
     path("api/ingest/", memory_lane.IngestView.as_view(), name="api-ingest"),
     path("api/hooks/claude-code/", agent_views.ClaudeCodeHookView.as_view(), name="api-hooks-claude-code"),
+    path("api/messages/<uuid:pk>/", taking_back.MessageDetail.as_view(), name="api-message"),
     path("api/turns/", api.TurnList.as_view(), name="api-turns"),
     path("api/turns/<int:pk>/", api.TurnDetail.as_view(), name="api-turn"),
     # The Motion list, request answers and typing pings (wakes), the watches (watchlist).

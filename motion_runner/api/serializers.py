@@ -25,6 +25,10 @@ class MessageSerializer(serializers.ModelSerializer):
     )
     turn_reason = serializers.SerializerMethodField(help_text="Why the turn woke (mention, grant, compact…).")
     turn_reason_detail = serializers.SerializerMethodField()
+    taken_back = serializers.SerializerMethodField(
+        help_text="Taken back by its author (motion_runner/retract.py): {kind: deleted or edited, by, at}; "
+        "null when not."
+    )
 
     class Meta:
         model = Message
@@ -57,6 +61,7 @@ class MessageSerializer(serializers.ModelSerializer):
             "cost_usd",
             "cwd",
             "created_at",
+            "taken_back",
         ]
 
     def get_cursor(self, message: Message) -> str:
@@ -80,6 +85,10 @@ class MessageSerializer(serializers.ModelSerializer):
     def get_html(self, message: Message) -> str | None:
         return html_for(message.kind, message.text)
 
+    def get_taken_back(self, message: Message) -> dict | None:
+        change = getattr(message, "taken_back", None)
+        return None if change is None else {"kind": change.kind, "by": change.by, "at": _iso(change.at)}
+
     def get_turn_mode(self, message: Message) -> str | None:
         return message.turn.mode if message.turn_id and message.turn else None
 
@@ -98,7 +107,17 @@ ROW_FIELDS = [
     name
     for name in MessageSerializer.Meta.fields
     if name
-    not in ("cursor", "html", "turn_mode", "turn_reason", "turn_reason_detail", "request", "motion", "turn")
+    not in (
+        "cursor",
+        "html",
+        "turn_mode",
+        "turn_reason",
+        "turn_reason_detail",
+        "request",
+        "motion",
+        "turn",
+        "taken_back",
+    )
 ]
 
 
@@ -120,6 +139,9 @@ def message_rows(queryset, *, raw: bool = False) -> list[dict]:
         "wake_request__status",
         "wake_request__decided_by__username",
         "wake_request__decided_at",
+        "taken_back__kind",
+        "taken_back__by",
+        "taken_back__at",
     ]
     if raw:
         names.append("raw")
@@ -151,6 +173,16 @@ def message_rows(queryset, *, raw: bool = False) -> list[dict]:
                         "decided_at": _iso(row["wake_request__decided_at"]),
                     }
                     if has
+                    else None
+                )
+            elif name == "taken_back":
+                out["taken_back"] = (
+                    {
+                        "kind": row["taken_back__kind"],
+                        "by": row["taken_back__by"],
+                        "at": _iso(row["taken_back__at"]),
+                    }
+                    if row["taken_back__kind"]
                     else None
                 )
             elif name == "cost_usd":

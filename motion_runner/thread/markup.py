@@ -194,12 +194,29 @@ class Rendered:
                 self.recent.popitem(last=False)
         return None if html == PLAIN else html
 
+    def forget(self, text: str) -> None:
+        """A text taken back (motion_runner/retract.py): its rendering leaves this process's
+        memory and the shared cache (another process's memory keeps it only until it is pushed out)."""
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+        with self.lock:
+            self.recent.pop(digest, None)
+        try:
+            cache.delete(f"motion_runner:markdown:{RENDERING}:{digest}")
+        except Exception:
+            log.warning(
+                "markdown cache unwritable: a taken-back rendering stays until it expires", exc_info=True
+            )
+
     def cache_clear(self) -> None:
         with self.lock:
             self.recent.clear()
 
 
 render_markdown = Rendered()
+
+
+def forget_rendered(text: str) -> None:
+    render_markdown.forget(text)
 
 
 def render_metered(text: str) -> tuple[str | None, int]:
