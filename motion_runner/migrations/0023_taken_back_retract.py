@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('motion_runner', '0021_message_text_search'),
+        ('motion_runner', '0022_search_stored_vector_search'),
     ]
 
     operations = [
