@@ -42,13 +42,13 @@ from django.utils import timezone
 
 from . import signals
 from .ingest.redaction import redact
+from .lib.scrubbing import gone_lines, quote_header, scrub, scrub_quote
 from .models import Kind, Message, Source, TakenBack, Turn, TurnStatus
 from .thread.markup import forget_rendered
 
 DELETED = "[deleted]"
 EDITED = "[edited]"
 WITHDRAWN = "    [summary withdrawn: a post it covered was taken back]"
-MIN_LINE = 4  # a line shorter than this is too common to scrub by (memory-lane's _MIN_LINE)
 MOST_PROBED = 20  # lines looked for in the copies, longest first
 DELETE_OWN_WITHIN = timedelta(days=7)
 EDIT_OWN_WITHIN = timedelta(days=1)
@@ -188,30 +188,6 @@ def take_back_for_host(message_id: Any, kind: str, text: str, by: str) -> TakenB
 # --- the copies ----------------------------------------------------------------------------------
 
 
-def gone_lines(old: str, new: str) -> list[str]:
-    """The lines of what was said that what is said now does not keep, longest first."""
-    kept = {line.strip() for line in (new or "").splitlines()}
-    lines = {
-        line.strip()
-        for line in (old or "").splitlines()
-        if len(line.strip()) >= MIN_LINE and line.strip() not in kept
-    }
-    return sorted(lines, key=lambda line: (-len(line), line))
-
-
-def scrub(value: Any, lines: list[str], mark: str) -> Any:
-    """`value` (text, or JSON of lists and dicts) with every line in `lines` replaced by `mark`."""
-    if isinstance(value, str):
-        for line in lines:
-            value = value.replace(line, mark)
-        return value
-    if isinstance(value, list):
-        return [scrub(item, lines, mark) for item in value]
-    if isinstance(value, dict):
-        return {key: scrub(item, lines, mark) for key, item in value.items()}
-    return value
-
-
 def holds_any(field: str, lines: list[str]) -> Q:
     probe = Q(pk__in=[])
     for line in lines[:MOST_PROBED]:
@@ -228,7 +204,7 @@ def scrub_copies(message: Message, gone: list[str], mark: str) -> tuple[int, lis
 
 
 def scrub_prompts(message: Message, gone: list[str], mark: str) -> tuple[int, list[str]]:
-    header = f", #m-{message.pk}]"
+    header = quote_header(message.pk)
     quoted = Q(prompt__contains=header) | holds_any("prompt", gone)
     # A digest (the screen's summary of older posts) in the post's own Motion may have covered it.
     digested = Q(motion_id=message.motion_id, prompt__contains="summarized:)")
@@ -246,25 +222,6 @@ def scrub_prompts(message: Message, gone: list[str], mark: str) -> tuple[int, li
             if turn.status != TurnStatus.QUEUED:
                 reached.add(turn.agent.name)
     return scrubbed, sorted(reached)
-
-
-def scrub_quote(prompt: str, header: str, mark: str) -> str:
-    """The post's quote in a wake (wakes/decision/quoting.py: a header line `[…, #m-<id>] first
-    line`, every further line indented four spaces): its words replaced by `mark`."""
-    if header not in prompt:
-        return prompt
-    out: list[str] = []
-    inside = False
-    for line in prompt.split("\n"):
-        if inside and line.startswith("    "):
-            continue
-        inside = False
-        at = line.find(header)
-        if at >= 0 and line.lstrip(" ►").startswith("["):
-            line = line[: at + len(header)] + " " + mark
-            inside = True
-        out.append(line)
-    return "\n".join(out)
 
 
 def withdraw_digest(prompt: str, message: Message, firsts: dict[str, Any]) -> str:

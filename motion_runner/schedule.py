@@ -31,6 +31,8 @@ def beat_schedule(
         "wakes-settle": {"task": "wakes.settle", "schedule": 300.0},
         "sweep-abilities": {"task": "wakes.sweep_abilities", "schedule": 60.0},
         "check-watches": {"task": "watchlist.check_watches", "schedule": watch_every_seconds},
+        # Posts taken back in memory-lane's record where no receiver heard it (memory_lane/changes.py).
+        "sweep-taken-back": {"task": "motion_runner.sweep_taken_back", "schedule": 60.0},
         "import-transcripts": {
             "task": "motion_runner.import_transcripts",
             "schedule": transcript_import_seconds,

@@ -14,3 +14,12 @@ def import_transcripts_task() -> dict[str, int]:
     tick that overlaps another only finds the lines already written."""
     totals = import_all()
     return {"files": totals.files, "imported": totals.imported, "skipped": totals.skipped}
+
+
+@shared_task(name="motion_runner.sweep_taken_back", ignore_result=True)
+def sweep_taken_back_task() -> int:
+    """Periodic (beat, every minute): posts the binding's record took back where no receiver heard
+    it (memory-lane's MessageChange rows written by a shell or a bulk write) are taken back here."""
+    from .record import binding
+
+    return binding().sweep_changes()

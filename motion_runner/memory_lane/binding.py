@@ -16,7 +16,7 @@ A row whose id the host already has (memory-lane's own transcript watcher brough
 left alone: get-or-create on the id, nothing doubled.
 
 What else the binding hears, each in a module of its own and mixed in here: a post made in the host
-(host_posts.py, its sign-in signin.py), a hold (held.py). It imports nothing of the write path
+(host_posts.py, its sign-in signin.py), a post taken back in either record (changes.py), a hold (held.py). It imports nothing of the write path
 (pyproject.toml's contract).
 
 Session ids: memory-lane's are UUIDs (Claude Code's are). A Codex or Pi session id that is not a
@@ -38,6 +38,7 @@ from django.utils import timezone
 from .. import signals
 from ..models import Agent, Kind, Message, Motion
 from ..record.own import OwnRecord
+from .changes import HostChanges, change_model
 from .held import HostHolds
 from .host import SOURCE_FILE, as_uuid, host_model, writing
 from .host_posts import HostPosts
@@ -60,7 +61,7 @@ HOST_FILL_IN = (
 )
 
 
-class MemoryLaneRecord(MoodNames, HostPosts, HostHolds, HostTiming, HostSteering, OwnRecord):
+class MemoryLaneRecord(MoodNames, HostPosts, HostChanges, HostHolds, HostTiming, HostSteering, OwnRecord):
     shares_memory_lane_record = True
     keeps_unindexed = True
     keeps_unclaimed = True
@@ -316,6 +317,19 @@ class MemoryLaneRecord(MoodNames, HostPosts, HostHolds, HostTiming, HostSteering
         )
         signals.hold_changed.connect(self.show_hold, dispatch_uid="motion_runner.record.host_held")
         self.connect_steering()
+        self.connect_changes()
+
+    def connect_changes(self) -> None:
+        """memory-lane's retract reaches the apps (its MessageChange rows; the beat's sweep for any
+        written where no receiver ran), and the apps' reaches memory-lane's row (changes.py)."""
+        signals.message_taken_back.connect(
+            self.show_taken_back, dispatch_uid="motion_runner.record.host_taken_back"
+        )
+        model = change_model()
+        if model is None:
+            log.warning("the host has no MessageChange model: a post taken back there is not heard here")
+            return
+        post_save.connect(self.on_change_save, sender=model, dispatch_uid="motion_runner.record.host_change")
 
     def connect_steering(self) -> None:
         """memory-lane's settings rows become the room's steering, its AZ5 this project's scram

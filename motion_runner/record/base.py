@@ -68,5 +68,10 @@ class RecordBinding:
         of truth, never two that disagree); None: there."""
         return None
 
+    def sweep_changes(self) -> int:
+        """Posts taken back in the binding's record where no receiver heard it: taken back in the
+        apps' copy too (the beat's `motion_runner.sweep_taken_back`). How many."""
+        return 0
+
     def connect(self) -> None:
         """Connect the receivers the binding needs (AppConfig.ready)."""

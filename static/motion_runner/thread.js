@@ -297,7 +297,51 @@
       const gone = SESSION_GONE.test(m.text || "");
       return items.append(prose(m, gone ? "maintenance-note" : "error"));
     }
-    items.append(prose(m));
+    items.append(said(m));
+  }
+
+  // A post taken back (motion_runner/retract.py): the line where it was, as memory-lane shows it;
+  // the reader's own post has its control (delete; edit within a day), answered by the API.
+  const ZERO = "00000000-0000-0000-0000-000000000000";
+  function said(m) {
+    const back = m.taken_back;
+    if (back && back.kind === "deleted") {
+      const line = el("div", "body taken-back", "taken back: deleted by " + back.by);
+      line.dataset.id = m.id;
+      return line;
+    }
+    const body = prose(m);
+    if (back && back.kind === "edited") body.append(el("span", "edited", " (edited)"));
+    const me = root.dataset.me;
+    if (me && m.sender === me && !m.turn && m.kind === "text" && (m.source === "web" || m.source === "api")) {
+      const control = el("button", "take-back", "take back");
+      control.type = "button";
+      control.title = "Delete this post: its words leave the thread and every wake that read it";
+      control.addEventListener("click", () => takeBack(m, body, null));
+      const edit = el("button", "take-back", "edit");
+      edit.type = "button";
+      edit.addEventListener("click", () => {
+        const text = window.prompt("Your post, as it should now read:", m.text || "");
+        if (text !== null && text.trim()) takeBack(m, body, text);
+      });
+      body.append(control, edit);
+    }
+    return body;
+  }
+
+  async function takeBack(m, body, text) {
+    if (text === null && !window.confirm("Delete this post everywhere it was read?")) return;
+    const response = await fetch(root.dataset.messageUrl.replace(ZERO, m.id), {
+      method: text === null ? "DELETE" : "PATCH",
+      headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": root.dataset.csrf },
+      body: text === null ? undefined : JSON.stringify({ text }),
+    });
+    const answer = await response.json().catch(() => ({}));
+    if (!response.ok) {
+      window.alert((answer.error && answer.error.message) || answer.detail || "Not taken back.");
+      return;
+    }
+    body.replaceWith(said({ ...m, text: answer.text, html: null, taken_back: { kind: answer.kind, by: answer.by, at: answer.at } }));
   }
 
   // A silent turn's end: its cost goes on its dot's label, not on a card of its own.

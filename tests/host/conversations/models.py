@@ -7,6 +7,7 @@ oracle, system) and its multi-table child ThinkingEntity, Message (the harness l
 id, content JSON, sender FK, recipients M2M, Mood SET_NULL, UUID session id, parent and
 looking_for_parent_id, ms timestamp, its flags) and its multi-table children Thought, ToolUse,
 ToolResult. Setting (its settings rows: the room's steering and its AZ5 scram under the binding).
+MessageChange (its retract's row: a post edited or deleted, who and when).
 Eras, context heaps and the rest of memory-lane's models are left out: the binding
 writes none of them. Written here from those facts, not copied.
 """
@@ -192,3 +193,18 @@ class Setting(models.Model):
     class Meta:
         db_table = "settings"
         indexes = [models.Index(fields=["key", "mood", "agent", "created_at"])]
+
+
+class MessageChange(models.Model):
+    """memory-lane's record of a post taken back (its `services/retract.py`): an edit or a deletion,
+    who and when, never what it said; the newest stands (`update_or_create`, `at` auto_now)."""
+
+    message = models.OneToOneField(Message, models.CASCADE, primary_key=True, related_name="change")
+    mood = models.ForeignKey(Mood, models.CASCADE, related_name="message_changes")
+    kind = models.CharField(max_length=10)  # 'edited', 'deleted' or 'restored'
+    by = models.CharField(max_length=50)
+    at = models.DateTimeField(auto_now=True, db_index=True)
+    reached = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        db_table = "message_changes"

@@ -186,3 +186,10 @@ def test_the_thread_says_who_took_it_back(post, justin, garden):
     assert row["text"] == DELETED
     assert row["taken_back"]["kind"] == "deleted" and row["taken_back"]["by"] == "justin"
     assert DOOR_CODE not in str(rows)
+
+
+def test_the_thread_page_gives_its_control_the_apis_address(garden, justin):
+    client = APIClient()
+    client.force_login(justin)
+    page = client.get(f"/motions/{garden.slug}/").content.decode()
+    assert 'data-message-url="/api/messages/00000000-0000-0000-0000-000000000000/"' in page
