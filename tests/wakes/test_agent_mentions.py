@@ -451,3 +451,14 @@ def test_a_waiting_terminal_mention_leaves_the_chain_counted(volley, clock):
 
     assert len(ran) == 7
     assert len(chain_lines(volley)) == 1
+
+
+def test_an_hourly_cap_of_zero_holds_the_mention_and_says_so(volley, clock):
+    """`mention_wakes_per_hour=0` raised an IndexError on the mention path (issue 39)."""
+    dials(mention_wakes_per_hour=0)
+
+    person_says(volley, "@bbot one", clock)
+
+    assert not Turn.objects.filter(agent=volley.bbot).exists()
+    assert MentionWake.objects.get(message__text="@bbot one").status == MentionWake.Status.WAITING
+    assert Message.objects.filter(kind=Kind.WAKE, text__contains="hourly cap of mention wakes is 0").exists()
