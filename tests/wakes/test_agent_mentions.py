@@ -451,3 +451,76 @@ def test_a_waiting_terminal_mention_leaves_the_chain_counted(volley, clock):
 
     assert len(ran) == 7
     assert len(chain_lines(volley)) == 1
+
+
+def test_an_hourly_cap_of_zero_holds_the_mention_and_says_so(volley, clock):
+    """`mention_wakes_per_hour=0` raised an IndexError on the mention path (issue 39)."""
+    dials(mention_wakes_per_hour=0)
+
+    person_says(volley, "@bbot one", clock)
+
+    assert not Turn.objects.filter(agent=volley.bbot).exists()
+    assert MentionWake.objects.get(message__text="@bbot one").status == MentionWake.Status.WAITING
+    assert Message.objects.filter(kind=Kind.WAKE, text__contains="hourly cap of mention wakes is 0").exists()
+
+
+# --- mentions during a scram (issue 39.4) --------------------------------------------------------
+
+
+def scram(raise_it: bool = True) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    if raise_it:
+        call_command("scram", reason="runaway spend", by="ops", stdout=StringIO())
+    else:
+        call_command("scram", lift=True, stdout=StringIO())
+
+
+def test_a_mention_typed_in_a_terminal_during_a_scram_is_answered_once_after_the_lift(volley, clock):
+    scram()
+    typed = MessageFactory(
+        motion=volley.motion,
+        sender="justin",
+        source="terminal",
+        text="@bbot are the shirts in?",
+        created_at=clock.now(),
+    )
+    message_created.send(sender=Message, message=typed)
+    clock.advance(700)
+    check_mentions(dispatch=False)
+
+    assert not Turn.objects.exists()
+    assert MentionWake.objects.get(message=typed).status == MentionWake.Status.HELD
+    (said,) = Message.objects.filter(kind=Kind.WAKE, text__contains="scram")
+    assert said.text.startswith("@bbot is not woken while a scram holds: justin's mention is held")
+
+    scram(raise_it=False)
+    check_mentions(dispatch=False)
+    check_mentions(dispatch=False)
+
+    (turn,) = Turn.objects.filter(agent=volley.bbot)
+    assert turn.woken_by == typed
+    assert MentionWake.objects.get(message=typed).turn == turn
+
+
+def test_an_agents_mention_during_a_scram_is_answered_once_after_the_lift(volley, clock):
+    scram()
+    post = MessageFactory(
+        motion=volley.motion,
+        sender="abot",
+        agent=volley.abot,
+        source="api",
+        text="@bbot go",
+        created_at=clock.now(),
+    )
+    message_created.send(sender=Message, message=post)
+    message_created.send(sender=Message, message=post)  # heard twice: held once
+
+    assert MentionWake.objects.filter(message=post).count() == 1
+    scram(raise_it=False)
+    check_mentions(dispatch=False)
+    check_mentions(dispatch=False)
+
+    assert Turn.objects.filter(agent=volley.bbot).count() == 1

@@ -63,7 +63,13 @@ def handle_message(message: Message, *, dispatch: bool = True, note: bool = True
     woken: list[Turn] = []
     consumed: set[int] = set()
     command = False
-    if message.kind == Kind.TEXT and "@" in message.text and not scram_holds():
+    if message.kind == Kind.TEXT and "@" in message.text and scram_holds():
+        # A terminal's or an agent's mention during a scram (people's posts answer 423): held,
+        # said as held, and answered once after the lift (issue 39.4, as memory-lane does).
+        for agent in mentioned_agents(message):
+            hold_in_scram(message, agent)
+        return woken
+    if message.kind == Kind.TEXT and "@" in message.text:
         for agent in mentioned_agents(message):
             turn = mention(message, agent, dispatch=dispatch)
             if turn is not None:
@@ -187,6 +193,33 @@ def hold(message: Message, agent: Agent, until, now) -> None:
     return None
 
 
+SCRAM_HOLD = "a scram holds: answered once it is lifted"
+
+
+def hold_in_scram(message: Message, agent: Agent) -> None:
+    """A mention made during a scram waits for the lift (check_mentions wakes it then, once)."""
+    if message.sign_in == WIKI_TIER or (is_person(message) and command_in(message, agent) is not None):
+        return  # a wiki sign-in's @agent is just text; a command is not kept for later
+    now = clock.now()
+    if message.created_at < now - timedelta(minutes=Dials.load().backfill_horizon_minutes):
+        return
+    _, made = MentionWake.objects.get_or_create(
+        message=message,
+        agent=agent,
+        defaults={"status": MentionWake.Status.HELD, "due_at": now, "created_at": now, "hold": SCRAM_HOLD},
+    )
+    if made:
+        show_hold(message.motion, agent, SCRAM_HOLD, None)
+        post_system_message(
+            message.motion,
+            f"@{agent.name} is not woken while a scram holds: {message.sender}'s mention is held and "
+            "answered once it is lifted.",
+            kind=Kind.WAKE,
+            message_id=system_uuid("mention-scram", message.pk, agent.pk),
+            agent=agent,
+        )
+
+
 def release_held(*, motion_id: str | None = None, now=None) -> int:
     """Held mentions whose agent listens again wake, once: a Motion's after its menus changed
     (`motion_id`), or those whose "until" has passed (`now`, the beat's check)."""
@@ -208,7 +241,12 @@ def release_held(*, motion_id: str | None = None, now=None) -> int:
         )
         if won == 1:
             lift_hold(record.message.motion, record.agent)
-            wake_for_mention(record, late=" (held while its listening here was off)")
+            late = (
+                " (held during a scram)"
+                if record.hold == SCRAM_HOLD
+                else " (held while its listening here was off)"
+            )
+            wake_for_mention(record, late=late)
             woken += 1
     return woken
 

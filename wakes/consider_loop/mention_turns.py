@@ -23,6 +23,7 @@ from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Motion, Turn, TurnStatus
 from motion_runner.runner.turns import wake_line_id
 
+from ..decision.steering import NEVER
 from ..holds import keep_hold, lift_hold
 from ..models import MentionWake, Spend, clock
 from ..models.dials import Resolved, resolve
@@ -55,6 +56,8 @@ def next_slot(motion_id: str, agent_id: int, dials: Resolved, now: datetime) -> 
     first mention (mentions that joined it are the same turn). The agent's turns in every Motion
     count together, as memory-lane's poller counted its wakes (`recent_wakes`): two agents
     mentioning each other in many Motions are bounded as in one."""
+    if dials.mention_wakes_per_hour <= 0:
+        return NEVER  # the dial at 0: no mention turn starts (was an IndexError, issue 39)
     hour_ago = now - timedelta(hours=1)
     turns = (
         MentionWake.objects.filter(agent_id=agent_id, turn__isnull=False)
@@ -130,7 +133,10 @@ def wake_for_mention(record: MentionWake, *, dispatch: bool = True, late: str = 
         slot = next_slot(motion.pk, agent.pk, dials, now)
         if slot is not None:
             MentionWake.objects.filter(pk=record.pk).update(status=MentionWake.Status.WAITING, due_at=slot)
-            hold(record, f"the hourly cap: next slot at {slot:%H:%M} UTC", slot)
+            if slot == NEVER:
+                hold(record, "the hourly cap of mention wakes is 0: none starts until it is raised")
+            else:
+                hold(record, f"the hourly cap: next slot at {slot:%H:%M} UTC", slot)
             return None
         mark_busy(motion, agent, message.created_at, now)
         busy = running_turn(motion.pk, agent.pk) is not None
