@@ -81,3 +81,28 @@ def test_claude_code_calls_the_record_over_http_and_the_answer_lands_in_the_thre
     assert not result.is_error and f"/motions/launch-room/#m-{said.id}" in result.text
     # Served by the one process: no record server was said unreachable, none started for the turn.
     assert not Message.objects.filter(turn=turn, kind=Kind.WAKE, text__contains="did not answer").exists()
+
+
+def test_pi_calls_the_record_over_http_through_its_extension(record_server, fake_openai, tmp_path):
+    from tests.conftest import require_cli
+    from tests.fakes.harness_homes import PI_MODEL, PI_PROVIDER, pi_env
+    from tests.fakes.openai_api import Text as OText
+    from tests.fakes.openai_api import ToolCall, reply
+
+    require_cli("pi")
+    env = pi_env(tmp_path / "pi", fake_openai.base_url)
+    pia = AgentFactory(name="pia", harness="pi", model=f"{PI_PROVIDER}/{PI_MODEL}", env=env)
+    room = MotionFactory(slug="launch-room", visibility=Visibility.MEMBERS)
+    room.agents.add(pia)
+    said = MessageFactory(motion=room, sender="ada", text="The deploy key rotates on Tuesdays.")
+    fake_openai.script(reply(ToolCall(SEARCH, {"query": "deploy"})), reply(OText("On Tuesdays.")))
+
+    queued = enqueue_turn(room, pia, "When does the deploy key rotate?", mode="look", dispatch=False)
+    turn = execute_turn(queued.pk)
+
+    assert turn.status == TurnStatus.FINISHED, turn.error
+    call, result = Message.objects.filter(turn=turn, kind__in=[Kind.TOOL_CALL, Kind.TOOL_RESULT]).order_by(
+        "created_at", "id"
+    )
+    assert call.tool_name == SEARCH
+    assert not result.is_error and f"/motions/launch-room/#m-{said.id}" in result.text, result.text
