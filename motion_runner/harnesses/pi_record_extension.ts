@@ -272,6 +272,9 @@ function piContent(result: any): { type: "text"; text: string }[] {
 function turnServers(): Record<string, any> {
   try {
     const servers = JSON.parse(process.env.MOTION_RUNNER_TURN_SERVERS || "{}");
+    // Read once, then out of the environment Pi's own tools (its bash) hand their commands: an
+    // HTTP server's entry holds the turn's pass.
+    delete process.env.MOTION_RUNNER_TURN_SERVERS;
     return servers && typeof servers === "object" && !Array.isArray(servers) ? servers : {};
   } catch {
     return {};
