@@ -53,6 +53,10 @@ DEFAULTS: dict[str, Any] = {
     # MOTION_RUNNER_TURN_CLOCKS and MOTION_RUNNER_TOOL_POLICY (dotted paths: the one answer to a
     # turn's clocks and tool policy) are declared with their defaults beside the other seams, in
     # motion_runner/signals.py (`ChosenBySetting`), which reads them.
+    # The deployment's record server (`manage.py serve_record`, MCP over streamable HTTP), e.g.
+    # "http://127.0.0.1:8765/mcp": a turn's harness connects to it with the turn's pass as bearer
+    # token. Empty (or not answering at a turn's start): each turn starts its own over stdio.
+    "RECORD_SERVER_URL": "",
     # Set by bin/serve when it started the stand-in model for a first run without a key.
     "STANDIN_MODEL_URL": "",
     # A running turn renews its lease every third of this; a lapsed lease is reclaimed by the sweep.

@@ -313,6 +313,8 @@ RUNNER_EXTRA_ENV: dict[str, str] = {}
 # bin/serve's stand-in model, for a first run with no model key (motion_runner/lib/standin_model.py):
 # a Claude Code agent with no key of its own talks to it (harnesses/env.py).
 STANDIN_MODEL_URL = os.environ.get("STANDIN_MODEL_URL", "")
+# The record server every turn connects to (bin/serve and docker-compose.yml start it): conf.py.
+RECORD_SERVER_URL = os.environ.get("RECORD_SERVER_URL", "")
 
 # The screen (wakes/turn/screen.py): the Anthropic Messages API. No key: every screen passes.
 WAKES_SCREEN_API_BASE = os.environ.get("WAKES_SCREEN_API_BASE", "https://api.anthropic.com")

@@ -337,10 +337,35 @@ def tool_arguments(policy: ToolPolicy, configured_servers: Iterable[str] = ()) -
     return argv
 
 
+def token_variable(name: str) -> str:
+    """The environment variable a turn server's bearer token is handed to Codex in."""
+    return "MOTION_RUNNER_MCP_TOKEN_" + "".join(c if c.isalnum() else "_" for c in name.upper())
+
+
+def turn_server_tokens(policy: ToolPolicy) -> dict[str, str]:
+    """The bearer tokens of the turn's HTTP servers, by the variable Codex reads each from
+    (`bearer_token_env_var`): in the CLI's environment, never on its command line."""
+    tokens = {}
+    for name, config in policy.look_only.turn_servers.items():
+        auth = (config.get("headers") or {}).get("Authorization", "")
+        if config.get("type") == "http" and auth.startswith("Bearer "):
+            tokens[token_variable(name)] = auth[len("Bearer ") :]
+    return tokens
+
+
 def turn_server_arguments(policy: ToolPolicy) -> list[str]:
-    """The turn's own servers (the record, with its pass) added to what Codex's config holds."""
+    """The turn's own servers (the record, with its pass) added to what Codex's config holds: a
+    streamable HTTP server by its URL (its token from the environment), else its launch."""
     argv: list[str] = []
     for name, config in policy.look_only.turn_servers.items():
+        if config.get("type") == "http":
+            argv += ["-c", f"mcp_servers.{name}.url={_toml_string(config['url'])}"]
+            if (config.get("headers") or {}).get("Authorization"):
+                argv += [
+                    "-c",
+                    f"mcp_servers.{name}.bearer_token_env_var={_toml_string(token_variable(name))}",
+                ]
+            continue
         argv += ["-c", f"mcp_servers.{name}.command={_toml_string(config['command'])}"]
         argv += ["-c", f"mcp_servers.{name}.args=[{', '.join(map(_toml_string, config.get('args', [])))}]"]
         env = ", ".join(f"{key} = {_toml_string(value)}" for key, value in config.get("env", {}).items())
@@ -411,6 +436,7 @@ class CodexAdapter(HarnessAdapter):
         argv += ["-"]
         cwd = turn_workspace(turn)
         files = list(policy.look_only.turn_files)  # the record server's pass, removed at the end
+        env = {**env, **turn_server_tokens(policy)}  # last: an agent's own env cannot change them
         return LaunchSpec(argv=argv, env=env, cwd=cwd, stdin=turn.prompt, temp_files=files)
 
     def new_parser(

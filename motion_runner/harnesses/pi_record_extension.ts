@@ -11,6 +11,10 @@
  * The server applies the pass rules and redacts its answers (motion_runner/recall): nothing is
  * decided here.
  *
+ * A server named by URL (`{type: "http", url, headers}`: the deployment's record server, up for
+ * every turn, with the turn's pass as its bearer token) is spoken to over MCP's streamable HTTP
+ * instead (one POST a request, its answer JSON or an event stream): nothing is started.
+ *
  * Pi's `--tools` (a look-only turn's exact allowlist) decides which of these the model is
  * offered; on a full turn every one is.
  */
@@ -169,6 +173,94 @@ class McpServer {
   }
 }
 
+/** A server the deployment runs already, over MCP's streamable HTTP (the same calls as above). */
+class HttpMcpServer {
+  private nextId = 1;
+  private session: string | null = null;
+  private protocol: string | null = null;
+
+  constructor(
+    readonly name: string,
+    private config: { url: string; headers?: Record<string, string> },
+  ) {}
+
+  private async post(message: object, timeoutMs: number, signal?: AbortSignal): Promise<any> {
+    const headers: Record<string, string> = {
+      ...(this.config.headers ?? {}),
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+    };
+    if (this.session) headers["mcp-session-id"] = this.session;
+    if (this.protocol) headers["mcp-protocol-version"] = this.protocol;
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const response = await fetch(this.config.url, {
+      method: "POST",
+      headers,
+      body: JSON.stringify(message),
+      signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+    }).catch((error: any) => {
+      throw new Error(`${this.name}: ${signal?.aborted ? "cancelled" : `unreachable (${error?.message ?? error})`}`);
+    });
+    this.session = response.headers.get("mcp-session-id") ?? this.session;
+    const text = await response.text();
+    if (!response.ok) {
+      let said = text;
+      try {
+        said = JSON.parse(text)?.error?.message ?? JSON.parse(text)?.error ?? text;
+      } catch {}
+      throw new Error(`${this.name}: refused (${response.status}): ${String(said).slice(0, STDERR_KEPT)}`);
+    }
+    if (!("id" in message)) return null; // a notification: 202, nothing to read
+    const type = response.headers.get("content-type") ?? "";
+    const bodies = type.includes("text/event-stream")
+      ? text
+          .split(/\r?\n/)
+          .filter((line) => line.startsWith("data:"))
+          .map((line) => line.slice(5).trim())
+      : [text];
+    for (const body of bodies) {
+      let parsed: any;
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        continue;
+      }
+      if (parsed?.id !== (message as any).id) continue;
+      if (parsed.error) throw new Error(`${this.name}: ${parsed.error.message ?? "error"}`);
+      return parsed.result;
+    }
+    throw new Error(`${this.name}: no answer in the server's reply`);
+  }
+
+  request(method: string, params: object, timeoutMs: number, signal?: AbortSignal): Promise<any> {
+    return this.post({ jsonrpc: "2.0", id: this.nextId++, method, params }, timeoutMs, signal);
+  }
+
+  async start(): Promise<any[]> {
+    const init = await this.request(
+      "initialize",
+      {
+        protocolVersion: PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: "motion-runner-pi", version: "1" },
+      },
+      START_TIMEOUT_MS,
+    );
+    this.protocol = init?.protocolVersion ?? PROTOCOL_VERSION;
+    await this.post({ jsonrpc: "2.0", method: "notifications/initialized" }, START_TIMEOUT_MS);
+    const tools: any[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await this.request("tools/list", cursor ? { cursor } : {}, START_TIMEOUT_MS);
+      tools.push(...(page?.tools ?? []));
+      cursor = page?.nextCursor;
+    } while (cursor);
+    return tools;
+  }
+
+  stop(): void {}
+}
+
 /** An MCP tool result as Pi's: text stays text, anything else is shown as its JSON. */
 function piContent(result: any): { type: "text"; text: string }[] {
   const content = Array.isArray(result?.content) ? result.content : [];
@@ -180,6 +272,9 @@ function piContent(result: any): { type: "text"; text: string }[] {
 function turnServers(): Record<string, any> {
   try {
     const servers = JSON.parse(process.env.MOTION_RUNNER_TURN_SERVERS || "{}");
+    // Read once, then out of the environment Pi's own tools (its bash) hand their commands: an
+    // HTTP server's entry holds the turn's pass.
+    delete process.env.MOTION_RUNNER_TURN_SERVERS;
     return servers && typeof servers === "object" && !Array.isArray(servers) ? servers : {};
   } catch {
     return {};
@@ -187,9 +282,9 @@ function turnServers(): Record<string, any> {
 }
 
 export default async function (pi: any) {
-  const started: McpServer[] = [];
+  const started: (McpServer | HttpMcpServer)[] = [];
   for (const [name, config] of Object.entries(turnServers())) {
-    const server = new McpServer(name, config);
+    const server = config?.type === "http" ? new HttpMcpServer(name, config) : new McpServer(name, config);
     let tools: any[];
     try {
       tools = await server.start();

@@ -3,22 +3,35 @@
 A pass is random, shown once (in the generated MCP config), and kept only as its sha256 on the
 turn (`Turn.record_pass`): the server finds the turn by it and answers only while that turn runs,
 so a config copied out of a finished turn opens nothing (docs/security.md).
+
+Where RECORD_SERVER_URL names the deployment's record server (`manage.py serve_record`, up for
+every turn: recall/http.py), the harness is handed its URL with the pass as a bearer token; else,
+or when it does not answer at the turn's start (said in the thread), a server of the turn's own
+over stdio (`python -m motion_runner.recall`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import secrets
+import socket
 import sys
 import tempfile
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from django.db import connection
 
-from ..models import Turn, TurnStatus
+from ..conf import app_settings
+from ..ingest.system_lines import post_system_message
+from ..lib.ids import system_uuid
+from ..models import Kind, Turn, TurnStatus
 from ..sql.server import url_for
+
+log = logging.getLogger(__name__)
 
 PASS_VARIABLE = "MOTION_RUNNER_RECORD_PASS"
 SERVER_NAME = "motion-record"
@@ -48,7 +61,57 @@ def running_turn_for(token: str | None) -> Turn | None:
     return turns.filter(record_pass=digest(token), status=TurnStatus.RUNNING).first()
 
 
-def server_config(turn: Turn) -> tuple[dict, Path]:
+# How long a turn's start waits for the record server to take a connection before it says so and
+# starts one of its own.
+PROBE_SECONDS = 1.0
+
+
+def server_config(turn: Turn) -> tuple[dict, tuple[Path, ...]]:
+    """The record server for `turn` as the harness is handed it, and the files the runner removes
+    when the turn ends: the deployment's HTTP server where one is named and answers, else one of
+    the turn's own over stdio."""
+    if url := app_settings.RECORD_SERVER_URL:
+        if reachable(url):
+            return http_config(turn, url), ()
+        say_unreachable(turn, url)
+    config, pass_file = stdio_config(turn)
+    return config, (pass_file,)
+
+
+def http_config(turn: Turn, url: str) -> dict:
+    """The HTTP server's entry (Claude Code's `type: http` form; Codex's and Pi's adapters read the
+    same): the pass travels only as the Authorization header, in a file or an environment only the
+    worker's user reads, never on a command line."""
+    return {"type": "http", "url": url, "headers": {"Authorization": f"Bearer {issue_pass(turn)}"}}
+
+
+def reachable(url: str, timeout: float = PROBE_SECONDS) -> bool:
+    """Whether the server at `url` takes a connection (a connect, no request: ~0.1 ms on one host)."""
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def say_unreachable(turn: Turn, url: str) -> None:
+    """Said in the thread, once a turn: the record server did not answer, and this turn's record
+    starts in a process of its own (its first line comes seconds later)."""
+    log.warning("the record server at %s did not answer at turn %s's start", url, turn.pk)
+    post_system_message(
+        turn.motion,
+        f"@{turn.agent.name}: the record server ({url}) did not answer at this turn's start; its "
+        "record runs in a process of its own this turn, which takes a few seconds longer to start",
+        kind=Kind.WAKE,
+        message_id=system_uuid("record-unreachable", turn.pk),
+        turn=turn,
+        agent=turn.agent,
+    )
+
+
+def stdio_config(turn: Turn) -> tuple[dict, Path]:
     """The harness-neutral launch of the record server for `turn` (`command`, `args`, `env`), and
     the file it reads its pass and database from (the runner removes it when the turn ends, like
     the generated MCP config). The harness's environment is an allowlist without the database

@@ -1,8 +1,10 @@
-"""The record server: MCP over stdio (the official `mcp` SDK), started by the harness from the
-wake's generated config with the turn's pass in its environment (recall/passes.py).
+"""The record server's tools (the official `mcp` SDK): over stdio, started by the harness from the
+wake's generated config with the turn's pass in its environment (recall/passes.py); or over
+streamable HTTP from one long-lived process (recall/http.py, `manage.py serve_record`), each call
+carrying its turn's pass as its bearer token.
 
-It refuses to start without a running turn's pass, and asks again at every call (a turn may end
-while its harness lingers). Each call is a tool step in the turn's record: the harness streams the
+Over stdio it refuses to start without a running turn's pass; either way it asks again at every
+call (a turn may end while its harness lingers). Each call is a tool step in the turn's record: the harness streams the
 call and its result like any other tool's, and the ingest redacts them as it stores them; the
 answers here are redacted already (recall/record.py).
 """
@@ -15,6 +17,7 @@ import sys
 from collections.abc import Callable
 
 from django.db import close_old_connections, connections
+from mcp.server.mcpserver import Context  # the tools' annotations name it (the SDK reads them)
 
 from ..models import Turn
 from . import record
@@ -51,12 +54,28 @@ def answer(token: str | None, work: Callable[[Turn], dict]) -> str:
         connections.close_all()
 
 
-def build(token: str | None):
+BEARER = "bearer "
+
+
+def bearer(headers) -> str | None:
+    """The pass an HTTP request carries (`Authorization: Bearer <pass>`), or None."""
+    value = (headers or {}).get("authorization") or ""
+    if not value.lower().startswith(BEARER):
+        return None
+    return value[len(BEARER) :].strip() or None
+
+
+def build(token: str | None = None):
+    """The server with its three tools. Given `token` (stdio: one turn's process), every call is
+    that turn's; without it (HTTP: one process for every turn), each call's own bearer token."""
     # The SDK is the standalone install's (requirements.txt): a host that names its own memory
     # server (memory-lane) never starts this one, and its install need not carry it.
     from mcp.server.mcpserver import MCPServer
 
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
+
+    def pass_of(ctx: Context) -> str | None:
+        return token if token is not None else bearer(ctx.headers)
 
     @server.tool(
         description="Full-text search over your record; every word must match. Newest first. "
@@ -70,26 +89,29 @@ def build(token: str | None):
         since: str = "",
         until: str = "",
         limit: int = 10,
+        ctx: Context = None,
     ) -> str:
         filters = record.SearchFilters(
             motion=motion, author=author, kind=kind, since=since, until=until, limit=limit
         )
-        return answer(token, lambda turn: record.search(turn, query, filters))
+        return answer(pass_of(ctx), lambda turn: record.search(turn, query, filters))
 
     @server.tool(
         description="A message with the posts around it (message_id), or a Motion's posts after a time (motion, after)."
     )
-    def read(message_id: str = "", motion: str = "", after: str = "", around: int = 5) -> str:
+    def read(
+        message_id: str = "", motion: str = "", after: str = "", around: int = 5, ctx: Context = None
+    ) -> str:
         return answer(
-            token,
+            pass_of(ctx),
             lambda turn: record.read(turn, message_id=message_id, motion=motion, after=after, around=around),
         )
 
     @server.tool(
         description="Keep a note in your own record of this Motion (shown in the thread as your note)."
     )
-    def remember(text: str) -> str:
-        return answer(token, lambda turn: record.remember(turn, text))
+    def remember(text: str, ctx: Context = None) -> str:
+        return answer(pass_of(ctx), lambda turn: record.remember(turn, text))
 
     return server
 

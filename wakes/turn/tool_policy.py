@@ -177,8 +177,8 @@ def policy_for_turn(turn) -> ToolPolicy:
     look_only = look_only_policy()
     # A turn not saved has no row to hold a pass: no server could ever answer it.
     if record := turn.pk is not None and uses_record_server(turn.agent.harness):
-        config, pass_file = record_server_config(turn)
-        look_only = look_only_policy({RECORD_SERVER: config}, (pass_file,))
+        config, files = record_server_config(turn)
+        look_only = look_only_policy({RECORD_SERVER: config}, files)
     policy = policy_for_mode(mode, footer=wake_footer(mode, record=record), look_only=look_only)
     return replace(policy, ultracode=True) if ultracode_rides(turn) else policy
 

@@ -102,6 +102,49 @@ def test_a_standalone_codex_turn_adds_the_record_server_without_its_pass_on_the_
             path.unlink()
 
 
+@pytest.mark.django_db
+def test_a_codex_turn_reaches_the_record_server_by_url_its_pass_in_the_environment_only(
+    binary, settings, monkeypatch
+):
+    """Where RECORD_SERVER_URL names the record server (issue 41): its URL and the variable
+    Codex reads the bearer token from (`bearer_token_env_var`); the pass never on the line."""
+    from motion_runner.recall import passes
+
+    del settings.WAKE_MEMORY_SERVERS
+    settings.RECORD_SERVER_URL = "http://127.0.0.1:8765/mcp"
+    monkeypatch.setattr(passes, "reachable", lambda url: True)
+    agent = AgentFactory(name="codey", harness="codex", binary=binary)
+    turn = TurnFactory(
+        agent=agent, motion=MotionFactory(workspace="/srv/notes"), mode="full", status="running"
+    )
+    launch = launch_for(turn, resume_session=None)
+    line = " ".join(launch.argv)
+    assert 'mcp_servers.motion-record.url="http://127.0.0.1:8765/mcp"' in line
+    assert 'mcp_servers.motion-record.bearer_token_env_var="MOTION_RUNNER_MCP_TOKEN_MOTION_RECORD"' in line
+    assert "mrp_" not in line and "command=" not in line and launch.temp_files == []
+    assert passes.running_turn_for(launch.env["MOTION_RUNNER_MCP_TOKEN_MOTION_RECORD"]) == turn
+
+
+@pytest.mark.django_db
+def test_a_pi_turn_hands_its_extension_the_record_servers_url(binary, settings, monkeypatch):
+    import json
+
+    from motion_runner.recall import passes
+
+    del settings.WAKE_MEMORY_SERVERS
+    settings.RECORD_SERVER_URL = "http://127.0.0.1:8765/mcp"
+    monkeypatch.setattr(passes, "reachable", lambda url: True)
+    agent = AgentFactory(name="pia", harness="pi", binary=binary, model="fake/fake-model")
+    turn = TurnFactory(
+        agent=agent, motion=MotionFactory(workspace="/srv/notes"), mode="look", status="running"
+    )
+    launch = launch_for(turn, resume_session=None)
+    server = json.loads(launch.env["MOTION_RUNNER_TURN_SERVERS"])["motion-record"]
+    assert (server["type"], server["url"]) == ("http", "http://127.0.0.1:8765/mcp")
+    assert passes.running_turn_for(server["headers"]["Authorization"].removeprefix("Bearer ")) == turn
+    assert "mrp_" not in " ".join(launch.argv)
+
+
 class TestPi:
     def test_a_look_only_turn_gets_the_shared_list_and_the_footer(self, binary):
         from motion_runner.harnesses.policy import PI_READ_GUARD

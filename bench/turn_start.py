@@ -1,0 +1,115 @@
+"""A look-only Claude Code wake's start: the time from `execute_turn` to the turn's first stored
+line (the CLI's first event, stored and announced), with the record served over HTTP by one
+long-lived `manage.py serve_record`, with the record as a stdio server started for the turn (the
+fallback, as before issue 41), and without the record, interleaved in one run on the fake model
+(tests/fakes/anthropic_api.py) and the real pinned `claude`.
+
+    .venv/bin/python bench/turn_start.py --turns 6
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _django import ROOT, bench_database, database_url, free_port, percentile
+from _figures import figure, ratio
+
+MODES = ("http", "stdio", "none")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--turns", type=int, default=6, help="wakes of each kind (interleaved)")
+    args = parser.parse_args()
+    with bench_database("bench_turn_start") as connection:
+        from django.test import override_settings
+
+        from motion_runner.models import Agent, Motion, Source
+        from motion_runner.recall.passes import reachable
+        from motion_runner.runner.turns import enqueue_turn, execute_turn
+        from motion_runner.signals import message_created
+        from tests.fakes.anthropic_api import FakeAnthropic, Reply, Text
+
+        port = free_port()
+        url = f"http://127.0.0.1:{port}/mcp"
+        env = dict(
+            os.environ, DATABASE_URL=database_url(connection), DJANGO_SETTINGS_MODULE="motion_runner.settings"
+        )
+        server = subprocess.Popen(
+            [sys.executable, "manage.py", "serve_record", "--port", str(port)],
+            cwd=ROOT,
+            env=env,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 120
+        while not reachable(url, 0.2) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        firsts: dict[int, float] = {}
+
+        def heard(sender, message, **kwargs):
+            if message.turn_id and message.source != Source.SYSTEM:
+                firsts.setdefault(message.turn_id, time.monotonic())
+
+        message_created.connect(heard)
+        home = Path(tempfile.mkdtemp())
+        workspace = Path(tempfile.mkdtemp())
+        times: dict[str, list[float]] = {mode: [] for mode in MODES}
+        try:
+            with FakeAnthropic(default=Reply(Text("Nothing to add."))) as api:
+                motion = Motion.objects.create(slug="bench-start", title="start", workspace=str(workspace))
+                agent = Agent.objects.create(name="starter", harness="claude-code")
+                motion.agents.add(agent)
+                extra = {**api.env(), "HOME": str(home)}
+                for round_ in range(args.turns + 1):  # the first round warms the CLI's caches
+                    for mode in MODES:
+                        chosen = {
+                            "http": {"RECORD_SERVER_URL": url},
+                            "stdio": {"RECORD_SERVER_URL": ""},
+                            "none": {"RECORD_SERVER_URL": "", "WAKE_MEMORY_SERVERS": ["no-record"]},
+                        }[mode]
+                        with override_settings(RUNNER_EXTRA_ENV=extra, **chosen):
+                            queued = enqueue_turn(motion, agent, "Anything new?", mode="look", dispatch=False)
+                            began = time.monotonic()
+                            execute_turn(queued.pk)
+                        if round_ and queued.pk in firsts:
+                            times[mode].append((firsts[queued.pk] - began) * 1000)
+        finally:
+            message_created.disconnect(heard)
+            server.terminate()
+            server.wait(15)
+    for mode in MODES:
+        values = times[mode]
+        print(
+            f"{mode:>5}: {len(values)} wakes  first line p50 {percentile(values, 50):7.0f} ms  "
+            f"min {min(values, default=float('nan')):7.0f}  max {max(values, default=float('nan')):7.0f}"
+        )
+    p50 = {mode: percentile(times[mode], 50) for mode in MODES}
+    figure(
+        "look-only wakes a second to first line, record over HTTP (1000 / p50 ms)", 1000 / p50["http"], "/s"
+    )
+    print(f"with the HTTP record / without: {p50['http'] / p50['none']:.2f}x (target <= 1.3x)")
+    print(f"with the stdio record / without: {p50['stdio'] / p50['none']:.2f}x")
+    # As speeds (baseline / figure): >= 1/1.3 means within 1.3x of the wake without the record.
+    ratio(
+        "first line p50, without the record / with the HTTP record",
+        p50["http"],
+        p50["none"],
+        "ms",
+        1 / 1.3,
+        lower_is_better=True,
+    )
+    ratio(
+        "first line p50, stdio record / HTTP record", p50["http"], p50["stdio"], "ms", 1, lower_is_better=True
+    )
+
+
+if __name__ == "__main__":
+    main()
