@@ -9,6 +9,7 @@ where a value came from."""
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -528,6 +529,13 @@ def resolve(
     if steered and (tokens := room_reads(motion_id, agent_id)) is not None:
         values["reads"] = tokens
     return Resolved(dials=dials, daily_caps=caps, **values)
+
+
+def reads_once(pairs: list[tuple[str, int | None]]) -> AbstractContextManager:
+    """Within it, resolve() for these pairs reads the steering source's rows (memory-lane's Moods,
+    agents and settings rows, under its binding) once for all of them: the loop's tick."""
+    source = signals.steering_source()
+    return source.reads_once(pairs) if source is not None else nullcontext()
 
 
 def global_daily_budget(dials: Dials) -> Decimal:
