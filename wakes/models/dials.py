@@ -368,6 +368,12 @@ class Dials(models.Model):
         help_text="How to hand a conversation to another Motion (a ```handoff block), said in every wake; "
         "blank: not said (blocks are still carried). Default: the text in wakes/models/wake_texts.py.",
     )
+    todo_list_line = models.TextField(
+        null=True,
+        blank=True,
+        help_text="Where the Motion's people keep their to-do list, said in every wake; {slug} is the "
+        "Motion's slug (memory-lane: its PickiPedia page); blank: not said. Default: blank.",
+    )
     first_session_letter = models.TextField(
         default=wake_texts.FIRST_SESSION_LETTER,
         blank=True,
