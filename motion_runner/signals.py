@@ -15,6 +15,7 @@ calls wakes' code without importing it, and `manage.py check` refuses a path tha
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from django.dispatch import Signal
@@ -367,6 +368,11 @@ class SteeringSource:
     def daily_budget(self) -> Any:
         """The global consider budget in dollars a day the source keeps, or None (the dials' stands)."""
         return None
+
+    def reads_once(self, pairs: list[tuple[str, int | None]]) -> AbstractContextManager:
+        """Within it, `candidates`, `timing` and `daily_budget` for these pairs answer from what was
+        read once for all of them (a tick's due pairs); by default nothing is read ahead."""
+        return nullcontext()
 
     def write_daily_budget(self, value: Any, by_name: str) -> None:
         raise SteeringRefused("this steering source keeps no budget")

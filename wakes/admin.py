@@ -157,6 +157,7 @@ class DialsAdmin(admin.ModelAdmin):
                     "arrival_ask",
                     "greeting_guidance",
                     "handoff_how",
+                    "todo_list_line",
                     "first_session_letter",
                 ]
             },

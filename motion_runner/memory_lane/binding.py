@@ -42,10 +42,11 @@ from .changes import HostChanges, change_model
 from .held import HostHolds
 from .host import SOURCE_FILE, as_uuid, host_model, writing
 from .host_posts import HostPosts
+from .reads import HostReads
 from .renames import MoodNames
 from .rows import host_row, parent_of, turn_stop, unindexed_row
-from .steering import HostSteering
-from .timing import HostTiming
+from .steering import SETTINGS, HostSteering
+from .timing import BUDGET_KEY, DIALS, HostTiming
 
 log = logging.getLogger(__name__)
 
@@ -61,8 +62,11 @@ HOST_FILL_IN = (
 )
 
 
-class MemoryLaneRecord(MoodNames, HostPosts, HostChanges, HostHolds, HostTiming, HostSteering, OwnRecord):
+class MemoryLaneRecord(
+    MoodNames, HostPosts, HostChanges, HostHolds, HostReads, HostTiming, HostSteering, OwnRecord
+):
     shares_memory_lane_record = True
+    read_keys = (*SETTINGS, *DIALS, BUDGET_KEY)  # what reads_once reads for a tick
     keeps_unindexed = True
     keeps_unclaimed = True
 

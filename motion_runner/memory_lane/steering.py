@@ -33,6 +33,7 @@ from django.db.models import Q
 from .. import signals
 from ..models import Agent, Motion, Scram, SshKey
 from ..signals import SteeringRefused, SteerRecord
+from . import reads
 from .host import host_model, is_writing, writing
 from .timing import DIALS as TIMING_KEYS
 
@@ -165,10 +166,15 @@ class HostSteering(signals.SteeringSource):
         every row that may be in force for each pair, memory-lane's slot order first, newest first
         within a slot."""
         motion_ids = sorted({motion_id for motion_id, _ in pairs})
-        names = dict(Agent.objects.filter(pk__in={a for _, a in pairs if a}).values_list("pk", "name"))
-        moods = self.moods_of(motion_ids)
-        rows = list(self.setting_rows(list(moods.values()), list(names.values())))
-        vouched = self.vouched({row.set_by_id for row in rows if widens(row)})
+        snapshot = reads.current()
+        if snapshot is not None and snapshot.covers(motion_ids, [a for _, a in pairs]):
+            names, moods, vouched = snapshot.names, snapshot.moods, snapshot.vouched
+            rows = snapshot.rows_for(SETTINGS, motion_ids, [a for _, a in pairs])
+        else:
+            names = dict(Agent.objects.filter(pk__in={a for _, a in pairs if a}).values_list("pk", "name"))
+            moods = self.moods_of(motion_ids)
+            rows = list(self.setting_rows(list(moods.values()), list(names.values())))
+            vouched = self.vouched({row.set_by_id for row in rows if widens(row)})
         found: dict[tuple[str, int | None], list[SteerRecord]] = {}
         for motion_id, agent_id in pairs:
             mood_pk = getattr(moods.get(motion_id), "pk", None)
@@ -317,7 +323,10 @@ class HostSteering(signals.SteeringSource):
     def on_setting_save(self, sender, instance, created: bool = False, raw: bool = False, **kwargs) -> None:
         """A row memory-lane wrote (its settings page, its admin's AZ5): the scram is raised or
         lifted here; a steering change is said to wakes, which looks again at once."""
-        if raw or not created or is_writing():
+        if raw or not created:
+            return
+        reads.forget()  # what was read once no longer stands
+        if is_writing():
             return
         if instance.key == "scram" and instance.mood_id is None and instance.agent_id is None:
             self.scram_row(instance)

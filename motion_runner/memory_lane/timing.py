@@ -31,6 +31,7 @@ from django.db.models import Q
 from .. import signals
 from ..models import Agent, Motion
 from ..signals import SteeringRefused
+from . import reads
 from .host import host_model, writing
 
 # memory-lane's key of each dial, its bounds (its clean()) and its default (its KNOBS).
@@ -94,17 +95,25 @@ class HostTiming(signals.SteeringSource):
     ) -> dict[str, tuple[Any, bool]]:
         """{dial: (value, set for this Mood)} for what memory-lane's rows keep in force for the pair
         (agent None: every agent of the Motion), by its slot order; a dial with no row is absent."""
-        name = Agent.objects.filter(pk=agent_id).values_list("name", flat=True).first() if agent_id else None
-        mood = self.moods_of([motion_id]).get(motion_id)
+        snapshot = reads.current()
+        if snapshot is not None and snapshot.covers([motion_id], [agent_id]):  # read once this tick
+            name = snapshot.names.get(agent_id) if agent_id else None
+            mood = snapshot.moods.get(motion_id)
+            rows, vouched = snapshot.rows_for(DIALS, [motion_id], [agent_id]), snapshot.vouched
+        else:
+            name = (
+                Agent.objects.filter(pk=agent_id).values_list("name", flat=True).first() if agent_id else None
+            )
+            mood = self.moods_of([motion_id]).get(motion_id)
+            rows = list(
+                host_model("setting")
+                .objects.filter(key__in=list(DIALS))
+                .filter((Q(mood=mood) | Q(mood__isnull=True)) if mood is not None else Q(mood__isnull=True))
+                .filter(Q(agent_id=name) | Q(agent__isnull=True))
+                .order_by("-created_at")
+            )
+            vouched = self.vouched({row.set_by_id for row in rows})
         mood_pk = getattr(mood, "pk", None)
-        rows = list(
-            host_model("setting")
-            .objects.filter(key__in=list(DIALS))
-            .filter((Q(mood=mood) | Q(mood__isnull=True)) if mood is not None else Q(mood__isnull=True))
-            .filter(Q(agent_id=name) | Q(agent__isnull=True))
-            .order_by("-created_at")
-        )
-        vouched = self.vouched({row.set_by_id for row in rows})
         slots = list(dict.fromkeys([(mood_pk, name), (mood_pk, None), (None, name), (None, None)]))
         found: dict[str, tuple[Any, bool]] = {}
         for slot in slots:
@@ -163,13 +172,19 @@ class HostTiming(signals.SteeringSource):
 
     def daily_budget(self) -> Decimal | None:
         """memory-lane's global consider_usd_per_day in force (its `global_value`), if a granter's."""
-        rows = (
-            host_model("setting")
-            .objects.filter(key=BUDGET_KEY, mood=None, agent=None)
-            .order_by("-created_at")
-        )
-        rows = list(rows[:50])
-        vouched = self.vouched({row.set_by_id for row in rows})
+        snapshot = reads.current()
+        if snapshot is not None:  # read once this tick: the global rows are in every snapshot
+            rows = [
+                r for r in snapshot.rows if r.key == BUDGET_KEY and r.mood_id is None and r.agent_id is None
+            ]
+            rows, vouched = rows[:50], snapshot.vouched
+        else:
+            rows = list(
+                host_model("setting")
+                .objects.filter(key=BUDGET_KEY, mood=None, agent=None)
+                .order_by("-created_at")[:50]
+            )
+            vouched = self.vouched({row.set_by_id for row in rows})
         for row in rows:
             if row.set_by_id in vouched and (value := dial_value(BUDGET_KEY, row.value, 1)) is not None:
                 return value

@@ -17,7 +17,7 @@ from tests.factories import MessageFactory
 from tests.harness_support import launch_for
 from tests.wakes.test_steering import steer
 from tests.wakes_support import clock, dials, room, say
-from wakes.models import WakeRequest
+from wakes.models import Dials, WakeRequest
 from wakes.models.wake_texts import FIRST_SESSION_LETTER, GREETING_GUIDANCE
 
 pytestmark = pytest.mark.django_db
@@ -108,6 +108,18 @@ def test_a_wake_says_the_motions_open_to_dos(room):
         "This Motion has 2 open to-dos for its people (request cards only a person can answer): merge for @magent: "
         '"merge the setlist PR #12"; deploy for @magent: "deploy the poster site".'
     ) in prompt
+
+
+def test_the_to_do_list_dial_names_the_motions_own_list_by_its_slug(room):
+    row = Dials.load()
+    row.todo_list_line = "Your people's to-do list here: https://wiki.example/Todo/{slug}"
+    row.save()
+
+    assert f"Your people's to-do list here: https://wiki.example/Todo/{room.motion.pk}" in woken(room).prompt
+
+
+def test_no_to_do_list_line_while_its_dial_is_blank(room):
+    assert "to-do list here" not in woken(room).prompt
 
 
 def test_no_to_do_line_when_none_is_open(room):

@@ -31,7 +31,7 @@ from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, Tur
 
 from ..decision.steering import looks_unprompted, scram_holds, unprompted_again_at
 from ..models import Consideration, Dials, ListenState, MentionWake, TypingPing, clock
-from ..models.dials import Resolved, resolve
+from ..models.dials import Resolved, reads_once, resolve
 from ..models.listening import WakeKind
 from ..turn.wake import human_duration
 from .recovery import CONSIDER, recover_considerations
@@ -124,10 +124,12 @@ def tick(*, dispatch: bool = True) -> list[Consideration]:
     dials = Dials.load()
     recover_considerations(now, dispatch=dispatch)
     claimed = []
-    for state in look(now, dials.look_batch):
-        consideration = evaluate(state, now, dials)
-        if consideration is not None:
-            claimed.append(consideration)
+    due = look(now, dials.look_batch)
+    with reads_once([(state.motion_id, state.agent_id) for state in due]):  # the binding's, once a tick
+        for state in due:
+            consideration = evaluate(state, now, dials)
+            if consideration is not None:
+                claimed.append(consideration)
     if dispatch:
         for consideration in claimed:
             transaction.on_commit(

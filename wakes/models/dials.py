@@ -9,6 +9,7 @@ where a value came from."""
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -367,6 +368,12 @@ class Dials(models.Model):
         help_text="How to hand a conversation to another Motion (a ```handoff block), said in every wake; "
         "blank: not said (blocks are still carried). Default: the text in wakes/models/wake_texts.py.",
     )
+    todo_list_line = models.TextField(
+        null=True,
+        blank=True,
+        help_text="Where the Motion's people keep their to-do list, said in every wake; {slug} is the "
+        "Motion's slug (memory-lane: its PickiPedia page); blank: not said. Default: blank.",
+    )
     first_session_letter = models.TextField(
         default=wake_texts.FIRST_SESSION_LETTER,
         blank=True,
@@ -528,6 +535,13 @@ def resolve(
     if steered and (tokens := room_reads(motion_id, agent_id)) is not None:
         values["reads"] = tokens
     return Resolved(dials=dials, daily_caps=caps, **values)
+
+
+def reads_once(pairs: list[tuple[str, int | None]]) -> AbstractContextManager:
+    """Within it, resolve() for these pairs reads the steering source's rows (memory-lane's Moods,
+    agents and settings rows, under its binding) once for all of them: the loop's tick."""
+    source = signals.steering_source()
+    return source.reads_once(pairs) if source is not None else nullcontext()
 
 
 def global_daily_budget(dials: Dials) -> Decimal:

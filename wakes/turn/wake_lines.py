@@ -77,6 +77,13 @@ def todo_line(motion: Motion) -> str | None:
     )
 
 
+def todo_list_where(motion: Motion) -> str | None:
+    """The dial `todo_list_line` (issue 40, item 4): where the Motion's people keep their to-do
+    list, `{slug}` its slug; None when blank."""
+    text = (Dials.load().todo_list_line or "").strip()
+    return text.replace("{slug}", motion.pk) if text else None
+
+
 def guidance() -> list[str]:
     """Greeting guidance and the handoff how-to (dials; blank: not said)."""
     dials = Dials.load()
