@@ -63,6 +63,9 @@ def setup(folder: Path) -> None:
     sys.path.insert(0, str(folder))
     os.environ["MOTION_RUNNER_CHECKOUT"] = str(ROOT)
     os.environ["DJANGO_SETTINGS_MODULE"] = "memory_viewer.settings"
+    # memory-lane reads its Mood admins from the environment; its AZ5 row counts only from them,
+    # and this rehearsal's AZ5 is pressed by justin.
+    os.environ.setdefault("MOOD_ADMINS", "justin")
     import django
 
     django.setup()
