@@ -168,6 +168,18 @@ def test_a_link_to_a_members_motion_every_reader_belongs_to_is_read(room, clock)
     assert "the vault's plan" in prompt and "bea's later words" in prompt
 
 
+def test_a_link_to_a_motion_another_agent_here_may_not_read_is_not_read(room, clock):
+    # Every person here may read it (signed in), and @magent; @codey, an agent here too, may not.
+    room.motion.agents.add(room.codey)
+    backroom = MotionFactory(slug="backroom", title="Backroom", visibility=Visibility.SIGNED_IN)
+    backroom.agents.add(room.magent)
+    start = linked_from(room, clock, backroom)
+
+    prompt = started(room, clock, f"@magent see #m-{start.pk}")
+
+    assert "the plan starts here" not in prompt and "Backroom" not in prompt
+
+
 def test_a_link_to_a_motion_the_agent_may_not_read_is_not_read(room, clock):
     # Every person here may read it (signed in), but the agent is none of its agents.
     elsewhere = MotionFactory(slug="elsewhere", title="Elsewhere", visibility=Visibility.SIGNED_IN)
