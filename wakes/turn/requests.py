@@ -153,7 +153,7 @@ def person_may_grant(user, sign_in: str) -> tuple[bool, str]:
         return False, "Sign in to answer a request."
     if sign_in == "ssh":
         return True, "signed in with an SSH key"
-    if user.get_username().lower() in full_tools_for():
+    if user.get_username() in full_tools_for():
         return True, "named in full_tools_for"
     return False, (
         "Only a person signed in with an SSH key, or named in full_tools_for, can grant full tools; "
