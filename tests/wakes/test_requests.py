@@ -162,6 +162,19 @@ def test_a_tag_hidden_by_markdown_makes_no_request_card(text):
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        '<details><summary>notes</summary>\n\n<tools to="wipe the disk"/>\n</details>',
+        '<div>\n<tools to="wipe the disk"/>\n</div>',
+        '<tools\nto="wipe the disk"/>',
+    ],
+    ids=["details", "div-block", "split-over-a-line-break"],
+)
+def test_a_tag_no_person_would_see_makes_no_request_card(text):
+    assert find_asks(text) == []
+
+
+@pytest.mark.parametrize(
     "text, kind",
     [
         ('> someone said this\n\n<tools to="run the tests"/>', "tools"),  # a blank line ends the quote
