@@ -7,6 +7,7 @@ the record package needs nothing from ingest (which imports the record).
 
 from __future__ import annotations
 
+import logging
 import uuid
 from collections.abc import Callable
 from functools import cache
@@ -20,6 +21,8 @@ from ..models import Kind, Message, Source
 from ..record import binding
 from ..signals import message_created  # declared in the catalogue, with its arguments
 from .redaction import Redactor
+
+log = logging.getLogger(__name__)
 
 # What the consider loop counts as a post (wakes/consider_loop/loop.py): what people and agents say,
 # and watches.
@@ -36,7 +39,19 @@ def announce(messages: list[Message]) -> None:
     and flagging that one left the reply before it unseen by the loop's clocks."""
     newest = next((i for i in range(len(messages) - 1, -1, -1) if is_post(messages[i])), len(messages) - 1)
     for index, message in enumerate(messages):
-        message_created.send(sender=Message, message=message, newest_of_batch=index == newest)
+        # Every receiver contained: one that raises (a database gone mid-turn, a bug) is logged and
+        # never takes the writer down; the line is stored and the turn goes on to settle.
+        answers = message_created.send_robust(
+            sender=Message, message=message, newest_of_batch=index == newest
+        )
+        for receiver, answer in answers:
+            if isinstance(answer, Exception):
+                log.error(
+                    "message_created receiver %r raised on message %s",
+                    receiver,
+                    message.pk,
+                    exc_info=(type(answer), answer, answer.__traceback__),
+                )
 
 
 def insert_one(

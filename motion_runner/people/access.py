@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.http import Http404
 from django.utils.module_loading import import_string
 
@@ -61,12 +61,16 @@ class MotionAccess:
         return motion.visibility == Visibility.SIGNED_IN or motion.people.filter(pk=actor.pk).exists()
 
     def readers_may_read(self, motion: Motion, target: Motion) -> bool:
-        """Every person who may read `motion` may read `target`: what a wake of `motion` quotes
-        from `target` is shown to all of them (the wake preview), not only to who linked it."""
+        """Every reader of `motion` may read `target`: what a wake of `motion` quotes from
+        `target` is shown to all of them (the wake preview), not only to who linked it. Its
+        agents are readers like its people (a `signed_in` or `members` Motion's own agents read
+        it): an agent woken there must not be shown what another of its agents may not read."""
         if target.visibility == Visibility.PUBLIC:
             return True
         if motion.visibility == Visibility.PUBLIC:
             return False  # anyone reads it, signed in or not
+        if motion.agents.exclude(pk__in=target.agents.values("pk")).exists():
+            return False  # one of its agents may not read `target`
         if target.visibility == Visibility.SIGNED_IN:
             return True
         if motion.visibility != Visibility.MEMBERS:
@@ -80,21 +84,14 @@ class MotionAccess:
         if type(self).readers_may_read is not MotionAccess.readers_may_read:
             allowed = [t.slug for t in targets if self.readers_may_read(motion, t)]
             return targets.filter(slug__in=allowed)
+        public = Q(visibility=Visibility.PUBLIC)
         if motion.visibility == Visibility.PUBLIC:
-            return targets.filter(visibility=Visibility.PUBLIC)
-        open_to_all = Q(visibility__in=[Visibility.PUBLIC, Visibility.SIGNED_IN])
+            return targets.filter(public)
+        held = holding_all(Motion.agents.through, "agent_id", motion)
         if motion.visibility != Visibility.MEMBERS:
-            return targets.filter(open_to_all)
-        readers = list(motion.people.values_list("pk", flat=True))
-        if not readers:
-            return targets
-        memberships = Motion.people.through.objects.filter(user_id__in=readers)
-        holding_all = (
-            memberships.values("motion_id")
-            .annotate(held=Count("user_id", distinct=True))
-            .filter(held=len(readers))
-        )
-        return targets.filter(open_to_all | Q(slug__in=holding_all.values("motion_id")))
+            return targets.filter(public | (Q(visibility=Visibility.SIGNED_IN) & held))
+        people = holding_all(Motion.people.through, "user_id", motion)
+        return targets.filter(public | (Q(visibility=Visibility.SIGNED_IN) & held) | (people & held))
 
     def is_member_agent(self, actor: Any, motion: Motion) -> bool:
         agent = actor_agent(actor)
@@ -118,6 +115,15 @@ class MotionAccess:
         return (
             is_person(actor) and actor.has_perm(f"watchlist.{action}_watch") and self.can_read(actor, motion)
         )
+
+
+def holding_all(through: type, member: str, motion: Motion) -> Q:
+    """The Motions whose memberships (`through`, `member`: the people's or agents' table and
+    column) hold every one of `motion`'s: none of `motion`'s is missing from theirs (a subquery,
+    so the narrowing stays one query)."""
+    theirs = through.objects.filter(motion_id=OuterRef(OuterRef("pk"))).values(member)
+    missing = through.objects.filter(motion_id=motion.pk).exclude(**{f"{member}__in": theirs})
+    return ~Q(Exists(missing))
 
 
 @cache

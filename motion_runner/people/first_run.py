@@ -19,11 +19,12 @@ def first_run_names() -> set[str]:
     """The names granted, or none at all when DEBUG is off (production)."""
     if not settings.DEBUG:
         return set()
-    return {name.strip().lower() for name in settings.MOTION_RUNNER_FIRST_RUN_GRANTS if name.strip()}
+    # Compared as the user model compares usernames (exactly): `Justin` is another account.
+    return {name.strip() for name in settings.MOTION_RUNNER_FIRST_RUN_GRANTS if name.strip()}
 
 
 def has_first_run_grant(user) -> bool:
     """May this signed-in person use the commands and widening menus by the first-run default?"""
     if user is None or not getattr(user, "is_authenticated", False):
         return False
-    return user.get_username().lower() in first_run_names()
+    return user.get_username() in first_run_names()

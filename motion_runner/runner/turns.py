@@ -152,13 +152,17 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     except HarnessError as exc:
         fail_before_launch(turn, str(exc))
         return Turn.objects.get(pk=turn.pk)
-    run = new_run(turn, adapter, launch, resume, on_event)
-    limits = limits_for(turn)
-    try:
-        result = run_harness(run, launch, limits)
-    except OSError as exc:  # the binary could not be executed at all
-        fail_before_launch(turn, f"{launch.argv[0]}: {exc}")
-        return Turn.objects.get(pk=turn.pk)
+    try:  # no pass file (0600, holding the record's pass) outlives the launch, even one never made
+        run = new_run(turn, adapter, launch, resume, on_event)
+        limits = limits_for(turn)
+        try:
+            result = run_harness(run, launch, limits)
+        except OSError as exc:  # the binary could not be executed at all
+            fail_before_launch(turn, f"{launch.argv[0]}: {exc}")
+            return Turn.objects.get(pk=turn.pk)
+    finally:
+        for path in launch.temp_files:
+            path.unlink(missing_ok=True)
     keep_what_it_said(run, result)
     status, error, ended_by = judge_run(run, result, limits.timeout)
     if resume and status == TurnStatus.FAILED and session_is_gone(result, run):
@@ -207,8 +211,6 @@ def run_harness(run: TurnRun, launch: LaunchSpec, limits: Limits) -> ProcessResu
         )
     finally:
         run.bell.close()
-        for path in launch.temp_files:
-            path.unlink(missing_ok=True)
 
 
 def keep_what_it_said(run: TurnRun, result: ProcessResult) -> None:

@@ -311,6 +311,7 @@ def global_budget(client) -> dict:
     justin = host.ThinkingEntity.objects.get(name="justin")
     setting("consider_usd_per_day", 4.5, by=justin)
     read = [str(limit) for scope, limit in resolve("lobby", agent.pk).daily_caps if scope == "all"]
+    get_user_model().objects.filter(username="justin").update(is_staff=True)  # only staff set it
     answer = client.post(
         "/runner/api/motions/lobby/timing/",
         json.dumps({"knob": "consider_usd_per_day", "value": "12.25"}),

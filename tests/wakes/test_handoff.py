@@ -285,6 +285,7 @@ def test_the_motion_it_came_from_says_it_was_taken(room, jams, clock):
 
 def test_what_was_brought_in_is_for_the_agent_it_names_here(room, jams, clock):
     room.motion.agents.add(room.codey)
+    jams.agents.add(room.codey)  # a reader here: brought in only from what it may read too
     text = PULLED.replace("about: the setlist", "for: codey\nabout: the setlist")
     reply(woken_by(room, clock, room.justin, "@magent what did jams settle?"), text, clock)
 
@@ -302,6 +303,14 @@ def test_nothing_is_brought_in_from_a_motion_some_reader_here_may_not_read(room,
         t.startswith("Not brought in from “backstage”") and "Nothing was brought in." in t
         for t in lines_in(room.motion)
     )
+
+
+def test_nothing_is_brought_in_from_a_motion_another_agent_here_may_not_read(room, jams, clock):
+    room.motion.agents.add(room.codey)  # @codey reads Cryptograss; it is none of jams' agents
+
+    reply(woken_by(room, clock, room.justin, "@magent what did jams settle?"), PULLED, clock)
+
+    assert brought_in(room.motion) == []
 
 
 def test_a_from_block_brought_in_again_brings_nothing_twice(room, jams, clock):

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from django.test import override_settings
 from rest_framework.test import APIClient
 
 from motion_runner.models import Kind, Message, MotionSession, Turn
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
 from wakes.models import WakeRequest
 from wakes.turn.footer import wake_footer
-from wakes.turn.requests import find_asks, record_requests
+from wakes.turn.requests import find_asks, person_may_grant, record_requests
 
 pytestmark = pytest.mark.django_db
 
@@ -162,6 +163,19 @@ def test_a_tag_hidden_by_markdown_makes_no_request_card(text):
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        '<details><summary>notes</summary>\n\n<tools to="wipe the disk"/>\n</details>',
+        '<div>\n<tools to="wipe the disk"/>\n</div>',
+        '<tools\nto="wipe the disk"/>',
+    ],
+    ids=["details", "div-block", "split-over-a-line-break"],
+)
+def test_a_tag_no_person_would_see_makes_no_request_card(text):
+    assert find_asks(text) == []
+
+
+@pytest.mark.parametrize(
     "text, kind",
     [
         ('> someone said this\n\n<tools to="run the tests"/>', "tools"),  # a blank line ends the quote
@@ -173,3 +187,9 @@ def test_a_tag_hidden_by_markdown_makes_no_request_card(text):
 )
 def test_a_tag_in_the_agents_own_words_beside_markdown_is_still_a_request(text, kind):
     assert [ask.kind for ask in find_asks(text)] == [kind]
+
+
+@override_settings(WAKE_FULL_TOOLS_FOR=["justin"])
+def test_an_account_whose_name_differs_only_in_case_from_one_named_may_not_grant(db):
+    assert person_may_grant(UserFactory(username="justin"), "password")[0]
+    assert not person_may_grant(UserFactory(username="Justin"), "password")[0]

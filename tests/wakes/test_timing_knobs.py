@@ -53,9 +53,18 @@ def test_a_blank_value_goes_back_to_the_global_dial(room):
     )
 
 
-def test_a_granter_sets_the_global_consider_dollars_a_day(room):
+def test_staff_set_the_global_consider_dollars_a_day(room):
+    room.justin.is_staff = True
+    room.justin.save(update_fields=["is_staff"])
     assert set_knob(room, room.justin, "consider_usd_per_day", "4.50").status_code == 201
     assert Dials.load().daily_budget_usd == Decimal("4.50")
+
+
+def test_a_granter_who_is_not_staff_may_not_set_the_global_consider_dollars_a_day(room):
+    before = Dials.load().daily_budget_usd
+    response = set_knob(room, room.justin, "consider_usd_per_day", "1000")  # signed in with SSH
+    assert response.status_code == 403
+    assert Dials.load().daily_budget_usd == before
 
 
 def test_someone_who_may_not_grant_is_refused_and_nothing_changes(room):

@@ -41,9 +41,16 @@ def test_a_wiki_sign_in_wakes_look_only(motion):
 
 @override_settings(WAKE_FULL_TOOLS_FOR=["Rosalind"])
 def test_someone_named_in_full_tools_for_wakes_with_full_tools(motion):
-    decision = decide(post_by_person(motion, "wiki", username="rosalind"))
+    decision = decide(post_by_person(motion, "wiki", username="Rosalind"))
     assert decision.mode == FULL
     assert "full_tools_for" in decision.rule
+
+
+@override_settings(WAKE_FULL_TOOLS_FOR=["Rosalind"])
+def test_an_account_whose_name_differs_only_in_case_is_not_the_one_named(motion):
+    # Usernames are compared exactly by the user model: "rosalind" is a separate account.
+    decision = decide(post_by_person(motion, "wiki", username="rosalind"))
+    assert decision.mode == LOOK
 
 
 def test_an_agent_woken_with_full_tools_passes_them_on(motion):

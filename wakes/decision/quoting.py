@@ -25,7 +25,7 @@ LOOKALIKE = re.compile(r"<(\s*/?\s*)((?:motion|mood)-wake)", re.IGNORECASE)
 
 # What starts a header: the ► of a new post, or the bracket of any; a backslash is escaped too,
 # so an escape in the text cannot pose as ours. Lookalike arrows count as the ►.
-HEADER_START = ("[", "\\", "►", "▶", "▸", "▹", "▻", "➤", "➢", "⯈")
+HEADER_START = ("[", "\\", "►", "▶", "▸", "▹", "▻", "➤", "➢", "⯈", "‣")
 
 
 def plain(text: str) -> str:
@@ -39,8 +39,9 @@ def plain(text: str) -> str:
 
 def defuse(text: str) -> str:
     """Quoted text, unable to close the frame or open one of its own. Text whose plain reading
-    holds a lookalike of the frame's tag is quoted in that plain reading, defused."""
-    if not text.isascii() and not LOOKALIKE.search(text) and LOOKALIKE.search(plain(text)):
+    holds a lookalike of the frame's tag is quoted in that plain reading, defused, whatever else
+    it holds (a plain ASCII tag beside a lookalike one does not spare the lookalike)."""
+    if not text.isascii() and LOOKALIKE.search(plain(text)):
         text = plain(text)
     return LOOKALIKE.sub(lambda m: f"‹{m.group(1)}{m.group(2)}", text)
 

@@ -34,7 +34,9 @@ class Decision:
 
 def full_tools_for() -> set[str]:
     names = current_dials().get("full_tools_for") or getattr(settings, "WAKE_FULL_TOOLS_FOR", [])
-    return {name.strip().lower() for name in names if name and name.strip()}
+    # Compared as the user model compares usernames (exactly): a separate account whose name
+    # differs only in case is another person.
+    return {name.strip() for name in names if name and name.strip()}
 
 
 def decide(message, trusted_names: set[str] | None = None) -> Decision:
@@ -59,7 +61,7 @@ def decide(message, trusted_names: set[str] | None = None) -> Decision:
     if source == "web" and (message.author_id is not None or message.source_file == HOST_POST_SOURCE_FILE):
         # A host post is a person's only when memory-lane vouched a person typed it.
         person = message.author_id is not None or bool(message.sign_in)
-        if person and message.sender and message.sender.lower() in trusted_names:
+        if person and message.sender and message.sender in trusted_names:
             return Decision(FULL, f"author {message.sender} is in full_tools_for")
         if message.sign_in == "ssh":
             return Decision(FULL, "typed by a person signed in with an SSH key")

@@ -8,8 +8,8 @@ each post capped; the older part is summarized by the screen's model and counted
 as a screen, or, with no screen key, said as "N earlier posts not shown" with a link to the
 first of them. What is new to this wake is marked ►, after a few posts of lead-in. A post that
 links a message (`#m-<uuid>`) has the record read on from there, in a Motion the person who wrote
-the post, the agent and every person who may read this Motion may read. A long quiet shows the
-last turns.
+the post, the agent and every reader of this Motion (its people and its agents) may read. A long
+quiet shows the last turns.
 
 Quoted text cannot pass for the runner's words: every line of a post after its first is
 indented, so nothing in it starts a line as the footer does; one that would read as a post's
@@ -188,9 +188,9 @@ def linked_reading(
     posts: list[Message], motion: Motion, agent: Agent, dials: Resolved
 ) -> tuple[Motion, Reading] | None:
     """The first message a post links (`#m-<uuid>`, or `/motions/<slug>/#m-<uuid>`), read on from,
-    if its Motion may be read by the post's author, by the agent, and by every person who may
-    read this Motion (they all see the wake on its preview page); None otherwise (said nowhere: a
-    link to a Motion one of them may not read must not even confirm it exists)."""
+    if its Motion may be read by the post's author, by the agent, and by every reader (person or
+    agent) of this Motion (they all see the wake on its preview page); None otherwise (said
+    nowhere: a link to a Motion one of them may not read must not even confirm it exists)."""
     for post in posts:
         match = MESSAGE_LINK.search(post.text)
         if not match:

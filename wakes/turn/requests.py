@@ -23,7 +23,10 @@ from ..decision.trust import full_tools_for
 from ..models import WakeRequest
 from .wake import post_wake_line, resume_after_look_only
 
-TAG = re.compile(r"""<(tools|merge|deploy)\s+to\s*=\s*(?:"([^"]*)"|'([^']*)')\s*/?>""", re.IGNORECASE)
+# On one line, as a person sees it written (a tag split over a line break is raw HTML, shown as nothing).
+TAG = re.compile(
+    r"""<(tools|merge|deploy)[ \t]+to[ \t]*=[ \t]*(?:"([^"\n]*)"|'([^'\n]*)')[ \t]*/?>""", re.IGNORECASE
+)
 
 
 class RequestRefused(Exception):
@@ -46,8 +49,8 @@ QUOTED = re.compile(
     r"|^[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*>.*?$"
     # an indented line (indented code, a list item's code);
     r"|^(?: {4}|[ ]{0,3}\t).*?$"
-    # HTML that shows code;
-    r"|<(?P<tag>pre|code|xmp|samp|kbd|textarea)\b.*?(?:</(?P=tag)\s*>|\Z)"
+    # HTML that shows code, or hides what it holds (a folded <details>, a raw <div> block);
+    r"|<(?P<tag>pre|code|xmp|samp|kbd|textarea|details|div)\b.*?(?:</(?P=tag)\s*>|\Z)"
     # an HTML comment (shown as nothing), open to the end if unclosed;
     r"|<!--.*?(?:-->|\Z)"
     # a link's or an image's text, inline or by reference (a link is someone's page, not an ask).
@@ -153,7 +156,7 @@ def person_may_grant(user, sign_in: str) -> tuple[bool, str]:
         return False, "Sign in to answer a request."
     if sign_in == "ssh":
         return True, "signed in with an SSH key"
-    if user.get_username().lower() in full_tools_for():
+    if user.get_username() in full_tools_for():
         return True, "named in full_tools_for"
     return False, (
         "Only a person signed in with an SSH key, or named in full_tools_for, can grant full tools; "

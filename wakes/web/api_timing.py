@@ -5,7 +5,8 @@ here by the Motion's granters, not only in the admin.
 Reading: whoever may read the Motion. Setting: a person who may post in it and may grant full tools
 (signed in with an SSH key, or named in full_tools_for): each knob changes what the agents spend.
 A Motion's knob is its DialOverride's field (blank: the global dial); the $/day is the global
-dial (Dials.daily_budget_usd), every Motion's. Each change is said in the thread, with who.
+dial (Dials.daily_budget_usd), every Motion's, so only staff set it. Each change is said in
+the thread, with who.
 
 Under memory-lane's binding its own rows are these knobs (consider_after, idle_after,
 considers_per_hour, consider_usd_per_day: motion_runner/memory_lane/timing.py): read over the dials
@@ -134,6 +135,9 @@ class TimingView(APIView):
         body = TimingIn(data=request.data)
         body.is_valid(raise_exception=True)
         knob = body.validated_data["knob"]
+        if knob == GLOBAL_KNOB and not request.user.is_staff:
+            # Every Motion's, including ones this person may not read: set only by staff.
+            raise PermissionDenied("The consider $/day is every Motion's: only staff set it.")
         value = parsed(knob, body.validated_data["value"])
         who = request.user.get_username()
         keep(motion, knob, value, who)

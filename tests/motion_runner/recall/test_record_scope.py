@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from motion_runner.models import Kind, Message, TurnStatus
+from motion_runner.models import Kind, Message, TurnStatus, Visibility
 from motion_runner.recall import record
 from motion_runner.recall.passes import issue_pass, running_turn_for
 from motion_runner.signals import message_created
+from tests.factories import AgentFactory, MotionFactory
 
 from .conftest import post
 
@@ -32,6 +33,20 @@ def test_search_shows_nothing_from_a_motion_the_agent_may_not_read(rooms, runnin
 
 def test_search_shows_nothing_a_reader_of_the_woken_motion_may_not_read(rooms, running_turn):
     post(rooms["side"], "deploy notes only Ada may see")  # @magent may read it; Bo may not
+    assert record.search(running_turn, "deploy")["results"] == []
+
+
+def test_search_shows_nothing_another_agent_of_the_woken_motion_may_not_read(
+    launch, ada, bo, magent, running_turn
+):
+    pair = MotionFactory(slug="pair", visibility=Visibility.MEMBERS)
+    pair.people.add(ada, bo)
+    pair.agents.add(magent)
+    post(pair, "deploy notes for Ada, Bo and @magent")
+    assert texts(record.search(running_turn, "deploy")) == ["deploy notes for Ada, Bo and @magent"]
+
+    launch.agents.add(AgentFactory(name="codey"))  # a reader of launch that may not read pair
+
     assert record.search(running_turn, "deploy")["results"] == []
 
 
