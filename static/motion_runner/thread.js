@@ -601,9 +601,44 @@
   let atLiveEnd = true; // false while the newest rows are not on the page (a reader far back)
   let pausedForReader = false;
 
+  // Within 80 px of the bottom the page can actually scroll to (issue 43: measured against the
+  // body's height, the page's end sat 92 px short of it and the poll paused at message 1,596).
   function isNearBottom() {
-    return window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+    const page = document.scrollingElement || document.documentElement;
+    return page.scrollHeight - page.clientHeight - window.scrollY <= 80;
   }
+
+  // "↓ newest" (thread_view.js): far back, the newest page is read at once in place of the rows
+  // shown, rather than page after page of the rows between.
+  let jumping = false;
+  async function toNewest() {
+    if (atLiveEnd || jumping) return window.scrollTo(0, document.body.scrollHeight);
+    jumping = true;
+    clearTimeout(timer);
+    if (inflight) inflight.abort();
+    inflight = null;
+    pausedForReader = false;
+    try {
+      const page = await fetchPage({ latest: "1", limit: String(PAGE) });
+      if (!page) return;
+      list.replaceChildren();
+      seen.clear();
+      for (const m of page.results) show(m);
+      older = page.previous;
+      cursor = page.next;
+      catchingUp = Boolean(page.more);
+      atLiveEnd = !page.more;
+      showLive(page);
+      showConnection(true);
+      window.scrollTo(0, document.body.scrollHeight);
+    } catch (err) {
+      showConnection(false);
+    } finally {
+      jumping = false;
+    }
+    poll();
+  }
+  document.addEventListener("motion:newest", toNewest);
 
   function showLive(page) {
     lastActivity = page.activity || [];
