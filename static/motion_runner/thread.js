@@ -442,11 +442,11 @@
       detail = error.detail || "";
       if (error.fields) detail = Object.values(error.fields).flat().join(" ") || detail;
     } catch (err) { /* not JSON: an HTML error page is never shown */ }
-    if (response.status === 401 || response.status === 403) {
-      return `${what}: ${detail || "you are not signed in, or may not do this"}.`;
-    }
+    // The server's detail may end its own sentence: one full stop, never ".." (issue 43).
+    const said = (text) => `${what}: ${text}` + (/[.!?]$/.test(text) ? "" : ".");
+    if (response.status === 401 || response.status === 403) return said(detail || "you are not signed in, or may not do this");
     if (response.status >= 500) return `${what}: the server had a problem (${response.status}). Try again in a moment.`;
-    return `${what}: ${detail || "the server said " + response.status}.`;
+    return said(detail || "the server said " + response.status);
   }
 
   // --- live state: what running turns are doing, who is typing --------------------------------
