@@ -109,10 +109,13 @@ def _counted(fn, steps: int = 1):
 
 def _meter(md: MarkdownIt) -> MarkdownIt:
     """Every rule of every ruler, the inline lookahead (`skipToken`: where unclosed link and image
-    openers make the work grow with the square of the text) and the linkify matcher, counted."""
+    openers make the work grow with the square of the text) and the linkify matcher, counted.
+
+    Each rule keeps its options: a block rule's `alt` names the rules it may interrupt (a list,
+    fence, heading or quote directly under a line of text), and `Ruler.at` without them drops it."""
     for ruler in (md.core.ruler, md.block.ruler, md.inline.ruler, md.inline.ruler2):
         for rule in list(ruler.__rules__):
-            ruler.at(rule.name, _counted(rule.fn))
+            ruler.at(rule.name, _counted(rule.fn), {"alt": list(rule.alt)})
     md.inline.skipToken = _counted(md.inline.skipToken)
     md.linkify.pretest = _counted(md.linkify.pretest)  # a quick look for "://", "@" or "www."
     for name in ("test", "match", "match_at_start"):
@@ -150,7 +153,8 @@ def strip_request_tags(text: str) -> str:
 
 # Bumped whenever what a text renders to changes (the tags, the renderer's options): the shared
 # cache's keys carry it, so an old rendering is never served for the new rules.
-RENDERING = "2"
+# 3: lists, fences, headings and quotes directly under a line (issue 43).
+RENDERING = "3"
 # Kept in the caches for a text shown plain (past its work budget): a cold read does not parse it
 # again. Not HTML any text renders to (it holds a NUL, which no rendering does).
 PLAIN = "\x00plain"
@@ -236,6 +240,11 @@ def _render(text: str) -> str | None:
     if html is None:
         log.info("a %d-character text shown plain: past its Markdown work budget", len(text))
         return None
+    return clean(html)
+
+
+def clean(html: str) -> str:
+    """markdown-it's HTML with only the allowed tags, attributes and URL schemes kept."""
     return nh3.clean(
         html,
         tags=ALLOWED_TAGS,

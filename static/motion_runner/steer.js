@@ -267,8 +267,13 @@
       // Every wake says the rules as the room's instructions: only someone who may grant sets them.
       rules.disabled = save.disabled = true;
       save.title = "Only a person who may grant full tools changes the rules (each wake obeys them).";
+      const why = el("p", "why-disabled", save.title); // said as text too, not only on hover
+      why.id = "rules-why";
+      save.setAttribute("aria-describedby", why.id);
+      set.append(rules, save, why);
+    } else {
+      set.append(rules, save);
     }
-    set.append(rules, save);
     // The letter an agent's first wake here opens with (blank: the admin's first_session_letter dial).
     const letter = el("textarea");
     letter.name = "letter";

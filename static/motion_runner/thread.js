@@ -486,11 +486,11 @@
       detail = error.detail || "";
       if (error.fields) detail = Object.values(error.fields).flat().join(" ") || detail;
     } catch (err) { /* not JSON: an HTML error page is never shown */ }
-    if (response.status === 401 || response.status === 403) {
-      return `${what}: ${detail || "you are not signed in, or may not do this"}.`;
-    }
+    // The server's detail may end its own sentence: one full stop, never ".." (issue 43).
+    const said = (text) => `${what}: ${text}` + (/[.!?]$/.test(text) ? "" : ".");
+    if (response.status === 401 || response.status === 403) return said(detail || "you are not signed in, or may not do this");
     if (response.status >= 500) return `${what}: the server had a problem (${response.status}). Try again in a moment.`;
-    return `${what}: ${detail || "the server said " + response.status}.`;
+    return said(detail || "the server said " + response.status);
   }
 
   // --- live state: what running turns are doing, who is typing --------------------------------
@@ -645,9 +645,44 @@
   let atLiveEnd = true; // false while the newest rows are not on the page (a reader far back)
   let pausedForReader = false;
 
+  // Within 80 px of the bottom the page can actually scroll to (issue 43: measured against the
+  // body's height, the page's end sat 92 px short of it and the poll paused at message 1,596).
   function isNearBottom() {
-    return window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+    const page = document.scrollingElement || document.documentElement;
+    return page.scrollHeight - page.clientHeight - window.scrollY <= 80;
   }
+
+  // "↓ newest" (thread_view.js): far back, the newest page is read at once in place of the rows
+  // shown, rather than page after page of the rows between.
+  let jumping = false;
+  async function toNewest() {
+    if (atLiveEnd || jumping) return window.scrollTo(0, document.body.scrollHeight);
+    jumping = true;
+    clearTimeout(timer);
+    if (inflight) inflight.abort();
+    inflight = null;
+    pausedForReader = false;
+    try {
+      const page = await fetchPage({ latest: "1", limit: String(PAGE) });
+      if (!page) return;
+      list.replaceChildren();
+      seen.clear();
+      for (const m of page.results) show(m);
+      older = page.previous;
+      cursor = page.next;
+      catchingUp = Boolean(page.more);
+      atLiveEnd = !page.more;
+      showLive(page);
+      showConnection(true);
+      window.scrollTo(0, document.body.scrollHeight);
+    } catch (err) {
+      showConnection(false);
+    } finally {
+      jumping = false;
+    }
+    poll();
+  }
+  document.addEventListener("motion:newest", toNewest);
 
   function showLive(page) {
     lastActivity = page.activity || [];

@@ -65,8 +65,9 @@
   let away = false; // the reader scrolled up from the newest
   let fresh = 0;
 
-  function nearBottom() {
-    return window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
+  function nearBottom() { // as thread.js's isNearBottom: the bottom the page can scroll to
+    const page = document.scrollingElement || document.documentElement;
+    return page.scrollHeight - page.clientHeight - window.scrollY <= 80;
   }
 
   function showNewest() {
@@ -87,6 +88,12 @@
       known.add(m.id);
       if (!firstPoll && away && COUNTED.has(m.kind) && !/^\s*<silent/i.test(m.text || "")) fresh += 1;
     }
+    if (firstPoll) { // the page has opened (around a linked message, maybe, with no scroll yet)
+      requestAnimationFrame(() => {
+        away = !nearBottom();
+        showNewest();
+      });
+    }
     firstPoll = false;
     showNewest();
   });
@@ -94,6 +101,7 @@
   if (newest) {
     newest.addEventListener("click", () => {
       window.scrollTo(0, document.body.scrollHeight);
+      document.dispatchEvent(new CustomEvent("motion:newest")); // far back: thread.js reads the newest page
       const box = document.querySelector("#composer textarea");
       if (box) box.focus({ preventScroll: true });
     });

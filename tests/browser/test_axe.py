@@ -97,8 +97,11 @@ def test_the_thread_with_everything_on_it_has_no_violation(live_server, page, vi
 @pytest.mark.parametrize("path", ["/", "/sign-in/"])
 def test_the_list_and_the_sign_in_page_have_no_violation(live_server, page, viewport, harbor, path):
     if path == "/":
+        everything_on_it(harbor)  # a running turn: the list's orange "working" chip (issue 43)
         sign_in_as(page, live_server, UserFactory(username="justin"))
     page.goto(f"{live_server.url}{path}")
+    if path == "/":
+        expect(page.locator(".agent-chip.working")).to_be_visible()
 
     assert violations(page) == []
 

@@ -161,3 +161,35 @@ def test_a_posts_time_is_its_link(live_server, page, long_harbor):
     expect(page.locator(f'[data-id="{linked}"]')).to_have_class(re.compile(r"\blinked\b"))
     assert Message.objects.filter(pk=linked, motion=long_harbor).exists()
     assert newest.created_at >= Message.objects.get(pk=linked).created_at
+
+
+def test_newest_from_the_first_message_of_2000_reaches_the_last_without_a_pause(live_server, page):
+    """Issue 43: from message 0 of a 2,000-message Motion, "↓ newest" stopped at message 1,596 for
+    15–20 s (the page ended 92 px above the bottom, the near-bottom check allowed 80). It now
+    opens the newest page at once: the last message is on screen within 2 s of the click."""
+    motion = MotionFactory(slug="harbor", title="Harbor")
+    start = timezone.now() - timedelta(hours=1)
+    Message.objects.bulk_create(
+        Message(
+            motion=motion,
+            sender="justin" if n % 3 else "ada",
+            source="web",
+            kind="text",
+            text=f"message {n}",
+            created_at=start + timedelta(milliseconds=100 * n),
+        )
+        for n in range(2000)
+    )
+    first = Message.objects.get(motion=motion, text="message 0")
+    sign_in_as(page, live_server, UserFactory(username="justin"))
+    page.goto(f"{live_server.url}/motions/harbor/#m-{first.pk}")
+    expect(page.locator(f'[data-id="{first.pk}"]')).to_be_in_viewport()
+    newest = page.locator("#newest")
+    expect(newest).to_be_visible()
+
+    newest.click()
+
+    expect(page.get_by_text("message 1999", exact=True)).to_be_in_viewport(timeout=2_000)
+    expect(newest).to_be_hidden()
+    assert page.locator(ROWS).count() <= MAX_ROWS
+    assert page.js_errors == []

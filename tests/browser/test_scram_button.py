@@ -32,6 +32,8 @@ def test_staff_raise_the_scram_in_a_thread_posts_are_refused_and_the_button_lift
     box.fill("is anyone there?")
     box.press("Enter")
     expect(page.locator("#post-error")).to_contain_text("A scram holds", timeout=30_000)
+    refusal = page.locator("#post-error").text_content()
+    assert "UTC)." in refusal and ".." not in refusal  # one full stop, not ".." (issue 43)
     expect(box).to_have_value("is anyone there?")  # the text is kept
     assert not Message.objects.filter(text="is anyone there?").exists()
     screenshot(page, "thread-scram-raised")

@@ -124,6 +124,10 @@ def test_the_first_run_account_uses_the_commands_and_menus_the_readme_shows(
 
     expect(page.locator('#steer-body input[name="model"]')).to_be_enabled()
     expect(page.locator('#steer-body textarea[name="rules"]')).to_be_disabled()  # never the rules
+    # Why, said as text beside the button, not only in a tooltip (issue 43).
+    expect(
+        page.locator("#steer-body .why-disabled", has_text="Only a person who may grant full tools")
+    ).to_be_visible()
     box = page.locator("#composer textarea")
     box.fill("@magent /context")
     box.press("Enter")

@@ -54,6 +54,17 @@ def test_the_motion_that_moved_last_comes_first_and_says_when(reader):
     assert "active <time" in card(page, "new") and "5\xa0minutes ago" in card(page, "new")
 
 
+def test_a_motion_that_moved_within_the_minute_says_just_now_as_the_thread_does(reader):
+    MessageFactory(
+        motion=MotionFactory(slug="new", title="New"), created_at=timezone.now() - timedelta(seconds=5)
+    )
+
+    page = reader.get("/").content.decode()
+
+    assert ">just now</time>" in card(page, "new")
+    assert "minutes ago" not in card(page, "new")
+
+
 def test_each_agent_says_whether_it_rests_listens_or_works(reader):
     harbor = MotionFactory(slug="harbor")
     resting, busy, idle = AgentFactory(name="claude"), AgentFactory(name="codex"), AgentFactory(name="pi")

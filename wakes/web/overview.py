@@ -5,7 +5,7 @@ whole list, not a handful per Motion."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.db.models import Max, Q, Sum
@@ -34,6 +34,11 @@ class MotionCard:
     request_waiting: bool
     agents: list[AgentState] = field(default_factory=list)
     counted_today: Decimal = Decimal("0")  # the rows counted against the caps (the ledger's "Counted")
+
+    @property
+    def just_now(self) -> bool:
+        """Moved within 45 s: the list says "just now", as the thread's times do (thread.js `ago`)."""
+        return self.last_activity is not None and clock.now() - self.last_activity < timedelta(seconds=45)
 
 
 def motion_cards(motions: list[Motion]) -> list[MotionCard]:

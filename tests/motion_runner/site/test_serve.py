@@ -249,6 +249,48 @@ def test_a_taken_port_stops_bin_serve_at_once_saying_which_and_how_to_choose_ano
     assert not (tmp_path / "var").exists()  # nothing was set up for a service that cannot run
 
 
+def two_taken_ports() -> tuple[socket.socket, socket.socket]:
+    """Two listening sockets on consecutive ports: a port and the next one up, both taken."""
+    while True:
+        first = socket.socket()
+        first.bind(("127.0.0.1", 0))
+        second = socket.socket()
+        try:
+            second.bind(("127.0.0.1", first.getsockname()[1] + 1))
+        except OSError:
+            first.close()
+            second.close()
+            continue
+        first.listen()
+        second.listen()
+        return first, second
+
+
+@pytest.mark.timeout(120)
+def test_the_port_a_taken_port_line_suggests_is_free(tmp_path):
+    """Issue 43: the line suggested PORT+1 without checking it; with that one taken too, it
+    suggests one bin/serve could bind."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    first, second = two_taken_ports()
+    with first, second:
+        port = first.getsockname()[1]
+        env.update(PORT=str(port), MOTION_RUNNER_DATA_DIR=str(tmp_path / "var"))
+        done = subprocess.run(
+            ["bin/serve"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=BOUND,
+            stdin=subprocess.DEVNULL,
+        )
+        output = done.stdout + done.stderr
+        suggested = int(re.search(r"PORT=(\d+) bin/serve", output).group(1))
+        assert suggested > port + 1, output
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", suggested))  # free: bin/serve could run there
+
+
 def test_the_readme_names_every_variable_bin_serve_reads():
     script = (ROOT / "bin" / "serve").read_text()
     read = set(re.findall(r"\$\{([A-Z][A-Z0-9_]*)(?::-|\})", script)) - {"PARTS"}

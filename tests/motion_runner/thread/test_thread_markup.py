@@ -300,3 +300,84 @@ def test_the_plain_answer_is_kept_like_a_rendering_so_a_cold_read_does_not_parse
     markup.render_markdown.cache_clear()  # another process, or this one after a restart
     assert markup.html_for("text", text) is None
     assert parsed == [text]
+
+
+# --- the shapes agents' replies take, after a line and after a blank line: rendered as plain
+# markdown-it renders them (issue 43: the work meter had dropped each block rule's `alt`, so a list,
+# fence, heading or quote directly under a line stayed part of the paragraph) ------------------------
+
+REPLY_BLOCKS = {
+    "bullet list": "- one\n- two\n- three",
+    "bullet list with stars": "* one\n* two",
+    "numbered list": "1. one\n2. two",
+    "nested list": "- one\n  - one a\n  - one b\n- two",
+    "list of bold items with code": "- **a**: `x = 1`\n- **b**: `y = 2`",
+    "fence": "```\nx = 1\ny = 2\n```",
+    "fence with a language": "```python\ndef f():\n    return 1\n```",
+    "tilde fence": "~~~\nls -la\n~~~",
+    "table": "| file | lines |\n|------|------:|\n| a.py | 12 |\n| b.py | 3 |",
+    "heading": "## What I found",
+    "heading level 3": "### Next steps",
+    "quote": "> the tests pass\n> on main",
+    "rule": "---",
+}
+LEADS = {"after a line": "Here's what I found:\n", "after a blank line": "Here's what I found:\n\n"}
+
+
+def plain_markdown_it(text: str) -> str:
+    """markdown-it-py as configured for the thread, unmetered, then cleaned as the thread cleans."""
+    from markdown_it import MarkdownIt
+
+    from motion_runner.thread import markup
+
+    parser = MarkdownIt(
+        "commonmark", {"linkify": True, "html": False, "typographer": False, "breaks": True}
+    ).enable(["linkify", "table", "strikethrough"])
+    return markup.clean(parser.render(text))
+
+
+@pytest.mark.parametrize("lead", LEADS.values(), ids=LEADS.keys())
+@pytest.mark.parametrize("block", REPLY_BLOCKS.values(), ids=REPLY_BLOCKS.keys())
+def test_a_reply_shape_renders_as_plain_markdown_it_renders_it(block, lead):
+    text = f"{lead}{block}\n\nThat's all."
+
+    assert render_markdown(text) == plain_markdown_it(text)
+
+
+@pytest.mark.parametrize("block", REPLY_BLOCKS.values(), ids=REPLY_BLOCKS.keys())
+def test_a_reply_shape_on_its_own_renders_as_plain_markdown_it_renders_it(block):
+    assert render_markdown(block) == plain_markdown_it(block)
+
+
+def test_a_list_under_a_line_is_a_list_of_its_items():
+    assert render_markdown("intro\n- one\n- two") == "<p>intro</p>\n<ul>\n<li>one</li>\n<li>two</li>\n</ul>"
+
+
+def test_a_fence_under_a_sentence_is_a_code_block():
+    html = render_markdown("Run this:\n```\nbin/test\n```")
+
+    assert html == "<p>Run this:</p>\n<pre><code>bin/test\n</code></pre>"
+
+
+def test_a_heading_under_a_line_is_a_heading():
+    assert render_markdown("Done.\n## Next") == "<p>Done.</p>\n<h2>Next</h2>"
+
+
+def test_a_quote_under_a_line_is_a_quote():
+    assert (
+        render_markdown("You said:\n> ship it")
+        == "<p>You said:</p>\n<blockquote>\n<p>ship it</p>\n</blockquote>"
+    )
+
+
+def test_every_block_rule_keeps_the_rules_it_may_interrupt_once_metered():
+    from markdown_it import MarkdownIt
+
+    from motion_runner.thread import markup
+
+    plain = MarkdownIt("commonmark").enable(["linkify", "table", "strikethrough"])
+    metered = markup._markdown
+
+    assert {r.name: r.alt for r in metered.block.ruler.__rules__} == {
+        r.name: r.alt for r in plain.block.ruler.__rules__
+    }
