@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from motion_runner.ingest import redaction, writer
+from motion_runner.ingest import redaction
 from tests.room import sim
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +54,7 @@ def test_replay():
         print(f"seed {seed}: {room.step} steps in {time.perf_counter() - started:.2f} s: {room.log}")
 
 
-def test_a_broken_invariant_fails_with_a_replayable_seed(monkeypatch):
+def test_redaction_off_fails_naming_its_seed(monkeypatch):
     """Redaction turned off: the first seed whose agent prints its secret fails, naming the seed
     and the command that replays it."""
     monkeypatch.setattr(redaction.Redactor, "redact", lambda self, text: text)
@@ -69,23 +69,17 @@ def test_a_broken_invariant_fails_with_a_replayable_seed(monkeypatch):
     pytest.fail("no seed caught the secret stored unredacted")
 
 
-def test_a_double_store_fails_with_a_replayable_seed(monkeypatch):
-    """A writer that stores each text line twice (a second row, a fresh id) is caught as a line
-    stored twice."""
-    real = writer.EventWriter.write_many
+def test_a_double_store_fails_naming_its_seed(monkeypatch):
+    """A write path that stores each post twice (a second row, a fresh id) is caught as a line
+    stored twice, with the seed's replay command."""
+    real = sim.MessageFactory
 
-    def twice(self, events):
-        outcome = real(self, events)
-        again = [
-            e.__class__(**{**e.__dict__, "uuid": f"{e.uuid}-again"}) for e in events if e.text and e.uuid
-        ]
-        if again:
-            real(self, again)
-        return outcome
+    def twice(**fields):
+        real(**fields)
+        return real(**fields)
 
-    monkeypatch.setattr(writer.EventWriter, "write_many", twice)
+    monkeypatch.setattr(sim, "MessageFactory", twice)
     with pytest.raises(
-        sim.InvariantBroken, match=r"stored twice[\s\S]*ROOM_SEED=\d+ pytest tests/room -k replay"
+        sim.InvariantBroken, match=r"stored twice[\s\S]*ROOM_SEED=0 pytest tests/room -k replay"
     ):
-        for seed in range(20):
-            sim.run_seed(seed, steps=STEPS)
+        sim.run_seed(0, steps=STEPS)
