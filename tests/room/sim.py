@@ -1,0 +1,682 @@
+"""A whole room, simulated (issue 39, item 5): seeded, deterministic, in-process.
+
+Three people and three agents in two Motions. Each step the seed picks an action (a post, a
+mention, a command, a ■ stop, a scram or its lift, a listening change, an agent key posting
+outside a turn, a worker killed, a database blip); the turns it queues are run as a worker runs
+them (`execute_turn`: the real claim, prompt, parser, writer, monitors, ending, ledger), with
+the harness replaced by a script played straight into the run's write path (`FakeHarness`, no
+subprocess). After every step `Room.check` holds the invariants; the first broken one raises
+`InvariantBroken` naming the seed, the step and how to replay it.
+
+Time is the wakes' fake clock, and Django's `timezone.now` (and every model's `default=now`)
+reads it too, so a run's posts, turns and holds share one clock and a seed replays exactly.
+The caller gives the database (one test transaction, rolled back after the seed).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import tempfile
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from django.apps import apps
+from django.db import OperationalError, transaction
+from django.db.models import Sum
+from django.test import TestCase
+from django.utils import timezone
+
+from motion_runner.harnesses import pricing
+from motion_runner.models import Kind, Message, Scram, Turn
+from motion_runner.runner import reclaim, stopping, turn_run, turns
+from motion_runner.runner.process import Outcome, ProcessResult
+from motion_runner.signals import message_created
+from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
+from wakes.models import Dials, MentionWake
+from wakes.models import clock as wake_clock
+from wakes.notices import answers
+
+# Actions the project cannot take yet; each comes back into ACTIONS when it can.
+NOT_YET = (
+    # A deleted (taken back) message: the project has no take-back of a post yet (no view, no
+    # model field, no signal); when it has one, the invariant "no deleted text in any wake" joins.
+    "delete",
+)
+
+ACTIONS = (
+    ("post", 14),
+    ("mention", 22),
+    ("agent_mention", 6),
+    ("command", 6),
+    ("stop", 5),
+    ("scram", 3),
+    ("lift", 4),
+    ("listening", 4),
+    ("key_post", 6),
+    ("worker_killed", 3),
+    ("db_blip", 4),
+)
+
+# What an agent's harness does in a turn (its script picks one a turn).
+BEHAVIOURS = ("answer", "mention", "silent", "loop", "secret")
+
+# A secret an agent's harness prints: it must be [REDACTED] wherever it is stored or shown.
+SECRET = "sk-ant-api03-" + "Zq7" * 12
+MODEL = "claude-sonnet-4-5"
+# What each API message of a fake turn uses; the streamed line shows the message_start snapshot
+# (output 1, stop_reason null) as the real CLI does, the result line the whole.
+USAGE = {"input_tokens": 1200, "output_tokens": 400, "cache_read_input_tokens": 3000}
+LOOP_CALLS = 6  # a looping harness repeats the same Read this often (the guard stops it at 3)
+MARK = re.compile(r"\[(?:L|P)\d+\]")
+
+
+def replay_command(seed: int) -> str:
+    return f"ROOM_SEED={seed} pytest tests/room -k replay"
+
+
+class InvariantBroken(AssertionError):
+    def __init__(self, seed: int, step: int, action: str, what: str):
+        self.seed, self.step, self.action, self.what = seed, step, action, what
+        super().__init__(f"seed {seed}, step {step} ({action}): {what}\n  replay: {replay_command(seed)}")
+
+
+class WorkerKilled(BaseException):
+    """The worker running a turn died mid-way (not an Exception: nothing in the runner catches it)."""
+
+
+def message_cost(usage: dict) -> Decimal:
+    return pricing.anthropic_cost(MODEL, usage)
+
+
+# --- the clock --------------------------------------------------------------------------
+
+
+class SimClock:
+    """The wakes' clock, and Django's `timezone.now` reading it (so does every model field whose
+    default is `timezone.now`): one time for the whole room, moved only by the simulation."""
+
+    def __init__(self, start: datetime):
+        self.moment = start
+        wake_clock.set_now(start)
+
+    def now(self) -> datetime:
+        return self.moment
+
+    def advance(self, seconds: float) -> datetime:
+        self.moment += timedelta(seconds=seconds)
+        wake_clock.set_now(self.moment)
+        return self.moment
+
+    @contextmanager
+    def installed(self) -> Iterator[SimClock]:
+        real = timezone.now
+        fields = [
+            f
+            for model in apps.get_models()
+            for f in model._meta.concrete_fields
+            if getattr(f, "default", None) is real
+        ]
+        fake = lambda: wake_clock.now()  # noqa: E731 (a fresh function: `default is real` stays False)
+        timezone.now = fake
+        for f in fields:
+            f.default = fake
+            f.__dict__.pop("_get_default", None)
+        try:
+            yield self
+        finally:
+            timezone.now = real
+            for f in fields:
+                f.default = real
+                f.__dict__.pop("_get_default", None)
+            wake_clock.set_now(None)
+
+
+# --- the fake harness ----------------------------------------------------------------------
+
+
+@dataclass
+class Printed:
+    """What a fake run printed: its API messages' true cost and whether its result line went out."""
+
+    cost: Decimal = Decimal(0)
+    result: bool = False
+    behaviour: str = ""
+
+
+class FakeHarness:
+    """Replaces `turns.run_harness`: plays the agent's script into the run (its parser, writer
+    and monitors), line by line, as the select loop would, and answers as a process would."""
+
+    def __init__(self, room: Room):
+        self.room = room
+        self.session_totals: dict[str, Decimal] = {}  # what each session's result lines said
+
+    def __call__(self, run, launch, limits) -> ProcessResult:
+        room, turn = self.room, run.turn
+        for path in launch.temp_files:
+            path.unlink(missing_ok=True)
+        room.started.append((turn.pk, room.step, Scram.holding() is not None))
+        behaviour = room.behaviour_for(turn)
+        printed = room.printed[turn.pk] = Printed(behaviour=behaviour)
+        resumed = launch.argv[launch.argv.index("--resume") + 1] if "--resume" in launch.argv else None
+        session = str(uuid.UUID(int=room.rng.getrandbits(128)))
+        lines = self.lines(turn, behaviour, session)
+        hazard = room.armed.pop(0) if room.armed else None
+        hazard_at = room.rng.randrange(1, len(lines)) if hazard else -1
+        if reason := run.on_ring():
+            return self.stopped(reason, 0)
+        count = 0
+        for index, (line, cost) in enumerate(lines):
+            if index == hazard_at:
+                if reason := self.hazard(hazard, run, turn):
+                    return self.stopped(reason, count)
+            room.clock.advance(0.5)
+            if line.get("type") == "result":
+                before = self.session_totals.get(resumed, Decimal(0)) if resumed else Decimal(0)
+                total = before + printed.cost + cost
+                line["total_cost_usd"] = float(total)
+                self.session_totals[session] = total
+                printed.result = True
+            run.on_lines([json.dumps(line).encode()])
+            printed.cost += cost
+            count += 1
+            if reason := run.stop_reason():
+                return self.stopped(reason, count)
+        if room.db_away:
+            self.database_back(run)
+        return ProcessResult(outcome=Outcome.EXITED, returncode=0, stderr_tail="", lines=count)
+
+    def stopped(self, reason: str, count: int) -> ProcessResult:
+        if self.room.db_away:
+            self.database_back(self.room.current_run)
+        return ProcessResult(
+            outcome=Outcome.STOPPED, returncode=-15, stderr_tail="", detail=reason, lines=count
+        )
+
+    def hazard(self, hazard: str, run, turn: Turn) -> str | None:
+        room = self.room
+        room.current_run = run
+        if hazard == "stop":
+            stopping.stop_turns(turn.motion, room.rng.choice(room.people).username, agents=[turn.agent])
+            return run.on_ring()
+        if hazard == "scram":
+            room.raise_scram()
+            return run.on_ring()
+        if hazard == "worker_killed":
+            raise WorkerKilled(turn.pk)
+        if hazard == "db_blip":
+            self.database_away(run)
+        return None
+
+    def database_away(self, run) -> None:
+        """The next writes fail as a dropped connection does; the run keeps them in memory."""
+        room = self.room
+        room.db_away = True
+        real = run.writer.write_many
+
+        def refuse(events):
+            if room.db_away:
+                raise OperationalError("server closed the connection unexpectedly")
+            return real(events)
+
+        run.writer.write_many = refuse
+
+    def database_back(self, run) -> None:
+        self.room.db_away = False
+        run.next_try = 0.0
+        run.on_tick()
+
+    def lines(self, turn: Turn, behaviour: str, session: str) -> list[tuple[dict, Decimal]]:
+        """The run's stdout, each line with what printing it cost (an API message's whole usage)."""
+        room = self.room
+        out: list[tuple[dict, Decimal]] = [
+            (
+                {
+                    "type": "system",
+                    "subtype": "init",
+                    "session_id": session,
+                    "tools": ["Read"],
+                    "model": MODEL,
+                },
+                Decimal(0),
+            )
+        ]
+
+        def assistant(block: dict) -> None:
+            streamed = {**USAGE, "output_tokens": 1}
+            message = {
+                "id": f"msg_{room.rng.getrandbits(64):016x}",
+                "role": "assistant",
+                "model": MODEL,
+                "content": [block],
+                "stop_reason": None,
+                "usage": streamed,
+            }
+            line = {"type": "assistant", "session_id": session, "uuid": room.uuid(), "message": message}
+            out.append((line, message_cost(USAGE)))
+
+        def text(words: str) -> None:
+            assistant({"type": "text", "text": f"{words} {room.mark('L')}"})
+
+        if behaviour == "answer":
+            text(f"{turn.agent.name} answering in {turn.motion_id}")
+        elif behaviour == "mention":
+            other = room.rng.choice([a for a in room.agents if a.pk != turn.agent_id])
+            text(f"@{other.name} over to you")
+        elif behaviour == "secret":
+            text(f"the key is {SECRET}, do not share it")
+        elif behaviour == "loop":
+            for n in range(LOOP_CALLS):
+                tool_id = f"toolu_{room.rng.getrandbits(48):012x}"
+                block = {"type": "tool_use", "id": tool_id, "name": "Read", "input": {"file_path": "/x"}}
+                assistant(block)
+                result = {"type": "tool_result", "tool_use_id": tool_id, "content": f"same {n}"}
+                user = {
+                    "type": "user",
+                    "session_id": session,
+                    "uuid": room.uuid(),
+                    "message": {"role": "user", "content": [result]},
+                }
+                out.append((user, Decimal(0)))
+        # "silent": one API call that says nothing (its cost is known from the result line alone)
+        calls = sum(1 for line, _ in out if line["type"] == "assistant") or 1
+        usage = {key: value * calls for key, value in USAGE.items()}
+        result = {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "session_id": session,
+            "total_cost_usd": 0.0,
+            "usage": usage,
+            "uuid": room.uuid(),
+        }
+        out.append((result, message_cost(USAGE) if behaviour == "silent" else Decimal(0)))
+        return out
+
+
+# --- the room ---------------------------------------------------------------------------
+
+
+@dataclass
+class Room:
+    seed: int
+    steps: int = 40
+    check: Callable[[Room], None] | None = None  # the invariants (default: check_invariants)
+    rng: random.Random = field(init=False)
+    step: int = 0
+    action: str = "setup"
+    queue: list[int] = field(default_factory=list)  # turns sent to a worker, in order
+    started: list[tuple[int, int, bool]] = field(default_factory=list)  # (turn, step, scram held)
+    printed: dict[int, Printed] = field(default_factory=dict)
+    armed: list[str] = field(default_factory=list)  # hazards for the next turn that runs
+    db_away: bool = False
+    current_run: object = None
+    counter: int = 0
+    asked: list[tuple] = field(default_factory=list)  # a person's mentions to be answered
+    log: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+
+    # ids and marks, all from the seed
+    def uuid(self) -> str:
+        return str(uuid.UUID(int=self.rng.getrandbits(128)))
+
+    def mark(self, kind: str) -> str:
+        self.counter += 1
+        return f"[{kind}{self.counter}]"
+
+    # --- setup --------------------------------------------------------------------------
+    def setup(self) -> None:
+        workspace = tempfile.gettempdir()
+        n_people, n_agents = self.rng.choice((2, 3)), self.rng.choice((2, 3))
+        self.people = [UserFactory(username=name) for name in ("justin", "rosemary", "dana")[:n_people]]
+        self.ssh = {p.username: self.rng.random() < 0.7 for p in self.people}
+        self.ssh[self.people[0].username] = True
+        names = ("abot", "bbot", "cbot")[:n_agents]
+        self.agents = [AgentFactory(name=name, listening=False, binary="/bin/true") for name in names]
+        self.scripts = {
+            a.pk: [self.rng.choice(BEHAVIOURS) for _ in range(4)] + ["answer", "mention"] for a in self.agents
+        }
+        self.motions = [MotionFactory(slug=s, workspace=workspace) for s in ("room-one", "room-two")]
+        for motion in self.motions:
+            motion.agents.add(*self.agents)
+        self.dial = Dials.load().agent_chain_turns
+
+    def behaviour_for(self, turn: Turn) -> str:
+        if turn.reason == "command":
+            return "answer"
+        if turn.reason == "compact":
+            return "loop" if "loop" in self.scripts[turn.agent_id] else "answer"
+        return self.rng.choice(self.scripts[turn.agent_id])
+
+    # --- actions ------------------------------------------------------------------------
+    def person_says(self, person, motion, text: str) -> Message:
+        message = MessageFactory(
+            motion=motion,
+            sender=person.username,
+            author=person,
+            source="web",
+            sign_in="ssh" if self.ssh[person.username] else "password",
+            text=text,
+            created_at=self.clock.now(),
+        )
+        for agent in self.agents:
+            if re.search(rf"@{agent.name}\b", text):
+                self.asked.append((message.pk, agent, text, person.username))
+        message_created.send(sender=Message, message=message)
+        return message
+
+    def agent_posts(self, agent, motion, text: str) -> Message:
+        """An agent's key posting through the API, outside any turn."""
+        message = MessageFactory(
+            motion=motion,
+            sender=agent.name,
+            agent=agent,
+            source="api",
+            text=text,
+            created_at=self.clock.now(),
+        )
+        message_created.send(sender=Message, message=message)
+        return message
+
+    def raise_scram(self) -> None:
+        if Scram.holding() is None:
+            stopping.raise_scram(self.rng.choice(self.people).username, f"drill {self.mark('S')}")
+
+    def act(self, action: str) -> None:
+        rng, motion = self.rng, self.rng.choice(self.motions)
+        person, agent = rng.choice(self.people), rng.choice(self.agents)
+        if action == "post":
+            self.person_says(person, motion, f"a thought {self.mark('P')}")
+        elif action == "mention":
+            named = rng.sample(self.agents, rng.choice((1, 1, 1, 2)))
+            self.person_says(
+                person, motion, " ".join(f"@{a.name}" for a in named) + f" what now? {self.mark('P')}"
+            )
+        elif action == "agent_mention":
+            other = rng.choice([a for a in self.agents if a.pk != agent.pk])
+            self.agent_posts(agent, motion, f"@{other.name} your turn {self.mark('P')}")
+        elif action == "key_post":
+            self.agent_posts(agent, motion, f"a note from my key {self.mark('P')}")
+        elif action == "command":
+            self.person_says(person, motion, f"@{agent.name} /{rng.choice(('context', 'usage', 'compact'))}")
+        elif action == "stop":
+            if self.queue and rng.random() < 0.5:
+                self.armed.append("stop")
+            else:
+                stopping.stop_turns(motion, person.username)
+        elif action == "scram":
+            self.armed.append("scram") if self.queue else self.raise_scram()
+        elif action == "lift":
+            stopping.lift_scram(person.username)
+        elif action == "listening":
+            from wakes.decision.steering import change
+
+            value = rng.choice(("off", "on", "mentions", ""))
+            until = (
+                self.clock.now() + timedelta(minutes=rng.choice((2, 10)))
+                if value == "off" and rng.random() < 0.5
+                else None
+            )
+            change(motion, agent, "listening", value, until, person)
+        elif action in ("worker_killed", "db_blip"):
+            self.armed.append(action)
+
+    # --- the worker ------------------------------------------------------------------------
+    def run_workers(self, limit: int = 6) -> None:
+        """Run what was sent, in order, as a worker would; a killed worker's turn is swept up
+        once its lease has lapsed."""
+        ran = 0
+        while self.queue and ran < limit:
+            turn_id = self.queue.pop(0)
+            self.clock.advance(1)
+            try:
+                turns.execute_turn(turn_id)
+            except WorkerKilled:
+                self.db_away = False
+                from motion_runner.conf import app_settings
+
+                self.clock.advance(app_settings.RUNNER_LEASE_SECONDS + 1)
+                reclaim.reclaim_lapsed_turns(self.clock.now())
+            ran += 1
+        self.armed.clear()
+
+    # --- the run ----------------------------------------------------------------------------
+    def run(self) -> Room:
+        start = datetime(2026, 12, 7, 9, 0, tzinfo=timezone.get_current_timezone())
+        self.clock = SimClock(start)
+        with ExitStack() as stack:
+            stack.enter_context(self.clock.installed())
+            stack.enter_context(
+                patched(
+                    turns, "send_turn", lambda turn, countdown=0: self.queue.append(getattr(turn, "pk", turn))
+                )
+            )
+            stack.enter_context(patched(turns, "run_harness", FakeHarness(self)))
+            stack.enter_context(patched(turn_run, "connection", _NoClose()))
+            stack.enter_context(patched(turn_run, "database_answers", lambda: True))
+            stack.enter_context(patched(answers, "send_when_broker_answers", lambda *args, **kwargs: True))
+            with TestCase.captureOnCommitCallbacks(execute=True):
+                self.setup()
+            check = self.check or check_invariants
+            for step in range(1, self.steps + 1):
+                self.step = step
+                self.action = self.rng.choices([a for a, _ in ACTIONS], [w for _, w in ACTIONS])[0]
+                self.clock.advance(self.rng.choice((2, 5, 20, 60)))
+                with TestCase.captureOnCommitCallbacks(execute=True):
+                    self.act(self.action)
+                with TestCase.captureOnCommitCallbacks(execute=True):
+                    self.run_workers()
+                self.log.append(f"{self.step} {self.action}")
+                check(self)
+        return self
+
+    def broken(self, what: str) -> InvariantBroken:
+        return InvariantBroken(self.seed, self.step, self.action, what)
+
+
+class _NoClose:
+    """The runner closes its connection when the database drops it; in the simulation the
+    connection is the test's transaction, so the close is a no-op (the blip is simulated)."""
+
+    def close(self) -> None:
+        pass
+
+
+@contextmanager
+def patched(owner, name: str, value) -> Iterator[None]:
+    real = getattr(owner, name)
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, real)
+
+
+# --- the invariants -----------------------------------------------------------------------
+# A few queries a step (the room's rows are read once and every invariant looks at them).
+
+
+@dataclass
+class Snapshot:
+    messages: list[tuple]  # (motion_id, text, author_id, agent_id, kind, created_at)
+    turns: list[dict]
+    wakes: list[tuple]  # (message_id, agent_id, turn_id, status, hold, asked by an agent)
+
+
+def snapshot(room: Room) -> Snapshot:
+    motions = [m.pk for m in room.motions]
+    messages = list(
+        Message.objects.filter(motion_id__in=motions).values_list(
+            "motion_id", "text", "author_id", "agent_id", "kind", "created_at"
+        )
+    )
+    turns = list(
+        Turn.objects.filter(motion_id__in=motions)
+        .annotate(spent=Sum("spend__amount"))
+        .values(
+            "pk",
+            "motion_id",
+            "reason",
+            "reason_detail",
+            "status",
+            "ended_by",
+            "ended_at",
+            "started_at",
+            "cost_usd",
+            "cost_source",
+            "prompt",
+            "spent",
+        )
+    )
+    wakes = list(
+        MentionWake.objects.filter(message__motion_id__in=motions).values_list(
+            "message_id", "agent_id", "turn_id", "status", "hold", "message__agent_id"
+        )
+    )
+    return Snapshot(messages, turns, wakes)
+
+
+def check_invariants(room: Room) -> None:
+    seen = snapshot(room)
+    for check in INVARIANTS:
+        check(room, seen)
+
+
+def chain_bounded(room: Room, seen: Snapshot) -> None:
+    """No agent-woken run longer than the dial without a person's post (in the Motion)."""
+    for motion in room.motions:
+        people = [
+            at
+            for m, _, author, agent, kind, at in seen.messages
+            if m == motion.pk and author and agent is None and kind == Kind.TEXT
+        ]
+        since = max(people, default=None)
+        started = {
+            t["pk"]
+            for t in seen.turns
+            if t["motion_id"] == motion.pk
+            and t["reason"] == "mention"
+            and t["started_at"] is not None
+            and (since is None or t["started_at"] > since)
+        }
+        by_people = {turn for _, _, turn, _, _, asker in seen.wakes if turn in started and asker is None}
+        woken = {turn for _, _, turn, _, _, _ in seen.wakes if turn in started} - by_people
+        if len(woken) > room.dial:
+            raise room.broken(
+                f"{len(woken)} agent-woken turns in {motion.pk} with no person's post between (dial {room.dial})"
+            )
+
+
+def mentions_answered(room: Room, seen: Snapshot) -> None:
+    """Every person's mention answered (a turn) or held with a reason shown, once nothing waits
+    (while a scram holds, its line in every thread is the reason)."""
+    if room.queue or Scram.holding() is not None:
+        return
+    records = {(message, agent): (turn, status, hold) for message, agent, turn, status, hold, _ in seen.wakes}
+    for message_id, agent, text, sender in room.asked:
+        record = records.get((message_id, agent.pk))
+        if record is None:
+            raise room.broken(f"{sender}'s mention of @{agent.name} ({text!r}) was never answered")
+        turn, status, hold = record
+        if turn is None and not hold and status != "woken":
+            raise room.broken(f"{sender}'s mention of @{agent.name} is {status} with no reason shown")
+    room.asked.clear()
+
+
+def stored_once(room: Room, seen: Snapshot) -> None:
+    """No line stored twice: every mark the room wrote is in each Motion's thread at most once."""
+    marks: set[tuple[str, str]] = set()
+    for motion_id, text, *_ in seen.messages:
+        for mark in MARK.findall(text):
+            if (motion_id, mark) in marks:
+                raise room.broken(f"{mark} is stored twice in {motion_id}")
+            marks.add((motion_id, mark))
+
+
+def ledger_is_usage_times_price(room: Room, seen: Snapshot) -> None:
+    """Each ended turn's ledger is its cost, and its cost is what its harness used × the price."""
+    for turn in seen.turns:
+        if turn["ended_at"] is None:
+            continue
+        cost, spent = turn["cost_usd"] or Decimal(0), turn["spent"] or Decimal(0)
+        if spent != cost:
+            raise room.broken(
+                f"turn {turn['pk']} ({turn['reason']}) costs ${cost} but the ledger has ${spent}"
+            )
+        printed = room.printed.get(turn["pk"])
+        expected = printed.cost if printed else Decimal(0)
+        if cost != expected:
+            raise room.broken(
+                f"turn {turn['pk']} ({turn['reason']}, {printed.behaviour if printed else 'never ran'}, "
+                f"{turn['status']}, ended by {turn['ended_by']}) is priced ${cost} from "
+                f"{turn['cost_source']!r}; its harness used ${expected} (usage × price)"
+            )
+
+
+def nothing_unreadable(room: Room, seen: Snapshot) -> None:
+    """No secret stored unredacted, nor in any wake; no wake carries the other Motion's words."""
+    if any(SECRET in text for _, text, *_ in seen.messages) or any(SECRET in t["prompt"] for t in seen.turns):
+        raise room.broken("the secret is stored unredacted")
+    marks: dict[str, set[str]] = defaultdict(set)
+    for motion_id, text, *_ in seen.messages:
+        marks[motion_id].update(MARK.findall(text))
+    for turn in seen.turns:
+        here = marks[turn["motion_id"]]
+        elsewhere = set().union(*(v for k, v in marks.items() if k != turn["motion_id"]))
+        leaked = (set(MARK.findall(turn["prompt"])) & elsewhere) - here
+        if leaked:
+            raise room.broken(
+                f"turn {turn['pk']}'s wake in {turn['motion_id']} carries {sorted(leaked)} from the other Motion"
+            )
+
+
+def no_turn_in_a_scram(room: Room, seen: Snapshot) -> None:
+    for turn_id, step, held in room.started:
+        if held:
+            raise room.broken(f"turn {turn_id} started at step {step} while a scram held")
+
+
+def compaction_bounded(room: Room, seen: Snapshot) -> None:
+    """A compaction never queues another."""
+    compactions = {t["pk"] for t in seen.turns if t["reason"] == "compact"}
+    for turn in seen.turns:
+        match = (
+            re.match(r"compacting after turn (\d+)", turn["reason_detail"])
+            if turn["reason"] == "compact"
+            else None
+        )
+        if match and int(match[1]) in compactions:
+            raise room.broken(f"compaction turn {turn['pk']} was queued after compaction turn {match[1]}")
+
+
+INVARIANTS = (
+    chain_bounded,
+    mentions_answered,
+    stored_once,
+    ledger_is_usage_times_price,
+    nothing_unreadable,
+    no_turn_in_a_scram,
+    compaction_bounded,
+)
+
+
+def run_room(room: Room) -> Room:
+    """One room, in a savepoint rolled back after it (so many seeds share one test's database)."""
+    with transaction.atomic():
+        try:
+            return room.run()
+        finally:
+            transaction.set_rollback(True)
+
+
+def run_seed(seed: int, steps: int = 40, check=None) -> Room:
+    return run_room(Room(seed, steps=steps, check=check))

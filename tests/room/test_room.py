@@ -1,0 +1,108 @@
+"""A whole room, simulated (tests/room/sim.py; docs/room-simulation.md): every seed runs its steps
+and holds the invariants after each; a failing seed prints `ROOM_SEED=<n> pytest tests/room -k replay`.
+
+CI runs ROOM_SEEDS seeds (39: all this session could scan on its loaded machine; the target is 200,
+see docs/room-simulation.md). Seeds that fail on today's code for a known bug stay here as strict xfails (KNOWN), so each
+flips to a failure, to be moved back, when its bug is fixed."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from motion_runner.ingest import redaction
+from tests.room import sim
+
+pytestmark = pytest.mark.django_db
+
+SEEDS = int(os.environ.get("ROOM_SEEDS", "39"))
+STEPS = int(os.environ.get("ROOM_STEPS", "12"))
+
+SCRAM_MENTION_LOST = (
+    "a person's mention typed during a scram is never recorded, so nothing answers it after the lift "
+    "(issue 39 item 4; engineer mention)"
+)
+GUARD_STOP_PRICED_LOW = (
+    "a turn the loop guard stopped (no result line, no transcript) is priced from the streamed "
+    "message_start usage, which has no output tokens: 0.43 of its usage × price"
+)
+KNOWN: dict[int, str] = {
+    6: GUARD_STOP_PRICED_LOW,
+    7: SCRAM_MENTION_LOST,
+    8: GUARD_STOP_PRICED_LOW,
+    9: SCRAM_MENTION_LOST,
+    10: GUARD_STOP_PRICED_LOW,
+    11: GUARD_STOP_PRICED_LOW,
+    12: GUARD_STOP_PRICED_LOW,
+    13: GUARD_STOP_PRICED_LOW,
+    14: GUARD_STOP_PRICED_LOW,
+    17: GUARD_STOP_PRICED_LOW,
+    18: GUARD_STOP_PRICED_LOW,
+    20: GUARD_STOP_PRICED_LOW,
+    21: GUARD_STOP_PRICED_LOW,
+    24: GUARD_STOP_PRICED_LOW,
+    25: GUARD_STOP_PRICED_LOW,
+    26: GUARD_STOP_PRICED_LOW,
+    27: GUARD_STOP_PRICED_LOW,
+    28: GUARD_STOP_PRICED_LOW,
+    33: GUARD_STOP_PRICED_LOW,
+    36: GUARD_STOP_PRICED_LOW,
+    37: GUARD_STOP_PRICED_LOW,
+}
+
+
+def seed_param(seed: int):
+    if seed in KNOWN:
+        return pytest.param(
+            seed, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=KNOWN[seed])
+        )
+    return seed
+
+
+@pytest.mark.parametrize("seed", [seed_param(seed) for seed in range(SEEDS)])
+def test_seed(seed):
+    sim.run_seed(seed, steps=STEPS)
+
+
+def test_replay():
+    """`ROOM_SEED=17 pytest tests/room -k replay -s`: one seed again, its steps printed."""
+    seed = int(os.environ.get("ROOM_SEED", "0"))
+    started = time.perf_counter()
+    room = sim.Room(seed, steps=STEPS)
+    try:
+        sim.run_room(room)
+    finally:
+        print(f"seed {seed}: {room.step} steps in {time.perf_counter() - started:.2f} s: {room.log}")
+
+
+def test_redaction_off_fails_naming_its_seed(monkeypatch):
+    """Redaction turned off: the first seed whose agent prints its secret fails, naming the seed
+    and the command that replays it."""
+    monkeypatch.setattr(redaction.Redactor, "redact", lambda self, text: text)
+    monkeypatch.setattr(redaction.Redactor, "redact_json", lambda self, value: value)
+    for seed in range(40):
+        try:
+            sim.run_seed(seed, steps=STEPS)
+        except sim.InvariantBroken as broken:
+            if "secret" in broken.what:
+                assert f"ROOM_SEED={seed} pytest tests/room -k replay" in str(broken)
+                return
+    pytest.fail("no seed caught the secret stored unredacted")
+
+
+def test_a_double_store_fails_naming_its_seed(monkeypatch):
+    """A write path that stores each post twice (a second row, a fresh id) is caught as a line
+    stored twice, with the seed's replay command."""
+    real = sim.MessageFactory
+
+    def twice(**fields):
+        real(**fields)
+        return real(**fields)
+
+    monkeypatch.setattr(sim, "MessageFactory", twice)
+    with pytest.raises(
+        sim.InvariantBroken, match=r"stored twice[\s\S]*ROOM_SEED=0 pytest tests/room -k replay"
+    ):
+        sim.run_seed(0, steps=STEPS)
