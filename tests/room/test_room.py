@@ -20,19 +20,13 @@ pytestmark = pytest.mark.django_db
 SEEDS = int(os.environ.get("ROOM_SEEDS", "39"))
 STEPS = int(os.environ.get("ROOM_STEPS", "12"))
 
-SCRAM_MENTION_LOST = (
-    "a person's mention typed during a scram is never recorded, so nothing answers it after the lift "
-    "(issue 39 item 4; engineer mention)"
-)
 GUARD_STOP_PRICED_LOW = (
     "a turn the loop guard stopped (no result line, no transcript) is priced from the streamed "
     "message_start usage, which has no output tokens: 0.43 of its usage × price"
 )
 KNOWN: dict[int, str] = {
     6: GUARD_STOP_PRICED_LOW,
-    7: SCRAM_MENTION_LOST,
     8: GUARD_STOP_PRICED_LOW,
-    9: SCRAM_MENTION_LOST,
     10: GUARD_STOP_PRICED_LOW,
     11: GUARD_STOP_PRICED_LOW,
     12: GUARD_STOP_PRICED_LOW,

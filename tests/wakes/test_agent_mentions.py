@@ -524,3 +524,26 @@ def test_an_agents_mention_during_a_scram_is_answered_once_after_the_lift(volley
     check_mentions(dispatch=False)
 
     assert Turn.objects.filter(agent=volley.bbot).count() == 1
+
+
+def test_a_command_typed_during_a_scram_is_answered_as_not_run_and_never_run_after(volley, clock):
+    scram()
+    typed = MessageFactory(
+        motion=volley.motion,
+        sender="justin",
+        source="terminal",
+        text="@bbot /context",
+        created_at=clock.now(),
+    )
+    message_created.send(sender=Message, message=typed)
+    message_created.send(sender=Message, message=typed)  # heard twice: said once
+
+    record = MentionWake.objects.get(message=typed)
+    assert record.status == MentionWake.Status.LET_GO and "scram" in record.hold
+    (said,) = Message.objects.filter(kind=Kind.WAKE, text__contains="was not run")
+    assert said.text.startswith("justin's /context for @bbot was not run: a scram holds every wake")
+
+    scram(raise_it=False)
+    clock.advance(700)
+    check_mentions(dispatch=False)
+    assert not Turn.objects.exists()

@@ -196,12 +196,37 @@ def hold(message: Message, agent: Agent, until, now) -> None:
 SCRAM_HOLD = "a scram holds: answered once it is lifted"
 
 
+SCRAM_COMMAND_NOT_RUN = "a scram holds every wake; type it again once it is lifted"
+
+
 def hold_in_scram(message: Message, agent: Agent) -> None:
     """A mention made during a scram waits for the lift (check_mentions wakes it then, once)."""
-    if message.sign_in == WIKI_TIER or (is_person(message) and command_in(message, agent) is not None):
-        return  # a wiki sign-in's @agent is just text; a command is not kept for later
+    if message.sign_in == WIKI_TIER:
+        return  # a wiki sign-in's @agent is just text
     now = clock.now()
     if message.created_at < now - timedelta(minutes=Dials.load().backfill_horizon_minutes):
+        return
+    if is_person(message) and (command := command_in(message, agent)) is not None:
+        # A command is not kept for later (what it would show is of now), but it is answered:
+        # let go, with the reason said, so nobody waits for it after the lift.
+        _, made = MentionWake.objects.get_or_create(
+            message=message,
+            agent=agent,
+            defaults={
+                "status": MentionWake.Status.LET_GO,
+                "due_at": now,
+                "created_at": now,
+                "hold": SCRAM_COMMAND_NOT_RUN,
+            },
+        )
+        if made:
+            post_system_message(
+                message.motion,
+                f"{message.sender}'s /{command[0]} for @{agent.name} was not run: {SCRAM_COMMAND_NOT_RUN}.",
+                kind=Kind.WAKE,
+                message_id=system_uuid("command-scram", message.pk, agent.pk),
+                agent=agent,
+            )
         return
     _, made = MentionWake.objects.get_or_create(
         message=message,
