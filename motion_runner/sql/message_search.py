@@ -95,6 +95,10 @@ def newest(messages: QuerySet, query: str, limit: int) -> list:
         found = list(matching(messages, query, since=cut[0]).order_by(*NEWEST_FIRST)[:limit])
         if len(found) >= limit:
             return found
+        if not found:
+            # Nothing among the newest: a larger window is unlikely to hold `limit` either (a
+            # phrase, a rare word), and the whole index answers those fastest.
+            break
     return list(matching(messages, query).order_by(*NEWEST_FIRST)[:limit])
 
 
