@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import copy
 import logging
+import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -68,17 +70,17 @@ SESSION_COOKIES = [
 # A name that says secret: found by its keyword, which must end a word (`input_tokens` and
 # `tokenizer` are no secrets' names, `GITHUB_TOKEN` and `db_password` are).
 SECRET_WORD = re.compile(
-    r"(?i)secret|token|passw(?:or)?d|api[_-]?key|private[_-]?key|access[_-]?key|credentials?|mnemonic"
+    r"(?i)secret|token|passw(?:or)?d|(?<![a-z])pass(?:phrase)?|api[_-]?key|private[_-]?key|access[_-]?key|credentials?|mnemonic"
 )
 # Where a keyword may start: found with str.find (fast), then matched there (anchored).
-SECRET_WORD_STARTS = ("secret", "token", "passw", "api", "private", "access", "credential", "mnemonic")
+SECRET_WORD_STARTS = ("secret", "token", "pass", "api", "private", "access", "credential", "mnemonic")
 # Any of them in the lowered text, in one search: most strings hold none (ids, names, times), and
 # for those this one look is all _secret_words does, not eight finds.
 ANY_SECRET_WORD_START = re.compile("|".join(map(re.escape, SECRET_WORD_STARTS)))
 # After the keyword: the rest of the name (bounded), then `=` or `:`, then the value.
 # A quoted value is taken whole, spaces and all (`password: "correct horse battery staple"`).
 ASSIGNED_VALUE = re.compile(
-    r"[A-Za-z0-9_.-]{0,40}?[\"']?\s*[:=]\s*"
+    r"[A-Za-z0-9_.-]{0,40}?[\"']?\s*(?:=>|[:=])\s*"
     r"(?:([\"'])(?P<quoted>[^\"'\\\n]{6,200})\1|[\"']?(?P<bare>[^\s\"'\\,;(){}\[\]<>]{6,}))"
 )
 LOOKS_GENERATED = re.compile(r"\d|[+/=@#$%^&*!]|(?=.*[a-z])(?=.*[A-Z]).{16,}")
@@ -199,14 +201,26 @@ def _tokens(text: str, present: set[str]) -> str:
 def _around(text: str, present: set[str]) -> str:
     for shape in AROUND:
         if not present.isdisjoint(shape.literals):
-            text = shape.pattern.sub(lambda match, shape=shape: _around_value(match, shape), text)
+            for _ in range(3 if shape.again else 1):
+                before = text
+                text = shape.pattern.sub(lambda match, shape=shape: _around_value(match, shape), text)
+                if text == before:
+                    break
     return text
+
+
+def _entropy(value: str) -> float:
+    """Shannon entropy, bits a character (detect-secrets' measure of a generated string)."""
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
 
 
 def _around_value(match: re.Match, shape: _shapes.Around) -> str:
     start, end = match.span("v")
     value = match.group("v")
     if PLACEHOLDER.match(value) or (shape.generated and not LOOKS_GENERATED.search(value)):
+        return match.group(0)
+    if shape.entropy and _entropy(value) < shape.entropy:
         return match.group(0)
     text = match.string
     if shape.host_first and not HOST.fullmatch(text, text.rfind("\n", 0, match.start()) + 1, match.start()):
