@@ -79,8 +79,9 @@ SECRET_WORD_STARTS = ("secret", "token", "pass", "api", "private", "access", "cr
 ANY_SECRET_WORD_START = re.compile("|".join(map(re.escape, SECRET_WORD_STARTS)))
 # After the keyword: the rest of the name (bounded), then `=` or `:`, then the value.
 # A quoted value is taken whole, spaces and all (`password: "correct horse battery staple"`).
+# Ruby's and PHP's `=>` only before a quoted value (`api_secret => '…'`; `a.py => b.py` is a rename).
 ASSIGNED_VALUE = re.compile(
-    r"[A-Za-z0-9_.-]{0,40}?[\"']?\s*(?:=>|[:=])\s*"
+    r"[A-Za-z0-9_.-]{0,40}?[\"']?\s*(?:=>(?=\s*[\"'])|[:=])\s*"
     r"(?:([\"'])(?P<quoted>[^\"'\\\n]{6,200})\1|[\"']?(?P<bare>[^\s\"'\\,;(){}\[\]<>]{6,}))"
 )
 LOOKS_GENERATED = re.compile(r"\d|[+/=@#$%^&*!]|(?=.*[a-z])(?=.*[A-Z]).{16,}")
@@ -167,25 +168,40 @@ def _secrets_in_mapping(value: dict) -> list[str]:
 LITERALS = tuple(
     sorted(
         {literal for literal, _ in TOKEN_SHAPES}
-        | {literal for shape in AROUND for literal in shape.literals}
+        | {literal for shape in AROUND if not shape.lowered for literal in shape.literals}
         | set(ENV_QUOTED_WORDS)
     )
 )
+# The literals looked for in the lowered text (a vendor's name, in whatever case it is written).
+LOWERED_LITERALS = tuple(sorted({literal for shape in AROUND if shape.lowered for literal in shape.literals}))
 # A short text (most of a harness line's strings: ids, names, times) is looked at for the
 # literals whose first character it holds: a handful, not all.
 BY_FIRST: dict[str, tuple[str, ...]] = {}
 for _literal in LITERALS:
     BY_FIRST[_literal[0]] = (*BY_FIRST.get(_literal[0], ()), _literal)
+LOWERED_BY_FIRST: dict[str, tuple[str, ...]] = {}
+for _literal in LOWERED_LITERALS:
+    LOWERED_BY_FIRST[_literal[0]] = (*LOWERED_BY_FIRST.get(_literal[0], ()), _literal)
 SHORT_TEXT = 256
-assert not any(literal in MARK for literal in LITERALS)
+assert not any(literal in MARK or literal in MARK.lower() for literal in (*LITERALS, *LOWERED_LITERALS))
 
 
 def _literals_in(text: str) -> set[str]:
     if len(text) <= SHORT_TEXT:
-        return {
+        found = {
             literal for first in set(text) & BY_FIRST.keys() for literal in BY_FIRST[first] if literal in text
         }
-    return {literal for literal in LITERALS if literal in text}
+        lower = text.lower()
+        return found | {
+            literal
+            for first in set(lower) & LOWERED_BY_FIRST.keys()
+            for literal in LOWERED_BY_FIRST[first]
+            if literal in lower
+        }
+    lower = text.lower()
+    return {literal for literal in LITERALS if literal in text} | {
+        literal for literal in LOWERED_LITERALS if literal in lower
+    }
 
 
 def _tokens(text: str, present: set[str]) -> str:

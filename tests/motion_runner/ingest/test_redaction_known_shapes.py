@@ -184,3 +184,8 @@ def test_a_lower_case_quoted_passphrase_is_redacted():
 def test_a_sentence_about_a_password_in_quotes_is_left_as_it_is():
     line = 'password: "is required for this account"'
     assert redact(line) == line
+
+
+def test_a_rename_in_git_output_is_no_hash_rocket():
+    line = " ...ord_pass_and_note_kind.py => 0020_turn_record_pass_and_note_kind.py} | 2 +-"
+    assert redact(line) == line
