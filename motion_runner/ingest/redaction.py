@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import copy
 import logging
+import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -68,17 +70,18 @@ SESSION_COOKIES = [
 # A name that says secret: found by its keyword, which must end a word (`input_tokens` and
 # `tokenizer` are no secrets' names, `GITHUB_TOKEN` and `db_password` are).
 SECRET_WORD = re.compile(
-    r"(?i)secret|token|passw(?:or)?d|api[_-]?key|private[_-]?key|access[_-]?key|credentials?|mnemonic"
+    r"(?i)secret|token|passw(?:or)?d|(?<![a-z])pass(?:phrase)?|api[_-]?key|private[_-]?key|access[_-]?key|credentials?|mnemonic"
 )
 # Where a keyword may start: found with str.find (fast), then matched there (anchored).
-SECRET_WORD_STARTS = ("secret", "token", "passw", "api", "private", "access", "credential", "mnemonic")
+SECRET_WORD_STARTS = ("secret", "token", "pass", "api", "private", "access", "credential", "mnemonic")
 # Any of them in the lowered text, in one search: most strings hold none (ids, names, times), and
 # for those this one look is all _secret_words does, not eight finds.
 ANY_SECRET_WORD_START = re.compile("|".join(map(re.escape, SECRET_WORD_STARTS)))
 # After the keyword: the rest of the name (bounded), then `=` or `:`, then the value.
 # A quoted value is taken whole, spaces and all (`password: "correct horse battery staple"`).
+# Ruby's and PHP's `=>` only before a quoted value (`api_secret => '…'`; `a.py => b.py` is a rename).
 ASSIGNED_VALUE = re.compile(
-    r"[A-Za-z0-9_.-]{0,40}?[\"']?\s*[:=]\s*"
+    r"[A-Za-z0-9_.-]{0,40}?[\"']?\s*(?:=>(?=\s*[\"'])|[:=])\s*"
     r"(?:([\"'])(?P<quoted>[^\"'\\\n]{6,200})\1|[\"']?(?P<bare>[^\s\"'\\,;(){}\[\]<>]{6,}))"
 )
 LOOKS_GENERATED = re.compile(r"\d|[+/=@#$%^&*!]|(?=.*[a-z])(?=.*[A-Z]).{16,}")
@@ -165,25 +168,40 @@ def _secrets_in_mapping(value: dict) -> list[str]:
 LITERALS = tuple(
     sorted(
         {literal for literal, _ in TOKEN_SHAPES}
-        | {literal for shape in AROUND for literal in shape.literals}
+        | {literal for shape in AROUND if not shape.lowered for literal in shape.literals}
         | set(ENV_QUOTED_WORDS)
     )
 )
+# The literals looked for in the lowered text (a vendor's name, in whatever case it is written).
+LOWERED_LITERALS = tuple(sorted({literal for shape in AROUND if shape.lowered for literal in shape.literals}))
 # A short text (most of a harness line's strings: ids, names, times) is looked at for the
 # literals whose first character it holds: a handful, not all.
 BY_FIRST: dict[str, tuple[str, ...]] = {}
 for _literal in LITERALS:
     BY_FIRST[_literal[0]] = (*BY_FIRST.get(_literal[0], ()), _literal)
+LOWERED_BY_FIRST: dict[str, tuple[str, ...]] = {}
+for _literal in LOWERED_LITERALS:
+    LOWERED_BY_FIRST[_literal[0]] = (*LOWERED_BY_FIRST.get(_literal[0], ()), _literal)
 SHORT_TEXT = 256
-assert not any(literal in MARK for literal in LITERALS)
+assert not any(literal in MARK or literal in MARK.lower() for literal in (*LITERALS, *LOWERED_LITERALS))
 
 
 def _literals_in(text: str) -> set[str]:
     if len(text) <= SHORT_TEXT:
-        return {
+        found = {
             literal for first in set(text) & BY_FIRST.keys() for literal in BY_FIRST[first] if literal in text
         }
-    return {literal for literal in LITERALS if literal in text}
+        lower = text.lower()
+        return found | {
+            literal
+            for first in set(lower) & LOWERED_BY_FIRST.keys()
+            for literal in LOWERED_BY_FIRST[first]
+            if literal in lower
+        }
+    lower = text.lower()
+    return {literal for literal in LITERALS if literal in text} | {
+        literal for literal in LOWERED_LITERALS if literal in lower
+    }
 
 
 def _tokens(text: str, present: set[str]) -> str:
@@ -199,14 +217,26 @@ def _tokens(text: str, present: set[str]) -> str:
 def _around(text: str, present: set[str]) -> str:
     for shape in AROUND:
         if not present.isdisjoint(shape.literals):
-            text = shape.pattern.sub(lambda match, shape=shape: _around_value(match, shape), text)
+            for _ in range(3 if shape.again else 1):
+                before = text
+                text = shape.pattern.sub(lambda match, shape=shape: _around_value(match, shape), text)
+                if text == before:
+                    break
     return text
+
+
+def _entropy(value: str) -> float:
+    """Shannon entropy, bits a character (detect-secrets' measure of a generated string)."""
+    counts = Counter(value)
+    return -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
 
 
 def _around_value(match: re.Match, shape: _shapes.Around) -> str:
     start, end = match.span("v")
     value = match.group("v")
     if PLACEHOLDER.match(value) or (shape.generated and not LOOKS_GENERATED.search(value)):
+        return match.group(0)
+    if shape.entropy and _entropy(value) < shape.entropy:
         return match.group(0)
     text = match.string
     if shape.host_first and not HOST.fullmatch(text, text.rfind("\n", 0, match.start()) + 1, match.start()):

@@ -35,12 +35,6 @@ def test_a_leak_is_seen_in_any_piece_of_the_secret():
     assert not bench.leaked(secret, [("-N '[REDACTED]'", {"raw": "[REDACTED]"})])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 42: today's rules keep out 222 of 284 held-out shapes (78.2 %) (bench/README.md, "
-    "'held-out corpus'); flips when the rules are improved",
-)
 @pytest.mark.parametrize("place", bench.PLACES)
 def test_at_least_97_percent_of_the_shapes_are_kept_out(figures, place):
     got = figures[place]
