@@ -172,3 +172,11 @@ def test_a_notice_failure_never_takes_the_writer_down(room, clock, monkeypatch, 
     assert Message.objects.filter(pk=post.pk).exists()
     assert Turn.objects.filter(agent=room.magent).exists()  # the wake still came
     assert "notices" in caplog.text
+
+
+def test_a_post_with_no_at_and_no_turn_costs_no_statement(room, clock, django_assert_num_queries):
+    post = MessageFactory(
+        motion=room.motion, author=room.justin, sender="justin", source="web", text="hi all"
+    )
+    with django_assert_num_queries(0):
+        answers.record_notices(post)

@@ -181,10 +181,18 @@ def record_last_speaker(message: Message) -> list[Notice]:
 RECORDERS = ("record_answers", "record_mentions", "record_last_speaker")
 
 
+def may_make_notices(message: Message) -> bool:
+    """No statement at all for the lines that can make none: a person's post with no @, a tool
+    call, a system line."""
+    return answers_someone(message) or (is_post(message) and "@" in (message.text or ""))
+
+
 def record_notices(message: Message) -> list[Notice]:
     """Every notice `message` makes, each recorder contained: one that fails is logged, rolled
     back to its own savepoint, and the others (and the write) go on."""
     made: list[Notice] = []
+    if not may_make_notices(message):
+        return made
     for name in RECORDERS:
         try:
             with transaction.atomic():
