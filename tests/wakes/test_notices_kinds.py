@@ -180,3 +180,20 @@ def test_a_post_with_no_at_and_no_turn_costs_no_statement(room, clock, django_as
     )
     with django_assert_num_queries(0):
         answers.record_notices(post)
+
+
+# An agent's first reply in a turn woken by Justin's mention: the mention answered (the turn's
+# wakes, the notices already made, a savepoint and an insert), the @ look skipped (no @), the last
+# speaker (who, already told this turn?) — pinned so a read added per reply shows.
+AGENT_REPLY_STATEMENTS = 11
+
+
+def test_an_agents_reply_costs_a_pinned_number_of_statements(room, clock, django_assert_num_queries):
+    say(room.motion, room.justin, "@magent shirts?", clock)
+    turn = Turn.objects.get(agent=room.magent)
+    answer = MessageFactory(
+        motion=room.motion, agent=room.magent, sender="magent", source="runner", turn=turn, text="Tuesday."
+    )
+    with django_assert_num_queries(AGENT_REPLY_STATEMENTS):
+        answers.record_notices(answer)
+    assert kinds(room.justin) == [("answer", "magent")]

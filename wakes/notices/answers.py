@@ -178,22 +178,26 @@ def record_last_speaker(message: Message) -> list[Notice]:
     return [notice] if notice is not None else []
 
 
-RECORDERS = ("record_answers", "record_mentions", "record_last_speaker")
+def has_at(message: Message) -> bool:
+    return is_post(message) and "@" in (message.text or "")
 
 
-def may_make_notices(message: Message) -> bool:
-    """No statement at all for the lines that can make none: a person's post with no @, a tool
-    call, a system line."""
-    return answers_someone(message) or (is_post(message) and "@" in (message.text or ""))
+# Each recorder by name (so a test can break one), with the cheap test that says it may make any.
+RECORDERS = (
+    ("record_answers", answers_someone),
+    ("record_mentions", has_at),
+    ("record_last_speaker", answers_someone),
+)
 
 
 def record_notices(message: Message) -> list[Notice]:
     """Every notice `message` makes, each recorder contained: one that fails is logged, rolled
-    back to its own savepoint, and the others (and the write) go on."""
+    back to its own savepoint, and the others (and the write) go on. A recorder that can make
+    none costs no statement (a person's post with no @, a tool call, a system line: none at all)."""
     made: list[Notice] = []
-    if not may_make_notices(message):
-        return made
-    for name in RECORDERS:
+    for name, may in RECORDERS:
+        if not may(message):
+            continue
         try:
             with transaction.atomic():
                 made.extend(globals()[name](message))
