@@ -126,6 +126,14 @@ def test_a_reply_that_mentions_the_last_speaker_is_a_mention_not_also_an_answer(
     assert kinds(room.rosemary) == [("mention", "magent")]
 
 
+def test_a_reply_that_mentions_the_one_who_asked_is_one_mention_for_the_whole_turn(room, clock):
+    say(room.motion, room.justin, "@magent shirts?", clock)
+    turn = Turn.objects.get(agent=room.magent)
+    reply(turn, "@justin in on Tuesday")
+    reply(turn, "Also: posters on Friday.")
+    assert kinds(room.justin) == [("mention", "magent")]
+
+
 def test_a_silent_turn_answers_no_last_speaker(room, clock):
     say(room.motion, room.justin, "@magent thanks!", clock)
     clock.advance(1)
@@ -183,9 +191,9 @@ def test_a_post_with_no_at_and_no_turn_costs_no_statement(room, clock, django_as
 
 
 # An agent's first reply in a turn woken by Justin's mention: the mention answered (the turn's
-# wakes, the notices already made, a savepoint and an insert), the @ look skipped (no @), the last
+# wakes, the notices already made, a mention back this turn?, a savepoint and an insert), the @ look skipped (no @), the last
 # speaker (who, already told this turn?) — pinned so a read added per reply shows.
-AGENT_REPLY_STATEMENTS = 11
+AGENT_REPLY_STATEMENTS = 12
 
 
 def test_an_agents_reply_costs_a_pinned_number_of_statements(room, clock, django_assert_num_queries):

@@ -1,4 +1,5 @@
-"""A person's notices (an agent answered their @mention) and their Web Push subscriptions.
+"""A person's notices (an agent answered them; someone @-mentioned them) and their Web Push
+subscriptions.
 
 memory-lane keeps the list per person (`notices_for`) and pushes each new one to the devices its
 person subscribed (`services/push.py`); here the list is rows, so a person who closed the tab

@@ -5,8 +5,8 @@ commit to whoever subscribed:
   with no @ needed, the last person who spoke in the Motion before it (memory-lane's
   `answered_by`: how someone who asked and went elsewhere learns the agent is done);
 - "mentioned you": a post, a person's or an agent's, @-mentions a person who may read the Motion
-  (never its own author); once per post per person. A post that mentions the last speaker is a
-  mention to them, not also an answer (memory-lane's `elif`).
+  (never its own author); once per post per person. A post that mentions the one it answers is a
+  mention to them, not also an answer (memory-lane's `elif`), for the rest of its turn too.
 
 A notice is a side effect of a write: whatever goes wrong here is logged and the write goes on.
 """
@@ -78,9 +78,17 @@ def record_answers(message: Message) -> list[Notice]:
             agent_id=message.agent_id, mention_id__in=[wake.message_id for wake in owed]
         ).values_list("mention_id", flat=True)
     )
+    # A turn that @-mentions them back told them so ("mentioned you" wins, memory-lane's `elif`).
+    mentioned = set(
+        Notice.objects.filter(
+            kind=Notice.Kind.MENTION,
+            answer__turn_id=message.turn_id,
+            person_id__in=[wake.message.author_id for wake in owed],
+        ).values_list("person_id", flat=True)
+    )
     made = []
     for wake in owed:
-        if wake.message_id in told:
+        if wake.message_id in told or wake.message.author_id in mentioned:
             continue
         notice = _create(
             person_id=wake.message.author_id,
@@ -184,8 +192,8 @@ def has_at(message: Message) -> bool:
 
 # Each recorder by name (so a test can break one), with the cheap test that says it may make any.
 RECORDERS = (
-    ("record_answers", answers_someone),
     ("record_mentions", has_at),
+    ("record_answers", answers_someone),
     ("record_last_speaker", answers_someone),
 )
 
