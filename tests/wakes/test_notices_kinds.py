@@ -10,6 +10,7 @@ import logging
 import pytest
 from rest_framework.test import APIClient
 
+from motion_runner.ingest.fit import announce
 from motion_runner.models import Message, Turn
 from motion_runner.signals import message_created
 from tests.factories import MessageFactory
@@ -205,3 +206,20 @@ def test_an_agents_reply_costs_a_pinned_number_of_statements(room, clock, django
     with django_assert_num_queries(AGENT_REPLY_STATEMENTS):
         answers.record_notices(answer)
     assert kinds(room.justin) == [("answer", "magent")]
+
+
+def test_an_at_in_an_agents_earlier_post_of_a_batch_is_a_mention(room, clock):
+    say(room.motion, room.rosemary, "@magent who has the shirts?", clock)
+    turn = Turn.objects.get(agent=room.magent)
+    fields = {
+        "motion": room.motion,
+        "agent": room.magent,
+        "sender": "magent",
+        "source": "runner",
+        "turn": turn,
+    }
+    first = MessageFactory(text="@justin has them", **fields)
+    last = MessageFactory(text="I asked him to bring them.", **fields)
+    announce([first, last])
+    assert [(n.kind, n.answer) for n in Notice.objects.filter(person=room.justin)] == [("mention", first)]
+    assert [(n.kind, n.answer) for n in Notice.objects.filter(person=room.rosemary)] == [("answer", last)]

@@ -190,6 +190,8 @@ def has_at(message: Message) -> bool:
     return is_post(message) and "@" in (message.text or "")
 
 
+# "mentioned you" is looked for in every post of a write, the answers in its newest post only.
+EVERY_POST = ("record_mentions",)
 # Each recorder by name (so a test can break one), with the cheap test that says it may make any.
 RECORDERS = (
     ("record_mentions", has_at),
@@ -198,13 +200,13 @@ RECORDERS = (
 )
 
 
-def record_notices(message: Message) -> list[Notice]:
+def record_notices(message: Message, *, newest_of_batch: bool = True) -> list[Notice]:
     """Every notice `message` makes, each recorder contained: one that fails is logged, rolled
     back to its own savepoint, and the others (and the write) go on. A recorder that can make
     none costs no statement (a person's post with no @, a tool call, a system line: none at all)."""
     made: list[Notice] = []
     for name, may in RECORDERS:
-        if not may(message):
+        if not may(message) or (name not in EVERY_POST and not newest_of_batch):
             continue
         try:
             with transaction.atomic():
@@ -225,12 +227,12 @@ def _push(ids: list[int]) -> None:
 
 
 def on_message_created(sender: Any, message: Message, newest_of_batch: bool = True, **kwargs: Any) -> None:
-    """`message_created` receiver. Only the newest post of a write is looked at: an agent's reply
-    is its batch's newest post (motion_runner/ingest/fit.py), and the runner's hot path pays one
-    cheap test for every other line. Never raises: a notice is never worth a lost write."""
-    if not newest_of_batch:
-        return
+    """`message_created` receiver. An answer is looked for in the newest post of a write only (an
+    agent's reply is its batch's newest post, motion_runner/ingest/fit.py); an @ in any post of it
+    (an agent may name someone in a post before its last), and the runner's hot path pays one
+    cheap test, no statement, for every line with no @. Never raises: a notice is never worth a
+    lost write."""
     try:
-        record_notices(message)
+        record_notices(message, newest_of_batch=newest_of_batch)
     except Exception:
         log.exception("notices: message %s made none; the write goes on", getattr(message, "pk", None))
