@@ -223,3 +223,13 @@ def test_an_at_in_an_agents_earlier_post_of_a_batch_is_a_mention(room, clock):
     announce([first, last])
     assert [(n.kind, n.answer) for n in Notice.objects.filter(person=room.justin)] == [("mention", first)]
     assert [(n.kind, n.answer) for n in Notice.objects.filter(person=room.rosemary)] == [("answer", last)]
+
+
+def test_one_recorder_failing_leaves_the_others_working(room, clock, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("mentions are down")
+
+    say(room.motion, room.justin, "@magent shirts?", clock)
+    monkeypatch.setattr(answers, "record_mentions", broken)
+    answer = reply(Turn.objects.get(agent=room.magent), "@rosemary has them")
+    assert [(n.person, n.kind, n.answer) for n in Notice.objects.all()] == [(room.justin, "answer", answer)]
