@@ -1,4 +1,4 @@
-// The service worker of "answered you" pushes (wakes/notices/push.py): shows each push as a
+// The service worker of "answered you" and "mentioned you" pushes (wakes/notices/push.py): shows each push as a
 // notification, and a click opens (or focuses) the answer in its Motion. Same-origin links only.
 "use strict";
 

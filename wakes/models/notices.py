@@ -1,4 +1,5 @@
-"""A person's notices (an agent answered their @mention) and their Web Push subscriptions.
+"""A person's notices (an agent answered them; someone @-mentioned them) and their Web Push
+subscriptions.
 
 memory-lane keeps the list per person (`notices_for`) and pushes each new one to the devices its
 person subscribed (`services/push.py`); here the list is rows, so a person who closed the tab
@@ -15,12 +16,27 @@ from motion_runner.models import Agent, Message, Motion
 
 
 class Notice(models.Model):
-    """One answered @mention, for the person who wrote it: unseen until they mark it seen."""
+    """Something a person would want to hear about, unseen until they mark it seen (memory-lane's
+    `notices_for`, its two kinds):
+
+    - `answer`: an agent's turn answered them: their @mention it was woken by (`mention` set), or,
+      with no @, they were the last person who spoke before its reply (`mention` empty);
+    - `mention`: a post (a person's or an agent's) @-mentioned them (`mention` empty, `agent` the
+      agent who wrote it, or empty for a person's post).
+
+    `answer` is the post that made the notice, whichever kind: the one the list quotes and links."""
+
+    class Kind(models.TextChoices):
+        ANSWER = "answer", "answered you"
+        MENTION = "mention", "mentioned you"
 
     person = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notices")
     motion = models.ForeignKey(Motion, on_delete=models.CASCADE, related_name="notices")
-    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="notices")
-    mention = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="mention_notices")
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.ANSWER)
+    agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.CASCADE, related_name="notices")
+    mention = models.ForeignKey(
+        Message, null=True, blank=True, on_delete=models.CASCADE, related_name="mention_notices"
+    )
     answer = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="answer_notices")
     created_at = models.DateTimeField()
     seen_at = models.DateTimeField(null=True, blank=True)
@@ -32,7 +48,13 @@ class Notice(models.Model):
         ordering = ["-created_at", "-pk"]
         constraints = [
             # An agent answers a mention once, however many posts its turn makes.
-            models.UniqueConstraint(fields=["mention", "agent"], name="one_notice_per_answered_mention")
+            models.UniqueConstraint(fields=["mention", "agent"], name="one_notice_per_answered_mention"),
+            # A post mentions a person, or answers the last who spoke, once.
+            models.UniqueConstraint(
+                fields=["answer", "person"],
+                condition=Q(mention__isnull=True),
+                name="one_notice_per_post_per_person",
+            ),
         ]
         indexes = [
             models.Index(fields=["person", "-created_at"], name="notices_of_person"),
@@ -40,7 +62,7 @@ class Notice(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"@{self.agent} answered {self.person} in {self.motion_id}"
+        return f"{self.answer.sender if self.answer_id else '?'} {self.get_kind_display()}: {self.person}"
 
 
 class PushSubscription(models.Model):

@@ -42,7 +42,10 @@ NoticesOut = inline_serializer(
 
 
 class NoticeList(APIView):
-    @extend_schema(responses={200: NoticesOut}, description="The signed-in person's answered mentions.")
+    @extend_schema(
+        responses={200: NoticesOut},
+        description="The signed-in person's notices: answered you, mentioned you.",
+    )
     def get(self, request: Request) -> Response:
         person = person_of(request)
         asked_for = request.query_params.get("person")

@@ -1,5 +1,5 @@
 """The page header's notices (templates/wakes/notices.html): a person's unseen count and their
-latest answered mentions; nothing for anyone else."""
+latest notices (answered you, mentioned you); nothing for anyone else."""
 
 from __future__ import annotations
 

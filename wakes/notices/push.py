@@ -133,7 +133,7 @@ def notification(notice: Notice) -> dict:
     words = " ".join((notice.answer.text or "").split())
     url = reverse("motion-thread", args=[notice.motion_id]) + f"#m-{notice.answer_id}"
     return {
-        "title": f"@{notice.agent.name} answered you",
+        "title": f"@{notice.answer.sender} {notice.get_kind_display()}",
         "body": f"{title}: {words}"[:200],
         "tag": f"notice-{notice.pk}",
         "url": url,
