@@ -12,7 +12,7 @@ from ..decision.steering import prompt_piece
 from ..models.dials import current_dials
 from .loop_guard import why_stopped
 from .memory_server import uses_record_server
-from .wake_lines import arrival_note, first_session_opening, guidance, handed_here, todo_line, todo_list_where
+from .wake_lines import arrival_note, first_session_opening, guidance, handed_here, todo_line
 
 # Turns the runner starts for itself get no footer: they are not wakes.
 UNFOOTED_REASONS = {"compact", "command"}  # the runner's compaction; a person's /command
@@ -94,9 +94,7 @@ def finalize_prompt(prompt: str, motion: Motion, agent: Agent, mode: str, reason
         parts.append(piece)
     if todos := todo_line(motion):
         parts.append(todos)
-    if where := todo_list_where(motion):  # the people's own list (memory-lane: on PickiPedia)
-        parts.append(where)
-    parts += guidance()
+    parts += guidance(motion)  # the people's own to-do list (memory-lane: on PickiPedia), then how to greet
     parts.append(wake_footer(mode, record=uses_record_server(agent.harness)))
     prompt = "\n\n".join(parts)
     # The first wake of the agent here opens with where it is and the letter (wake_lines.py).

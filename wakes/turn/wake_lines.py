@@ -77,17 +77,21 @@ def todo_line(motion: Motion) -> str | None:
     )
 
 
-def todo_list_where(motion: Motion) -> str | None:
+def todo_list_where(dials: Dials, motion: Motion) -> str | None:
     """The dial `todo_list_line` (issue 40, item 4): where the Motion's people keep their to-do
     list, `{slug}` its slug; None when blank."""
-    text = (Dials.load().todo_list_line or "").strip()
+    text = (dials.todo_list_line or "").strip()
     return text.replace("{slug}", motion.pk) if text else None
 
 
-def guidance() -> list[str]:
-    """Greeting guidance and the handoff how-to (dials; blank: not said)."""
+def guidance(motion: Motion | None = None) -> list[str]:
+    """Where the people's to-do list is (for a Motion), greeting guidance and the handoff how-to
+    (dials, read once; blank: not said)."""
     dials = Dials.load()
-    return [text.strip() for text in (dials.greeting_guidance, dials.handoff_how) if text.strip()]
+    where = todo_list_where(dials, motion) if motion is not None else None
+    return [
+        text.strip() for text in (where or "", dials.greeting_guidance, dials.handoff_how) if text.strip()
+    ]
 
 
 # --- arrivals (wakes/consider_loop/arrivals.py) ------------------------------------------------
