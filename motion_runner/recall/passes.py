@@ -86,7 +86,7 @@ def http_config(turn: Turn, url: str) -> dict:
 
 
 def reachable(url: str, timeout: float = PROBE_SECONDS) -> bool:
-    """Whether the server at `url` takes a connection (a connect, no request: ~0.1 ms on one host)."""
+    """Whether the server at `url` takes a connection (a connect, no request: cheap on one host)."""
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
