@@ -125,6 +125,13 @@ def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=No
         dispatch=dispatch,
         posts=posts if c.kind == WakeKind.NEW_POSTS else None,
     )
+    if turn is None:  # shadow mode: decided and recorded; the reservation is given back
+        release(envelope, "shadow mode: not launched")
+        c.status = Consideration.Status.WOKEN
+        c.detail = f"shadow: {why}"[:300]
+        c.save(update_fields=["status", "detail", "screen_verdict", "screen_reason"])
+        free_pair(c, silent=False)
+        return Outcome(c.status)
     Spend.objects.filter(pk=envelope.pk).update(turn=turn)
     c.turn = turn
     c.status = Consideration.Status.WOKEN

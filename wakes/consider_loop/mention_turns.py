@@ -157,6 +157,8 @@ def wake_for_mention(record: MentionWake, *, dispatch: bool = True, late: str = 
             line=not busy and not waits_for_a_worker,
         )
         MentionWake.objects.filter(pk=record.pk).update(turn=turn, status=MentionWake.Status.WOKEN)
+        if turn is None:
+            return None  # shadow mode: decided and recorded, nothing launched or reserved
         if busy:
             hold(record, UNDER_WAY)
         elif waits_for_a_worker:

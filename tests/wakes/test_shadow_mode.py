@@ -1,0 +1,66 @@
+"""Shadow mode (`WAKES_SHADOW`): every wake decided and recorded with its reason, nothing launched."""
+# ruff: noqa: F401, F811  (pytest fixtures are imported from tests.wakes_support by name)
+
+from __future__ import annotations
+
+import pytest
+
+from motion_runner.models import Kind, Message, Turn
+from motion_runner.runner import turns as runner_turns
+from tests.wakes_support import clock, loop, room, say
+from wakes.models import Consideration, MentionWake, ShadowDecision, Spend
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def shadow(settings):
+    settings.WAKES_SHADOW = True
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """Turns sent to a worker's queue (which starts the harness), as the commit sends them."""
+    sent = []
+    monkeypatch.setattr(runner_turns, "send_turn", lambda turn, **kw: sent.append(turn.pk))
+    return sent
+
+
+def test_in_shadow_a_mention_launches_nothing_and_records_one_decision_with_its_reason(
+    shadow, launches, room, clock, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        message = say(room.motion, room.justin, "@magent what did the deploy log say?", clock)
+
+    assert launches == [] and not Turn.objects.exists()
+    assert not Spend.objects.exists()  # no money reserved
+    assert not Message.objects.filter(kind=Kind.WAKE).exists()  # nothing said in the thread
+    decision = ShadowDecision.objects.get()
+    assert (decision.motion_id, decision.agent_id, decision.post_id) == (room.motion.pk, room.magent.pk, message.pk)
+    assert (decision.kind, decision.mode, decision.verdict) == ("mention", "look", "wake")
+    assert decision.reason == "mentioned by justin"
+    assert MentionWake.objects.get().status == MentionWake.Status.WOKEN  # decided once: not again
+
+
+def test_without_shadow_the_same_mention_queues_and_sends_its_turn(
+    launches, room, clock, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        say(room.motion, room.justin, "@magent what did the deploy log say?", clock)
+
+    assert launches == [Turn.objects.get(agent=room.magent, reason="mention").pk]
+    assert not ShadowDecision.objects.exists()
+
+
+def test_in_shadow_the_consider_loop_records_its_wake_and_reserves_nothing(shadow, launches, room, clock, loop):
+    say(room.motion, room.justin, "the deploy finished, logs are in /srv/log", clock)
+
+    considered = loop.run(120)
+
+    assert considered and not Turn.objects.exists() and launches == []
+    decision = ShadowDecision.objects.get()
+    assert decision.kind == "new_posts"
+    assert decision.reason == "1 new post (screen PASS: not screened in this test · $0.0000)"
+    assert Consideration.objects.get().detail == f"shadow: {decision.reason}"
+    assert all(s.amount == 0 and s.settled for s in Spend.objects.all())  # any envelope given back
+    assert loop.run(120) == []  # those posts were considered: not again
