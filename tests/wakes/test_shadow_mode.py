@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
+from django.core.management import call_command
 
 from motion_runner.models import Kind, Message, Turn
 from motion_runner.runner import turns as runner_turns
@@ -64,3 +67,16 @@ def test_in_shadow_the_consider_loop_records_its_wake_and_reserves_nothing(shado
     assert Consideration.objects.get().detail == f"shadow: {decision.reason}"
     assert all(s.amount == 0 and s.settled for s in Spend.objects.all())  # any envelope given back
     assert loop.run(120) == []  # those posts were considered: not again
+
+
+def test_standalone_the_report_lists_the_decisions_alone(shadow, room, clock):
+    say(room.motion, room.justin, "@magent what did the deploy log say?", clock)
+    out = io.StringIO()
+
+    call_command("shadow_report", "--motion", "cryptograss", stdout=out)
+
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("Standalone (no memory-lane binding)")
+    assert lines[1] == "== cryptograss"
+    assert lines[2].endswith("shadow: would wake @magent (mentioned by justin)")
+    assert lines[3] == "  1 decision(s)"
