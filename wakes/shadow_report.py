@@ -80,7 +80,9 @@ def shadow_wakes(since: datetime | None, motion: str | None) -> dict[str, list[W
 def poller_wakes(since: datetime | None, motion: str | None) -> dict[str, list[Wake]]:
     """The poller's turns by Motion slug, from memory-lane's turn-result rows."""
     mood_model, message_model = host("mood"), host("message")
-    results = message_model.objects.filter(sender_id="system", content__type="turn-result", mood__isnull=False)
+    results = message_model.objects.filter(
+        sender_id="system", content__type="turn-result", mood__isnull=False
+    )
     if since is not None:
         results = results.filter(created_at__gte=since)
     if motion:

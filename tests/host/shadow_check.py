@@ -62,8 +62,12 @@ def report(*args: str) -> list[str]:
 
 def main() -> dict:
     record = binding()
-    justin = host.ThinkingEntity.objects.create(name="justin", participant_type="human", is_biological_human=True)
-    magent_row = host.ThinkingEntity.objects.create(name="magent", participant_type="ai", is_biological_human=False)
+    justin = host.ThinkingEntity.objects.create(
+        name="justin", participant_type="human", is_biological_human=True
+    )
+    magent_row = host.ThinkingEntity.objects.create(
+        name="magent", participant_type="ai", is_biological_human=False
+    )
     lobby = host.Mood.objects.create(slug="lobby", title="lobby")
     kitchen = host.Mood.objects.create(slug="kitchen", title="kitchen")
     magent = Agent.objects.create(name="magent", harness="claude-code")
@@ -75,7 +79,9 @@ def main() -> dict:
     seen: dict = {
         "turns": Turn.objects.count(),
         "spends": Spend.objects.count(),
-        "decisions": list(ShadowDecision.objects.values_list("motion__slug", "agent__name", "kind", "reason")),
+        "decisions": list(
+            ShadowDecision.objects.values_list("motion__slug", "agent__name", "kind", "reason")
+        ),
     }
     # The poller, still running, answered that mention, and woke @magent in the kitchen on its own.
     poller_turn(lobby, magent_row, "the log says the deploy finished", 0.12)

@@ -10,8 +10,11 @@ from django.core.management import call_command
 
 from motion_runner.models import Kind, Message, Turn
 from motion_runner.runner import turns as runner_turns
+from tests.factories import MessageFactory
 from tests.wakes_support import clock, loop, room, say
+from wakes.consider_loop.handlers import handle_message
 from wakes.models import Consideration, MentionWake, ShadowDecision, Spend
+from wakes.turn.screen import ScreenResult
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +42,11 @@ def test_in_shadow_a_mention_launches_nothing_and_records_one_decision_with_its_
     assert not Spend.objects.exists()  # no money reserved
     assert not Message.objects.filter(kind=Kind.WAKE).exists()  # nothing said in the thread
     decision = ShadowDecision.objects.get()
-    assert (decision.motion_id, decision.agent_id, decision.post_id) == (room.motion.pk, room.magent.pk, message.pk)
+    assert (decision.motion_id, decision.agent_id, decision.post_id) == (
+        room.motion.pk,
+        room.magent.pk,
+        message.pk,
+    )
     assert (decision.kind, decision.mode, decision.verdict) == ("mention", "look", "wake")
     assert decision.reason == "mentioned by justin"
     assert MentionWake.objects.get().status == MentionWake.Status.WOKEN  # decided once: not again
@@ -55,7 +62,9 @@ def test_without_shadow_the_same_mention_queues_and_sends_its_turn(
     assert not ShadowDecision.objects.exists()
 
 
-def test_in_shadow_the_consider_loop_records_its_wake_and_reserves_nothing(shadow, launches, room, clock, loop):
+def test_in_shadow_the_consider_loop_records_its_wake_and_reserves_nothing(
+    shadow, launches, room, clock, loop
+):
     say(room.motion, room.justin, "the deploy finished, logs are in /srv/log", clock)
 
     considered = loop.run(120)
@@ -80,3 +89,35 @@ def test_standalone_the_report_lists_the_decisions_alone(shadow, room, clock):
     assert lines[1] == "== cryptograss"
     assert lines[2].endswith("shadow: would wake @magent (mentioned by justin)")
     assert lines[3] == "  1 decision(s)"
+
+
+def test_in_shadow_a_screen_dismissal_is_recorded_and_leaves_no_dot(shadow, launches, room, clock, loop):
+    loop.screen = lambda motion, agent, posts, dials: ScreenResult("DISMISS", "two people saying thanks")
+    say(room.motion, room.justin, "thanks rosemary, that was kind", clock)
+
+    loop.run(120)
+
+    decision = ShadowDecision.objects.get()
+    assert (decision.verdict, decision.reason) == ("screened", "screened: two people saying thanks")
+    assert not Message.objects.filter(kind=Kind.DOT).exists() and not Turn.objects.exists()
+
+
+def test_in_shadow_a_maintenance_command_is_recorded_and_not_run(shadow, room):
+    message = MessageFactory(
+        motion=room.motion,
+        sender="justin",
+        author=room.justin,
+        sign_in="ssh",
+        source="web",
+        text="@magent /context",
+    )
+
+    assert handle_message(message, dispatch=False) == []
+
+    assert not Turn.objects.exists()
+    decision = ShadowDecision.objects.get()
+    assert (decision.kind, decision.post_id, decision.reason) == (
+        "command",
+        message.pk,
+        "/context asked by justin (maintenance)",
+    )

@@ -21,7 +21,11 @@ class ShadowDecision(models.Model):
     motion = models.ForeignKey(Motion, on_delete=models.CASCADE, related_name="shadow_decisions")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="shadow_decisions")
     post = models.ForeignKey(
-        Message, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        Message,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
         help_text="The post that caused it; blank: a long quiet, an arrival.",
     )
     kind = models.CharField(max_length=40, help_text="mention, new_posts, quiet, watch, arrival")

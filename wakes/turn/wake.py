@@ -72,16 +72,8 @@ def wake(
     (`WAKES_SHADOW`) the decision is recorded instead and None returned — no turn, no line, and
     each caller then reserves nothing."""
     mode, rule = wake_mode_for(woken_by, [p for p in posts or [] if p.agent_id != agent.pk])
-    if app_settings.WAKES_SHADOW:
-        ShadowDecision.objects.create(
-            motion=motion,
-            agent=agent,
-            post=woken_by if woken_by is not None else (posts[-1] if posts else None),
-            kind=reason,
-            mode=mode,
-            mode_rule=rule[:200],
-            reason=why[:300],
-        )
+    post = woken_by if woken_by is not None else (posts[-1] if posts else None)
+    if shadowed(motion, agent, post, kind=reason, mode=mode, rule=rule, why=why):
         return None
     effort, model = wake_settings(motion.pk, agent.pk, reason, effort)  # the room's menus (steering.py)
     turn = enqueue_turn(
@@ -104,6 +96,34 @@ def wake(
     if line:
         post_wake_line(turn, why, cost_note=cost_note)
     return turn
+
+
+def shadowed(
+    motion: Motion,
+    agent: Agent,
+    post: Message | None,
+    *,
+    kind: str,
+    mode: str,
+    rule: str,
+    why: str,
+    verdict: str = "wake",
+) -> bool:
+    """In shadow mode (`WAKES_SHADOW`): record the decision and say so (True), for the caller to
+    launch and say nothing. Off: False, and nothing is written."""
+    if not app_settings.WAKES_SHADOW:
+        return False
+    ShadowDecision.objects.create(
+        motion=motion,
+        agent=agent,
+        post=post,
+        kind=kind,
+        mode=mode,
+        mode_rule=rule[:200],
+        verdict=verdict,
+        reason=why[:300],
+    )
+    return True
 
 
 def post_wake_line(turn: Turn, why: str, *, cost_note: str = "") -> None:
