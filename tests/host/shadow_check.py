@@ -74,8 +74,13 @@ def main() -> dict:
     for mood in (lobby, kitchen):
         record.motion_for_mood(mood).agents.add(magent)
 
-    with override_settings(WAKES_SHADOW=True):
+    codey = Agent.objects.create(name="codey", harness="claude-code")
+    record.motion_for_mood(lobby).agents.add(codey)
+    # The switch-over's order (docs/switch-over.md): shadow on, then the agent out of POLLER_AGENTS;
+    # an agent still in it is decided by the poller alone, so nothing is recorded for it here.
+    with override_settings(WAKES_SHADOW=True, POLLER_AGENTS=["codey"]):
         host_post(lobby, justin, "@magent what did the deploy log say?")
+        host_post(lobby, justin, "@codey and you?")
     seen: dict = {
         "turns": Turn.objects.count(),
         "spends": Spend.objects.count(),

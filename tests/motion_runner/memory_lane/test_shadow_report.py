@@ -42,8 +42,9 @@ def seen():
 
 
 def test_a_mention_on_memory_lanes_page_in_shadow_is_recorded_and_launches_nothing(seen):
+    """And an agent still in POLLER_AGENTS is left to the poller: nothing recorded for it."""
     assert (seen["turns"], seen["spends"]) == (0, 0)
-    assert seen["decisions"] == [["lobby", "magent", "mention", "mentioned by justin"]]
+    assert seen["decisions"] == [["lobby", "magent", "mention", "mentioned by justin"]]  # codey: fenced
 
 
 def test_the_report_lays_each_moods_decisions_beside_the_pollers_turns(seen):
