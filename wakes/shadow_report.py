@@ -8,7 +8,8 @@ session's id; the turn's first row of that session is when it woke. A turn-resul
 wrote itself (its id is in the apps' index) is not the poller's. Standalone there is no poller:
 the decisions alone.
 
-Two wakes agree when the same agent is woken in the same Mood by both within `WINDOW` of each
+A shadow decision not to wake (held by a cap, dismissed by the screen) is listed, never counted
+as a wake: a poller turn beside it is "poller only". Two wakes agree when the same agent is woken in the same Mood by both within `WINDOW` of each
 other (the poller waits 10 minutes for a terminal mention; it decides on its own pace).
 """
 
@@ -36,7 +37,11 @@ class Wake:
     why: str = ""
     matched: bool = False
 
+    verdict: str = "wake"  # a shadow decision's: "wake", "held" or "screened"
+
     def line(self) -> str:
+        if self.by == "shadow" and self.verdict != "wake":
+            return f"{self.at:%Y-%m-%d %H:%M:%S} shadow: would not wake @{self.agent} ({self.why})"
         if self.by == "shadow":
             return f"{self.at:%Y-%m-%d %H:%M:%S} shadow: would wake @{self.agent} ({self.why})"
         return f"{self.at:%Y-%m-%d %H:%M:%S} poller: woke @{self.agent} at {self.at:%H:%M:%S}" + (
@@ -54,7 +59,8 @@ class MoodReport:
         return sum(1 for w in self.wakes if w.by == "shadow" and w.matched)
 
     def only(self, by: str) -> list[Wake]:
-        return [w for w in self.wakes if w.by == by and not w.matched]
+        """The wakes only one side made (a shadow decision not to wake is no wake)."""
+        return [w for w in self.wakes if w.by == by and w.verdict == "wake" and not w.matched]
 
 
 def bound() -> bool:
@@ -73,7 +79,9 @@ def shadow_wakes(since: datetime | None, motion: str | None) -> dict[str, list[W
         rows = rows.filter(motion__slug=motion)
     found: dict[str, list[Wake]] = {}
     for d in rows:
-        found.setdefault(d.motion.slug, []).append(Wake(d.at, d.agent.name, "shadow", d.reason))
+        found.setdefault(d.motion.slug, []).append(
+            Wake(d.at, d.agent.name, "shadow", d.reason, verdict=d.verdict)
+        )
     return found
 
 
@@ -89,7 +97,10 @@ def poller_wakes(since: datetime | None, motion: str | None) -> dict[str, list[W
         mood = mood_model.by_slug(motion) if hasattr(mood_model, "by_slug") else None
         results = results.filter(mood=mood) if mood is not None else results.none()
     results = list(results.select_related("mood").order_by("created_at"))
-    ours = set(Message.objects.filter(pk__in=[str(r.pk) for r in results]).values_list("pk", flat=True))
+    ours = {
+        str(pk)
+        for pk in Message.objects.filter(pk__in=[str(r.pk) for r in results]).values_list("pk", flat=True)
+    }
     sessions = [r.session_id for r in results if r.session_id]
     starts = dict(
         message_model.objects.filter(session_id__in=sessions)
@@ -99,7 +110,7 @@ def poller_wakes(since: datetime | None, motion: str | None) -> dict[str, list[W
     slugs = motion_slugs({r.mood for r in results})
     found: dict[str, list[Wake]] = {}
     for r in results:
-        if str(r.pk) in {str(o) for o in ours}:
+        if str(r.pk) in ours:
             continue  # this project's own turn, not the poller's
         content = r.content if isinstance(r.content, dict) else {}
         at = starts.get(r.session_id) or r.created_at
@@ -125,7 +136,7 @@ def motion_slugs(moods) -> dict[int, str]:
 def match(wakes: list[Wake]) -> None:
     """Each shadow wake agrees with the nearest unmatched poller wake of the same agent in WINDOW."""
     pollers = [w for w in wakes if w.by == "poller"]
-    for s in (w for w in wakes if w.by == "shadow"):
+    for s in (w for w in wakes if w.by == "shadow" and w.verdict == "wake"):
         near = [p for p in pollers if not p.matched and p.agent == s.agent and abs(p.at - s.at) <= WINDOW]
         if near:
             best = min(near, key=lambda p: abs(p.at - s.at))

@@ -11,7 +11,7 @@ from django.core.management import call_command
 from motion_runner.models import Kind, Message, Turn
 from motion_runner.runner import turns as runner_turns
 from tests.factories import MessageFactory
-from tests.wakes_support import clock, loop, room, say
+from tests.wakes_support import clock, dials, loop, room, say
 from wakes.consider_loop.handlers import handle_message
 from wakes.models import Consideration, MentionWake, ShadowDecision, Spend
 from wakes.turn.screen import ScreenResult
@@ -120,4 +120,27 @@ def test_in_shadow_a_maintenance_command_is_recorded_and_not_run(shadow, room):
         "command",
         message.pk,
         "/context asked by justin (maintenance)",
+    )
+
+
+def test_in_shadow_a_mention_held_by_the_hourly_cap_is_recorded_as_held_and_not_said(shadow, room, clock):
+    dials(mention_wakes_per_hour=0)
+
+    say(room.motion, room.justin, "@magent one", clock)
+
+    decision = ShadowDecision.objects.get()
+    assert (decision.verdict, decision.reason) == (
+        "held",
+        "the hourly cap of mention wakes is 0: none starts until it is raised",
+    )
+    assert not Message.objects.filter(kind=Kind.WAKE).exists()
+    assert MentionWake.objects.get().hold == ""  # nothing shown on the page, nothing renewed
+    out = io.StringIO()
+    call_command("shadow_report", stdout=out)
+    assert (
+        out.getvalue()
+        .splitlines()[2]
+        .endswith(
+            "shadow: would not wake @magent (the hourly cap of mention wakes is 0: none starts until it is raised)"
+        )
     )
