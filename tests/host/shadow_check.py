@@ -20,8 +20,9 @@ import django
 django.setup()
 
 from django.core.management import call_command  # noqa: E402
-from django.db import transaction  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
 from django.test import override_settings  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
 
 from motion_runner.models import Agent, Turn  # noqa: E402
 from motion_runner.record import binding  # noqa: E402
@@ -91,7 +92,13 @@ def main() -> dict:
     # The poller, still running, answered that mention, and woke @magent in the kitchen on its own.
     poller_turn(lobby, magent_row, "the log says the deploy finished", 0.12)
     poller_turn(kitchen, magent_row, "nothing new here", 0.03)
-    seen["report"] = report("--since", "1h")
+    with CaptureQueriesContext(connection) as queries:
+        seen["report"] = report("--since", "1h")
+    seen["report_queries"] = len(queries)
+    poller_turn(kitchen, magent_row, "and again", 0.01)  # one more turn: the same statements
+    with CaptureQueriesContext(connection) as queries:
+        report("--since", "1h")
+    seen["report_queries_with_one_more_turn"] = len(queries)
     seen["lobby"] = report("--motion", "lobby")
     return seen
 

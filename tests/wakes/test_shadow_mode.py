@@ -14,6 +14,7 @@ from tests.factories import MessageFactory
 from tests.wakes_support import clock, dials, loop, room, say
 from wakes.consider_loop.handlers import handle_message
 from wakes.models import Consideration, MentionWake, ShadowDecision, Spend
+from wakes.shadow_report import build
 from wakes.turn.screen import ScreenResult
 
 pytestmark = pytest.mark.django_db
@@ -144,3 +145,17 @@ def test_in_shadow_a_mention_held_by_the_hourly_cap_is_recorded_as_held_and_not_
             "shadow: would not wake @magent (the hourly cap of mention wakes is 0: none starts until it is raised)"
         )
     )
+
+
+def test_the_standalone_report_reads_its_decisions_in_one_statement(
+    shadow, room, clock, django_assert_num_queries
+):
+    for text in ("@magent one", "@magent two", "@magent three"):
+        say(room.motion, room.justin, text, clock)
+        clock.advance(3600)  # past the hourly cap's window: each wakes
+
+    with django_assert_num_queries(1):
+        reports, with_poller = build()
+
+    assert not with_poller
+    assert [w.why for w in reports[0].wakes] == ["mentioned by justin"] * 3

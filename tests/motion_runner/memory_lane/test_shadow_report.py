@@ -68,3 +68,7 @@ def test_a_wake_only_the_poller_made_is_counted_as_a_difference(seen):
 
 def test_one_motion_is_reported_alone(seen):
     assert [line for line in seen["lobby"] if line.startswith("==")] == ["== lobby"]
+
+
+def test_the_report_reads_memory_lanes_tables_in_a_fixed_number_of_statements(seen):
+    assert seen["report_queries"] == seen["report_queries_with_one_more_turn"] == 6
