@@ -159,3 +159,12 @@ def test_the_standalone_report_reads_its_decisions_in_one_statement(
 
     assert not with_poller
     assert [w.why for w in reports[0].wakes] == ["mentioned by justin"] * 3
+
+
+def test_the_admin_lists_the_decisions_read_only(shadow, room, clock, admin_client):
+    say(room.motion, room.justin, "@magent one", clock)
+
+    page = admin_client.get("/admin/wakes/shadowdecision/")
+
+    assert page.status_code == 200 and "mentioned by justin" in page.content.decode()
+    assert admin_client.get("/admin/wakes/shadowdecision/add/").status_code == 403
