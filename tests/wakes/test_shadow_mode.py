@@ -12,7 +12,7 @@ from motion_runner.models import Kind, Message, Turn
 from motion_runner.runner import turns as runner_turns
 from tests.factories import MessageFactory
 from tests.wakes_support import clock, dials, loop, room, say
-from wakes.consider_loop.handlers import handle_message
+from wakes.consider_loop.handlers import handle_message, wake_for_watch
 from wakes.models import Consideration, MentionWake, ShadowDecision, Spend
 from wakes.shadow_report import build
 from wakes.turn.screen import ScreenResult
@@ -168,3 +168,13 @@ def test_the_admin_lists_the_decisions_read_only(shadow, room, clock, admin_clie
 
     assert page.status_code == 200 and "mentioned by justin" in page.content.decode()
     assert admin_client.get("/admin/wakes/shadowdecision/add/").status_code == 403
+
+
+def test_in_shadow_a_watch_with_policy_always_is_recorded_and_reserves_nothing(shadow, room, clock):
+    line = say(room.motion, room.justin, "✎ Talk:Merch edited by skyler: prices", clock, kind="watch")
+
+    assert wake_for_watch(line, room.magent, dispatch=False) is None
+
+    assert not Turn.objects.exists() and not Spend.objects.filter(kind="watch").exists()
+    decision = ShadowDecision.objects.get(kind="watch")
+    assert (decision.post_id, decision.reason) == (line.pk, "a watch: ✎ Talk:Merch edited by skyler: prices")
