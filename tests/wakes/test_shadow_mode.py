@@ -178,3 +178,15 @@ def test_in_shadow_a_watch_with_policy_always_is_recorded_and_reserves_nothing(s
     assert not Turn.objects.exists() and not Spend.objects.filter(kind="watch").exists()
     decision = ShadowDecision.objects.get(kind="watch")
     assert (decision.post_id, decision.reason) == (line.pk, "a watch: ✎ Talk:Merch edited by skyler: prices")
+
+
+def test_in_shadow_an_arrival_is_recorded_and_reserves_nothing(shadow, room, clock):
+    say(room.motion, room.justin, "Good night, all.", clock)
+    clock.advance(hours=13)
+
+    say(room.motion, room.justin, "Morning! Did the posters come?", clock)
+
+    assert not Turn.objects.exists() and not Spend.objects.exists()
+    decision = ShadowDecision.objects.get(kind="arrival")
+    assert (decision.agent_id, decision.mode) == (room.magent.pk, "look")
+    assert decision.reason == "an arrival: justin posted after 13 h away"
