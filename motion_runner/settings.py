@@ -324,6 +324,8 @@ WAKES_VAPID_PRIVATE_KEY = os.environ.get("WAKES_VAPID_PRIVATE_KEY", "")
 WAKES_VAPID_CONTACT = os.environ.get("WAKES_VAPID_CONTACT", "mailto:admin@localhost")
 # The `turns` workers' concurrency (bin/serve's WORKERS): a mention past it says the slots are busy.
 WAKES_TURN_SLOTS = env_int("WAKES_TURN_SLOTS", env_int("WORKERS", 4))
+# Shadow mode: wakes decided and recorded, nothing launched (docs/switch-over.md).
+WAKES_SHADOW = env_bool("WAKES_SHADOW", False)
 
 # Tests and CI set this so a missing PostgreSQL or Redis fails loudly.
 REQUIRE_REAL_SERVICES = env_bool("MOTION_RUNNER_REQUIRE_SERVICES", False)

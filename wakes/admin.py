@@ -11,7 +11,7 @@ from motion_runner.admin import AgentAdmin, LedgerRecordAdmin, MotionAdmin, NoAd
 from motion_runner.models import Agent, Motion, Scram
 from motion_runner.runner.stopping import ScramHeld, lift_scram, raise_scram
 
-from .models import Consideration, DialOverride, Dials, ListenState, MentionWake, Spend
+from .models import Consideration, DialOverride, Dials, ListenState, MentionWake, ShadowDecision, Spend
 from .web.api_steer import may_scram
 
 UNITS = {"usd": "($)", "seconds": "(seconds)", "minutes": "(minutes)", "hours": "(hours)"}
@@ -256,6 +256,15 @@ class ConsiderationAdmin(ReadOnlyAdmin):
 class MentionWakeAdmin(NoAddAdmin):
     list_display = ["created_at", "agent", "status", "due_at", "turn"]
     raw_id_fields = ["message", "turn"]
+
+
+@admin.register(ShadowDecision)
+class ShadowDecisionAdmin(ReadOnlyAdmin):
+    """Shadow mode's decisions (WAKES_SHADOW): `manage.py shadow_report` lays them beside the poller's."""
+
+    list_display = ["at", "motion", "agent", "kind", "verdict", "mode", "reason"]
+    list_filter = ["verdict", "kind"]
+    raw_id_fields = ["post"]
 
 
 # Today's spend is one sum everywhere (the Motion list, these totals): every row of the day is

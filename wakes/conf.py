@@ -57,6 +57,10 @@ DEFAULTS: dict[str, Any] = {
     "WAKES_VAPID_CONTACT": "mailto:admin@localhost",
     # Only the tests' fake push service is on this machine: a real endpoint never is.
     "WAKES_PUSH_LOOPBACK_OK": False,
+    # Shadow mode: every wake is decided and recorded (ShadowDecision) with its reason, and nothing
+    # is launched: no turn, no harness, no money reserved. `manage.py shadow_report` compares them
+    # with memory-lane's poller's turns before switching over (docs/switch-over.md).
+    "WAKES_SHADOW": False,
 }
 
 app_settings = AppSettings("wakes", DEFAULTS)

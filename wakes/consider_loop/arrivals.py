@@ -153,6 +153,8 @@ def wake_to_greet(greeting: Greeting, post: Message | None, *, dispatch: bool) -
         woken_by=None,  # look-only: a greeting needs no tools
         dispatch=dispatch,
     )
+    if turn is None:
+        return None  # shadow mode: decided and recorded, nothing reserved
     Spend.objects.create(
         kind=Spend.Kind.CONSIDERATION,
         motion=motion,

@@ -23,7 +23,7 @@ from ..models.listening import WakeKind
 from ..money.budget import Refusal, release, reserve, turn_cap
 from ..turn.context import new_posts_prompt, quiet_prompt
 from ..turn.screen import screen_posts
-from ..turn.wake import human_duration, wake
+from ..turn.wake import human_duration, shadowed, wake
 from .loop import schedule
 
 log = logging.getLogger(__name__)
@@ -97,7 +97,19 @@ def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=No
             release(envelope, f"screened: {result.reason}"[:300])
             c.status = Consideration.Status.SCREENED
             c.save(update_fields=["status", "screen_verdict", "screen_reason"])
-            post_dot(c.motion, c.agent, result.reason, by_screen=True, key=("screen", c.pk))
+            dismissed = f"screened: {result.reason}"
+            # Shadow mode records the screen's "no" too, and leaves no dot in the thread.
+            if not shadowed(
+                c.motion,
+                c.agent,
+                posts[-1] if posts else None,
+                kind=c.kind,
+                mode="",
+                rule="",
+                why=dismissed,
+                verdict="screened",
+            ):
+                post_dot(c.motion, c.agent, result.reason, by_screen=True, key=("screen", c.pk))
             free_pair(c, silent=True)
             return Outcome(c.status)
     cap = turn_cap(envelope, screen_cost or 0, capped.total)
@@ -125,6 +137,13 @@ def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=No
         dispatch=dispatch,
         posts=posts if c.kind == WakeKind.NEW_POSTS else None,
     )
+    if turn is None:  # shadow mode: decided and recorded; the reservation is given back
+        release(envelope, "shadow mode: not launched")
+        c.status = Consideration.Status.WOKEN
+        c.detail = f"shadow: {why}"[:300]
+        c.save(update_fields=["status", "detail", "screen_verdict", "screen_reason"])
+        free_pair(c, silent=False)
+        return Outcome(c.status)
     Spend.objects.filter(pk=envelope.pk).update(turn=turn)
     c.turn = turn
     c.status = Consideration.Status.WOKEN

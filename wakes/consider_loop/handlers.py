@@ -322,6 +322,8 @@ def wake_for_watch(
             reason_detail=reason_detail,
             ability=ability,
         )
+        if turn is None:
+            return None  # shadow mode: decided and recorded, nothing reserved
         Spend.objects.create(
             kind=Spend.Kind.WATCH,
             motion_id=message.motion_id,

@@ -30,7 +30,7 @@ from ..models.dials import Resolved, resolve
 from ..money.budget import day_of
 from ..turn.context import mention_prompt
 from ..turn.footer import finalize_prompt
-from ..turn.wake import post_wake_line, wake, wake_mode_for
+from ..turn.wake import post_wake_line, shadowed, wake, wake_mode_for
 from .loop import mark_busy
 from .slots import slots_full
 
@@ -96,7 +96,20 @@ def renew_holds() -> int:
 
 
 def hold(record: MentionWake, reason: str, until: datetime | None = None) -> None:
-    """Write the hold on the mention and say it in the thread (once per mention and reason)."""
+    """Write the hold on the mention and say it in the thread (once per mention and reason). In
+    shadow mode the hold is recorded as the decision, and neither shown nor said."""
+    mode, rule = wake_mode_for(record.message)
+    if shadowed(
+        record.message.motion,
+        record.agent,
+        record.message,
+        kind=MENTION,
+        mode=mode,
+        rule=rule,
+        why=reason,
+        verdict="held",
+    ):
+        return
     MentionWake.objects.filter(pk=record.pk).update(hold=reason[:300], hold_until=until)
     message = record.message
     show_hold(message.motion, record.agent, reason, until)
@@ -157,6 +170,8 @@ def wake_for_mention(record: MentionWake, *, dispatch: bool = True, late: str = 
             line=not busy and not waits_for_a_worker,
         )
         MentionWake.objects.filter(pk=record.pk).update(turn=turn, status=MentionWake.Status.WOKEN)
+        if turn is None:
+            return None  # shadow mode: decided and recorded, nothing launched or reserved
         if busy:
             hold(record, UNDER_WAY)
         elif waits_for_a_worker:

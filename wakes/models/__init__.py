@@ -21,6 +21,7 @@ wake rules' one notion of now, which every room reads) only.
 - `TypingPing`: who is typing where (expires after a dial's seconds).
 - `Notice`, `PushSubscription`: a person's answered @mentions, and the browsers pushed to.
 - `Greeting`: a person's arrival and the one agent woken to greet them.
+- `ShadowDecision`: a wake decided while `WAKES_SHADOW` is on, and not launched.
 """
 
 from .arrivals import Greeting
@@ -29,6 +30,7 @@ from .ledger import BudgetDay, Spend
 from .listening import Consideration, ListenState, MentionWake, TypingPing
 from .notices import Notice, PushSubscription
 from .requests import AbilityRun, WakeRequest
+from .shadow import ShadowDecision
 from .steer import Steer
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "MentionWake",
     "Notice",
     "PushSubscription",
+    "ShadowDecision",
     "Spend",
     "Steer",
     "TypingPing",

@@ -22,7 +22,7 @@ from motion_runner.runner.turns import enqueue_turn
 
 from ..decision.trust import decide
 from .commands_elsewhere import answer_here, runs_in_the_cli
-from .wake import post_wake_line
+from .wake import post_wake_line, shadowed
 
 COMMANDS = ("compact", "context", "usage")
 # Said as memory-lane's poller took them: /cost is /usage.
@@ -79,6 +79,9 @@ def run_command(
     if not runs_in_the_cli(agent):  # Codex, Pi: answered from the record, or refused with why
         answer_here(message, agent, command)
         return None
+    why = f"/{command} asked by {message.sender} (maintenance)"
+    if shadowed(message.motion, agent, message, kind=COMMAND_REASON, mode="look", rule=rule, why=why):
+        return None  # shadow mode: decided and recorded, nothing run
     prompt = f"/{command} {argument}".strip() if command == "compact" else f"/{command}"
     turn = enqueue_turn(
         message.motion,
@@ -92,5 +95,5 @@ def run_command(
         woken_by=message,
         dispatch=dispatch,
     )
-    post_wake_line(turn, f"/{command} asked by {message.sender} (maintenance)")
+    post_wake_line(turn, why)
     return turn

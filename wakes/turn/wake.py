@@ -9,9 +9,10 @@ from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.models import Agent, Kind, Message, Motion, Turn
 from motion_runner.runner.turns import enqueue_turn, wake_line_id
 
+from ..conf import app_settings
 from ..decision.steering import wake_settings
 from ..decision.trust import decide, decide_burst
-from ..models import Dials
+from ..models import Dials, ShadowDecision
 from ..models.dials import SessionAfterLookOnly
 from .ultracode import ultracode_rides
 
@@ -62,11 +63,18 @@ def wake(
     ability: dict | None = None,
     start_after: float = 0,
     line: bool = True,
-) -> Turn:
+) -> Turn | None:
     """Queue the turn and say in the thread why it woke and what that cost so far (`line`: now;
     else its start says it, wakes/consider_loop/mention_turns.py). `start_after`: seconds before its
-    task runs."""
+    task runs.
+
+    Every wake (mention, consideration, long quiet, watch, arrival) passes here: in shadow mode
+    (`WAKES_SHADOW`) the decision is recorded instead and None returned — no turn, no line, and
+    each caller then reserves nothing."""
     mode, rule = wake_mode_for(woken_by, [p for p in posts or [] if p.agent_id != agent.pk])
+    post = woken_by if woken_by is not None else (posts[-1] if posts else None)
+    if shadowed(motion, agent, post, kind=reason, mode=mode, rule=rule, why=why):
+        return None
     effort, model = wake_settings(motion.pk, agent.pk, reason, effort)  # the room's menus (steering.py)
     turn = enqueue_turn(
         motion,
@@ -88,6 +96,34 @@ def wake(
     if line:
         post_wake_line(turn, why, cost_note=cost_note)
     return turn
+
+
+def shadowed(
+    motion: Motion,
+    agent: Agent,
+    post: Message | None,
+    *,
+    kind: str,
+    mode: str,
+    rule: str,
+    why: str,
+    verdict: str = "wake",
+) -> bool:
+    """In shadow mode (`WAKES_SHADOW`): record the decision and say so (True), for the caller to
+    launch and say nothing. Off: False, and nothing is written."""
+    if not app_settings.WAKES_SHADOW:
+        return False
+    ShadowDecision.objects.create(
+        motion=motion,
+        agent=agent,
+        post=post,
+        kind=kind,
+        mode=mode,
+        mode_rule=rule[:200],
+        verdict=verdict,
+        reason=why[:300],
+    )
+    return True
 
 
 def post_wake_line(turn: Turn, why: str, *, cost_note: str = "") -> None:
