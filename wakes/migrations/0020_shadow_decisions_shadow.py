@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('motion_runner', '0023_taken_back_retract'),
-        ('wakes', '0018_todo_list_line_mlswitch'),
+        ('wakes', '0019_notice_kinds_notices'),
     ]
 
     operations = [
