@@ -74,7 +74,7 @@ def test_an_admin_sets_full_tools_for_and_the_loop_guard_in_the_admin(admin_clie
     assert response.status_code == 302, response.context["adminform"].form.errors
     dials = Dials.load()
     assert (dials.full_tools_for, dials.loop_same_call_in_a_row) == (["Justin"], 4)
-    assert full_tools_for() == {"justin"}
+    assert full_tools_for() == {"Justin"}  # as the user model compares names: exactly (issue 42.5)
 
 
 def test_dials_are_labelled_in_words_not_field_names(admin_client):
