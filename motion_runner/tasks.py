@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from .record import binding
 from .transcripts.importer import import_all
 
 
@@ -20,6 +21,4 @@ def import_transcripts_task() -> dict[str, int]:
 def sweep_taken_back_task() -> int:
     """Periodic (beat, every minute): posts the binding's record took back where no receiver heard
     it (memory-lane's MessageChange rows written by a shell or a bulk write) are taken back here."""
-    from .record import binding
-
     return binding().sweep_changes()

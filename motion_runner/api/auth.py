@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from dataclasses import dataclass
 from datetime import timedelta
 
 from django.db import connections, router
@@ -13,8 +12,8 @@ from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions, permissions
 
-from ..models import Agent, AgentKey, Motion
-from ..people.principal import AgentPrincipal
+from ..models import Agent, AgentKey
+from ..people.principal import AgentPrincipal, MotionRead
 from ..sql import agent_keys
 
 KEY_PREFIX = "mrk_"
@@ -36,18 +35,6 @@ def create_key(agent: Agent, label: str = "") -> tuple[AgentKey, str]:
 
 def revoke_key(prefix: str) -> int:
     return AgentKey.objects.filter(prefix=prefix, revoked_at__isnull=True).update(revoked_at=timezone.now())
-
-
-@dataclass(frozen=True)
-class MotionRead:
-    """The Motion a request's URL names, read with the request's key (one round trip instead of
-    three, two in the ORM): `member_motion` takes it instead of asking again. It lives on
-    this request's principal only, so a membership removed since is seen by the next request."""
-
-    slug: str
-    agent_id: int
-    motion: Motion | None  # None: no such Motion
-    member: bool  # the agent is one of its agents (the default access rule, MotionAccess)
 
 
 def read_with_motion(

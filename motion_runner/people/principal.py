@@ -3,12 +3,21 @@ and the wakes' readings ask about. Not an HTTP concept, so wakes may ask it too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
-from ..models import Agent
+from ..models import Agent, Motion
 
-if TYPE_CHECKING:
-    from ..api.auth import MotionRead
+
+@dataclass(frozen=True)
+class MotionRead:
+    """The Motion a request's URL names, read with the request's key (one round trip instead of
+    three, two in the ORM): `member_motion` takes it instead of asking again. It lives on
+    this request's principal only, so a membership removed since is seen by the next request."""
+
+    slug: str
+    agent_id: int
+    motion: Motion | None  # None: no such Motion
+    member: bool  # the agent is one of its agents (the default access rule, MotionAccess)
 
 
 class AgentPrincipal:
