@@ -12,11 +12,12 @@ only the rooms above it in this list; import-linter's acyclic contract holds it)
   policy and clocks, requests and commands, the tool-loop guard and compaction;
 - `consider_loop/`: the signal receivers (handlers), the note, the look and claim, a
   consideration run, mention turns, recovery, the dry run;
+- `notices/`: what a person is told (answered you, mentioned you) in the list and by Web Push;
 - `web/`: the pages, the API views and their routes.
 
 At the top only what Django and Celery look for there (apps, admin, tasks, models/,
-migrations/, management/), the app's settings (conf) and abilities/ (the one extra thing a wake
-may carry).
+migrations/, management/), the app's settings (conf), abilities/ (the one extra thing a wake
+may carry) and holds (a wake's hold, shown beside the thread), which several rooms share.
 
 It imports motion_runner (its models, the runner's entry points, lib/, the seams in
 motion_runner/signals.py, where it registers its receivers and hooks in WakesConfig.ready);
