@@ -45,6 +45,7 @@ from .host_posts import HostPosts
 from .reads import HostReads
 from .renames import MoodNames
 from .rows import host_row, parent_of, turn_stop, unindexed_row
+from .signin import HostSignIns
 from .steering import SETTINGS, HostSteering
 from .timing import BUDGET_KEY, DIALS, HostTiming
 
@@ -63,7 +64,7 @@ HOST_FILL_IN = (
 
 
 class MemoryLaneRecord(
-    MoodNames, HostPosts, HostChanges, HostHolds, HostReads, HostTiming, HostSteering, OwnRecord
+    MoodNames, HostPosts, HostSignIns, HostChanges, HostHolds, HostReads, HostTiming, HostSteering, OwnRecord
 ):
     shares_memory_lane_record = True
     read_keys = (*SETTINGS, *DIALS, BUDGET_KEY)  # what reads_once reads for a tick
@@ -144,6 +145,9 @@ class MemoryLaneRecord(
                 if message.motion_id not in moods:
                     moods[message.motion_id] = None if unclaimed else self.mood_for(message.motion)
                 row = host_row(message)
+                for key, motion_pk in row.moods.items():  # a handoff names the other Mood by its slug
+                    other = Motion.objects.filter(pk=motion_pk).first()
+                    row.content[key] = self.mood_for(other).slug if other is not None else motion_pk
                 session = as_uuid(message.session_id) if message.session_id else None
                 parent = parent_of(message)
                 parent_known = parent is not None and host_message.objects.filter(pk=parent).exists()
@@ -322,6 +326,7 @@ class MemoryLaneRecord(
         signals.hold_changed.connect(self.show_hold, dispatch_uid="motion_runner.record.host_held")
         self.connect_steering()
         self.connect_changes()
+        self.connect_sign_ins()
 
     def connect_changes(self) -> None:
         """memory-lane's retract reaches the apps (its MessageChange rows; the beat's sweep for any

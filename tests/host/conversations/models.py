@@ -208,3 +208,21 @@ class MessageChange(models.Model):
 
     class Meta:
         db_table = "message_changes"
+
+
+class Device(models.Model):
+    """memory-lane's signed-in browser or phone (its `services/mood_auth.py`): made as a sign-in
+    spends its login link (`redeem_login_code`) or enrols one (`enrol_device`); the token stays in
+    the device's cookie, only its hash here."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    entity = models.ForeignKey(ThinkingEntity, models.CASCADE, related_name="devices")
+    label = models.CharField(max_length=100, blank=True)
+    tier = models.CharField(max_length=10, default="key")  # 'key' (SSH key) or 'wiki' (PickiPedia)
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "devices"
