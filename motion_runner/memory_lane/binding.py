@@ -148,6 +148,8 @@ class MemoryLaneRecord(
                 for key, motion_pk in row.moods.items():  # a handoff names the other Mood by its slug
                     other = Motion.objects.filter(pk=motion_pk).first()
                     row.content[key] = self.mood_for(other).slug if other is not None else motion_pk
+                if row.moods and self.host_made_event(row, moods[message.motion_id]):
+                    continue  # memory-lane's own receiver made this handoff event from the reply
                 session = as_uuid(message.session_id) if message.session_id else None
                 parent = parent_of(message)
                 parent_known = parent is not None and host_message.objects.filter(pk=parent).exists()
@@ -296,6 +298,22 @@ class MemoryLaneRecord(
         last = rows.exclude(pk=message.id).order_by("-created_at").first()
         if last is not None and last.stop_reason is None:
             host_model("message").objects.filter(pk=last.pk).update(stop_reason=turn_stop(message))
+
+    def host_made_event(self, row: Any, mood: models.Model | None) -> bool:
+        """memory-lane makes a handoff's events itself when the reply carrying the block lands in
+        its record (its `signals.handoffs_carried` → `handoff.from_message`, on the reply's
+        `post_save`); the apps' line of the same handoff is then that event: not written twice.
+        Matched as memory-lane matches (`source_file`, `content.message`), with its type and Mood."""
+        return (
+            host_model("message")
+            .objects.filter(
+                source_file=row.fields.get("source_file"),
+                mood=mood,
+                content__type=row.content.get("type"),
+                content__message=row.content.get("message"),
+            )
+            .exists()
+        )
 
     def connect(self) -> None:
         try:

@@ -9,6 +9,7 @@ new `Device`, its services/mood_auth.py) is an arrival here. Prints one JSON obj
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import timedelta
 
 import django
@@ -28,7 +29,9 @@ from wakes.turn.handoff import Block, carry  # noqa: E402
 
 
 def handoff_rows(reply: Message) -> list[dict]:
-    rows = host.Message.objects.filter(source_file="handoff").order_by("content__type")
+    rows = host.Message.objects.filter(source_file="handoff", content__message=str(reply.id)).order_by(
+        "content__type"
+    )
     return [{"mood": r.mood.slug, "sender": r.sender_id, "content": r.content} for r in rows]
 
 
@@ -65,6 +68,36 @@ def main() -> dict:
     seen["memory_lane_sees_it_made"] = host.Message.objects.filter(
         source_file="handoff", content__message=str(reply.id)
     ).exists()
+
+    # memory-lane's own receiver (its signals.handoffs_carried) made the events of another reply
+    # as that reply landed in its record: the apps' lines of the same handoff are not written again.
+    second = Message(motion=harbor, sender="scribe", agent=scribe, source=Source.RUNNER, kind=Kind.TEXT)
+    second.text = "And the poster, too."
+    assert insert_one(second)
+    system = host.ConversationParticipant.objects.get(name="system")
+    for kind, mood, where in (("handoff", "jams", "from_mood"), ("handoff-sent", "harbor", "to_mood")):
+        with transaction.atomic():
+            host.Message.objects.create(
+                id=uuid.uuid4(),
+                sender=system,
+                mood=host.Mood.objects.get(slug=mood),
+                source_file="handoff",
+                content={"type": kind, "by": "scribe", "message": str(second.id), where: "elsewhere"},
+            )
+    carry(
+        second,
+        0,
+        Block(to="jams", about="the poster", informs="", context="A3."),
+        origin=harbor,
+        dest=jams,
+        text="↪",
+    )
+    seen["host_made_first"] = list(
+        host.Message.objects.filter(source_file="handoff", content__message=str(second.id))
+        .order_by("content__type")
+        .values_list("mood__slug", "content__type")
+    )
+    seen["apps_lines_of_second"] = Message.objects.filter(raw__handoff__message=str(second.id)).count()
 
     # 2. Sign-ins on memory-lane's page.
     users = get_user_model().objects

@@ -84,6 +84,11 @@ def test_memory_lanes_own_handoff_check_finds_the_events_made(seen):
     assert seen["memory_lane_sees_it_made"] is True
 
 
+def test_events_memory_lane_made_itself_are_not_written_again(seen):
+    assert seen["host_made_first"] == [["jams", "handoff"], ["harbor", "handoff-sent"]]
+    assert seen["apps_lines_of_second"] == 1  # the apps' own thread still has its line
+
+
 # --- sign-ins ------------------------------------------------------------------------------------
 
 
