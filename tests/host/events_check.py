@@ -17,6 +17,7 @@ import django
 django.setup()
 
 from django.contrib.auth import get_user_model  # noqa: E402
+from django.contrib.auth.signals import user_logged_in  # noqa: E402
 from django.db import transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
@@ -121,6 +122,18 @@ def main() -> dict:
     seen["after_justin"] = greetings()
     sign_in(entities["justin"], "k")  # his second device, a minute later
     seen["after_second_device"] = greetings()
+    # Rosa signs in here first (Django's login), then on memory-lane's page: one greeting.
+    rosa = users.create_user("rosa", password="x")
+    post = Message(motion=jams, sender="rosa", author=rosa, source=Source.WEB)
+    post.kind, post.text, post.created_at = Kind.TEXT, "See you at the jam.", long_ago
+    assert insert_one(post)
+    rosa_entity = host.ThinkingEntity.objects.get_or_create(
+        name="rosa", defaults={"is_biological_human": True}
+    )[0]
+    user_logged_in.send(sender=type(rosa), request=None, user=rosa)
+    seen["rosa_after_login"] = [g for g in greetings() if g[0] == "rosa"]
+    sign_in(rosa_entity, "r")
+    seen["rosa_after_device"] = [g for g in greetings() if g[0] == "rosa"]
     seen["arrival_turns"] = list(
         Turn.objects.filter(reason="arrival").values_list("agent__name", "motion_id")
     )

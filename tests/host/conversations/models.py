@@ -7,7 +7,8 @@ oracle, system) and its multi-table child ThinkingEntity, Message (the harness l
 id, content JSON, sender FK, recipients M2M, Mood SET_NULL, UUID session id, parent and
 looking_for_parent_id, ms timestamp, its flags) and its multi-table children Thought, ToolUse,
 ToolResult. Setting (its settings rows: the room's steering and its AZ5 scram under the binding).
-MessageChange (its retract's row: a post edited or deleted, who and when).
+MessageChange (its retract's row: a post edited or deleted, who and when). Device (a sign-in on
+its page: the browser's cookie token, only its hash here).
 Eras, context heaps and the rest of memory-lane's models are left out: the binding
 writes none of them. Written here from those facts, not copied.
 """
