@@ -97,6 +97,7 @@ DEFAULTS: dict[str, Any] = {
         "tool_result": "conversations.ToolResult",
         "setting": "conversations.Setting",  # its settings rows: the room's steering (memory_lane/steering.py)
         "message_change": "conversations.MessageChange",  # its retract's rows (memory_lane/changes.py)
+        "device": "conversations.Device",  # its sign-ins (a device cookie; memory_lane/signin.py)
     },
     # Agents memory-lane's poller still wakes: under the memory_lane binding the wakes app never
     # wakes them by a mention or the consider loop (docs/memory-lane.md, the switch-over).

@@ -144,6 +144,15 @@ Sent with ``sender=Scram`` by a record binding when the host's own page raised o
 lifts this project's scram, so the two are one.
 """
 
+host_signed_in = Signal()
+"""
+Arguments: ``user`` (the person here, by the name the host signed in).
+
+Sent by a record binding when a person signed in on the host's own page in a way Django's
+``user_logged_in`` never hears (memory-lane's device cookie: a new ``Device`` row,
+``memory_lane/signin.py``). The wakes app greets it as a sign-in here (``arrivals.on_host_signed_in``).
+"""
+
 host_steering_changed = Signal()
 """
 Arguments: ``motion`` (the ``Motion``), ``agent`` (the ``Agent``, or None for every agent of it),

@@ -52,6 +52,9 @@ class WakesConfig(AppConfig):
         signals.message_created.connect(handoff.on_message_created, dispatch_uid="wakes.handoffs")
         signals.message_created.connect(arrivals.on_message_created, dispatch_uid="wakes.arrivals")
         user_logged_in.connect(arrivals.on_signed_in, dispatch_uid="wakes.arrivals.signed_in")
+        signals.host_signed_in.connect(
+            arrivals.on_host_signed_in, dispatch_uid="wakes.arrivals.host_signed_in"
+        )
         signals.turn_finished.connect(handlers.on_turn_finished, dispatch_uid="wakes.turn_finished")
         signals.turn_retried.connect(handlers.on_turn_retried, dispatch_uid="wakes.turn_retried")
         signals.turns_stopped.connect(let_go, dispatch_uid="wakes.let_go")

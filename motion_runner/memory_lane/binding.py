@@ -45,6 +45,7 @@ from .host_posts import HostPosts
 from .reads import HostReads
 from .renames import MoodNames
 from .rows import host_row, parent_of, turn_stop, unindexed_row
+from .signin import HostSignIns
 from .steering import SETTINGS, HostSteering
 from .timing import BUDGET_KEY, DIALS, HostTiming
 
@@ -63,7 +64,7 @@ HOST_FILL_IN = (
 
 
 class MemoryLaneRecord(
-    MoodNames, HostPosts, HostChanges, HostHolds, HostReads, HostTiming, HostSteering, OwnRecord
+    MoodNames, HostPosts, HostSignIns, HostChanges, HostHolds, HostReads, HostTiming, HostSteering, OwnRecord
 ):
     shares_memory_lane_record = True
     read_keys = (*SETTINGS, *DIALS, BUDGET_KEY)  # what reads_once reads for a tick
@@ -144,6 +145,11 @@ class MemoryLaneRecord(
                 if message.motion_id not in moods:
                     moods[message.motion_id] = None if unclaimed else self.mood_for(message.motion)
                 row = host_row(message)
+                for key, motion_pk in row.moods.items():  # a handoff names the other Mood by its slug
+                    other = Motion.objects.filter(pk=motion_pk).first()
+                    row.content[key] = self.mood_for(other).slug if other is not None else motion_pk
+                if row.moods and self.host_made_event(row, moods[message.motion_id]):
+                    continue  # memory-lane's own receiver made this handoff event from the reply
                 session = as_uuid(message.session_id) if message.session_id else None
                 parent = parent_of(message)
                 parent_known = parent is not None and host_message.objects.filter(pk=parent).exists()
@@ -293,6 +299,22 @@ class MemoryLaneRecord(
         if last is not None and last.stop_reason is None:
             host_model("message").objects.filter(pk=last.pk).update(stop_reason=turn_stop(message))
 
+    def host_made_event(self, row: Any, mood: models.Model | None) -> bool:
+        """memory-lane makes a handoff's events itself when the reply carrying the block lands in
+        its record (its `signals.handoffs_carried` → `handoff.from_message`, on the reply's
+        `post_save`); the apps' line of the same handoff is then that event: not written twice.
+        Matched as memory-lane matches (`source_file`, `content.message`), with its type and Mood."""
+        return (
+            host_model("message")
+            .objects.filter(
+                source_file=row.fields.get("source_file"),
+                mood=mood,
+                content__type=row.content.get("type"),
+                content__message=row.content.get("message"),
+            )
+            .exists()
+        )
+
     def connect(self) -> None:
         try:
             host_model("message")
@@ -322,6 +344,7 @@ class MemoryLaneRecord(
         signals.hold_changed.connect(self.show_hold, dispatch_uid="motion_runner.record.host_held")
         self.connect_steering()
         self.connect_changes()
+        self.connect_sign_ins()
 
     def connect_changes(self) -> None:
         """memory-lane's retract reaches the apps (its MessageChange rows; the beat's sweep for any

@@ -58,6 +58,8 @@ class HostRow:
     fields: dict[str, Any] = field(default_factory=dict)
     stop_reason: str | None = None
     ends_turn: bool = False
+    # Content keys that name a Motion (its pk): the writer puts the Mood's slug there (a handoff's).
+    moods: dict[str, str] = field(default_factory=dict)
 
 
 # After a tool's output cut to the host's limit: how much was not kept.
@@ -193,6 +195,43 @@ def line_stop(message: Message) -> str | None:
     return message.stop_reason[:50] if message.stop_reason else None
 
 
+# memory-lane's handoff events (its services/handoff.py `from_message`): `system`'s rows filed
+# under this source, whose content is a dict of type `handoff` (where it lands) or `handoff-sent`.
+HANDOFF_SOURCE_FILE = "handoff"
+
+
+def handoff_row(message: Message) -> HostRow | None:
+    """A handoff line of the apps (wakes/turn/handoff.py `carry`) as memory-lane's own event: sent by
+    `system`, filed `handoff`, its content `{type, by, for, from_mood|to_mood, about, [context],
+    message, [pulled]}`; `message` is the reply that carried the block, whose id memory-lane keeps
+    too, so its own `from_message` finds the event and makes none again."""
+    raw = message.raw if isinstance(message.raw, dict) and message.source == Source.SYSTEM else {}
+    if isinstance(raw.get("handoff"), dict):
+        said, kind, where = raw["handoff"], "handoff", ("from_mood", "from")
+    elif isinstance(raw.get("handoff_sent"), dict):
+        said, kind, where = raw["handoff_sent"], "handoff-sent", ("to_mood", "to")
+    else:
+        return None
+    content: dict[str, Any] = {
+        "type": kind,
+        "by": said.get("by") or message.sender,
+        "for": said.get("for") or said.get("by") or message.sender,
+        where[0]: said.get(where[1], ""),
+        "about": said.get("about", ""),
+        **({"context": said.get("context", "")} if kind == "handoff" else {}),
+        "message": said.get("message", ""),
+        **({"pulled": True} if said.get("pulled") else {}),
+    }
+    return HostRow(
+        "message",
+        content,
+        SYSTEM_SENDER,
+        "system",
+        fields={"source_file": HANDOFF_SOURCE_FILE},
+        moods={where[0]: str(said.get(where[1], ""))},
+    )
+
+
 def parent_of(message: Message) -> uuid.UUID | None:
     raw = message.raw if isinstance(message.raw, dict) else {}
     try:
@@ -248,6 +287,8 @@ def host_row(message: Message) -> HostRow:
         return HostRow("message", text, **own, stop_reason="end_turn")
     if kind == Kind.COMPACT and message.text.startswith(COMPACTION_PREFIX):
         return HostRow("message", message.text, **own, fields={"is_continuation_message": True})
+    if (handoff := handoff_row(message)) is not None:
+        return handoff
     if kind in OWN_LINE_KINDS or kind == Kind.COMPACT or message.source == Source.SYSTEM:
         agent = message.sender if by_agent(message) else None
         content = {"type": str(kind), "agent": agent, "text": message.text}

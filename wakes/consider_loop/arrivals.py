@@ -201,6 +201,12 @@ def on_signed_in(sender, request, user, **kwargs) -> None:
         log.exception("could not look at the sign-in of %s", user)
 
 
+def on_host_signed_in(sender, user, **kwargs) -> None:
+    """A sign-in on the host's own page (memory-lane's device cookie; signals.host_signed_in): the
+    same arrival as a sign-in here, in the Motion they last posted in (never raises)."""
+    on_signed_in(sender, None, user)
+
+
 def motion_to_greet_in(request, user) -> Motion | None:
     target = ""
     if request is not None:

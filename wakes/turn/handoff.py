@@ -261,7 +261,17 @@ def carry(
             text=f"@{agent.name} took this to “{dest.title}”"
             + (f" ({block.about})" if block.about else "")
             + f": {thread_link(dest.pk, line.id)}",  # a wake line is shown as text: the path itself
-            raw={"handoff_sent": {"to": dest.pk, "message": str(message.pk), "line": str(line.id)}},
+            raw={
+                "handoff_sent": {
+                    "to": dest.pk,
+                    "message": str(message.pk),
+                    "line": str(line.id),
+                    "by": agent.name,
+                    "for": (informs or agent).name,
+                    "about": block.about,
+                    **({"pulled": True} if pulled else {}),
+                }
+            },
         )
     )
     return line if posted else None

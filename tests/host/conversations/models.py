@@ -7,7 +7,8 @@ oracle, system) and its multi-table child ThinkingEntity, Message (the harness l
 id, content JSON, sender FK, recipients M2M, Mood SET_NULL, UUID session id, parent and
 looking_for_parent_id, ms timestamp, its flags) and its multi-table children Thought, ToolUse,
 ToolResult. Setting (its settings rows: the room's steering and its AZ5 scram under the binding).
-MessageChange (its retract's row: a post edited or deleted, who and when).
+MessageChange (its retract's row: a post edited or deleted, who and when). Device (a sign-in on
+its page: the browser's cookie token, only its hash here).
 Eras, context heaps and the rest of memory-lane's models are left out: the binding
 writes none of them. Written here from those facts, not copied.
 """
@@ -208,3 +209,21 @@ class MessageChange(models.Model):
 
     class Meta:
         db_table = "message_changes"
+
+
+class Device(models.Model):
+    """memory-lane's signed-in browser or phone (its `services/mood_auth.py`): made as a sign-in
+    spends its login link (`redeem_login_code`) or enrols one (`enrol_device`); the token stays in
+    the device's cookie, only its hash here."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    entity = models.ForeignKey(ThinkingEntity, models.CASCADE, related_name="devices")
+    label = models.CharField(max_length=100, blank=True)
+    tier = models.CharField(max_length=10, default="key")  # 'key' (SSH key) or 'wiki' (PickiPedia)
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "devices"
