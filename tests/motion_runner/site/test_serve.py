@@ -337,7 +337,13 @@ def serve_on_a_taken_port(tmp_path, fonts: str) -> str:
             PATH=f"{stubs}:{env['PATH']}",
         )
         done = subprocess.run(
-            ["bin/serve"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=BOUND, stdin=subprocess.DEVNULL
+            ["bin/serve"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=BOUND,
+            stdin=subprocess.DEVNULL,
         )
     return done.stdout + done.stderr
 
