@@ -535,9 +535,10 @@
     dropGrowing();
     for (const turn of lastActivity) {
       if (!turn.typed || endedTurns.has(turn.turn)) continue;
-      const body = el("div", "body growing", turn.typed);
-      body.style.whiteSpace = "pre-wrap";
-      body.append(el("span", "caret", "▍"));
+      const body = el("div", "body growing");
+      if (turn.typed_html) body.innerHTML = turn.typed_html; // its Markdown, sanitized by the server
+      else { body.textContent = turn.typed; body.style.whiteSpace = "pre-wrap"; }
+      (body.lastElementChild || body).append(el("span", "caret", "▍"));
       body.dataset.growing = turn.turn;
       body.setAttribute("aria-hidden", "true"); // its message is announced once it is whole
       const card = cardOfTurn(turn.turn, false);
