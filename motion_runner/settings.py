@@ -338,7 +338,13 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "redacted"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
     # httpx logs every request at INFO: a watch cycle makes hundreds of them.
-    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
+    # "django": Django's own console handler is dropped, so that a request's warning ("Forbidden:
+    # /…", a 423) is said once, by the root's (it printed twice under DEBUG: issue 43.6).
+    "loggers": {
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+        "django": {"handlers": [], "level": "INFO", "propagate": True},
+    },
 }
 
 # --- The watchlist (watchlist/) -----------------------------------------------------------

@@ -17,6 +17,7 @@ from rest_framework.views import APIView
 
 from ..models import Kind, Message
 from ..people.access import readable_motion
+from ..thread.markup import plain_text
 from .bounds import whole_number
 from .serializers import _iso
 
@@ -70,7 +71,7 @@ class SearchView(APIView):
                 "sender": row["sender"],
                 "is_agent": row["agent_id"] is not None,
                 "created_at": _iso(row["created_at"]),
-                "snippet": snippet(row["text"], query),
+                "snippet": snippet(plain_text(row["text"]), query),
             }
             for row in rows[:limit]
         ]

@@ -24,6 +24,7 @@ from ..people.posting import PostIdTaken, post_person_message
 from ..signals import thread_poll_fields, thread_poll_news
 from ..thread import holds_shown, typed
 from ..thread.bell import bell, release_connection, shared_answers
+from ..thread.markup import html_for
 from . import cursor as cursors
 from .agent_views import Conflict, member_motion, post_as_agent
 from .auth import AgentKeyAuthentication, request_agent
@@ -112,6 +113,8 @@ def running_activity(motion: Motion) -> list[dict]:
             "mode": mode,
             "stopping": stop_asked is not None,
             "typed": texts.get(pk, ""),
+            # As its Message will show it (None: shown plain), so the words do not jump (issue 43.4).
+            "typed_html": html_for("text", texts[pk]) if texts.get(pk) else None,
         }
         for pk, name, activity, mode, stop_asked in rows
     ]
@@ -241,7 +244,8 @@ class MessageList(APIView):
                 "activity": serializers.ListField(
                     child=serializers.DictField(),
                     help_text="Running turns: agent, activity, turn, mode, stopping, and the text it "
-                    "is typing (`typed`, never stored: the final message follows).",
+                    "is typing (`typed`, never stored: the final message follows; `typed_html`, its "
+                    "Markdown as the message will show it, or null for plain).",
                 ),
                 "holds": serializers.ListField(
                     child=serializers.DictField(),

@@ -159,8 +159,11 @@ class StandInHandler(BaseHTTPRequestHandler):
             if is_word and typing:
                 time.sleep(self.server.word_seconds)  # type: ignore[attr-defined]
             typing = typing or is_word
-            self.wfile.write(event)
-            self.wfile.flush()
+            try:
+                self.wfile.write(event)
+                self.wfile.flush()
+            except OSError:  # the harness went away (a ■ stopped the turn): the reply just ends
+                return
 
 
 def error_body(kind: str, message: str) -> dict[str, Any]:

@@ -5,7 +5,8 @@ thread page through the cache (thread/typed.py) and the message bell, a few time
 Only what is finished is shown: a word still being typed could be half of a secret, which the
 redaction would not know yet, so the text is shown up to its last space, redacted. The final
 line's Message replaces it: the text is dropped (without a ring: the Message's commit rings)
-before that Message is written.
+before that Message is written. A harness stopped mid-reply (■, a guard) has its finished words
+kept as the turn's partial reply (runner/turns.py keep_what_it_said), so what was read stays.
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ class LiveText:
         if typed.keep(self.turn_id, wanted):
             self.shown, self.shown_at = wanted, now
             ring_on_commit(self.motion_id)
+
+    def unsaid(self) -> str:
+        """The words typed and never said in a Message: what a stopped harness had shown so far."""
+        return finished_words(self.text).rstrip() if self.text else ""
 
     def clear(self) -> None:
         self.text = ""

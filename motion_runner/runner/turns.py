@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from .. import signals
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
-from ..harnesses import Event, HarnessError, get_adapter
+from ..harnesses import Event, EventKind, HarnessError, get_adapter
 from ..harnesses.base import HarnessAdapter, LaunchSpec
 from ..harnesses.policy import ToolPolicy
 from ..ingest.sessions import recorded_turn_ends
@@ -36,7 +36,7 @@ from ..signals import prompt_builders, prompt_finalizers, turn_retried
 from ..thread.bell import ring_on_commit
 from .ending import end_queued, fail_before_launch, finish_turn, judge_run
 from .limits import limits_for
-from .process import TURN_MARKER, Limits, ProcessResult, run_streaming
+from .process import TURN_MARKER, Limits, Outcome, ProcessResult, run_streaming
 from .resume import choose_session, mark_inherited_taint
 from .routing import send_turn
 from .stop_bell import StopBell
@@ -221,6 +221,10 @@ def keep_what_it_said(run: TurnRun, result: ProcessResult) -> None:
     if not run.failure or run.keep_printed:
         for event in run.parser.finish():
             run.emit(event)
+    # Stopped mid-reply (■, a guard): the words already shown stay, as the turn's partial reply
+    # (they vanished on a ■: issue 43.4). Redacted on the write path as any reply.
+    if result.outcome != Outcome.EXITED and (words := run.live.unsaid()):
+        run.emit(Event(EventKind.TEXT, uuid=system_uuid("stopped-words", run.turn.pk), text=words + " …"))
     run.live.clear()  # the harness is done: what it typed is said in full, or not at all
     try:
         while_database_away(run, run.store_backlog)

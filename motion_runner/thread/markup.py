@@ -18,6 +18,7 @@ import logging
 import re
 import threading
 from collections import OrderedDict
+from html import unescape
 
 import nh3
 from django.core.cache import cache
@@ -262,3 +263,12 @@ def html_for(kind: str, text: str) -> str | None:
     if kind not in MARKDOWN_KINDS or not text or len(text) > app_settings.THREAD_MARKDOWN_MAX_CHARS:
         return None
     return render_markdown(text)
+
+
+def plain_text(text: str) -> str:
+    """The text a post's Markdown shows, without its marks ("**42 tests**" reads "42 tests"): for a
+    search snippet, shown as text (issue 43.4). A text shown plain in the thread stays as it is."""
+    html = html_for("text", text)
+    if html is None:
+        return text
+    return unescape(nh3.clean(html, tags=set(), attributes={}))

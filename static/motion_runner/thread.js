@@ -151,7 +151,24 @@
     return m.turn ? "turn:" + m.turn : "person:" + m.sender;
   }
 
+  // A turn's card: the nearest card above, when it is this turn's (another turn's wake line, a
+  // dot or a day between do not split it: issue 43.5). Its end ("done", the cost) goes on its
+  // card wherever that is, as the card's footer.
+  function cardOfTurn(turn, anywhere) {
+    const key = "turn:" + turn;
+    if (anywhere) {
+      const found = [...list.querySelectorAll(":scope > li.group")].filter((row) => row.dataset.key === key && !row.dataset.growing);
+      if (found.length) return found[found.length - 1];
+    }
+    for (let row = list.lastElementChild; row; row = row.previousElementSibling) {
+      if (row.dataset.growing) continue;
+      if (row.classList.contains("group")) return row.dataset.key === key ? row : null;
+    }
+    return null;
+  }
+
   function currentGroup(m) {
+    if (m.turn) return cardOfTurn(m.turn, m.kind === "turn_end");
     const last = list.lastElementChild;
     if (!last || !last.classList.contains("group") || last.dataset.key !== groupKey(m)) return null;
     if (!m.turn && new Date(m.created_at) - new Date(last.dataset.lastAt) > GROUP_GAP_MS) return null;
@@ -518,14 +535,15 @@
     dropGrowing();
     for (const turn of lastActivity) {
       if (!turn.typed || endedTurns.has(turn.turn)) continue;
-      const body = el("div", "body growing", turn.typed);
-      body.style.whiteSpace = "pre-wrap";
-      body.append(el("span", "caret", "▍"));
+      const body = el("div", "body growing");
+      if (turn.typed_html) body.innerHTML = turn.typed_html; // its Markdown, sanitized by the server
+      else { body.textContent = turn.typed; body.style.whiteSpace = "pre-wrap"; }
+      (body.lastElementChild || body).append(el("span", "caret", "▍"));
       body.dataset.growing = turn.turn;
       body.setAttribute("aria-hidden", "true"); // its message is announced once it is whole
-      const last = list.lastElementChild;
-      if (last && last.classList.contains("group") && last.dataset.key === "turn:" + turn.turn) {
-        last.querySelector(".items").append(body);
+      const card = cardOfTurn(turn.turn, false);
+      if (card) {
+        card.querySelector(".items").append(body);
         continue;
       }
       const li = el("li", "group agent growing");

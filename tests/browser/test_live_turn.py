@@ -148,3 +148,25 @@ def test_a_scram_raised_and_lifted_shows_at_once_with_a_line_in_the_thread(live_
     expect(banner).to_be_hidden(timeout=LIVE_MS)
     expect(messages.get_by_text("Scram lifted by ops: agents wake again.")).to_have_count(1)
     assert page.js_errors == []
+
+
+def test_a_stop_mid_reply_keeps_the_words_already_shown(live_server, page, harbor, scribe, gate):
+    """Issue 43.4: a ■ mid-reply made the words on the page vanish; only "■ stopped" stayed."""
+    sign_in_as(page, live_server, UserFactory(username="rosemary"))
+    page.goto(f"{live_server.url}/motions/{harbor.slug}/")
+    expect(page.locator("body")).to_have_attribute("data-live", "1")
+    messages = page.locator("#messages")
+    running = GatedTurn(harbor, scribe, gate)
+    running.print_through(index_of(lambda line: delta_text(line) == "the README f"))
+    expect(messages.locator("[data-growing]").first).to_contain_text(
+        "Let me read the README", timeout=LIVE_MS
+    )
+
+    page.get_by_role("button", name="Stop @scribe").click()
+
+    expect(messages.locator(".turn-end.stopped")).to_be_visible(timeout=15_000)
+    kept = messages.locator(".group.agent .body:not([data-growing])", has_text="Let me read the README …")
+    expect(kept).to_have_count(1)
+    expect(messages.locator("[data-growing]")).to_have_count(0)
+    assert running.ended().status != TurnStatus.RUNNING
+    assert page.js_errors == []

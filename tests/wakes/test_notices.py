@@ -14,7 +14,7 @@ from motion_runner.signals import message_created
 from tests.factories import MessageFactory
 from tests.wakes_support import clock, room, say
 from wakes.models import Notice
-from wakes.notices import answers
+from wakes.notices import answers, push
 
 pytestmark = pytest.mark.django_db
 
@@ -159,3 +159,17 @@ def test_a_notice_in_a_motion_the_person_may_no_longer_read_is_not_listed(room, 
     room.motion.visibility = "members"
     room.motion.save()
     assert signed_in(room.justin).get("/api/notices/").json()["notices"] == []
+
+
+def test_a_notice_and_its_push_show_the_answers_words_without_their_markdown(
+    room, clock, pushes, django_capture_on_commit_callbacks
+):
+    """Issue 43.4: "**40 shirts**" was shown with its stars."""
+    say(room.motion, room.justin, "@magent are the shirts in?", clock)
+    with django_capture_on_commit_callbacks(execute=True):
+        reply(Turn.objects.get(agent=room.magent), "Yes: **40 shirts** came:\n\n- `blue`\n- red")
+
+    (notice,) = signed_in(room.justin).get("/api/notices/").json()["notices"]
+
+    assert notice["snippet"] == "Yes: 40 shirts came: blue red"
+    assert push.notification(Notice.objects.get())["body"].endswith(": Yes: 40 shirts came: blue red")

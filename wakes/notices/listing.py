@@ -9,6 +9,7 @@ from django.urls import reverse
 
 from motion_runner.models import Motion
 from motion_runner.people.access import access
+from motion_runner.thread.markup import plain_text
 
 from ..models import Notice
 
@@ -31,7 +32,7 @@ def shown(person: Any, limit: int = SHOWN) -> list[dict]:
 
 
 def as_dict(notice: Notice) -> dict:
-    words = " ".join((notice.answer.text or "").split())
+    words = " ".join(plain_text(notice.answer.text or "").split())  # its Markdown's words (43.4)
     return {
         "id": notice.pk,
         "motion": notice.motion_id,

@@ -25,6 +25,7 @@ from django.urls import reverse
 
 from motion_runner.lib.http.base import FetchError
 from motion_runner.lib.http.client import HttpClient
+from motion_runner.thread.markup import plain_text
 
 from ..conf import app_settings
 from ..models import Notice, PushSubscription, clock
@@ -130,7 +131,7 @@ def check_endpoint(endpoint: str) -> str:
 def notification(notice: Notice) -> dict:
     """What the browser shows (static/motion_runner/push-worker.js), as the header says it."""
     title = notice.motion.title or notice.motion_id
-    words = " ".join((notice.answer.text or "").split())
+    words = " ".join(plain_text(notice.answer.text or "").split())  # its Markdown's words (43.4)
     url = reverse("motion-thread", args=[notice.motion_id]) + f"#m-{notice.answer_id}"
     return {
         "title": f"@{notice.answer.sender} {notice.get_kind_display()}",

@@ -323,7 +323,15 @@ def test_the_running_turns_read_as_the_orm_read_them():
         activity = views.running_activity(motion)
 
     orm = [
-        {"agent": name, "activity": doing, "turn": pk, "mode": mode, "stopping": False, "typed": ""}
+        {
+            "agent": name,
+            "activity": doing,
+            "turn": pk,
+            "mode": mode,
+            "stopping": False,
+            "typed": "",
+            "typed_html": None,
+        }
         for pk, name, doing, mode in Turn.objects.filter(
             motion=motion, status=TurnStatus.RUNNING
         ).values_list("pk", "agent__name", "activity", "mode")

@@ -101,3 +101,14 @@ def test_someone_who_may_not_read_the_motion_gets_the_404_of_no_motion(harbor):
 
 def test_nobody_signed_in_is_refused_a_motion_that_is_not_public(harbor):
     assert search(None, "harbor", "secret").status_code == 404  # as for a Motion that does not exist
+
+
+def test_a_snippet_shows_the_words_without_their_markdown(harbor, rosemary):
+    """Issue 43.4: snippets showed "**banjo** `song`" as typed."""
+    MessageFactory(
+        motion=harbor, sender="magent", text="I moved **banjo** song to the [encore](https://x.org) & more"
+    )
+
+    (found,) = search(rosemary, "harbor", "banjo").json()["results"]
+
+    assert found["snippet"] == "I moved banjo song to the encore & more"

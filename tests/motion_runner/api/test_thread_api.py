@@ -10,6 +10,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from motion_runner.models import Message
+from motion_runner.thread import typed
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -103,8 +104,21 @@ def test_the_running_turns_activity_comes_with_the_page(motion):
             "mode": "look",
             "stopping": False,
             "typed": "",
+            "typed_html": None,
         }
     ]
+
+
+def test_a_running_turns_typed_words_come_with_their_markdown_rendered(motion):
+    """Issue 43.4: the growing text showed raw Markdown until its Message came."""
+    turn = TurnFactory(motion=motion, agent=AgentFactory(name="magent"), status="running")
+    typed.keep(turn.pk, "Found **two**:\n\n- one\n- two ")
+
+    (shown,) = page(reader(), motion)["activity"]
+
+    assert shown["typed"] == "Found **two**:\n\n- one\n- two "
+    assert "<strong>two</strong>" in shown["typed_html"]
+    assert "<li>one</li>" in shown["typed_html"]
 
 
 def test_a_person_signed_in_with_ssh_posts_and_their_sign_in_is_kept(motion, person_signed_in_with_ssh):

@@ -4,6 +4,8 @@ first turn is seen growing on the page, as a real model's would be (issue 34).""
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 
 import httpx
@@ -71,3 +73,35 @@ def test_without_a_pace_in_the_environment_a_reply_takes_seconds_not_an_instant(
 def test_a_pace_that_is_not_a_sane_number_of_seconds_is_refused_saying_so(bad):
     with pytest.raises(SystemExit, match="STANDIN_WORD_SECONDS"):
         word_seconds({"STANDIN_WORD_SECONDS": bad})
+
+
+def test_a_client_that_goes_away_mid_reply_ends_it_without_a_traceback(capfd):
+    """A ■ kills the harness mid-reply; bin/serve's terminal printed 20 lines for each (issue 43.6)."""
+    server = serve(0, word_seconds=0.01)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    ended = threading.Event()
+    handle = standin_model.StandInHandler.handle
+
+    def handle_then_say(self):
+        try:
+            handle(self)
+        finally:
+            ended.set()
+
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(standin_model.StandInHandler, "handle", handle_then_say)
+            body = json.dumps({"model": "m", "stream": True, "messages": []}).encode()
+            with socket.create_connection(server.server_address, timeout=10) as client:
+                client.sendall(
+                    b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                    b"content-length: %d\r\n\r\n%s" % (len(body), body)
+                )
+                assert client.recv(65536).startswith(b"HTTP/1.1 200")
+                client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # reset
+            assert ended.wait(10)
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    assert "Traceback" not in capfd.readouterr().err

@@ -16,7 +16,9 @@ from motion_runner.models import Kind, Message
 from motion_runner.runner import live_text
 from motion_runner.runner.live_text import LiveText, finished_words
 from motion_runner.runner.monitor import TurnMonitor
+from motion_runner.runner.process import Outcome, ProcessResult
 from motion_runner.runner.turn_run import TurnRun
+from motion_runner.runner.turns import keep_what_it_said
 from motion_runner.thread import typed
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
 from tests.recorded import recorded_lines
@@ -115,8 +117,7 @@ def test_partials_are_never_shown_to_the_monitors_that_price_and_guard_a_turn(ma
     assert EventKind.TURN_END in seen.kinds
 
 
-def test_a_stopped_turns_typed_text_is_dropped_not_stored(magent_turn):
-    run = run_for(magent_turn)
+def typed_up_to_irst(run: TurnRun, turn) -> None:
     lines = recorded_lines("partials")
     upto = next(
         i for i, line in enumerate(lines) if (line.get("event", {}).get("delta") or {}).get("text") == "irst."
@@ -124,9 +125,25 @@ def test_a_stopped_turns_typed_text_is_dropped_not_stored(magent_turn):
     for line in lines[:upto]:
         run.handle_line(json.dumps(line).encode())
     run.live.show(force=True)
-    assert typed.typed([magent_turn.pk]) == {magent_turn.pk: "Let me read the README "}
+    assert typed.typed([turn.pk]) == {turn.pk: "Let me read the README "}
 
-    run.live.clear()  # the harness was stopped here (runner/turns.py keep_what_it_said)
+
+def test_a_stopped_turns_typed_words_stay_as_its_partial_reply(magent_turn):
+    """Issue 43.4: a ■ mid-reply made the words already shown vanish."""
+    run = run_for(magent_turn)
+    typed_up_to_irst(run, magent_turn)
+
+    keep_what_it_said(run, ProcessResult(outcome=Outcome.STOPPED, returncode=-15, stderr_tail=""))
+
+    assert typed.typed([magent_turn.pk]) == {}
+    assert [text for kind, text in stored(magent_turn) if kind == Kind.TEXT] == ["Let me read the README …"]
+
+
+def test_a_turn_that_exited_keeps_no_typed_words_of_its_own(magent_turn):
+    run = run_for(magent_turn)
+    typed_up_to_irst(run, magent_turn)
+
+    keep_what_it_said(run, ProcessResult(outcome=Outcome.EXITED, returncode=0, stderr_tail=""))
 
     assert typed.typed([magent_turn.pk]) == {}
     assert not Message.objects.filter(text__contains="Let me read").exists()

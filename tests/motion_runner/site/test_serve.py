@@ -317,3 +317,49 @@ def test_a_first_run_without_a_key_starts_the_stand_in_and_says_so(serve):
     )
     assert reply.status_code == 200
     assert reply.json()["content"][0]["text"].startswith("(This reply is from a stand-in, not a model.)")
+
+
+def serve_on_a_taken_port(tmp_path, fonts: str) -> str:
+    """bin/serve's output on a machine whose fontconfig lists `fonts` (a stub fc-list), stopped at
+    once by a taken port: the font line is said before anything is set up."""
+    stubs = tmp_path / "stubs"
+    stubs.mkdir()
+    fc_list = stubs / "fc-list"
+    fc_list.write_text(f"#!/bin/sh\nprintf '%s' '{fonts}'\n")
+    fc_list.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    with socket.socket() as other_program:
+        other_program.bind(("127.0.0.1", 0))
+        other_program.listen()
+        env.update(
+            PORT=str(other_program.getsockname()[1]),
+            MOTION_RUNNER_DATA_DIR=str(tmp_path / "var"),
+            PATH=f"{stubs}:{env['PATH']}",
+        )
+        done = subprocess.run(
+            ["bin/serve"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=BOUND,
+            stdin=subprocess.DEVNULL,
+        )
+    return done.stdout + done.stderr
+
+
+@pytest.mark.timeout(120)
+def test_a_machine_without_an_emoji_font_is_told_which_to_install(tmp_path):
+    """Issue 43.6: ⏰ 🧹 ⛔ showed as empty boxes until the font came, and nothing said why."""
+    output = serve_on_a_taken_port(tmp_path, "DejaVu Sans\nDejaVu Serif\n")
+
+    assert "no emoji font on this machine" in output
+    assert "apt-get install fonts-noto-color-emoji" in output
+
+
+@pytest.mark.timeout(120)
+def test_a_machine_with_an_emoji_font_is_not_told_about_fonts(tmp_path):
+    output = serve_on_a_taken_port(tmp_path, "DejaVu Sans\nNoto Color Emoji\n")
+
+    assert "emoji font" not in output
+    assert "is taken" in output  # it did run as far as the port
