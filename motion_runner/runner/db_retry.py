@@ -24,6 +24,9 @@ T = TypeVar("T")
 
 # deadlock_detected, serialization_failure
 CONFLICT_STATES = frozenset({"40P01", "40001"})
+# The server ending a session left idle in its transaction: a runner frozen mid-write (SIGSTOP)
+# past runner/turn_run.py WRITE_IDLE_SECONDS finds its connection gone when it wakes.
+IDLE_IN_TRANSACTION_TIMEOUT = "25P03"
 
 
 def is_conflict(exc: BaseException) -> bool:
@@ -35,9 +38,11 @@ def is_outage(exc: BaseException) -> bool:
     """True when the database could not be reached or dropped the connection mid-way."""
     if isinstance(exc, InterfaceError):
         return True
+    state = getattr(exc.__cause__, "sqlstate", None)
+    if isinstance(exc, DatabaseError) and state == IDLE_IN_TRANSACTION_TIMEOUT:
+        return True  # the server ended the session (psycopg raises it as an InternalError)
     if not isinstance(exc, OperationalError) or is_conflict(exc):
         return False
-    state = getattr(exc.__cause__, "sqlstate", None)
     # No SQLSTATE: the connection itself failed; class 08 is a connection exception, 57P0x an
     # administrator or crash shutdown.
     return state is None or state.startswith("08") or state.startswith("57P")

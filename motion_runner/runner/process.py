@@ -45,6 +45,7 @@ class Outcome:
 class Bell(Protocol):
     def fileno(self) -> int | None: ...
     def heard(self) -> bool: ...
+    def reopen(self) -> bool: ...
 
 
 @dataclass
@@ -339,6 +340,8 @@ class HarnessStream:
             return True
         if not self.leader_exited and self.proc.poll() is not None:
             self.leader_exited = True
+        if self.bell_back():
+            return True
         if reason := self.listener.on_tick():
             self.stop(Outcome.STOPPED, reason)
             return True
@@ -357,6 +360,19 @@ class HarnessStream:
             del self.stderr_tail[: max(0, len(self.stderr_tail) - self.limits.stderr_tail_bytes)]
         else:
             self.take_stdout(chunk)
+
+    def bell_back(self) -> bool:
+        """A bell whose connection dropped listens again (runner/stop_bell.py); the flag is read
+        once then, for a ring lost while it was away. True if that stops the harness."""
+        bell = self.listener.bell
+        if bell is None or bell.fileno() is not None or not bell.reopen():
+            return False
+        if (fileno := bell.fileno()) is not None:
+            self.selector.register(fileno, selectors.EVENT_READ, "bell")
+        if reason := self.listener.on_ring():
+            self.stop(Outcome.STOPPED, reason)
+            return True
+        return False
 
     def hear_bell(self, key: selectors.SelectorKey) -> None:
         bell = self.listener.bell

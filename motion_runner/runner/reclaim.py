@@ -16,7 +16,7 @@ import logging
 import socket
 from datetime import datetime, timedelta
 
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -25,6 +25,7 @@ from ..ingest.system_lines import post_system_message
 from ..lib.ids import system_uuid
 from ..models import Kind, Turn, TurnStatus
 from ..sql import server
+from ..sql.locks import is_lock_timeout, waiting_no_longer_than
 from ..thread.bell import ring_on_commit
 from ..transcripts.importer import recover_turn_lines
 from .ending import _announce_end, cost_note, dead_turn_cost
@@ -38,6 +39,10 @@ LOST = "the worker running it was lost"
 # After the database's own restart no lease is judged for this long (at least a lease): a runner
 # retries the database every 2 s at most while it is away (runner/turn_run.py), then renews.
 RESTART_GRACE_SECONDS = 10.0
+# The sweep waits no longer than this for a lock (a frozen runner's open write transaction holds
+# the lines and the row it would take): it gives that turn up until its next round, by when
+# PostgreSQL has ended the frozen transaction (runner/turn_run.py WRITE_IDLE_SECONDS).
+SWEEP_LOCK_SECONDS = 2.0
 
 
 def lapsed_turns(now: datetime):
@@ -87,20 +92,45 @@ def settle_lost_turn_cost(turn: Turn) -> None:
     Turn.objects.filter(pk=turn.pk).update(**dead_turn_cost(turn))
 
 
-def end_lost_turn(turn: Turn, now: datetime) -> bool:
-    """Claim, kill, recover, settle, say, hand on. False if someone else ended it first."""
-    won = Turn.objects.filter(pk=turn.pk, status=TurnStatus.RUNNING, lease_until=turn.lease_until).update(
-        status=TurnStatus.FAILED, ended_at=now, error=LOST, activity=""
-    )
-    if won != 1:
-        return False
-    ring_on_commit(turn.motion_id)  # its ■ goes at once
-    notes = [kill_lost_processes(turn)]
+def recover_lines(turn: Turn) -> int:
+    """What its harness printed and nobody stored, from its transcript (none if unreadable). A
+    lock wait past SWEEP_LOCK_SECONDS is raised: the caller tries again next round."""
     try:
-        recovered = recover_turn_lines(turn)
+        return recover_turn_lines(turn)
+    except DatabaseError as exc:
+        if is_lock_timeout(exc):
+            raise
+        log.exception("turn %s: could not read its transcript", turn.pk)
     except Exception:  # a transcript we cannot read must not keep the turn from ending
         log.exception("turn %s: could not read its transcript", turn.pk)
-        recovered = 0
+    return 0
+
+
+def end_lost_turn(turn: Turn, now: datetime) -> bool:
+    """Recover, claim, kill, recover, settle, say, hand on. False if someone else ended it first,
+    or if a lock kept the sweep waiting (a runner frozen in its write transaction holds the
+    lines it wrote uncommitted): the turn stays running, and the next round tries again."""
+    try:
+        with waiting_no_longer_than(connection, SWEEP_LOCK_SECONDS):
+            # First, while the turn is still running: if this waits on a frozen runner's
+            # transaction, nothing is claimed yet and the next round does it all again.
+            recovered = recover_lines(turn)
+            won = Turn.objects.filter(
+                pk=turn.pk, status=TurnStatus.RUNNING, lease_until=turn.lease_until
+            ).update(status=TurnStatus.FAILED, ended_at=now, error=LOST, activity="")
+            if won != 1:
+                return False
+            ring_on_commit(turn.motion_id)  # its ■ goes at once
+            notes = [kill_lost_processes(turn)]
+            try:  # what it printed since, now that its processes are stopped
+                recovered += recover_lines(turn)
+            except DatabaseError:  # still held: the periodic import stores it, with no turn
+                log.warning("turn %s: its last lines waited on a lock; left to the import", turn.pk)
+    except DatabaseError as exc:
+        if not is_lock_timeout(exc):
+            raise
+        log.warning("turn %s: the sweep waited on a lock (%s); it tries again next round", turn.pk, exc)
+        return False
     if recovered:
         notes.append(f"recovered {recovered} line(s) from its transcript")
     settle_lost_turn_cost(turn)

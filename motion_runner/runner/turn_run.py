@@ -22,6 +22,7 @@ from ..ingest.sessions import SessionConflict
 from ..ingest.writer import EventWriter
 from ..lib.ids import system_uuid
 from ..models import Turn, TurnStatus
+from ..sql.locks import bound_transaction
 from ..thread.bell import ring_on_commit
 from .db_retry import database_answers, is_outage
 from .live_text import LiveText
@@ -33,6 +34,12 @@ log = logging.getLogger(__name__)
 
 
 T = TypeVar("T")
+
+# A write transaction idle this long (its runner frozen, SIGSTOP, between two statements) is ended
+# by PostgreSQL (idle_in_transaction_session_timeout), its locks and uncommitted rows released, so
+# the sweep's recovery of the same lines never waits on it (docs/concurrency.md). A live runner's
+# batch is milliseconds between statements.
+WRITE_IDLE_SECONDS = 10.0
 
 
 @dataclass
@@ -244,6 +251,7 @@ class TurnRun(Listener):
     def write_events(self, events: list[Event]) -> None:
         try:
             with transaction.atomic():
+                bound_transaction(connection, idle_seconds=WRITE_IDLE_SECONDS)
                 self.write_many(events)
         except DatabaseError as exc:
             if is_outage(exc):
@@ -260,6 +268,7 @@ class TurnRun(Listener):
         for event in events:
             try:
                 with transaction.atomic():
+                    bound_transaction(connection, idle_seconds=WRITE_IDLE_SECONDS)
                     self.write(event)
             except SessionConflict as exc:
                 self.failure = f"its session is not this Motion's: {exc}"
