@@ -169,7 +169,7 @@ def part_pids(serve: Serve) -> dict[str, int]:
     ids=["ctrl-c", "sigterm", "cold"],
 )
 def test_bin_serve_stops_whole_and_quietly(serve, how):
-    assert set(part_pids(serve)) == {"turns", "housekeeping", "beat", "web"}
+    assert set(part_pids(serve)) == {"record", "turns", "housekeeping", "beat", "web"}
     groups = groups_of(descendants(serve.process.pid))
     assert len(groups) >= 4  # a group of its own for each part
 
@@ -310,7 +310,7 @@ def test_the_readme_names_every_variable_bin_serve_reads():
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("serve", [{"STANDIN_MODEL": "1"}], indirect=True, ids=["no-key"])
 def test_a_first_run_without_a_key_starts_the_stand_in_and_says_so(serve):
-    assert set(part_pids(serve)) == {"standin", "turns", "housekeeping", "beat", "web"}
+    assert set(part_pids(serve)) == {"standin", "record", "turns", "housekeeping", "beat", "web"}
     url = serve.wait_for(r"agents answer through a local stand-in \((http://127\.0\.0\.1:\d+)\)").group(1)
     reply = httpx.post(
         f"{url}/v1/messages", json={"model": "claude-x", "messages": [], "max_tokens": 9}, timeout=30
