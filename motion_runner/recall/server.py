@@ -17,7 +17,11 @@ import sys
 from collections.abc import Callable
 
 from django.db import close_old_connections, connections
-from mcp.server.mcpserver import Context  # the tools' annotations name it (the SDK reads them)
+
+try:  # the tools' annotations name it (the SDK reads them when it serves)
+    from mcp.server.mcpserver import Context
+except ImportError:  # a host's older SDK (memory-lane pins mcp<2) never serves this record
+    Context = None
 
 from ..models import Turn
 from . import record

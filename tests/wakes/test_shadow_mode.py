@@ -13,8 +13,8 @@ from motion_runner.runner import turns as runner_turns
 from tests.factories import MessageFactory
 from tests.wakes_support import clock, dials, loop, room, say
 from wakes.consider_loop.handlers import handle_message, wake_for_watch
+from wakes.consider_loop.shadow_report import build
 from wakes.models import Consideration, MentionWake, ShadowDecision, Spend
-from wakes.shadow_report import build
 from wakes.turn.screen import ScreenResult
 
 pytestmark = pytest.mark.django_db

@@ -1,9 +1,6 @@
 from __future__ import annotations
 
-import uvicorn
 from django.core.management.base import BaseCommand
-
-from motion_runner.recall.http import app
 
 
 class Command(BaseCommand):
@@ -20,5 +17,9 @@ class Command(BaseCommand):
         parser.add_argument("--port", type=int, default=8765, help="the port to listen on (default 8765)")
 
     def handle(self, *args, host: str, port: int, **options):
+        import uvicorn
+
+        from motion_runner.recall.http import app
+
         self.stderr.write(f"serve_record: the record on http://{host}:{port}/mcp")
         uvicorn.run(app(), host=host, port=port, log_level="warning", access_log=False)

@@ -19,6 +19,9 @@ ALLOWED = {
     # tasks are imported and connected once they are.
     ("motion_runner/apps.py", "ready"),
     ("wakes/apps.py", "ready"),
+    # The standalone's record server (uvicorn, the MCP SDK 2): a host imports every command module
+    # (memory-lane pins an older SDK) and never runs this one.
+    ("motion_runner/management/commands/serve_record.py", "handle"),
 }
 
 

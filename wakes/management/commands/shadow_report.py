@@ -1,5 +1,5 @@
 """`manage.py shadow_report [--since …] [--motion …]`: shadow mode's decisions beside the turns
-memory-lane's poller ran in the same Moods (wakes/shadow_report.py, docs/switch-over.md)."""
+memory-lane's poller ran in the same Moods (wakes/consider_loop/shadow_report.py, docs/switch-over.md)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from wakes.shadow_report import build, render
+from wakes.consider_loop.shadow_report import build, render
 
 
 def since_of(value: str | None):

@@ -24,7 +24,7 @@ from django.db.models import Min
 from motion_runner.conf import app_settings as runner_settings
 from motion_runner.models import Message, Motion
 
-from .models import ShadowDecision
+from ..models import ShadowDecision
 
 WINDOW = timedelta(minutes=15)
 
