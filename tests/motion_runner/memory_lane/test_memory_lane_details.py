@@ -6,38 +6,15 @@ the record back as memory-lane keeps it and its page shows it (tests/host/conver
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
-from tests.motion_runner.site.test_host_project import ROOT, admin_sql, fresh_host_database
+from tests.motion_runner.memory_lane.host_support import host_check
 
 
 @pytest.fixture(scope="module")
 def seen():
     """migrate, then tests/host/details_check.py, run once for the module."""
-    url, name = fresh_host_database("_details")
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")},
-        "DJANGO_SETTINGS_MODULE": "tests.host.settings",
-        "HOST_DATABASE_URL": url,
-    }
-
-    def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240
-        )
-
-    try:
-        migrate = run("-m", "django", "migrate", "--noinput")
-        check = run("-m", "tests.host.details_check") if migrate.returncode == 0 else None
-    finally:
-        admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    assert check is not None and check.returncode == 0, migrate.stderr + (check.stderr if check else "")
-    return json.loads(check.stdout.splitlines()[-1])
+    return host_check("_details", "tests.host.details_check")
 
 
 def test_a_mood_with_no_motion_takes_memory_lanes_runner_and_keeps_its_first_turn(seen):

@@ -9,38 +9,15 @@ still say: the post is in no later wake, record search or read.
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
-from tests.motion_runner.site.test_host_project import ROOT, admin_sql, fresh_host_database
+from tests.motion_runner.memory_lane.host_support import host_check
 
 
 @pytest.fixture(scope="module")
 def seen():
     """migrate, then tests/host/retract_check.py, run once for the module."""
-    url, name = fresh_host_database("_retract")
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")},
-        "DJANGO_SETTINGS_MODULE": "tests.host.settings",
-        "HOST_DATABASE_URL": url,
-    }
-
-    def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240
-        )
-
-    try:
-        migrate = run("-m", "django", "migrate", "--noinput")
-        check = run("-m", "tests.host.retract_check") if migrate.returncode == 0 else None
-    finally:
-        admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    assert check is not None and check.returncode == 0, migrate.stderr + (check.stderr if check else "")
-    return json.loads(check.stdout.splitlines()[-1])
+    return host_check("_retract", "tests.host.retract_check")
 
 
 def test_before_the_delete_the_words_are_here_to_be_taken(seen):

@@ -8,37 +8,14 @@ nothing and is recorded; the poller's turns are read from memory-lane's own turn
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
-from tests.motion_runner.site.test_host_project import ROOT, admin_sql, fresh_host_database
+from tests.motion_runner.memory_lane.host_support import host_check
 
 
 @pytest.fixture(scope="module")
 def seen():
-    url, name = fresh_host_database("_shadow")
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")},
-        "DJANGO_SETTINGS_MODULE": "tests.host.settings",
-        "HOST_DATABASE_URL": url,
-    }
-
-    def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240
-        )
-
-    try:
-        migrate = run("-m", "django", "migrate", "--noinput")
-        check = run("-m", "tests.host.shadow_check") if migrate.returncode == 0 else None
-    finally:
-        admin_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-    assert check is not None and check.returncode == 0, migrate.stderr + (check.stderr if check else "")
-    return json.loads(check.stdout.splitlines()[-1])
+    return host_check("_shadow", "tests.host.shadow_check")
 
 
 def test_a_mention_on_memory_lanes_page_in_shadow_is_recorded_and_launches_nothing(seen):
