@@ -461,7 +461,7 @@ class Room:
                 )
             )
             stack.enter_context(patched(turns, "run_harness", FakeHarness(self)))
-            stack.enter_context(patched(turn_run, "connection", _NoClose()))
+            stack.enter_context(patched(turn_run, "connection", _NoClose(turn_run.connection)))
             stack.enter_context(patched(turn_run, "database_answers", lambda: True))
             stack.enter_context(patched(answers, "send_when_broker_answers", lambda *args, **kwargs: True))
             with TestCase.captureOnCommitCallbacks(execute=True):
@@ -485,10 +485,17 @@ class Room:
 
 class _NoClose:
     """The runner closes its connection when the database drops it; in the simulation the
-    connection is the test's transaction, so the close is a no-op (the blip is simulated)."""
+    connection is the test's transaction, so the close is a no-op (the blip is simulated).
+    Everything else is the real connection's (the runner asks its vendor, sets its bounds)."""
+
+    def __init__(self, real) -> None:
+        self._real = real
 
     def close(self) -> None:
         pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._real, name)
 
 
 @contextmanager
