@@ -19,7 +19,11 @@ its reason once (the figure is in bench/README.md, never in a docstring):
 - `channels`: the `motion_messages` and `turn_stop` channels (LISTEN/NOTIFY on PostgreSQL, the
   SQLite socket bell's trigger), the listener's own connection, and which of the two a database
   carries a ring by (`carrier`, the bells' one vendor question).
-- `locks`: the session lock's transaction-scoped advisory lock.
+- `locks`: the session lock's transaction-scoped advisory lock, and the bounds on waiting
+  (`SET LOCAL idle_in_transaction_session_timeout` on the runner's writes, `lock_timeout` on the
+  sweep's recovery: the ORM has no form of either; a no-op on SQLite).
+- `message_search`: the record's full-text search (PostgreSQL's stored tsvector and GIN index,
+  SQLite's FTS5 table, newest-first windows), beside `orm_matching`, its reference path.
 - `server`: what is asked of the database server itself (whether it answers on a connection of
   its own, how long it has been up).
 - `backend`: Django's PostgreSQL backend with psycopg's C timestamp loader (the ENGINE the
