@@ -439,6 +439,8 @@ def taken_back(ml: Any, justin: Any, person: Any) -> dict[str, Any]:
             "search": len(found(first, "4471")),
         }
     }
+    # The agent kept a note of it in that turn, in its own words (the record server's `remember`).
+    noted = record_server.remember(first, "Justin's door code: 4471 (front door)")["kept"]["id"]
     private, public = sealing.new_pair()
     with override_settings(MOOD_RECOVERY_PUBLIC_KEY=public):
         answer = retract.delete(post, "justin")
@@ -459,6 +461,8 @@ def taken_back(ml: Any, justin: Any, person: Any) -> dict[str, Any]:
             "read": [m["text"] for m in record_server.read(second, message_id=str(post.pk))["messages"]][:1],
             "read_motion_has_it": "4471" in json.dumps(record_server.read(second, motion=motion.slug)),
             "echo_has_it": "4471" in json.dumps(ml.Message.objects.get(pk=echo.pk).content),
+            "note_has_it": "4471" in Message.objects.get(pk=noted).text,
+            "its_copy_of_the_note_has_it": "4471" in json.dumps(ml.Message.objects.get(pk=noted).content),
             "thread": [
                 row.get("text"),
                 (row.get("taken_back") or {}).get("kind"),
@@ -598,6 +602,10 @@ def taken_back_facts(seen: dict[str, Any]) -> dict[str, bool]:
         ]
         and not deleted["echo_has_it"]
         and deleted["anywhere_here"] == 0,
+        "after its delete the agent's note of it loses the code, here and in its record": not deleted[
+            "note_has_it"
+        ]
+        and not deleted["its_copy_of_the_note_has_it"],
         "after its delete the thread says it was taken back, and by whom": deleted["thread"]
         == ["[deleted]", "deleted", "justin"],
         "its edit is what the apps hold, the thread shows and the next wake reads": edited["host_row"]
