@@ -532,7 +532,7 @@ def ultracode_and_timing(
     from motion_runner.record import binding
     from wakes.decision.steering import change, steering_for
     from wakes.models import Dials
-    from wakes.models.dials import resolve
+    from wakes.models.in_force import resolve
 
     SshKey.objects.create(user=person, public_key="ssh-ed25519 AAAA justin", fingerprint="SHA256:justin")
     entity = ml.ThinkingEntity.objects.get(name=agent.name)
