@@ -291,7 +291,9 @@ def test_a_note_anywhere_that_copied_a_line_of_it_loses_the_line(room, clock):
 
 def test_a_note_of_a_turn_that_never_read_it_keeps_its_codes(room, clock):
     post = say(room.motion, room.justin, CODE, clock)
-    elsewhere = TurnFactory(motion=MotionFactory(slug="jams"), agent=room.magent, prompt="@magent book a room")
+    elsewhere = TurnFactory(
+        motion=MotionFactory(slug="jams"), agent=room.magent, prompt="@magent book a room"
+    )
     kept = note(room, elsewhere, "booked room 4471 for the jam", clock)
 
     take_back(post, "justin")
