@@ -36,8 +36,9 @@ object and exits 1 when one of the facts below fails:
   own post_save hook (its `signals.py`, `services/handoff.py`): one line in each Mood;
 - a person's post an agent has read, deleted by memory-lane's own `retract.delete` (sealed first to
   a recovery key its own `sealing.new_pair` made): the apps' copy, the next wake's prompt, every
-  stored prompt and its echo in memory-lane's record, the record server's search and read no
-  longer hold the words, and the thread says who took it back; its own `retract.edit` is what the
+  stored prompt and its echo in memory-lane's record, the agent's note of it (here and in its
+  record), the record server's search and read no longer hold the words, the agent's session that
+  read it is not resumed, and the thread says who took it back; its own `retract.edit` is what the
   apps hold and the next wake reads (issue 40 item 1).
 """
 
@@ -381,7 +382,8 @@ def taken_back(ml: Any, justin: Any, person: Any) -> dict[str, Any]:
     from django.test import Client, override_settings
     from django.utils import timezone
 
-    from motion_runner.models import Agent, Message, TakenBack, Turn, TurnStatus
+    from motion_runner.ingest.sessions import latest_session
+    from motion_runner.models import Agent, Message, MotionSession, TakenBack, Turn, TurnStatus
     from motion_runner.recall import record as record_server
     from motion_runner.record import binding
     from motion_runner.runner.turns import build_prompt_at_start
@@ -441,6 +443,8 @@ def taken_back(ml: Any, justin: Any, person: Any) -> dict[str, Any]:
     }
     # The agent kept a note of it in that turn, in its own words (the record server's `remember`).
     noted = record_server.remember(first, "Justin's door code: 4471 (front door)")["kept"]["id"]
+    # The harness session that turn ran in (its context holds the prompt the agent read).
+    MotionSession.objects.create(session_id=str(uuid.uuid4()), motion=motion, agent=keeper)
     private, public = sealing.new_pair()
     with override_settings(MOOD_RECOVERY_PUBLIC_KEY=public):
         answer = retract.delete(post, "justin")
@@ -462,6 +466,7 @@ def taken_back(ml: Any, justin: Any, person: Any) -> dict[str, Any]:
             "read_motion_has_it": "4471" in json.dumps(record_server.read(second, motion=motion.slug)),
             "echo_has_it": "4471" in json.dumps(ml.Message.objects.get(pk=echo.pk).content),
             "note_has_it": "4471" in Message.objects.get(pk=noted).text,
+            "session_resumed": latest_session(motion, keeper),
             "its_copy_of_the_note_has_it": "4471" in json.dumps(ml.Message.objects.get(pk=noted).content),
             "thread": [
                 row.get("text"),
@@ -606,6 +611,8 @@ def taken_back_facts(seen: dict[str, Any]) -> dict[str, bool]:
             "note_has_it"
         ]
         and not deleted["its_copy_of_the_note_has_it"],
+        "after its delete the agent's session that read it is never resumed": deleted["session_resumed"]
+        is None,
         "after its delete the thread says it was taken back, and by whom": deleted["thread"]
         == ["[deleted]", "deleted", "justin"],
         "its edit is what the apps hold, the thread shows and the next wake reads": edited["host_row"]
