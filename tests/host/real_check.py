@@ -383,7 +383,8 @@ def taken_back(ml: Any, justin: Any, person: Any) -> dict[str, Any]:
     from django.utils import timezone
 
     from motion_runner.ingest.sessions import latest_session
-    from motion_runner.models import Agent, Message, MotionSession, TakenBack, Turn, TurnStatus
+    from motion_runner.ingest.writer import insert_one
+    from motion_runner.models import Agent, Kind, Message, MotionSession, Source, TakenBack, Turn, TurnStatus
     from motion_runner.recall import record as record_server
     from motion_runner.record import binding
     from motion_runner.runner.turns import build_prompt_at_start
@@ -443,6 +444,19 @@ def taken_back(ml: Any, justin: Any, person: Any) -> dict[str, Any]:
     }
     # The agent kept a note of it in that turn, in its own words (the record server's `remember`).
     noted = record_server.remember(first, "Justin's door code: 4471 (front door)")["kept"]["id"]
+    # The agent carried it on to another Mood in a reply's ```handoff block: the binding writes the
+    # reply into memory-lane's record, whose own hook (signals.handoffs_carried) makes the events.
+    jams = ml.Mood.by_slug("jams") or ml.Mood.objects.create(slug="jams", title="Jams")
+    carried = Message(
+        motion=motion,
+        sender="keeper",
+        agent=keeper,
+        source=Source.RUNNER,
+        kind=Kind.TEXT,
+        text=f"Handing it on.\n\n```handoff\nto: {jams.slug}\nabout: the door\n---\nJustin said: {DOOR_CODE}\n```",
+    )
+    assert insert_one(carried)
+    events = list(ml.Message.objects.filter(source_file="handoff", content__message=str(carried.id)))
     # The harness session that turn ran in (its context holds the prompt the agent read).
     MotionSession.objects.create(session_id=str(uuid.uuid4()), motion=motion, agent=keeper)
     private, public = sealing.new_pair()
@@ -467,6 +481,13 @@ def taken_back(ml: Any, justin: Any, person: Any) -> dict[str, Any]:
             "echo_has_it": "4471" in json.dumps(ml.Message.objects.get(pk=echo.pk).content),
             "note_has_it": "4471" in Message.objects.get(pk=noted).text,
             "session_resumed": latest_session(motion, keeper),
+            "its_handoff_events": len(events),
+            "its_handoff_events_have_it": sum(
+                "4471" in json.dumps(ml.Message.objects.get(pk=e.pk).content) for e in events
+            ),
+            "its_copy_of_the_reply_has_it": "4471"
+            in json.dumps(ml.Message.objects.get(pk=carried.pk).content),
+            "the_reply_has_it": "4471" in Message.objects.get(pk=carried.pk).text,
             "its_copy_of_the_note_has_it": "4471" in json.dumps(ml.Message.objects.get(pk=noted).content),
             "thread": [
                 row.get("text"),
@@ -611,6 +632,13 @@ def taken_back_facts(seen: dict[str, Any]) -> dict[str, bool]:
             "note_has_it"
         ]
         and not deleted["its_copy_of_the_note_has_it"],
+        "after its delete the handoff events its own hook made from the agent's reply lose the words": deleted[
+            "its_handoff_events"
+        ]
+        == 2
+        and deleted["its_handoff_events_have_it"] == 0
+        and not deleted["its_copy_of_the_reply_has_it"]
+        and not deleted["the_reply_has_it"],
         "after its delete the agent's session that read it is never resumed": deleted["session_resumed"]
         is None,
         "after its delete the thread says it was taken back, and by whom": deleted["thread"]
