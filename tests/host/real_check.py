@@ -349,6 +349,7 @@ def main(folder: Path) -> dict[str, Any]:  # noqa: PLR0915  one scenario, read t
     # Last, so no figure above counts it: an agent's words carrying a ```handoff block, written
     # by the binding, reach memory-lane's own post_save hook (its signals.py), which carries it.
     jams = ml.Mood.objects.create(slug=ml.Mood.free_slug("Jams"), title="Jams")
+    binding().motion_for_mood(jams).agents.add(scribe)  # a Mood scribe may post in: the apps carry it too
     handoff = said(
         motion,
         scribe,
@@ -364,6 +365,7 @@ def main(folder: Path) -> dict[str, Any]:  # noqa: PLR0915  one scenario, read t
             mood=mood, source_file="handoff", content__message=str(handoff.id)
         ).count(),
         "in_the_apps": Message.objects.filter(motion__isnull=False, text__contains="the setlist").count(),
+        "the_apps_line": Message.objects.filter(raw__handoff__message=str(handoff.id)).count(),
     }
     seen["taken_back"] = taken_back(ml, justin, person)
     return seen
@@ -384,6 +386,7 @@ def taken_back(ml: Any, justin: Any, person: Any) -> dict[str, Any]:
 
     from motion_runner.ingest.sessions import latest_session
     from motion_runner.ingest.writer import insert_one
+    from motion_runner.lib.ids import system_uuid
     from motion_runner.models import Agent, Kind, Message, MotionSession, Source, TakenBack, Turn, TurnStatus
     from motion_runner.recall import record as record_server
     from motion_runner.record import binding
@@ -446,17 +449,43 @@ def taken_back(ml: Any, justin: Any, person: Any) -> dict[str, Any]:
     noted = record_server.remember(first, "Justin's door code: 4471 (front door)")["kept"]["id"]
     # The agent carried it on to another Mood in a reply's ```handoff block: the binding writes the
     # reply into memory-lane's record, whose own hook (signals.handoffs_carried) makes the events.
-    jams = ml.Mood.by_slug("jams") or ml.Mood.objects.create(slug="jams", title="Jams")
+    # Another agent of the Mood's (keeper's own words would end what its next wake catches up on).
+    porter = Agent.objects.create(name="porter", harness="claude-code")
+    ml.ThinkingEntity.objects.get_or_create(
+        name="porter", defaults={"participant_type": "ai", "is_biological_human": False}
+    )
+    motion.agents.add(porter)
+    annex = ml.Mood.objects.create(slug=ml.Mood.free_slug("Annex"), title="Annex")
+    binding().motion_for_mood(annex).agents.add(porter)  # the apps carry it there: porter may post
     carried = Message(
         motion=motion,
-        sender="keeper",
-        agent=keeper,
+        sender="porter",
+        agent=porter,
         source=Source.RUNNER,
         kind=Kind.TEXT,
-        text=f"Handing it on.\n\n```handoff\nto: {jams.slug}\nabout: the door\n---\nJustin said: {DOOR_CODE}\n```",
+        text=f"Handing it on.\n\n```handoff\nto: {annex.slug}\nabout: the door\n---\nJustin said: {DOOR_CODE}\n```",
     )
     assert insert_one(carried)
     events = list(ml.Message.objects.filter(source_file="handoff", content__message=str(carried.id)))
+    # One the apps refuse (porter may not post in the first Mood): memory-lane's own hook made its
+    # events from the binding's copy all the same, by its own rules; the apps' refusal takes them.
+    refused = Message(
+        motion=motion,
+        sender="porter",
+        agent=porter,
+        source=Source.RUNNER,
+        kind=Kind.TEXT,
+        text="Over there too.\n\n```handoff\nto: harbor-at-dusk\n---\nAsk them about the door.\n```",
+    )
+    assert insert_one(refused)
+    seen["refused_handoff"] = {
+        "its_events": ml.Message.objects.filter(
+            source_file="handoff", content__message=str(refused.id)
+        ).count(),
+        "said_in_the_thread": Message.objects.filter(
+            pk=system_uuid("handoff-refused", refused.pk, 0), text__startswith="Not handed over"
+        ).exists(),
+    }
     # The harness session that turn ran in (its context holds the prompt the agent read).
     MotionSession.objects.create(session_id=str(uuid.uuid4()), motion=motion, agent=keeper)
     private, public = sealing.new_pair()
@@ -605,6 +634,10 @@ def taken_back_facts(seen: dict[str, Any]) -> dict[str, bool]:
     """A post deleted and one edited by memory-lane's own retract (issue 40 item 1)."""
     before, deleted, edited = seen["before"], seen["deleted"], seen["edited"]
     return {
+        "a handoff the apps refuse is carried by memory-lane's own hook no more, and said in the thread": seen[
+            "refused_handoff"
+        ]
+        == {"its_events": 0, "said_in_the_thread": True},
         "before its own retract, the agent's prompt and the record's search hold the post": before["copy"]
         == DOOR_CODE
         and before["prompt_has_it"]
@@ -698,7 +731,12 @@ def failures(seen: dict[str, Any]) -> list[str]:
         and steer["scram_on_its_page_after_lift"] is None,
         "a change in the apps' menus is memory-lane's row": steer["menus_change_in_its_resolve"] == "off",
         "an agent's handoff written by the binding is carried by memory-lane's own hook": seen["handoff"]
-        == {"there": 1, "here": 1, "in_the_apps": 1},
+        == {
+            "there": 1,
+            "here": 1,
+            "in_the_apps": 3,
+            "the_apps_line": 1,
+        },  # the reply, its line there and here
         "memory-lane's resolve and the apps' steering agree on the slot order": steer["slot_order"]
         == {"verbosity": ["brief", "terse"], "discretion": ["reserved", "reserved"]},
         "its ultracode row is the apps' ultracode, and the menus' is its row": steer["ultracode_and_timing"][
