@@ -25,6 +25,9 @@ Where the words go from (`scrub_copies`), in the transaction that changes the ro
   any note since that copied a line of it loses the line, and a note written in a turn that read
   the post also loses its codes (`codes_in`: a door code, a pin, a key, noted as "door code 4471");
 - the lines the harness adapters skipped (`Turn.raw_log`), which may hold what a turn was told;
+- the harness's own session, whose context holds the prompt a turn read (kept by the harness,
+  beyond the apps' reach): the sessions of each agent whose turn read it, in that Motion, are
+  retired (`retire_sessions`), so its next wake there starts fresh instead of resuming them;
 - the shared cache of its rendered Markdown.
 The next wake reads the post as it now stands (wakes read the record, never a copy); the wake
 preview page is built the same way. What cannot be called back is said, not pretended away: the
@@ -49,7 +52,7 @@ from django.utils import timezone
 from . import signals
 from .ingest.redaction import redact
 from .lib.scrubbing import codes_in, gone_lines, quote_header, scrub, scrub_quote
-from .models import Kind, Message, Source, TakenBack, Turn, TurnStatus
+from .models import Kind, Message, MotionSession, Source, TakenBack, Turn, TurnStatus
 from .thread.markup import forget_rendered
 
 DELETED = "[deleted]"
@@ -208,6 +211,7 @@ def scrub_copies(message: Message, gone: list[str], mark: str) -> tuple[int, lis
     scrubbed += scrub_lines(message, gone, mark)
     scrubbed += scrub_notes(message, gone, mark, read_by)
     scrubbed += scrub_raw_logs(message, gone, mark)
+    retire_sessions(read_by)
     return scrubbed, reached
 
 
@@ -327,3 +331,16 @@ def scrub_raw_logs(message: Message, gone: list[str], mark: str) -> int:
             Turn.objects.filter(pk=turn.pk).update(raw_log=raw_log)
             scrubbed += 1
     return scrubbed
+
+
+def retire_sessions(read_by: set[int]) -> int:
+    """The sessions of each agent whose turn read the words, in that Motion: never resumed again.
+    A resumed session's context still holds what its turns were told (the harness keeps it, out of
+    the apps' reach), so the agent's next wake there starts a fresh session. How many."""
+    pairs = set(Turn.objects.filter(pk__in=read_by).values_list("motion_id", "agent_id"))
+    if not pairs:
+        return 0
+    held = Q(pk__in=[])
+    for motion_id, agent_id in pairs:
+        held |= Q(motion_id=motion_id, agent_id=agent_id)
+    return MotionSession.objects.filter(held, retired_at=None).update(retired_at=timezone.now())

@@ -193,6 +193,18 @@ runner listens (``motion_runner.retract.take_back_for_host``, connected in
 never imports the write path.
 """
 
+handoff_refused = Signal()
+"""
+Arguments: ``message`` (the agent's reply carrying the block), ``name`` (the Motion the block named,
+as written: its ``to:``, or its ``from:`` when ``pulled``), ``pulled`` (a ``from:`` block).
+
+Sent robustly with ``sender=Message`` by wakes/turn/handoff.py when it refuses a block (nothing
+posted there, a line back in the reply's thread). A record that carries handoffs by rules of its
+own listens: under the ``memory_lane`` binding, memory-lane's own hook (its
+``signals.handoffs_carried``) made the block's events from the binding's copy of the reply, and
+they go (``MemoryLaneRecord.withdraw_handoff``), so the apps' refusal holds in both records.
+"""
+
 # --- Seams with one answer, chosen by a dotted-path setting -------------------------------------
 
 

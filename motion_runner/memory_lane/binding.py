@@ -32,6 +32,7 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 from django.db import IntegrityError, models, transaction
+from django.db.models import Q
 from django.db.models.signals import post_save
 from django.utils import timezone
 
@@ -44,7 +45,7 @@ from .host import SOURCE_FILE, as_uuid, host_model, writing
 from .host_posts import HostPosts
 from .reads import HostReads
 from .renames import MoodNames
-from .rows import host_row, parent_of, turn_stop, unindexed_row
+from .rows import HANDOFF_SOURCE_FILE, host_row, parent_of, turn_stop, unindexed_row
 from .signin import HostSignIns
 from .steering import SETTINGS, HostSteering
 from .timing import BUDGET_KEY, DIALS, HostTiming
@@ -315,6 +316,28 @@ class MemoryLaneRecord(
             .exists()
         )
 
+    def withdraw_handoff(self, sender, message: Message, name: str, pulled: bool, **kwargs) -> int:
+        """The apps refused a block of `message` (wakes/turn/handoff.py): the events memory-lane's
+        own hook made of it from the binding's copy of the reply (its `handoff.from_message`
+        carries any agent's block into any Mood there is) go too, so its record carries nothing the
+        apps refused. Found as memory-lane makes them: filed `handoff`, the reply's id in
+        `content.message`, the other Mood (by memory-lane's own `by_slug` of the name) where they
+        landed or named. How many went."""
+        other = host_model("mood").by_slug(str(name or "").lstrip("#").strip().lower())
+        if other is None:
+            return 0  # memory-lane found no such Mood either: it made nothing
+        rows = host_model("message").objects.filter(
+            source_file=HANDOFF_SOURCE_FILE, content__message=str(message.pk)
+        )
+        about_it = Q(mood=other) | Q(content__to_mood=other.slug) | Q(content__from_mood=other.slug)
+        with writing():
+            gone, _ = rows.filter(about_it).delete()
+        if gone:
+            log.info(
+                "memory-lane's events of the refused handoff in %s to %s withdrawn", message.pk, other.slug
+            )
+        return gone
+
     def connect(self) -> None:
         try:
             host_model("message")
@@ -344,6 +367,9 @@ class MemoryLaneRecord(
         signals.hold_changed.connect(self.show_hold, dispatch_uid="motion_runner.record.host_held")
         self.connect_steering()
         self.connect_changes()
+        signals.handoff_refused.connect(
+            self.withdraw_handoff, dispatch_uid="motion_runner.record.host_handoff_refused"
+        )
         self.connect_sign_ins()
 
     def connect_changes(self) -> None:

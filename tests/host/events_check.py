@@ -26,7 +26,7 @@ from motion_runner.models import Agent, Kind, Message, Source, Turn  # noqa: E40
 from motion_runner.record import binding  # noqa: E402
 from tests.host.conversations import models as host  # noqa: E402
 from wakes.models import Greeting  # noqa: E402
-from wakes.turn.handoff import Block, carry  # noqa: E402
+from wakes.turn.handoff import Block, carry, hand_over  # noqa: E402
 
 
 def handoff_rows(reply: Message) -> list[dict]:
@@ -99,6 +99,35 @@ def main() -> dict:
         .values_list("mood__slug", "content__type")
     )
     seen["apps_lines_of_second"] = Message.objects.filter(raw__handoff__message=str(second.id)).count()
+
+    # A block the apps refuse (scribe may not post in the attic), whose events memory-lane's own
+    # hook made from the binding's copy of the reply by its own rules (as its signals.handoffs_carried
+    # does, made here by hand): the refusal takes them out of its record.
+    host.Mood.objects.create(slug="attic", title="Attic")
+    binding().motion_for_slug("attic")
+    third = Message(motion=harbor, sender="scribe", agent=scribe, source=Source.RUNNER, kind=Kind.TEXT)
+    third.text = "Up there.\n\n```handoff\nto: attic\n---\nThe spare keys.\n```"
+    assert insert_one(third)
+    for kind, mood, where in (("handoff", "attic", "from_mood"), ("handoff-sent", "harbor", "to_mood")):
+        with transaction.atomic():
+            host.Message.objects.create(
+                id=uuid.uuid4(),
+                sender=system,
+                mood=host.Mood.objects.get(slug=mood),
+                source_file="handoff",
+                content={
+                    "type": kind,
+                    "by": "scribe",
+                    "message": str(third.id),
+                    where: "attic" if kind == "handoff-sent" else "harbor",
+                },
+            )
+    seen["refused_events_before"] = len(handoff_rows(third))
+    hand_over(third)  # the apps' rules again, as a reply delivered twice is
+    seen["refused_events_after"] = len(handoff_rows(third))
+    seen["refused_said"] = Message.objects.filter(
+        motion=harbor, text__startswith="Not handed over to “attic”"
+    ).count()
 
     # 2. Sign-ins on memory-lane's page.
     users = get_user_model().objects

@@ -36,8 +36,9 @@ object and exits 1 when one of the facts below fails:
   own post_save hook (its `signals.py`, `services/handoff.py`): one line in each Mood;
 - a person's post an agent has read, deleted by memory-lane's own `retract.delete` (sealed first to
   a recovery key its own `sealing.new_pair` made): the apps' copy, the next wake's prompt, every
-  stored prompt and its echo in memory-lane's record, the record server's search and read no
-  longer hold the words, and the thread says who took it back; its own `retract.edit` is what the
+  stored prompt and its echo in memory-lane's record, the agent's note of it (here and in its
+  record), the record server's search and read no longer hold the words, the agent's session that
+  read it is not resumed, and the thread says who took it back; its own `retract.edit` is what the
   apps hold and the next wake reads (issue 40 item 1).
 """
 
@@ -348,6 +349,7 @@ def main(folder: Path) -> dict[str, Any]:  # noqa: PLR0915  one scenario, read t
     # Last, so no figure above counts it: an agent's words carrying a ```handoff block, written
     # by the binding, reach memory-lane's own post_save hook (its signals.py), which carries it.
     jams = ml.Mood.objects.create(slug=ml.Mood.free_slug("Jams"), title="Jams")
+    binding().motion_for_mood(jams).agents.add(scribe)  # a Mood scribe may post in: the apps carry it too
     handoff = said(
         motion,
         scribe,
@@ -363,6 +365,7 @@ def main(folder: Path) -> dict[str, Any]:  # noqa: PLR0915  one scenario, read t
             mood=mood, source_file="handoff", content__message=str(handoff.id)
         ).count(),
         "in_the_apps": Message.objects.filter(motion__isnull=False, text__contains="the setlist").count(),
+        "the_apps_line": Message.objects.filter(raw__handoff__message=str(handoff.id)).count(),
     }
     seen["taken_back"] = taken_back(ml, justin, person)
     return seen
@@ -381,7 +384,10 @@ def taken_back(ml: Any, justin: Any, person: Any) -> dict[str, Any]:
     from django.test import Client, override_settings
     from django.utils import timezone
 
-    from motion_runner.models import Agent, Message, TakenBack, Turn, TurnStatus
+    from motion_runner.ingest.sessions import latest_session
+    from motion_runner.ingest.writer import insert_one
+    from motion_runner.lib.ids import system_uuid
+    from motion_runner.models import Agent, Kind, Message, MotionSession, Source, TakenBack, Turn, TurnStatus
     from motion_runner.recall import record as record_server
     from motion_runner.record import binding
     from motion_runner.runner.turns import build_prompt_at_start
@@ -441,6 +447,47 @@ def taken_back(ml: Any, justin: Any, person: Any) -> dict[str, Any]:
     }
     # The agent kept a note of it in that turn, in its own words (the record server's `remember`).
     noted = record_server.remember(first, "Justin's door code: 4471 (front door)")["kept"]["id"]
+    # The agent carried it on to another Mood in a reply's ```handoff block: the binding writes the
+    # reply into memory-lane's record, whose own hook (signals.handoffs_carried) makes the events.
+    # Another agent of the Mood's (keeper's own words would end what its next wake catches up on).
+    porter = Agent.objects.create(name="porter", harness="claude-code")
+    ml.ThinkingEntity.objects.get_or_create(
+        name="porter", defaults={"participant_type": "ai", "is_biological_human": False}
+    )
+    motion.agents.add(porter)
+    annex = ml.Mood.objects.create(slug=ml.Mood.free_slug("Annex"), title="Annex")
+    binding().motion_for_mood(annex).agents.add(porter)  # the apps carry it there: porter may post
+    carried = Message(
+        motion=motion,
+        sender="porter",
+        agent=porter,
+        source=Source.RUNNER,
+        kind=Kind.TEXT,
+        text=f"Handing it on.\n\n```handoff\nto: {annex.slug}\nabout: the door\n---\nJustin said: {DOOR_CODE}\n```",
+    )
+    assert insert_one(carried)
+    events = list(ml.Message.objects.filter(source_file="handoff", content__message=str(carried.id)))
+    # One the apps refuse (porter may not post in the first Mood): memory-lane's own hook made its
+    # events from the binding's copy all the same, by its own rules; the apps' refusal takes them.
+    refused = Message(
+        motion=motion,
+        sender="porter",
+        agent=porter,
+        source=Source.RUNNER,
+        kind=Kind.TEXT,
+        text="Over there too.\n\n```handoff\nto: harbor-at-dusk\n---\nAsk them about the door.\n```",
+    )
+    assert insert_one(refused)
+    seen["refused_handoff"] = {
+        "its_events": ml.Message.objects.filter(
+            source_file="handoff", content__message=str(refused.id)
+        ).count(),
+        "said_in_the_thread": Message.objects.filter(
+            pk=system_uuid("handoff-refused", refused.pk, 0), text__startswith="Not handed over"
+        ).exists(),
+    }
+    # The harness session that turn ran in (its context holds the prompt the agent read).
+    MotionSession.objects.create(session_id=str(uuid.uuid4()), motion=motion, agent=keeper)
     private, public = sealing.new_pair()
     with override_settings(MOOD_RECOVERY_PUBLIC_KEY=public):
         answer = retract.delete(post, "justin")
@@ -462,6 +509,14 @@ def taken_back(ml: Any, justin: Any, person: Any) -> dict[str, Any]:
             "read_motion_has_it": "4471" in json.dumps(record_server.read(second, motion=motion.slug)),
             "echo_has_it": "4471" in json.dumps(ml.Message.objects.get(pk=echo.pk).content),
             "note_has_it": "4471" in Message.objects.get(pk=noted).text,
+            "session_resumed": latest_session(motion, keeper),
+            "its_handoff_events": len(events),
+            "its_handoff_events_have_it": sum(
+                "4471" in json.dumps(ml.Message.objects.get(pk=e.pk).content) for e in events
+            ),
+            "its_copy_of_the_reply_has_it": "4471"
+            in json.dumps(ml.Message.objects.get(pk=carried.pk).content),
+            "the_reply_has_it": "4471" in Message.objects.get(pk=carried.pk).text,
             "its_copy_of_the_note_has_it": "4471" in json.dumps(ml.Message.objects.get(pk=noted).content),
             "thread": [
                 row.get("text"),
@@ -579,6 +634,10 @@ def taken_back_facts(seen: dict[str, Any]) -> dict[str, bool]:
     """A post deleted and one edited by memory-lane's own retract (issue 40 item 1)."""
     before, deleted, edited = seen["before"], seen["deleted"], seen["edited"]
     return {
+        "a handoff the apps refuse is carried by memory-lane's own hook no more, and said in the thread": seen[
+            "refused_handoff"
+        ]
+        == {"its_events": 0, "said_in_the_thread": True},
         "before its own retract, the agent's prompt and the record's search hold the post": before["copy"]
         == DOOR_CODE
         and before["prompt_has_it"]
@@ -606,6 +665,15 @@ def taken_back_facts(seen: dict[str, Any]) -> dict[str, bool]:
             "note_has_it"
         ]
         and not deleted["its_copy_of_the_note_has_it"],
+        "after its delete the handoff events its own hook made from the agent's reply lose the words": deleted[
+            "its_handoff_events"
+        ]
+        == 2
+        and deleted["its_handoff_events_have_it"] == 0
+        and not deleted["its_copy_of_the_reply_has_it"]
+        and not deleted["the_reply_has_it"],
+        "after its delete the agent's session that read it is never resumed": deleted["session_resumed"]
+        is None,
         "after its delete the thread says it was taken back, and by whom": deleted["thread"]
         == ["[deleted]", "deleted", "justin"],
         "its edit is what the apps hold, the thread shows and the next wake reads": edited["host_row"]
@@ -663,7 +731,12 @@ def failures(seen: dict[str, Any]) -> list[str]:
         and steer["scram_on_its_page_after_lift"] is None,
         "a change in the apps' menus is memory-lane's row": steer["menus_change_in_its_resolve"] == "off",
         "an agent's handoff written by the binding is carried by memory-lane's own hook": seen["handoff"]
-        == {"there": 1, "here": 1, "in_the_apps": 1},
+        == {
+            "there": 1,
+            "here": 1,
+            "in_the_apps": 3,
+            "the_apps_line": 1,
+        },  # the reply, its line there and here
         "memory-lane's resolve and the apps' steering agree on the slot order": steer["slot_order"]
         == {"verbosity": ["brief", "terse"], "discretion": ["reserved", "reserved"]},
         "its ultracode row is the apps' ultracode, and the menus' is its row": steer["ultracode_and_timing"][

@@ -1,7 +1,7 @@
 """Taking back what was said (issue 40 item 1): the words leave every place they were read. A test
 per place: the apps' copy, the record server's search and read, the next wake, a stored prompt, a
 digest that may have summarized it, a handoff's context, an agent's notes, a turn's skipped harness
-lines, the wake preview page, the rendered cache."""
+lines, the session a turn read it in, the wake preview page, the rendered cache."""
 # ruff: noqa: F401, F811  (pytest fixtures are imported from tests.wakes_support by name)
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 from django.core.cache import cache
 
-from motion_runner.models import Kind, Message, Source, TakenBack, Turn, TurnStatus
+from motion_runner.ingest.sessions import latest_session
+from motion_runner.models import Kind, Message, MotionSession, Source, TakenBack, Turn, TurnStatus
 from motion_runner.recall import record
 from motion_runner.retract import DELETED, EDITED, take_back
 from motion_runner.runner.turns import build_prompt_at_start
@@ -299,6 +300,31 @@ def test_a_note_of_a_turn_that_never_read_it_keeps_its_codes(room, clock):
     take_back(post, "justin")
 
     assert Message.objects.get(pk=kept.pk).text == "booked room 4471 for the jam"
+
+
+# --- the harness's own session ------------------------------------------------------------------
+
+
+def test_the_session_that_read_it_is_never_resumed(room, clock):
+    post = say(room.motion, room.justin, CODE, clock)
+    MotionSession.objects.create(session_id="s-read", motion=room.motion, agent=room.magent)
+    read_the_post(room, clock)
+    assert latest_session(room.motion, room.magent) == "s-read"
+
+    take_back(post, "justin")
+
+    assert latest_session(room.motion, room.magent) is None
+
+
+def test_a_session_in_a_motion_where_no_turn_read_it_is_resumed(room, clock):
+    post = say(room.motion, room.justin, CODE, clock)
+    jams = MotionFactory(slug="jams")
+    MotionSession.objects.create(session_id="s-jams", motion=jams, agent=room.magent)
+    read_the_post(room, clock)
+
+    take_back(post, "justin")
+
+    assert latest_session(jams, room.magent) == "s-jams"
 
 
 # --- the harness's skipped lines --------------------------------------------------------------

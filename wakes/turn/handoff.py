@@ -41,6 +41,7 @@ from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn
 from motion_runner.people.access import access, readable_motion
 from motion_runner.people.principal import AgentPrincipal
+from motion_runner.signals import handoff_refused
 
 from ..decision.quoting import defuse, quote, thread_link
 from ..models import clock
@@ -195,6 +196,7 @@ def bring_in(message: Message, index: int, block: Block) -> Message | None:
     if origin is not None and origin.pk == here.pk:
         return None  # this very Motion: nothing to bring in
     if origin is None or not access().readers_may_read(here, origin):
+        handoff_refused.send_robust(sender=Message, message=message, name=block.source, pulled=True)
         line_back(
             message,
             index,
@@ -304,6 +306,7 @@ def handoff_text(message: Message, block: Block) -> str:
 
 def refuse(message: Message, index: int, block: Block, authors) -> None:
     """The clear line back: nothing was posted, and why, without saying whether it exists."""
+    handoff_refused.send_robust(sender=Message, message=message, name=block.to, pulled=False)
     names = [f"@{message.agent.name}", *(name for name, _ in authors)]
     who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     unasked = [name for name, principal in authors if principal is None]

@@ -69,6 +69,11 @@ def test_events_memory_lane_made_itself_are_not_written_again(seen):
 # --- sign-ins ------------------------------------------------------------------------------------
 
 
+def test_events_memory_lanes_hook_made_of_a_handoff_the_apps_refuse_are_withdrawn(seen):
+    assert seen["refused_events_before"] == 2
+    assert seen["refused_events_after"] == 0 and seen["refused_said"] == 1
+
+
 def test_a_device_sign_in_after_the_gap_greets_like_a_login(seen):
     assert seen["before"] == []
     assert seen["after_justin"] == [["justin", "harbor", "scribe", "signed_in"]]
