@@ -18,6 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -282,6 +283,42 @@ def _assignments(text: str) -> str:
     return text
 
 
+# A wallet's seed: 12 to 24 words of BIP-39's English list (bip39_english.txt, the standard's own
+# file, sha256 2f5eed53…) in a row, with no name before it (a seed pasted alone, one a line, or
+# numbered). Prose breaks such a run within a few words: "the", "and", "of", "to", "is" are not on
+# the list, and a word of fewer than three letters is on no list. The whole run is taken: a
+# list word beside the seed is a small loss, a seed word left is a leak.
+BIP39_WORDS = frozenset(Path(__file__).with_name("bip39_english.txt").read_text().split())
+SEED_RUN = re.compile(
+    r"(?<![A-Za-z0-9_-])(?:[a-zA-Z]{3,8}(?:[ \t]+|[ \t]*[,\n][ \t]*)(?:\d{1,2}[.):][ \t]*)?){11,}[a-zA-Z]{3,8}"
+    r"(?![A-Za-z0-9_])"
+)
+SEED_WORD = re.compile(r"[a-zA-Z]{3,8}")
+SEED_WORDS = 12
+
+
+def _on_the_list(word: str) -> bool:
+    """A BIP-39 word as a seed is written: all lower case (or all upper), never a Name."""
+    return word.lower() in BIP39_WORDS and (word.islower() or word.isupper())
+
+
+def _seed_phrases(text: str) -> str:
+    """`text` with each row of SEED_WORDS or more BIP-39 words (a seed phrase) taken out."""
+    spans: list[tuple[int, int]] = []
+    for run in SEED_RUN.finditer(text):
+        row: list[re.Match] = []  # neighbours on the list; a word off it ends the row
+        for word in [*SEED_WORD.finditer(text, run.start(), run.end()), None]:
+            if word is not None and _on_the_list(word.group(0)):
+                row.append(word)
+                continue
+            if len(row) >= SEED_WORDS:
+                spans.append((row[0].start(), row[-1].end()))
+            row = []
+    for start, end in reversed(spans):
+        text = text[:start] + MARK + text[end:]
+    return text
+
+
 def redact(text: str) -> str:
     """`text` with every secret it holds replaced by [REDACTED]."""
     if not text or len(text) < SHORTEST_SECRET:
@@ -310,7 +347,11 @@ def redact(text: str) -> str:
                 text = shape.sub(lambda match, first=first: _cookie_value(match, first), text)
     if "ookie" in text or "OOKIE" in text:
         text = COOKIE_HEADER.sub(lambda m: m.group(1) + MARK, text)
-    return _assignments(_around(text, present) if present else text)
+    text = _assignments(_around(text, present) if present else text)
+    # Twelve words need eleven gaps: a text with fewer spaces and line breaks holds no seed.
+    if text.count(" ") + text.count("\n") + text.count("\t") >= SEED_WORDS - 1:
+        text = _seed_phrases(text)
+    return text
 
 
 def _cookie_value(match: re.Match, first: str) -> str:

@@ -192,3 +192,47 @@ def test_a_sentence_about_a_password_in_quotes_is_left_as_it_is():
 def test_a_rename_in_git_output_is_no_hash_rocket():
     line = " ...ord_pass_and_note_kind.py => 0020_turn_record_pass_and_note_kind.py} | 2 +-"
     assert redact(line) == line
+
+
+# --- a BIP-39 seed phrase with nothing naming it (memory-lane's people keep wallets) -----------
+
+SEED_12 = "ozone drill grab fiber curtain grace pudding thank cruise elder eight picnic"
+SEED_24 = (
+    "legal winner thank year wave sausage worth useful legal winner thank year "
+    "wave sausage worth useful legal winner thank year wave sausage worth title"
+)
+
+
+@pytest.mark.parametrize(
+    "line, secret",
+    [
+        (SEED_12, SEED_12),
+        (f"here, before I lose it: {SEED_12}. thanks", SEED_12),
+        (SEED_24, SEED_24),
+        (SEED_12.upper(), SEED_12.upper()),
+        (", ".join(SEED_12.split()), None),  # comma-separated
+        ("\n".join(SEED_12.split()), None),  # one a line, as a wallet shows it
+        ("\n".join(f"{n}. {word}" for n, word in enumerate(SEED_12.split(), 1)), None),  # numbered
+    ],
+    ids=["alone", "in-prose", "24-words", "upper-case", "commas", "one-a-line", "numbered"],
+)
+def test_a_seed_phrase_with_no_name_is_redacted(line, secret):
+    got = redact(line)
+    assert MARK in got
+    assert not any(word in got.lower().split() for word in ("ozone", "picnic", "sausage", "title")), got
+    if secret is not None:
+        assert secret not in got
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        " ".join(SEED_12.split()[:11]),  # eleven words: no seed is that short
+        "We walked across the garden and found a small wooden bridge over the quiet river today",
+        "Ozone Drill Grab Fiber Curtain Grace Pudding Thank Cruise Elder Eight Picnic",  # Names, a title
+        "ozone drill grab fiber curtain grace pudding thank cruise elder eight picnicking",
+    ],
+    ids=["eleven-words", "prose", "title-case", "a-word-off-the-list"],
+)
+def test_words_that_are_no_seed_phrase_are_left_as_they_are(line):
+    assert redact(line) == line
