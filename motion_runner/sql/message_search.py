@@ -32,11 +32,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import time
 
 from django.apps import apps as django_apps
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchQuery, SearchVector, SearchVectorField
 from django.db import connection as default_connection
+from django.db import connections
 from django.db.models import Q, QuerySet, Value
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Lower
@@ -120,11 +122,81 @@ def _from(messages: QuerySet, since: dt.datetime | None) -> QuerySet:
 
 
 def pg_matching(messages: QuerySet, query: str, since: dt.datetime | None = None) -> QuerySet:
-    """The stored column against the query (the GIN index, or a window's newest rows)."""
+    """The stored column against the query (the GIN index, or a window's newest rows). The index
+    is asked only for the words that narrow (`narrowing`); the rest are checked on the rows it
+    finds, against the same stored vector."""
     table = messages.model._meta.db_table
+    every = words(query)
+    asked = narrowing(every, messages.db)
     stored = RawSQL(f'"{table}"."{STORED_COLUMN}"', [], output_field=SearchVectorField())
-    plain = " ".join(words(query))
-    return _from(messages, since).alias(search=stored).filter(search=SearchQuery(plain, config=CONFIG))
+    found = (
+        _from(messages, since).alias(search=stored).filter(search=SearchQuery(" ".join(asked), config=CONFIG))
+    )
+    if len(asked) == len(every):
+        return found
+    # The same vector in a form no index serves (coalesce of a non-null column: the value itself),
+    # so the planner cannot fold these words back into the GIN scan.
+    checked = RawSQL(
+        f'coalesce("{table}"."{STORED_COLUMN}", \'\'::tsvector)', [], output_field=SearchVectorField()
+    )
+    return found.alias(checked=checked).filter(checked=SearchQuery(" ".join(every), config=CONFIG))
+
+
+# A word in more than this share of the messages narrows little: the GIN index holds its every
+# message, and intersecting that list costs as much as the table is long (issue 41: a remembered
+# phrase with a common word in it grew 2.1x from 1M to 3M messages, its rare words' lists tiny).
+COMMON_SHARE = 0.05
+# The share of each frequent lexeme, as ANALYZE last counted it (pg_stats), kept this long.
+STATS_SECONDS = 600.0
+_shares: dict[str, tuple[float, dict[str, float]]] = {}
+
+
+def narrowing(every: list[str], using: str = "default") -> list[str]:
+    """Of a query's words, those to ask the index for: every word under `COMMON_SHARE` of the
+    messages, else the rarest one (the rest are checked on the rows found). One word, no
+    statistics yet, or nothing common: every word."""
+    if len(every) < 2:
+        return every
+    shares = lexeme_shares(using)
+    if not shares:
+        return every
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            "SELECT w, array(SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, w))) "
+            "FROM unnest(%s::text[]) WITH ORDINALITY AS q(w, n) ORDER BY n",
+            [CONFIG, every],
+        )
+        lexemes = cursor.fetchall()
+    share = {
+        word: max((shares.get(lexeme, 0.0) for lexeme in found), default=None) for word, found in lexemes
+    }
+    counted = [word for word in every if share[word] is not None]  # a stop word: no lexeme at all
+    if not counted:
+        return every
+    rare = [word for word in counted if share[word] < COMMON_SHARE]
+    if len(rare) == len(counted):
+        return every
+    return rare or [min(counted, key=lambda word: share[word])]
+
+
+def lexeme_shares(using: str = "default") -> dict[str, float]:
+    """Each frequent lexeme's share of the messages (the stored vector's `most_common_elems`: the
+    thousand or so most frequent, down to a fraction of a percent), read at most every
+    `STATS_SECONDS`. Empty before the table was first analyzed."""
+    now = time.monotonic()
+    kept = _shares.get(using)
+    if kept and now - kept[0] < STATS_SECONDS:
+        return kept[1]
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+            "WHERE tablename = %s AND attname = %s AND schemaname = current_schema()",
+            [django_apps.get_model("motion_runner", "Message")._meta.db_table, STORED_COLUMN],
+        )
+        row = cursor.fetchone()
+    shares = dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
+    _shares[using] = (now, shares)
+    return shares
 
 
 def pg_expression_matching(messages: QuerySet, query: str, since: dt.datetime | None = None) -> QuerySet:

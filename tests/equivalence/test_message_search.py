@@ -101,3 +101,40 @@ def test_the_author_filter_is_the_whole_name_any_case():
     MessageFactory(motion=harbor, sender="MAgent2", text="two")
     found = message_search.by_sender(Message.objects.all(), "@MAGENT").values_list("text", flat=True)
     assert list(found) == ["one"]
+
+
+def common_and_rare() -> None:
+    """60 posts all saying "gate", two of them "harbor" too, one "lights": ANALYZE counted them."""
+    harbor = MotionFactory(slug="harbor")
+    for n in range(60):
+        MessageFactory(
+            motion=harbor, text="gate " + ("harbor " if n % 30 == 0 else "") + ("lights" if n == 7 else "")
+        )
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE motion_runner_message")
+    message_search._shares.clear()  # the statistics as they are now, not as a test before saw them
+
+
+def test_the_index_is_asked_only_for_the_words_that_narrow():
+    common_and_rare()
+    assert message_search.narrowing(["gate", "harbor"]) == ["harbor"]
+    assert message_search.narrowing(["gate", "lights", "harbor"]) == ["lights", "harbor"]
+
+
+def test_of_common_words_only_the_rarest_is_asked():
+    common_and_rare()
+    with connection.cursor() as cursor:  # "harbor" in most posts too, "gate" still in every one
+        cursor.execute("UPDATE motion_runner_message SET text = text || ' harbor'")
+        cursor.execute("ANALYZE motion_runner_message")
+    message_search._shares.clear()
+    assert message_search.narrowing(["gate", "harbor"]) in (["gate"], ["harbor"])
+    assert message_search.narrowing(["gate", "harbor", "the"]) != ["the"]
+
+
+@pytest.mark.parametrize("query", ["gate harbor", "harbor gate lights", "gate", "gate absent"])
+def test_words_checked_on_the_rows_find_what_the_orm_finds(query):
+    common_and_rare()
+    messages = Message.objects.all()
+    indexed = set(message_search.pg_matching(messages, query).values_list("id", flat=True))
+    reference = set(message_search.orm_matching(messages, query).values_list("id", flat=True))
+    assert indexed == reference
