@@ -18,6 +18,12 @@ looks among the newest `WINDOWS[0]` messages (cut with the `message_newest` inde
 the newest `WINDOWS[1]`, then everything (the GIN index alone, which is what a rare word wants).
 A window's answer is exact once it holds `limit` matches: every message outside it is older.
 
+Of several words, the GIN index is asked only for those that narrow (`narrowing`: under
+`COMMON_SHARE` of the messages by ANALYZE's counts, else the rarest); the common ones are checked
+on the rows found, against the stored vector. A common word's posting list is most of the table,
+and intersecting it cost as much as the table is long, in a window (the planner took the GIN
+index there too, for a phrase it thought rare) and again in the whole index.
+
 The author filter is the whole name, any case (`message_author_newest`, on `LOWER(sender)` and
 the time), so "whose posts" is an index range walked newest first, on both databases.
 
