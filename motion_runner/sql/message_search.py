@@ -18,9 +18,9 @@ looks among the newest `WINDOWS[0]` messages (cut with the `message_newest` inde
 the newest `WINDOWS[1]`, then everything (the GIN index alone, which is what a rare word wants).
 A window's answer is exact once it holds `limit` matches: every message outside it is older.
 
-Of several words, the GIN index is asked only for those that narrow (`narrowing`: under
-`COMMON_SHARE` of the messages by ANALYZE's counts, else the rarest); the common ones are checked
-on the rows found, against the stored vector. A common word's posting list is most of the table,
+Of several words, the GIN index is asked only for those that narrow (`narrowing`: rarest first
+by ANALYZE's counts, until together they match few rows); the common ones are checked on the
+rows found, against the stored vector. A common word's posting list is most of the table,
 and intersecting it cost as much as the table is long, in a window (the planner took the GIN
 index there too, for a phrase it thought rare) and again in the whole index.
 
@@ -148,19 +148,20 @@ def pg_matching(messages: QuerySet, query: str, since: dt.datetime | None = None
     return found.alias(checked=checked).filter(checked=SearchQuery(" ".join(every), config=CONFIG))
 
 
-# A word in more than this share of the messages narrows little: the GIN index holds its every
-# message, and intersecting that list costs as much as the table is long (issue 41: a remembered
-# phrase with a common word in it grew 2.1x from 1M to 3M messages, its rare words' lists tiny).
-COMMON_SHARE = 0.05
+# The index is asked for words, rarest first, until the rows they match together are estimated
+# at most this share of the messages (their shares multiplied); the other words, the common ones,
+# are checked on those rows. A common word's posting list is most of the table: intersecting it
+# cost as much as the table is long (issue 41: a remembered phrase holding one grew 2.1x from 1M
+# to 3M messages, while its rare words alone matched a handful of rows).
+RECHECK_SHARE = 0.0005
 # The share of each frequent lexeme, as ANALYZE last counted it (pg_stats), kept this long.
 STATS_SECONDS = 600.0
 _shares: dict[str, tuple[float, dict[str, float]]] = {}
 
 
 def narrowing(every: list[str], using: str = "default") -> list[str]:
-    """Of a query's words, those to ask the index for: every word under `COMMON_SHARE` of the
-    messages, else the rarest one (the rest are checked on the rows found). One word, no
-    statistics yet, or nothing common: every word."""
+    """Of a query's words, those to ask the index for (see RECHECK_SHARE), in the query's order.
+    One word, no statistics yet, or every word needed: every word."""
     if len(every) < 2:
         return every
     shares = lexeme_shares(using)
@@ -172,17 +173,23 @@ def narrowing(every: list[str], using: str = "default") -> list[str]:
             "FROM unnest(%s::text[]) WITH ORDINALITY AS q(w, n) ORDER BY n",
             [CONFIG, every],
         )
-        lexemes = cursor.fetchall()
+        lexemes = dict(cursor.fetchall())
+    rarest_counted = min(shares.values())  # a lexeme not among the counted is at most this common
     share = {
-        word: max((shares.get(lexeme, 0.0) for lexeme in found), default=None) for word, found in lexemes
+        word: max(shares.get(lexeme, rarest_counted) for lexeme in lexemes[word])
+        for word in every
+        if lexemes.get(word)  # a stop word has no lexeme: no query asks for it
     }
-    counted = [word for word in every if share[word] is not None]  # a stop word: no lexeme at all
-    if not counted:
+    asked: set[str] = set()
+    left = 1.0
+    for word in sorted(share, key=share.__getitem__):
+        if left <= RECHECK_SHARE:
+            break
+        asked.add(word)
+        left *= share[word]
+    if len(asked) == len(share):
         return every
-    rare = [word for word in counted if share[word] < COMMON_SHARE]
-    if len(rare) == len(counted):
-        return every
-    return rare or [min(counted, key=lambda word: share[word])]
+    return [word for word in every if word in asked]
 
 
 def lexeme_shares(using: str = "default") -> dict[str, float]:
