@@ -19,6 +19,11 @@ The queries, drawn as people type them, by frequency (not uniformly by rank), pe
   name         a person's name, as a word in the text
 
     DATABASE_URL=postgres://…/<db> .venv/bin/python bench/record_search.py [--sizes 100000,1000000,3000000]
+        [--keep bench_search]
+
+`--keep PREFIX` (PostgreSQL): each size's table is kept in a database of its own, `PREFIX_<size>`,
+made from the previous size's as a template and grown, and reused as it is by the next run (a 3M
+fill takes a quarter of an hour; a run on kept databases only measures). Drop them by hand.
 
 On SQLite (no DATABASE_URL: the embedded default) the same, on the FTS5 path, the baseline a
 `NOT INDEXED` scan with `LIKE`. Targets (issue 41): at 1,000,000 messages every class ≥ 10× its
@@ -155,6 +160,38 @@ def grow_sqlite(first: int, last: int) -> None:
     connection.cursor().execute("ANALYZE")
 
 
+def kept_database(prefix: str, size: int, previous: str | None) -> str:
+    """`PREFIX_<size>` made (a copy of `previous`, or migrated empty with the scope) if missing,
+    and this process's connection pointed at it. Its name."""
+    from django.core.management import call_command
+    from django.db import connection
+
+    name = f"{prefix}_{size}"
+
+    def point_at(database: str) -> None:
+        connection.close()
+        if hasattr(connection, "close_pool"):
+            connection.close_pool()  # a pool keeps the database it was opened on
+        connection.settings_dict["NAME"] = database
+
+    point_at("postgres")
+    with connection.cursor() as cursor:
+        assert cursor.connection.info.dbname == "postgres"
+        cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
+        made = cursor.fetchone() is None
+        if made:
+            template = f" TEMPLATE {previous}" if previous else ""
+            cursor.execute(f"CREATE DATABASE {name}{template}")
+    point_at(name)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_database()")
+        assert cursor.fetchone()[0] == name, "still on another database: refusing to fill it"
+    if made and not previous:
+        call_command("migrate", verbosity=0)
+        setup_scope()
+    return name
+
+
 def unindexed(turn, query: str, author: str) -> list:
     """The baseline: the tool's scope, kinds, author and order, each word an `ILIKE`/`LIKE`,
     and no index scan (a plain scan of the table)."""
@@ -211,49 +248,69 @@ def main() -> None:
     parser.add_argument("--per-class", type=int, default=8)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--baseline-runs", type=int, default=1, help="the scan is slow: fewer runs")
+    parser.add_argument("--keep", metavar="PREFIX", help="PostgreSQL: keep each size's table (see above)")
+    parser.add_argument("--classes", default=",".join(CLASSES), help="only these classes")
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
-    with bench_database("record_search") as connection:
-        grow = grow_postgres if connection.vendor == "postgresql" else grow_sqlite
-        setup_scope()
-        from motion_runner.models import Turn
+    classes = [kind for kind in CLASSES if kind in args.classes.split(",")]
+    if args.keep:
+        import django
 
-        turn = Turn.objects.select_related("motion", "agent").get()
-        asked = queries(random.Random(41), args.per_class)
-        p95s: dict[tuple[str, int], float] = {}
-        done = 0
-        for size in sizes:
-            began = time.perf_counter()
+        django.setup()
+        from django.db import connection
+
+        run(connection, sizes, classes, args, keep=args.keep)
+        return
+    with bench_database("record_search") as connection:
+        setup_scope()
+        run(connection, sizes, classes, args, keep=None)
+
+
+def run(connection, sizes: list[int], classes: list[str], args, keep: str | None) -> None:
+    from motion_runner.models import Message, Turn
+
+    grow = grow_postgres if connection.vendor == "postgresql" else grow_sqlite
+    asked = queries(random.Random(41), args.per_class)
+    p95s: dict[tuple[str, int], float] = {}
+    done = 0
+    kept = None
+    for size in sizes:
+        began = time.perf_counter()
+        if keep:
+            kept = kept_database(keep, size, kept)
+            done = Message.objects.count()
+        if done < size:
             grow(done, size)
-            if not asked["phrase"]:
-                asked["phrase"] = phrases(random.Random(42), args.per_class, size)
-            done = size
+        if not asked["phrase"]:
+            asked["phrase"] = phrases(random.Random(42), args.per_class, size)
+        done = size
+        turn = Turn.objects.select_related("motion", "agent").get()
+        print(
+            f"\n{connection.vendor}: {size:,} messages (grown in {time.perf_counter() - began:.0f} s); {load()}"
+        )
+        for kind in classes:
+            found = sum(bool(indexed(turn, q, a)) for q, a in asked[kind])
+            ours = timed(indexed, turn, asked[kind], args.runs)
+            base = timed(unindexed, turn, asked[kind], args.baseline_runs)
+            p95s[kind, size] = p95 = percentile(ours, 95)
             print(
-                f"\n{connection.vendor}: {size:,} messages (grown in {time.perf_counter() - began:.0f} s); {load()}"
+                f"  {kind:<10} {found}/{len(asked[kind])} find something; search p50 "
+                f"{percentile(ours, 50):8.1f} ms p95 {p95:8.1f} ms; scan p95 {percentile(base, 95):9.1f} ms",
+                flush=True,
             )
-            for kind in CLASSES:
-                found = sum(bool(indexed(turn, q, a)) for q, a in asked[kind])
-                ours = timed(indexed, turn, asked[kind], args.runs)
-                base = timed(unindexed, turn, asked[kind], args.baseline_runs)
-                p95s[kind, size] = p95 = percentile(ours, 95)
-                print(
-                    f"  {kind:<10} {found}/{len(asked[kind])} find something; search p50 "
-                    f"{percentile(ours, 50):8.1f} ms p95 {p95:8.1f} ms; scan p95 {percentile(base, 95):9.1f} ms",
-                    flush=True,
-                )
-                ratio(
-                    f"{connection.vendor} {kind} at {size:,} vs the unindexed scan",
-                    p95,
-                    percentile(base, 95),
-                    "ms",
-                    10.0,
-                    lower_is_better=True,
-                )
-        for small, large in zip(sizes, sizes[1:], strict=False):
-            for kind in CLASSES:
-                growth = p95s[kind, large] / p95s[kind, small]
-                verdict = "met" if growth <= 1.5 else "NOT met"
-                print(f"growth: {kind} p95 {small:,} -> {large:,}: {growth:.2f}x (target <= 1.5x): {verdict}")
+            ratio(
+                f"{connection.vendor} {kind} at {size:,} vs the unindexed scan",
+                p95,
+                percentile(base, 95),
+                "ms",
+                10.0,
+                lower_is_better=True,
+            )
+    for small, large in zip(sizes, sizes[1:], strict=False):
+        for kind in classes:
+            growth = p95s[kind, large] / p95s[kind, small]
+            verdict = "met" if growth <= 1.5 else "NOT met"
+            print(f"growth: {kind} p95 {small:,} -> {large:,}: {growth:.2f}x (target <= 1.5x): {verdict}")
 
 
 if __name__ == "__main__":

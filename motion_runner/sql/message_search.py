@@ -18,6 +18,12 @@ looks among the newest `WINDOWS[0]` messages (cut with the `message_newest` inde
 the newest `WINDOWS[1]`, then everything (the GIN index alone, which is what a rare word wants).
 A window's answer is exact once it holds `limit` matches: every message outside it is older.
 
+Of several words, the GIN index is asked only for those that narrow (`narrowing`: rarest first
+by ANALYZE's counts, until together they match few rows); the common ones are checked on the
+rows found, against the stored vector. A common word's posting list is most of the table,
+and intersecting it cost as much as the table is long, in a window (the planner took the GIN
+index there too, for a phrase it thought rare) and again in the whole index.
+
 The author filter is the whole name, any case (`message_author_newest`, on `LOWER(sender)` and
 the time), so "whose posts" is an index range walked newest first, on both databases.
 
@@ -32,11 +38,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import time
 
 from django.apps import apps as django_apps
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchQuery, SearchVector, SearchVectorField
 from django.db import connection as default_connection
+from django.db import connections
 from django.db.models import Q, QuerySet, Value
 from django.db.models.expressions import RawSQL
 from django.db.models.functions import Lower
@@ -120,11 +128,88 @@ def _from(messages: QuerySet, since: dt.datetime | None) -> QuerySet:
 
 
 def pg_matching(messages: QuerySet, query: str, since: dt.datetime | None = None) -> QuerySet:
-    """The stored column against the query (the GIN index, or a window's newest rows)."""
+    """The stored column against the query (the GIN index, or a window's newest rows). The index
+    is asked only for the words that narrow (`narrowing`); the rest are checked on the rows it
+    finds, against the same stored vector."""
     table = messages.model._meta.db_table
+    every = words(query)
+    asked = narrowing(every, messages.db)
     stored = RawSQL(f'"{table}"."{STORED_COLUMN}"', [], output_field=SearchVectorField())
-    plain = " ".join(words(query))
-    return _from(messages, since).alias(search=stored).filter(search=SearchQuery(plain, config=CONFIG))
+    found = (
+        _from(messages, since).alias(search=stored).filter(search=SearchQuery(" ".join(asked), config=CONFIG))
+    )
+    if len(asked) == len(every):
+        return found
+    # The same vector in a form no index serves (coalesce of a non-null column: the value itself),
+    # so the planner cannot fold these words back into the GIN scan.
+    checked = RawSQL(
+        f'coalesce("{table}"."{STORED_COLUMN}", \'\'::tsvector)', [], output_field=SearchVectorField()
+    )
+    return found.alias(checked=checked).filter(checked=SearchQuery(" ".join(every), config=CONFIG))
+
+
+# The index is asked for words, rarest first, until the rows they match together are estimated
+# at most this share of the messages (their shares multiplied); the other words, the common ones,
+# are checked on those rows. A common word's posting list is most of the table: intersecting it
+# cost as much as the table is long (issue 41: a remembered phrase holding one grew 2.1x from 1M
+# to 3M messages, while its rare words alone matched a handful of rows).
+RECHECK_SHARE = 0.0005
+# The share of each frequent lexeme, as ANALYZE last counted it (pg_stats), kept this long.
+STATS_SECONDS = 600.0
+_shares: dict[str, tuple[float, dict[str, float]]] = {}
+
+
+def narrowing(every: list[str], using: str = "default") -> list[str]:
+    """Of a query's words, those to ask the index for (see RECHECK_SHARE), in the query's order.
+    One word, no statistics yet, or every word needed: every word."""
+    if len(every) < 2:
+        return every
+    shares = lexeme_shares(using)
+    if not shares:
+        return every
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            "SELECT w, array(SELECT lexeme FROM unnest(to_tsvector(%s::regconfig, w))) "
+            "FROM unnest(%s::text[]) WITH ORDINALITY AS q(w, n) ORDER BY n",
+            [CONFIG, every],
+        )
+        lexemes = dict(cursor.fetchall())
+    rarest_counted = min(shares.values())  # a lexeme not among the counted is at most this common
+    share = {
+        word: max(shares.get(lexeme, rarest_counted) for lexeme in lexemes[word])
+        for word in every
+        if lexemes.get(word)  # a stop word has no lexeme: no query asks for it
+    }
+    asked: set[str] = set()
+    left = 1.0
+    for word in sorted(share, key=share.__getitem__):
+        if left <= RECHECK_SHARE:
+            break
+        asked.add(word)
+        left *= share[word]
+    if len(asked) == len(share):
+        return every
+    return [word for word in every if word in asked]
+
+
+def lexeme_shares(using: str = "default") -> dict[str, float]:
+    """Each frequent lexeme's share of the messages (the stored vector's `most_common_elems`: the
+    thousand or so most frequent, down to a fraction of a percent), read at most every
+    `STATS_SECONDS`. Empty before the table was first analyzed."""
+    now = time.monotonic()
+    kept = _shares.get(using)
+    if kept and now - kept[0] < STATS_SECONDS:
+        return kept[1]
+    with connections[using].cursor() as cursor:
+        cursor.execute(
+            "SELECT most_common_elems::text::text[], most_common_elem_freqs FROM pg_stats "
+            "WHERE tablename = %s AND attname = %s AND schemaname = current_schema()",
+            [django_apps.get_model("motion_runner", "Message")._meta.db_table, STORED_COLUMN],
+        )
+        row = cursor.fetchone()
+    shares = dict(zip(row[0], row[1], strict=False)) if row and row[0] else {}
+    _shares[using] = (now, shares)
+    return shares
 
 
 def pg_expression_matching(messages: QuerySet, query: str, since: dt.datetime | None = None) -> QuerySet:

@@ -101,3 +101,38 @@ def test_the_author_filter_is_the_whole_name_any_case():
     MessageFactory(motion=harbor, sender="MAgent2", text="two")
     found = message_search.by_sender(Message.objects.all(), "@MAGENT").values_list("text", flat=True)
     assert list(found) == ["one"]
+
+
+def common_and_rare() -> None:
+    """60 posts: "gate" in all, "dawn" in most, "harbor" and "lights" once each (in the same post),
+    counted by ANALYZE."""
+    harbor = MotionFactory(slug="harbor")
+    for n in range(60):
+        text = "gate" + (" dawn" if n % 4 else "") + (" harbor lights" if n == 7 else "")
+        MessageFactory(motion=harbor, text=text)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE motion_runner_message")
+    message_search._shares.clear()  # the statistics as they are now, not as a test before saw them
+
+
+def test_the_index_is_asked_only_for_the_words_that_narrow_together():
+    common_and_rare()
+    # "harbor" and "lights" match a handful of rows together: "gate" and "dawn" are checked on them.
+    assert message_search.narrowing(["gate", "harbor", "dawn", "lights"]) == ["harbor", "lights"]
+
+
+def test_every_word_is_asked_while_the_rare_ones_alone_leave_many_rows():
+    common_and_rare()
+    assert message_search.narrowing(["gate", "harbor"]) == ["gate", "harbor"]
+    assert message_search.narrowing(["gate", "dawn"]) == ["gate", "dawn"]
+
+
+@pytest.mark.parametrize(
+    "query", ["gate harbor lights", "harbor gate dawn lights", "gate", "dawn gate", "gate absent lights"]
+)
+def test_words_checked_on_the_rows_find_what_the_orm_finds(query):
+    common_and_rare()
+    messages = Message.objects.all()
+    indexed = set(message_search.pg_matching(messages, query).values_list("id", flat=True))
+    reference = set(message_search.orm_matching(messages, query).values_list("id", flat=True))
+    assert indexed == reference
