@@ -216,3 +216,73 @@ def test_a_tag_in_the_agents_own_words_beside_markdown_is_still_a_request(text, 
 def test_an_account_whose_name_differs_only_in_case_from_one_named_may_not_grant(db):
     assert person_may_grant(UserFactory(username="justin"), "password")[0]
     assert not person_may_grant(UserFactory(username="Justin"), "password")[0]
+
+
+# --- a request card is made only from the agent's own words (issues 10 and 20) ------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'He wrote:\n> <tools to="wipe the disk"/>\nI will not.',
+        'The syntax is `<tools to="x"/>`.',
+        'For example:\n```\n<deploy to="production"/>\n```',
+    ],
+)
+def test_a_tag_quoted_or_shown_as_code_is_no_request(text):
+    assert find_asks(text) == []
+
+
+def test_a_tag_in_the_agents_own_words_is_still_a_request():
+    asks = find_asks('Quoting `<tools/>` aside, <merge to="PR 12"/>')
+    assert [(a.kind, a.to) for a in asks] == [("merge", "PR 12")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'Run this:\n\n    <tools to="wipe the disk"/>\n\nthat is all.',  # indented code
+        'Run this:\n\n\t<tools to="wipe the disk"/>\n',  # indented with a tab
+        'Shown as ``<tools to="x"/>`` in the docs.',  # a double-backtick span
+        'A span ``with a ` inside <deploy to="prod"/>`` ends here.',
+        '````markdown\n```\n<tools to="x"/>\n```\n````',  # a fence inside a longer fence
+        '~~~~\n~~~\n<merge to="PR 1"/>\n~~~\n~~~~',
+        '- He wrote:\n  > <tools to="wipe the disk"/>',  # a quote inside a list item
+        '1. > <deploy to="production"/>',
+        '> > <tools to="x"/>',  # a quote in a quote
+        'An example:\n<pre>\n<tools to="x"/>\n</pre>',  # HTML code
+        'Inline <code><merge to="PR 2"/></code> here.',
+    ],
+)
+def test_a_tag_shown_as_code_or_quoted_in_any_markdown_form_is_no_request(text):
+    from wakes.turn.requests import find_asks
+
+    assert find_asks(text) == []
+
+
+@pytest.mark.parametrize(
+    "text, kind",
+    [
+        ('```\ncode\n```\nNow: <tools to="run the tests"/>', "tools"),
+        ('- first\n- <merge to="PR 12"/>', "merge"),
+        ('Quoting ``<tools/>`` aside, <deploy to="staging"/>', "deploy"),
+        ('````\n```\nx\n```\n````\n<merge to="PR 3"/>', "merge"),
+    ],
+)
+def test_a_tag_in_the_agents_own_words_after_code_is_still_a_request(text, kind):
+    from wakes.turn.requests import find_asks
+
+    assert [ask.kind for ask in find_asks(text)] == [kind]
+
+
+def test_finding_requests_in_a_long_hostile_text_stays_quick():
+    import time
+
+    from wakes.turn.requests import find_asks
+
+    runs = "".join("`" * n + " x " for n in range(1, 400))[:100_000] + '<tools to="x"/>'
+    markers = "-  " * 33_000 + "x"  # list markers with no quote after them
+    started = time.process_time()
+    find_asks(runs)
+    find_asks(markers)
+    assert time.process_time() - started < 5  # seconds of CPU: a generous bound, not a timing

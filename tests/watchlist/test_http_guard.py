@@ -7,6 +7,7 @@ import pytest
 from motion_runner.lib.http import guard as whttp
 from motion_runner.lib.http.base import BlockedAddress, FetchError
 from motion_runner.lib.http.client import HttpClient
+from motion_runner.lib.http.guard import address_problem
 from tests.fakes.http import FakeServer, Reply
 from watchlist.checker import run_cycle
 
@@ -145,3 +146,26 @@ def test_a_contract_watch_whose_rpc_resolves_inside_is_stopped(watch, merch, mon
 
     contract.refresh_from_db()
     assert not contract.enabled and "a cloud metadata address" in contract.disabled_reason
+
+
+# --- inside addresses in their IPv6 forms (issues 10 and 20) ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "2002:c0a8:0001::1",  # 6to4 of 192.168.0.1
+        "2002:7f00:0001::1",  # 6to4 of 127.0.0.1
+        "2001:0000:4136:e378:8000:63bf:3fff:fdd2",  # Teredo
+        "64:ff9b::a9fe:a9fe",  # NAT64 of 169.254.169.254
+    ],
+)
+def test_ipv6_forms_of_inside_addresses_are_refused(address):
+    assert address_problem(address) is not None
+
+
+@pytest.mark.parametrize("address", ["fec0::1", "feff:ffff::1", "fec0::a9fe:a9fe"])
+def test_a_site_local_ipv6_address_is_refused(address):
+    from motion_runner.lib.http.guard import address_problem
+
+    assert address_problem(address) == "a reserved address"
