@@ -33,7 +33,7 @@ from django.test import override_settings  # noqa: E402
 
 from tests.host.reads_data import many_moods  # noqa: E402
 from wakes.models import Dials  # noqa: E402
-from wakes.models.dials import reads_once, resolve  # noqa: E402
+from wakes.models.in_force import reads_once, resolve  # noqa: E402
 
 ROUNDS = 7
 

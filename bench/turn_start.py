@@ -4,6 +4,16 @@ long-lived `manage.py serve_record`, with the record as a stdio server started f
 fallback, as before issue 41), and without the record, interleaved in one run on the fake model
 (tests/fakes/anthropic_api.py) and the real pinned `claude`.
 
+And the start as the parts it is made of, each beside the same part of the other wakes (p50 ms):
+  gather   `enqueue_turn`: the wake's prompt finalized with its context, its session chosen, the row
+  claim    `claim_turn`: queued -> running
+  prompt   `build_prompt_at_start`: the prompt built from the record as it stands
+  servers  `policy_for`: the turn's tools, the record's config among them (the HTTP server's
+           health asked and a pass issued, or a stdio pass file written)
+  launch   the adapter's launch (its MCP config written) and the run's writer and parser
+  CLI      the harness started until its first line is stored (its MCP servers connected first:
+           Claude Code prints nothing before)
+
     .venv/bin/python bench/turn_start.py --turns 6
 """
 
@@ -21,6 +31,38 @@ from _django import ROOT, bench_database, database_url, free_port, percentile
 from _figures import figure, ratio
 
 MODES = ("http", "stdio", "none")
+PARTS = ("gather", "claim", "prompt", "servers", "launch", "CLI", "first line")
+
+
+class Parts:
+    """Stamps of the runner's steps (its module's functions wrapped for the run), per turn."""
+
+    def __init__(self) -> None:
+        self.stamps: dict[str, tuple[float, float]] = {}
+
+    def wrap(self, module, name: str, part: str) -> None:
+        real = getattr(module, name)
+
+        def timed(*args, **kwargs):
+            began = time.monotonic()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                self.stamps[part] = (began, time.monotonic())
+
+        setattr(module, name, timed)
+
+    def of_turn(self, enqueued: tuple[float, float], first: float) -> dict[str, float]:
+        s = self.stamps
+        return {
+            "gather": enqueued[1] - enqueued[0],
+            "claim": s["claim"][1] - s["claim"][0],
+            "prompt": s["prompt"][1] - s["prompt"][0],
+            "servers": s["servers"][1] - s["servers"][0],
+            "launch": s["run"][0] - s["servers"][1],
+            "CLI": first - s["run"][0],
+            "first line": first - s["claim"][0],
+        }
 
 
 def main() -> None:
@@ -34,6 +76,7 @@ def main() -> None:
 
         from motion_runner.models import Agent, Motion, Source
         from motion_runner.recall.passes import reachable
+        from motion_runner.runner import turns as runner_turns
         from motion_runner.runner.turns import enqueue_turn, execute_turn
         from motion_runner.signals import message_created
         from tests.fakes.anthropic_api import FakeAnthropic, Reply, Text
@@ -62,6 +105,15 @@ def main() -> None:
         home = Path(tempfile.mkdtemp())
         workspace = Path(tempfile.mkdtemp())
         times: dict[str, list[float]] = {mode: [] for mode in MODES}
+        parts: dict[tuple[str, str], list[float]] = {(mode, part): [] for mode in MODES for part in PARTS}
+        stamps = Parts()
+        for name, part in (
+            ("claim_turn", "claim"),
+            ("build_prompt_at_start", "prompt"),
+            ("policy_for", "servers"),
+            ("run_harness", "run"),
+        ):
+            stamps.wrap(runner_turns, name, part)
         try:
             with FakeAnthropic(default=Reply(Text("Nothing to add."))) as api:
                 motion = Motion.objects.create(slug="bench-start", title="start", workspace=str(workspace))
@@ -76,11 +128,15 @@ def main() -> None:
                             "none": {"RECORD_SERVER_URL": "", "WAKE_MEMORY_SERVERS": ["no-record"]},
                         }[mode]
                         with override_settings(RUNNER_EXTRA_ENV=extra, **chosen):
+                            stamps.stamps.clear()
+                            enqueuing = time.monotonic()
                             queued = enqueue_turn(motion, agent, "Anything new?", mode="look", dispatch=False)
                             began = time.monotonic()
                             execute_turn(queued.pk)
                         if round_ and queued.pk in firsts:
                             times[mode].append((firsts[queued.pk] - began) * 1000)
+                            for part, spent in stamps.of_turn((enqueuing, began), firsts[queued.pk]).items():
+                                parts[mode, part].append(spent * 1000)
         finally:
             message_created.disconnect(heard)
             server.terminate()
@@ -91,6 +147,13 @@ def main() -> None:
             f"{mode:>5}: {len(values)} wakes  first line p50 {percentile(values, 50):7.0f} ms  "
             f"min {min(values, default=float('nan')):7.0f}  max {max(values, default=float('nan')):7.0f}"
         )
+    print(f"\nthe start by its parts, p50 ms over {args.turns} wakes each (interleaved):")
+    print(f"{'part':<11}{'http':>9}{'stdio':>9}{'none':>9}{'http/none':>11}{'stdio/none':>12}")
+    for part in PARTS:
+        http, stdio, none = (percentile(parts[mode, part], 50) for mode in MODES)
+        over = [mine / none if none else float("nan") for mine in (http, stdio)]
+        print(f"{part:<11}{http:9.1f}{stdio:9.1f}{none:9.1f}{over[0]:10.2f}x{over[1]:11.2f}x")
+    print()
     p50 = {mode: percentile(times[mode], 50) for mode in MODES}
     figure(
         "look-only wakes a second to first line, record over HTTP (1000 / p50 ms)", 1000 / p50["http"], "/s"

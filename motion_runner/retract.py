@@ -21,6 +21,10 @@ Where the words go from (`scrub_copies`), in the transaction that changes the ro
   have summarized it is withdrawn (a summary cannot be scrubbed line by line);
 - the runner's own lines after it (handoff lines, their `raw` context, wake lines) and the handoff
   blocks of agents' replies that carried it on;
+- agents' notes (`remember`, read back by the record server's search and read at later wakes):
+  any note since that copied a line of it loses the line, and a note written in a turn that read
+  the post also loses its codes (`codes_in`: a door code, a pin, a key, noted as "door code 4471");
+- the lines the harness adapters skipped (`Turn.raw_log`), which may hold what a turn was told;
 - the shared cache of its rendered Markdown.
 The next wake reads the post as it now stands (wakes read the record, never a copy); the wake
 preview page is built the same way. What cannot be called back is said, not pretended away: the
@@ -30,6 +34,7 @@ Whoever keeps another copy hears `signals.message_taken_back` (memory-lane's rec
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from dataclasses import dataclass
@@ -37,12 +42,13 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from . import signals
 from .ingest.redaction import redact
-from .lib.scrubbing import gone_lines, quote_header, scrub, scrub_quote
+from .lib.scrubbing import codes_in, gone_lines, quote_header, scrub, scrub_quote
 from .models import Kind, Message, Source, TakenBack, Turn, TurnStatus
 from .thread.markup import forget_rendered
 
@@ -198,19 +204,22 @@ def holds_any(field: str, lines: list[str]) -> Q:
 def scrub_copies(message: Message, gone: list[str], mark: str) -> tuple[int, list[str]]:
     """Take the words out of every copy the apps keep. (How many copies changed, the agents whose
     turns already read them.)"""
-    scrubbed, reached = scrub_prompts(message, gone, mark)
+    scrubbed, reached, read_by = scrub_prompts(message, gone, mark)
     scrubbed += scrub_lines(message, gone, mark)
+    scrubbed += scrub_notes(message, gone, mark, read_by)
+    scrubbed += scrub_raw_logs(message, gone, mark)
     return scrubbed, reached
 
 
-def scrub_prompts(message: Message, gone: list[str], mark: str) -> tuple[int, list[str]]:
+def scrub_prompts(message: Message, gone: list[str], mark: str) -> tuple[int, list[str], set[int]]:
+    """Stored prompts. (How many changed, the agents whose turns read the post, those turns.)"""
     header = quote_header(message.pk)
     quoted = Q(prompt__contains=header) | holds_any("prompt", gone)
     # A digest (the screen's summary of older posts) in the post's own Motion may have covered it.
     digested = Q(motion_id=message.motion_id, prompt__contains="summarized:)")
     turns = Turn.objects.filter(quoted | digested, queued_at__gte=message.created_at - timedelta(seconds=1))
     firsts: dict[str, Any] = {}
-    scrubbed, reached = 0, set()
+    scrubbed, reached, read_by = 0, set(), set()
     for turn in turns.select_related("agent").only("pk", "prompt", "status", "motion_id", "agent__name"):
         prompt = scrub_quote(turn.prompt, header, mark)
         prompt = scrub(prompt, gone, mark)
@@ -221,7 +230,8 @@ def scrub_prompts(message: Message, gone: list[str], mark: str) -> tuple[int, li
             scrubbed += 1
             if turn.status != TurnStatus.QUEUED:
                 reached.add(turn.agent.name)
-    return scrubbed, sorted(reached)
+                read_by.add(turn.pk)
+    return scrubbed, sorted(reached), read_by
 
 
 def withdraw_digest(prompt: str, message: Message, firsts: dict[str, Any]) -> str:
@@ -271,5 +281,49 @@ def scrub_lines(message: Message, gone: list[str], mark: str) -> int:
         if (text, raw) != (row.text, row.raw):
             Message.objects.filter(pk=row.pk).update(text=text, raw=raw)
             forget_rendered(row.text)
+            scrubbed += 1
+    return scrubbed
+
+
+def scrub_notes(message: Message, gone: list[str], mark: str, read_by: set[int]) -> int:
+    """Agents' notes since the post: a line of it copied goes from any note; a note written in a
+    turn that read it loses its codes too (noted in the agent's own words, "door code 4471")."""
+    if not gone:
+        return 0
+    codes = codes_in(gone)
+    rows = (
+        Message.objects.filter(kind=Kind.NOTE, created_at__gte=message.created_at - timedelta(seconds=1))
+        .filter(holds_any("text", gone) | Q(turn_id__in=read_by))
+        .exclude(pk=message.pk)
+    )
+    scrubbed = 0
+    for row in rows.only("pk", "text", "raw", "turn_id"):
+        lines = gone + codes if row.turn_id in read_by else gone
+        text, raw = scrub(row.text, lines, mark), scrub(row.raw, lines, mark)
+        if (text, raw) != (row.text, row.raw):
+            Message.objects.filter(pk=row.pk).update(text=text, raw=raw)
+            forget_rendered(row.text)
+            scrubbed += 1
+    return scrubbed
+
+
+def scrub_raw_logs(message: Message, gone: list[str], mark: str) -> int:
+    """The lines a harness adapter skipped, kept on the turn (`Turn.raw_log`), since the post."""
+    if not gone:
+        return 0
+    probe = Q(pk__in=[])
+    for line in gone[:MOST_PROBED]:
+        probe |= Q(raw_log_text__contains=json.dumps(line, ensure_ascii=False)[1:-1])
+    turns = (
+        Turn.objects.filter(queued_at__gte=message.created_at - timedelta(seconds=1))
+        .exclude(raw_log=[])
+        .annotate(raw_log_text=Cast("raw_log", TextField()))
+        .filter(probe)
+    )
+    scrubbed = 0
+    for turn in turns.only("pk", "raw_log"):
+        raw_log = scrub(turn.raw_log, gone, mark)
+        if raw_log != turn.raw_log:
+            Turn.objects.filter(pk=turn.pk).update(raw_log=raw_log)
             scrubbed += 1
     return scrubbed

@@ -3,15 +3,18 @@
 Its rooms, each a package whose docstring says what it owns, listed lowest first (a room imports
 only the rooms above it in this list; import-linter's acyclic contract holds it):
 
-- `models/`: the rows (dials and their texts, listen states, the ledger, requests, steers) and
-  the rules' one notion of now (`models/clock.py`);
-- `decision/`: the decision's inputs: mentions, trust, steering from the thread, and the
-  quoting every prompt reads the record through;
+- `models/`: the rows (the dials and their texts, their overrides and the dials in force for a
+  pair, listen states, the ledger, requests, steers, notices, greetings, shadow decisions), the
+  wake lines' default texts and the rules' one notion of now (`models/clock.py`);
+- `decision/`: the decision's inputs: mentions, trust, steering from the thread (listening by
+  scope with it), and the quoting every prompt reads the record through;
 - `money/`: budgets and reservations, the per-turn spend guard;
-- `turn/`: a woken turn: its prompt, footer and wake line, the screen, the tool
-  policy and clocks, requests and commands, the tool-loop guard and compaction;
+- `turn/`: a woken turn: its prompt, footer, wake line and issue 33's wake lines, the screen, the
+  tool policy and clocks, its memory server, handoffs, ultracode, requests and commands, the
+  tool-loop guard and compaction;
 - `consider_loop/`: the signal receivers (handlers), the note, the look and claim, a
-  consideration run, mention turns, recovery, the dry run;
+  consideration run, mention turns and their slots, the chain guard, arrivals, recovery, the dry
+  run and the shadow report;
 - `notices/`: what a person is told (answered you, mentioned you) in the list and by Web Push;
 - `web/`: the pages, the API views and their routes.
 

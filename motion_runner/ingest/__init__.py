@@ -6,6 +6,7 @@ Messages (`writer`), fitting and redacting them before they are stored (`fit`, `
 matching a line written twice under two ids (`twins`), every question of how a session is claimed
 (`sessions`), the lines the runner says itself (`system_lines`) and the words a
 tool call or a turn's end is shown with (`display`). It stores through `motion_runner.record` (the
-record binding) and announces what it stored through `motion_runner.signals`; it may import
+record binding) and announces what it stored through `motion_runner.signals`, a paced batch per
+Motion (`announcing`); it may import
 `models`, `conf`, `signals`, `lib`, `harnesses.base` and `record`, and nothing in `record` imports it.
 """

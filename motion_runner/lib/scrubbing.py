@@ -5,9 +5,12 @@ quote of the post (its `#m-<id>` header, its indented lines) loses all of it."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 MIN_LINE = 4
+# A word of what was said that is a code, not prose: a door code, a pin, a key, a phone number.
+CODE_WORD = re.compile(r"[^\s,;:!?()\[\]{}\"'`]*\d[^\s,;:!?()\[\]{}\"'`]*")
 
 
 def gone_lines(old: str, new: str) -> list[str]:
@@ -19,6 +22,18 @@ def gone_lines(old: str, new: str) -> list[str]:
         if len(line.strip()) >= MIN_LINE and line.strip() not in kept
     }
     return sorted(lines, key=lambda line: (-len(line), line))
+
+
+def codes_in(lines: list[str]) -> list[str]:
+    """The codes in what was said (words with a digit, MIN_LINE characters or more, without the
+    sentence's end): what a note written from it keeps when it keeps anything of it word for word."""
+    found = {
+        word.rstrip(".")
+        for line in lines
+        for word in CODE_WORD.findall(line)
+        if len(word.rstrip(".")) >= MIN_LINE
+    }
+    return sorted(found, key=lambda word: (-len(word), word))
 
 
 def scrub(value: Any, lines: list[str], mark: str) -> Any:

@@ -13,7 +13,10 @@ that exists only because of it is here:
 - its client contract (`routes.py`: the runner's stream, quiet and held routes, the transcript
   watcher's `/api/ingest/`) and the runner keys its vault gives (`runner_keys.py`);
 - the transcript watcher's lines (`remote.py`: read as the local importer reads a file; the
-  unclaimed sessions' spool path, which the stream route asks too, is `ingest/sessions.spool_path`).
+  unclaimed sessions' spool path, which the stream route asks too, is `ingest/sessions.spool_path`);
+- its settings rows as the room's steering and timing (`steering.py`, `timing.py`: one source for
+  the menus and the dials' twins), read once a tick (`reads.py`); a post taken back in either
+  record (`changes.py`); the clocks that rode on its poller's pulse, run from the beat (`pulse.py`).
 
 A standalone install may ignore this package: with `MOTION_RUNNER_RECORD = "own"` (the default)
 nothing here writes anywhere but the apps' own tables, and its routes answer only memory-lane's

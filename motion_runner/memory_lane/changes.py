@@ -29,7 +29,7 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from .. import signals
-from ..lib.scrubbing import quote_header, scrub_all
+from ..lib.scrubbing import codes_in, quote_header, scrub_all
 from ..models import Message
 from .host import host_model, is_writing, writing
 from .host_posts import text_of
@@ -127,12 +127,13 @@ class HostChanges:
     def scrub_host_copies(self, message: Message, gone: list[str], mark: str) -> int:
         """memory-lane's rows since the post that hold its lines and are the apps' copies: a wake
         prompt's echo (`system`'s, which the apps' index never keeps), or an apps' line the runner
-        scrubbed (its own copy here no longer says it)."""
+        scrubbed (its own copy here no longer says it: an agent's note loses the same lines and codes)."""
         if not gone:
             return 0
         host_message = host_model("message")
+        codes = codes_in(gone)  # what the runner takes out of an agent's notes besides the lines
         probe = Q(pk__in=[])
-        for line in gone[:MOST_PROBED]:
+        for line in [*gone[:MOST_PROBED], *codes[:MOST_PROBED]]:
             probe |= Q(as_text__contains=json.dumps(line, ensure_ascii=False)[1:-1])
         rows = (
             host_message.objects.filter(created_at__gte=message.created_at - timedelta(seconds=1))
@@ -144,12 +145,15 @@ class HostChanges:
         ours = dict(Message.objects.filter(pk__in=[r.pk for r in candidates]).values_list("pk", "text"))
         scrubbed = 0
         for row in candidates:
+            lines = gone
             if row.pk in ours:
                 if any(line in ours[row.pk] for line in gone):
                     continue  # the apps kept it (an agent's own words): so does memory-lane
+                # and the codes the runner took out of it (a note's "door code 4471"), only those
+                lines = gone + [code for code in codes if code not in ours[row.pk]]
             elif str(row.sender_id) != SYSTEM_SENDER:
                 continue  # memory-lane's own row (its watcher's, its people's): memory-lane's to judge
-            content = scrub_all(row.content, quote_header(message.pk), gone, mark)
+            content = scrub_all(row.content, quote_header(message.pk), lines, mark)
             if content != row.content:
                 with writing():
                     host_message.objects.filter(pk=row.pk).update(content=content)

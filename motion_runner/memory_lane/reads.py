@@ -1,6 +1,6 @@
 """The binding's reads once a tick (issue 41, item 3).
 
-Under the binding every `wakes.models.dials.resolve()` asked memory-lane's tables three times for
+Under the binding every `wakes.models.in_force.resolve()` asked memory-lane's tables three times for
 one pair (the Mood, the agent's name and the settings rows in `timing`, the budget rows in
 `daily_budget`, and all of them again in `candidates` for the room's `reads`): 8 statements a
 pair where the apps' own record runs 2. `HostReads.reads_once(pairs)` reads the Moods, the agents'

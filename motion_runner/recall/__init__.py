@@ -5,5 +5,8 @@
   while the turn runs) and the server's launch config.
 - `record`: what each tool answers, scoped by the turn: the agent may read it, and every reader
   of the woken Motion may read it (people/access.py, `readers_may_read`).
-- `server`: the MCP server over stdio (the official `mcp` SDK), `manage.py record_mcp`.
+- `server`: the MCP server over stdio (the official `mcp` SDK), `manage.py record_mcp`, and
+  `__main__` (`python -m motion_runner.recall ENV_FILE`: its pass read before Django starts).
+- `http`: the same tools over MCP's streamable HTTP from one long-lived process
+  (`manage.py serve_record`, which bin/serve starts), so a turn's start boots nothing.
 """

@@ -13,6 +13,7 @@ over stdio (`python -m motion_runner.recall`).
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import logging
 import os
@@ -61,9 +62,10 @@ def running_turn_for(token: str | None) -> Turn | None:
     return turns.filter(record_pass=digest(token), status=TurnStatus.RUNNING).first()
 
 
-# How long a turn's start waits for the record server to take a connection before it says so and
+# How long a turn's start waits for the record server's health answer before it says so and
 # starts one of its own.
 PROBE_SECONDS = 1.0
+HEALTH_PATH = "/health"  # recall/http.py's: answered without a pass, holding no record
 
 
 def server_config(turn: Turn) -> tuple[dict, tuple[Path, ...]]:
@@ -71,7 +73,7 @@ def server_config(turn: Turn) -> tuple[dict, tuple[Path, ...]]:
     when the turn ends: the deployment's HTTP server where one is named and answers, else one of
     the turn's own over stdio."""
     if url := app_settings.RECORD_SERVER_URL:
-        if reachable(url):
+        if healthy(url):
             return http_config(turn, url), ()
         say_unreachable(turn, url)
     config, pass_file = stdio_config(turn)
@@ -96,6 +98,29 @@ def reachable(url: str, timeout: float = PROBE_SECONDS) -> bool:
         return False
 
 
+def health_url(url: str) -> str:
+    """`/health` beside the MCP path (`…/mcp` → `…/health`, under any prefix a proxy adds)."""
+    parts = urlsplit(url)
+    base = parts.path.rstrip("/").rsplit("/", 1)[0]
+    return parts._replace(path=base + HEALTH_PATH, query="", fragment="").geturl()
+
+
+def healthy(url: str, timeout: float = PROBE_SECONDS) -> bool:
+    """Whether the record server at `url` answers its health check: a connection taken is not
+    enough (a hung server, or another process on its port, takes one and never answers a tool)."""
+    parts = urlsplit(health_url(url))
+    kind = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    conn = kind(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
+    try:
+        conn.request("GET", parts.path)
+        answer = conn.getresponse()
+        return answer.status == 200 and json.loads(answer.read(4096)).get("server") == SERVER_NAME
+    except (OSError, http.client.HTTPException, ValueError, AttributeError):
+        return False  # AttributeError: a body that is JSON but not an object
+    finally:
+        conn.close()
+
+
 def say_unreachable(turn: Turn, url: str) -> None:
     """Said in the thread, once a turn: the record server did not answer, and this turn's record
     starts in a process of its own (its first line comes seconds later)."""
@@ -106,6 +131,21 @@ def say_unreachable(turn: Turn, url: str) -> None:
         "record runs in a process of its own this turn, which takes a few seconds longer to start",
         kind=Kind.WAKE,
         message_id=system_uuid("record-unreachable", turn.pk),
+        turn=turn,
+        agent=turn.agent,
+    )
+
+
+def say_gone(turn: Turn, url: str) -> None:
+    """Said in the thread, once a turn: the record server stopped answering mid-turn (a record
+    tool failed and its health check did too); the agent's record calls fail until it is back."""
+    log.warning("the record server at %s stopped answering during turn %s", url, turn.pk)
+    post_system_message(
+        turn.motion,
+        f"@{turn.agent.name}: the record server ({url}) stopped answering during this turn; its "
+        "record tools (search, read, remember) fail until the server is back",
+        kind=Kind.WAKE,
+        message_id=system_uuid("record-gone", turn.pk),
         turn=turn,
         agent=turn.agent,
     )

@@ -75,15 +75,22 @@ def build(token: str | None = None):
     # The SDK is the standalone install's (requirements.txt): a host that names its own memory
     # server (memory-lane) never starts this one, and its install need not carry it.
     from mcp.server.mcpserver import MCPServer
+    from mcp.types import ToolAnnotations
 
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
+    # What each tool does, said to the harness: Codex asks approval for an MCP tool that may write
+    # destructively or reach outside (the defaults when unsaid), and a look-only turn's approval
+    # policy is "never", so unannotated its every record call was refused.
+    reads = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+    notes = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
 
     def pass_of(ctx: Context) -> str | None:
         return token if token is not None else bearer(ctx.headers)
 
     @server.tool(
         description="Full-text search over your record; every word must match. Newest first. "
-        "author: whose posts, the whole name in any case."
+        "author: whose posts, the whole name in any case.",
+        annotations=reads,
     )
     def search(
         query: str,
@@ -101,7 +108,8 @@ def build(token: str | None = None):
         return answer(pass_of(ctx), lambda turn: record.search(turn, query, filters))
 
     @server.tool(
-        description="A message with the posts around it (message_id), or a Motion's posts after a time (motion, after)."
+        description="A message with the posts around it (message_id), or a Motion's posts after a time (motion, after).",
+        annotations=reads,
     )
     def read(
         message_id: str = "", motion: str = "", after: str = "", around: int = 5, ctx: Context = None
@@ -112,7 +120,8 @@ def build(token: str | None = None):
         )
 
     @server.tool(
-        description="Keep a note in your own record of this Motion (shown in the thread as your note)."
+        description="Keep a note in your own record of this Motion (shown in the thread as your note).",
+        annotations=notes,
     )
     def remember(text: str, ctx: Context = None) -> str:
         return answer(pass_of(ctx), lambda turn: record.remember(turn, text))

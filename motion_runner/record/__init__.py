@@ -2,7 +2,8 @@
 
 `MOTION_RUNNER_RECORD` picks it: "own" (the apps' own tables: the standalone default) or
 "memory_lane" (the apps' tables as their working index, and memory-lane's `conversations` tables as
-the record people read: motion_runner/memory_lane/, a room of its own), or a class path. Loaded once per value, as DRF loads its class paths.
+the record people read: motion_runner/memory_lane/, a room of its own), or a class path. Loaded
+once per value, as DRF loads its class paths. `base` is the interface, `own` the default.
 This package imports no other app (not wakes, not watchlist).
 """
 

@@ -78,24 +78,76 @@ class SessionContext:
     model: str
 
 
-def session_context(motion_id: str, agent_id: int) -> SessionContext | None:
-    """The input (fresh, cached and cache-written tokens) of the pair's newest API call here: the
-    context its next wake resumes, and "how full" in the thread's menus. Not Claude Code's result
-    line (it names no model, and its usage sums the turn's calls), nor the answer of a local
-    command such as /context (`<synthetic>`: no call at all)."""
-    latest = (
+READ = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+def _newest_call(motion_id: str, agent_id: int) -> dict | None:
+    return (
         Message.objects.filter(motion_id=motion_id, agent_id=agent_id, input_tokens__isnull=False)
         .exclude(session_id="")
         .exclude(model_backend=SYNTHETIC_MODEL)
         .exclude(kind=Kind.TURN_END, model_backend="")
         .order_by("-created_at", "-id")
-        .values("model_backend", "input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        .values("created_at", "model_backend", *READ)
         .first()
     )
+
+
+def session_context(motion_id: str, agent_id: int) -> SessionContext | None:
+    """The input (fresh, cached and cache-written tokens) of the pair's newest API call here: the
+    context its next wake resumes (what the budget reserves for). Not Claude Code's result
+    line (it names no model, and its usage sums the turn's calls), nor the answer of a local
+    command such as /context (`<synthetic>`: no call at all)."""
+    latest = _newest_call(motion_id, agent_id)
     if latest is None:
         return None
-    read = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-    return SessionContext(sum(latest[key] or 0 for key in read), latest["model_backend"])
+    return SessionContext(sum(latest[key] or 0 for key in READ), latest["model_backend"])
+
+
+@dataclass(frozen=True)
+class ContextReading:
+    """How full the pair's context is, as last read: tokens of a window (None: nothing said it)."""
+
+    tokens: int
+    window: int | None
+
+
+def percent_full(tokens: int, window: int) -> int:
+    """The one "how full" figure the thread's menus and every /context answer say: whole percent,
+    half up, as Claude Code's /context rounds (12,372 of 1,000,000 tokens: 1 %)."""
+    return (200 * tokens + window) // (2 * window)
+
+
+def context_reading(motion_id: str, agent_id: int) -> ContextReading | None:
+    """The newest reading of how full the pair's context is here. Claude Code's own /context
+    answer when it is the newest (its synthetic line's `context_usage`: the system prompt, tools
+    and messages as the CLI counted them, of the window it named), so the menu says what /context
+    just said (issue 43.7: the stand-in reports no input, so its calls read 0 % while /context
+    counted 1 %); else the newest API call's input (session_context), of its model's window."""
+    call = _newest_call(motion_id, agent_id)
+    answered = (
+        Message.objects.filter(
+            motion_id=motion_id,
+            agent_id=agent_id,
+            model_backend=SYNTHETIC_MODEL,
+            raw__has_key="context_usage",
+        )
+        .order_by("-created_at", "-id")
+        .values("created_at", "raw")
+        .first()
+    )
+    if answered is not None and (call is None or answered["created_at"] >= call["created_at"]):
+        usage = answered["raw"]["context_usage"]
+        tokens, window = (
+            usage.get(key) if isinstance(usage, dict) else None for key in ("total_tokens", "raw_max_tokens")
+        )
+        if isinstance(tokens, int) and isinstance(window, int) and tokens >= 0 and window > 0:
+            return ContextReading(tokens, window)
+    if call is None:
+        return None
+    model = call["model_backend"]
+    window = context_window(motion_id, agent_id, model) if model else None
+    return ContextReading(sum(call[key] or 0 for key in READ), window)
 
 
 # Claude Code's `[1m]` suffix asks for the one-million-token window (harnesses/pricing.py ignores it).

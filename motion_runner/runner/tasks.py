@@ -1,10 +1,14 @@
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 
+from billiard.process import active_children
 from celery import shared_task
 from celery.signals import worker_ready, worker_shutting_down
+from celery.worker import state as worker_state
 from django.db import connection
 
 from .reclaim import reap_orphans, reclaim_lapsed_turns, sweep_turns
@@ -74,3 +78,35 @@ def ask_running_turns_to_stop() -> None:
         log.exception("could not stop the running turns as the worker stops")
     finally:
         connection.close()
+
+
+# The worker this process runs, once it is ready (worker_ready's sender, its consumer): a process
+# that never ran one (a test, a shell sending the signal) never leaves through the hatch below.
+_worker: dict[str, object] = {}
+
+
+@worker_ready.connect(dispatch_uid="motion_runner.remember_the_worker")
+def remember_the_worker(sender=None, **kwargs) -> None:
+    _worker["consumer"] = sender
+
+
+@worker_shutting_down.connect(dispatch_uid="motion_runner.leave_at_once_when_idle")
+def leave_at_once_when_idle(exitcode: int | None = 0, **kwargs) -> None:
+    """A worker asked to stop with no task running or waiting in it leaves at once, its pool's
+    children with it. Celery's own shutdown of an idle prefork worker on the filesystem broker took
+    ~7 s (the blocking loop's 2 s drain, then billiard's pool handlers each finishing a 1 s sleep,
+    joined twice), so bin/serve's Ctrl-C waited the grace out and killed (issue 43.6). Nothing is
+    lost by leaving: no request is active or reserved, and a worker busy with a turn (stopped just
+    above) shuts down Celery's way. Runs in the signal handler, on the thread that takes messages,
+    so none arrives between the look and the exit."""
+    if "consumer" not in _worker or worker_state.active_requests or worker_state.reserved_requests:
+        return
+    log.info("nothing running or waiting here: leaving at once")
+    children = active_children()
+    for child in children:
+        child.terminate()  # a pool child's SIGTERM is the default again (celery's process_initializer)
+    for child in children:
+        child.join(1)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(exitcode or 0)

@@ -37,6 +37,7 @@ from ..thread.bell import ring_on_commit
 from .ending import end_queued, fail_before_launch, finish_turn, judge_run
 from .limits import limits_for
 from .process import TURN_MARKER, Limits, Outcome, ProcessResult, run_streaming
+from .record_watch import record_watches
 from .resume import choose_session, mark_inherited_taint
 from .routing import send_turn
 from .stop_bell import StopBell
@@ -148,12 +149,14 @@ def _execute_claimed(turn: Turn, on_event: Callable[[Event], None] | None) -> Tu
     try:
         adapter = get_adapter(turn.agent.harness)
         resume = session_for_launch(turn)
-        launch = adapter.build_launch(turn, resume_session=resume, policy=policy_for(turn))
+        policy = policy_for(turn)
+        launch = adapter.build_launch(turn, resume_session=resume, policy=policy)
     except HarnessError as exc:
         fail_before_launch(turn, str(exc))
         return Turn.objects.get(pk=turn.pk)
     try:  # no pass file (0600, holding the record's pass) outlives the launch, even one never made
         run = new_run(turn, adapter, launch, resume, on_event)
+        run.monitors += record_watches(turn, policy)
         limits = limits_for(turn)
         try:
             result = run_harness(run, launch, limits)

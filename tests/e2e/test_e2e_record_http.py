@@ -1,7 +1,7 @@
-"""The record over HTTP with the real `claude` CLI (issue 41): `manage.py serve_record` runs as a
-process of its own, RECORD_SERVER_URL names it, and a look-only wake's Claude Code connects to it
-with the turn's pass as bearer token (no server started for the turn); the fake model calls
-`search` and the answer lands in the thread as the turn's tool step.
+"""The record over HTTP with the real `claude`, `codex` and `pi` CLIs (issue 41): `manage.py
+serve_record` runs as a process of its own, RECORD_SERVER_URL names it, and a look-only wake's
+harness connects to it with the turn's pass as bearer token (no server started for the turn); the
+fake model calls `search` and the answer lands in the thread as the turn's tool step.
 """
 
 from __future__ import annotations
@@ -106,3 +106,37 @@ def test_pi_calls_the_record_over_http_through_its_extension(record_server, fake
     )
     assert call.tool_name == SEARCH
     assert not result.is_error and f"/motions/launch-room/#m-{said.id}" in result.text, result.text
+
+
+def test_codex_calls_the_record_over_http_and_the_answer_lands_in_the_thread(
+    record_server, fake_openai, tmp_path, settings
+):
+    from tests.conftest import require_cli
+    from tests.fakes.harness_homes import CODEX_MODEL, codex_env
+    from tests.fakes.openai_api import Text as OText
+    from tests.fakes.openai_api import ToolCall, reply
+
+    require_cli("codex")
+    settings.RUNNER_CODEX_LOOK_ONLY = "allow"  # the runner refuses look-only Codex by default
+    env = codex_env(tmp_path / "codex", fake_openai.base_url)
+    codey = AgentFactory(name="codey", harness="codex", model=CODEX_MODEL, env=env)
+    room = MotionFactory(slug="launch-room", visibility=Visibility.MEMBERS)
+    room.agents.add(codey)
+    said = MessageFactory(motion=room, sender="ada", text="The deploy key rotates on Tuesdays.")
+    # Codex 0.171 offers MCP tools in a namespace per server ("-" read as "_"), each by its name.
+    fake_openai.script(
+        reply(ToolCall("search", {"query": "deploy"}, namespace="mcp__motion_record")),
+        reply(OText("On Tuesdays.")),
+    )
+
+    queued = enqueue_turn(room, codey, "When does the deploy key rotate?", mode="look", dispatch=False)
+    turn = execute_turn(queued.pk)
+
+    assert turn.status == TurnStatus.FINISHED, turn.error
+    call, result = Message.objects.filter(turn=turn, kind__in=[Kind.TOOL_CALL, Kind.TOOL_RESULT]).order_by(
+        "created_at", "id"
+    )
+    assert call.tool_name == SEARCH
+    assert not result.is_error and f"/motions/launch-room/#m-{said.id}" in result.text, result.text
+    # Served by the one process: no record server was said unreachable, none started for the turn.
+    assert not Message.objects.filter(turn=turn, kind=Kind.WAKE, text__contains="did not answer").exists()

@@ -54,6 +54,9 @@ class ToolCall:
     name: str | tuple[str, ...]
     arguments: dict[str, Any] | str
     call_id: str = ""
+    # The Responses API's namespace of a deferred tool (Codex offers MCP tools as
+    # "mcp__<server>" namespaces holding each tool by its own name).
+    namespace: str = ""
 
 
 @dataclass
@@ -376,6 +379,7 @@ class _Handler(BaseHTTPRequestHandler):
             "name": name,
             "call_id": call_id,
             "arguments": "",
+            **({"namespace": item.namespace} if item.namespace else {}),
         }
         send({"type": "response.output_item.added", "output_index": index, "item": started})
         where = {"item_id": item_id, "output_index": index}

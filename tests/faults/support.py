@@ -24,8 +24,11 @@ def database_url(settings_dict: dict | None = None) -> str:
     return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
-def start_worker(queue: str, *, database: str, broker: str, log: Path, **env: str) -> subprocess.Popen:
-    """`celery worker -Q <queue>` in one process (solo pool): killing it kills the whole worker."""
+def start_worker(
+    queue: str, *, database: str, broker: str, log: Path, pool: str = "solo", **env: str
+) -> subprocess.Popen:
+    """`celery worker -Q <queue>` in one process (solo pool): killing it kills the whole worker.
+    `pool="prefork"` for a worker as bin/serve runs it (two children)."""
     environment = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.settings",
@@ -35,7 +38,17 @@ def start_worker(queue: str, *, database: str, broker: str, log: Path, **env: st
         **env,
     }
     return subprocess.Popen(
-        [CELERY, "-A", "motion_runner", "worker", "-Q", queue, "--pool=solo", "--loglevel=INFO"],
+        [
+            CELERY,
+            "-A",
+            "motion_runner",
+            "worker",
+            "-Q",
+            queue,
+            f"--pool={pool}",
+            "--concurrency=2",
+            "--loglevel=INFO",
+        ],
         cwd=ROOT,
         env=environment,
         stdout=log.open("ab"),

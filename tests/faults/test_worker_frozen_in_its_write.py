@@ -23,12 +23,13 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from motion_runner.models import Message, Source, TurnStatus
+from motion_runner.models import Kind, Message, Source, TurnStatus
 from motion_runner.runner import tasks
 from motion_runner.runner.reclaim import reclaim_lapsed_turns
 from motion_runner.runner.turns import enqueue_turn
 from tests.factories import AgentFactory, MotionFactory
 from tests.faults.support import ROOT, alive, database_url, start_worker, wait_for
+from tests.faults.test_database_restart import SPOKEN
 from tests.faults.test_reclaimed_turn_charged import priced
 from tests.recorded import CLAUDE_RECORDINGS, recorded_lines, recording_path
 from wakes.models import Spend
@@ -130,6 +131,11 @@ def test_a_worker_frozen_in_its_write_transaction_never_holds_the_sweep(tmp_path
     replies = {json.loads(line)["uuid"] for line in kept if json.loads(line).get("type") == "assistant"}
     stored = {str(pk) for pk in said.values_list("id", flat=True)}  # its id is the line's uuid: once
     assert replies <= stored  # every reply, the frozen batch's and the ones printed after it too
+    # ... and each once: nothing of it stored again under another id (the recovery's, the runner's)
+    texts = said.filter(kind=Kind.TEXT).order_by("created_at", "id").values_list("text", flat=True)
+    assert list(texts) == SPOKEN
+    assert list(said.filter(kind=Kind.TOOL_CALL).values_list("tool_name", flat=True)) == ["Read"]
+    assert said.filter(kind=Kind.TOOL_RESULT).count() == 1
     assert [m.turn_id for m in said] == [turn.pk] * said.count()
     assert turn.cost_usd == priced(said) > 0
     reservation.refresh_from_db()

@@ -6,6 +6,9 @@ cluster while the turn prints. `migrate` as the first argument only migrates.
 
   FAKE_HARNESS_PLAN='{"pace": 0.5}' DATABASE_URL=postgres://… turn_in_a_process.py [migrate]
 
+`seed` only makes the Motion (with a person's question in it) and magent, for a test that wakes
+magent with `manage.py wake … --sync` in a process of its own.
+
 `sweep 0.3` instead reclaims lapsed leases every 0.3 s until killed, as beat's reclaim task would
 in a housekeeping worker, retrying while the database is away.
 
@@ -71,6 +74,16 @@ magent = AgentFactory(
         "FAKE_HARNESS_PLAN": os.environ.get("FAKE_HARNESS_PLAN", "{}"),
     },
 )
+if sys.argv[1:] == ["seed"]:
+    from tests.factories import MessageFactory, UserFactory
+
+    motion.agents.add(magent)
+    asker = UserFactory(username="justin")
+    # The last person who spoke before the agent: its first post answers them (a notice), so the
+    # notices receiver is on this turn's write path.
+    MessageFactory(motion=motion, sender="justin", author=asker, text="What does the README say?")
+    print(json.dumps({"motion": motion.slug, "agent": magent.name}), flush=True)
+    sys.exit(0)
 turn = enqueue_turn(motion, magent, "What does the README say?", dispatch=False)
 if os.environ.get("RESERVE"):
     reserved = Decimal(os.environ["RESERVE"])

@@ -17,7 +17,7 @@ from django.utils import timezone
 from tests.host.reads_data import many_moods
 from wakes.consider_loop import loop
 from wakes.models import Dials, ListenState, clock
-from wakes.models.dials import reads_once, resolve
+from wakes.models.in_force import reads_once, resolve
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,8 @@
 The folder (never part of this repository) holds memory-lane's own `conversations` app as
 cryptograss/memory-lane has it: `models.py`, `apps.py`, `signals.py`, `services/mood_view.py`
 (the page: `timeline`, `step_payload`), `services/handoff.py`, `services/settings.py` (its
-settings rows: `change`, `resolve`, `scram`) and a migration for those models;
+settings rows: `change`, `resolve`, `scram`), `services/retract.py` with what it calls
+(`sealing.py`, `access.py`, `media.py`, `redaction.py`) and a migration for those models;
 its third-party import `constant_sorrow` on its path; and a `memory_viewer` package whose settings
 and urls exec exactly this checkout's README blocks ("Adding it to memory-lane", found through
 MOTION_RUNNER_CHECKOUT, which this script sets), with `ML_DATABASE_URL` as its database. The check migrates the database, drives real traffic
@@ -32,7 +33,12 @@ object and exits 1 when one of the facts below fails:
   ultracode and dials by the same slot order; the apps' timing and consider $/day are what its own
   `resolve` and `global_value` read;
 - an agent's words carrying a ```handoff block, as the binding writes them, set off memory-lane's
-  own post_save hook (its `signals.py`, `services/handoff.py`): one line in each Mood.
+  own post_save hook (its `signals.py`, `services/handoff.py`): one line in each Mood;
+- a person's post an agent has read, deleted by memory-lane's own `retract.delete` (sealed first to
+  a recovery key its own `sealing.new_pair` made): the apps' copy, the next wake's prompt, every
+  stored prompt and its echo in memory-lane's record, the record server's search and read no
+  longer hold the words, and the thread says who took it back; its own `retract.edit` is what the
+  apps hold and the next wake reads (issue 40 item 1).
 """
 
 from __future__ import annotations
@@ -358,6 +364,125 @@ def main(folder: Path) -> dict[str, Any]:  # noqa: PLR0915  one scenario, read t
         ).count(),
         "in_the_apps": Message.objects.filter(motion__isnull=False, text__contains="the setlist").count(),
     }
+    seen["taken_back"] = taken_back(ml, justin, person)
+    return seen
+
+
+DOOR_CODE = "the door code is 4471, come in"
+
+
+def taken_back(ml: Any, justin: Any, person: Any) -> dict[str, Any]:
+    """A person's post an agent has read, taken back as memory-lane itself takes it back: its own
+    `services/retract.py` (`delete`, `edit`), which seals what goes to the recovery key first
+    (`services/sealing.py`; a key pair made by its own `new_pair`, as its scripts/recovery_key.py
+    does) and leaves a `MessageChange` row. In its own Mood, with its own agent, last: no figure
+    above counts it."""
+    from conversations.services import retract, sealing
+    from django.test import Client, override_settings
+    from django.utils import timezone
+
+    from motion_runner.models import Agent, Message, TakenBack, Turn, TurnStatus
+    from motion_runner.recall import record as record_server
+    from motion_runner.record import binding
+    from motion_runner.runner.turns import build_prompt_at_start
+
+    vault = ml.Mood.objects.create(slug=ml.Mood.free_slug("Vault"), title="Vault")
+    keeper = Agent.objects.create(name="keeper", harness="claude-code")
+    ml.ThinkingEntity.objects.get_or_create(
+        name="keeper", defaults={"participant_type": "ai", "is_biological_human": False}
+    )
+    motion = binding().motion_for_mood(vault)
+    motion.agents.add(keeper)
+    motion.people.add(person)
+
+    def said_on_the_page(text: str) -> Any:
+        return ml.Message.objects.create(
+            id=uuid.uuid4(), content=text, sender=justin, mood=vault, source_file="mood-web"
+        )
+
+    def woken(text: str) -> Turn:
+        """A mention on memory-lane's page; its turn's prompt built as the runner builds it when
+        the turn starts, and the turn then ended: a prompt the agent read."""
+        before = set(Turn.objects.values_list("pk", flat=True))
+        said_on_the_page(text)
+        turn = Turn.objects.exclude(pk__in=before).get(agent=keeper, reason="mention")
+        build_prompt_at_start(turn)
+        Turn.objects.filter(pk=turn.pk).update(status=TurnStatus.FINISHED, ended_at=timezone.now())
+        return Turn.objects.get(pk=turn.pk)
+
+    def found(turn: Turn, words: str) -> list[str]:
+        return [r["id"] for r in record_server.search(turn, words)["results"]]
+
+    reader = Client(HTTP_HOST=HOST)
+    reader.force_login(person)
+
+    def thread_row(message_id: Any) -> dict:
+        rows = reader.get(f"/runner/api/motions/{motion.slug}/messages/", secure=True).json()["results"]
+        return next((r for r in rows if r["id"] == str(message_id)), {})
+
+    post = said_on_the_page(DOOR_CODE)
+    first = woken("@keeper remember that")
+    # The prompt's echo in memory-lane's record, as the binding writes a `claude -p` prompt's.
+    echo = ml.Message.objects.create(
+        id=uuid.uuid4(),
+        content={"type": "prompt", "agent": "keeper", "text": first.prompt},
+        sender=ml.ConversationParticipant.objects.get_or_create(
+            name="system", defaults={"participant_type": "system"}
+        )[0],
+        mood=vault,
+        source_file="ingest-mood-runner",
+    )
+    seen: dict[str, Any] = {
+        "before": {
+            "copy": Message.objects.get(pk=post.pk).text,
+            "prompt_has_it": "4471" in first.prompt,
+            "search": len(found(first, "4471")),
+        }
+    }
+    # The agent kept a note of it in that turn, in its own words (the record server's `remember`).
+    noted = record_server.remember(first, "Justin's door code: 4471 (front door)")["kept"]["id"]
+    private, public = sealing.new_pair()
+    with override_settings(MOOD_RECOVERY_PUBLIC_KEY=public):
+        answer = retract.delete(post, "justin")
+        sealed = ml.SealedCopy.objects.get(message_id=post.pk, kind="deleted")
+        second = woken("@keeper what did I say a moment ago?")
+        change = TakenBack.objects.filter(message_id=post.pk).first()
+        row = thread_row(post.pk)
+        seen["deleted"] = {
+            "its_answer": answer,
+            "sealed_opens_with_the_key": "4471" in sealing.unseal(sealed.sealed, private).decode(),
+            "host_row": ml.Message.objects.get(pk=post.pk).content,
+            "copy": Message.objects.get(pk=post.pk).text,
+            "taken_back": [change.kind, change.by, change.reached] if change else None,
+            "stored_prompt_has_it": "4471" in Turn.objects.get(pk=first.pk).prompt,
+            "next_wake_has_it": "4471" in second.prompt,
+            "next_wake_reads_it_deleted": f"#m-{post.pk}] [deleted]" in second.prompt,
+            "search": found(second, "4471"),
+            "read": [m["text"] for m in record_server.read(second, message_id=str(post.pk))["messages"]][:1],
+            "read_motion_has_it": "4471" in json.dumps(record_server.read(second, motion=motion.slug)),
+            "echo_has_it": "4471" in json.dumps(ml.Message.objects.get(pk=echo.pk).content),
+            "note_has_it": "4471" in Message.objects.get(pk=noted).text,
+            "its_copy_of_the_note_has_it": "4471" in json.dumps(ml.Message.objects.get(pk=noted).content),
+            "thread": [
+                row.get("text"),
+                (row.get("taken_back") or {}).get("kind"),
+                (row.get("taken_back") or {}).get("by"),
+            ],
+            "anywhere_here": Message.objects.filter(text__contains="4471").count()
+            + Turn.objects.filter(prompt__contains="4471").count(),
+        }
+        meet = said_on_the_page("meet at pier 9")
+        retract.edit(meet, "meet at the gate", "justin")
+        third = woken("@keeper where do we meet?")
+        row = thread_row(meet.pk)
+        seen["edited"] = {
+            "host_row": ml.Message.objects.get(pk=meet.pk).content,
+            "copy": Message.objects.get(pk=meet.pk).text,
+            "next_wake_has_old": "pier 9" in third.prompt,
+            "next_wake_has_new": "meet at the gate" in third.prompt,
+            "search_old": found(third, "pier"),
+            "thread": [row.get("text"), (row.get("taken_back") or {}).get("kind")],
+        }
     return seen
 
 
@@ -407,7 +532,7 @@ def ultracode_and_timing(
     from motion_runner.record import binding
     from wakes.decision.steering import change, steering_for
     from wakes.models import Dials
-    from wakes.models.dials import resolve
+    from wakes.models.in_force import resolve
 
     SshKey.objects.create(user=person, public_key="ssh-ed25519 AAAA justin", fingerprint="SHA256:justin")
     entity = ml.ThinkingEntity.objects.get(name=agent.name)
@@ -448,6 +573,49 @@ def mood_view_turn_ends() -> set[str]:
     from conversations.services import mood_view
 
     return set(mood_view.TURN_ENDS)
+
+
+def taken_back_facts(seen: dict[str, Any]) -> dict[str, bool]:
+    """A post deleted and one edited by memory-lane's own retract (issue 40 item 1)."""
+    before, deleted, edited = seen["before"], seen["deleted"], seen["edited"]
+    return {
+        "before its own retract, the agent's prompt and the record's search hold the post": before["copy"]
+        == DOOR_CODE
+        and before["prompt_has_it"]
+        and before["search"] == 1,
+        "its own retract deleted the row, sealed what went to the recovery key and scrubbed no wake of ours": (
+            deleted["host_row"] == "[deleted]"
+            and deleted["sealed_opens_with_the_key"]
+            and deleted["its_answer"]["scrubbed"] == 0
+        ),
+        "its delete takes the apps' copy back, saying which agent had read it": deleted["copy"] == "[deleted]"
+        and deleted["taken_back"] == ["deleted", "justin", ["keeper"]],
+        "after its delete the next wake reads the post as deleted, not its words": not deleted[
+            "next_wake_has_it"
+        ]
+        and deleted["next_wake_reads_it_deleted"],
+        "after its delete the record's search and read do not return the words": deleted["search"] == []
+        and deleted["read"] == ["[deleted]"]
+        and not deleted["read_motion_has_it"],
+        "after its delete no stored prompt, nor the prompt's echo in its record, holds the words": not deleted[
+            "stored_prompt_has_it"
+        ]
+        and not deleted["echo_has_it"]
+        and deleted["anywhere_here"] == 0,
+        "after its delete the agent's note of it loses the code, here and in its record": not deleted[
+            "note_has_it"
+        ]
+        and not deleted["its_copy_of_the_note_has_it"],
+        "after its delete the thread says it was taken back, and by whom": deleted["thread"]
+        == ["[deleted]", "deleted", "justin"],
+        "its edit is what the apps hold, the thread shows and the next wake reads": edited["host_row"]
+        == "meet at the gate"
+        and edited["copy"] == "meet at the gate"
+        and edited["thread"] == ["meet at the gate", "edited"]
+        and edited["next_wake_has_new"]
+        and not edited["next_wake_has_old"]
+        and edited["search_old"] == [],
+    }
 
 
 def failures(seen: dict[str, Any]) -> list[str]:
@@ -509,6 +677,7 @@ def failures(seen: dict[str, Any]) -> list[str]:
             "ultracode_and_timing"
         ]["written_here"]
         == {"theirs": [20, 4, 7.5], "ours": [20.0, 4, 7.5]},
+        **taken_back_facts(seen["taken_back"]),
     }
     return [fact for fact, held in facts.items() if not held]
 

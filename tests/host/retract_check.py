@@ -87,6 +87,8 @@ def main() -> dict:
         "prompt_has_it": "4471" in first.prompt,
         "search": found(first, "4471"),
     }
+    # The agent kept a note of it in that turn, in its own words (the record server's `remember`).
+    noted = record_server.remember(first, "Justin's door code: 4471 (front door)")["kept"]["id"]
     retract.delete(post, "justin")
     second = woken(magent, "@magent what did I say a moment ago?", lobby, justin)
     change = TakenBack.objects.filter(message_id=post.pk).first()
@@ -101,6 +103,8 @@ def main() -> dict:
         "read_motion_has_it": "4471" in json.dumps(record_server.read(second, motion=motion.slug)),
         "echo_has_it": "4471" in json.dumps(host.Message.objects.get(pk=echo.pk).content),
         "host_row": host.Message.objects.get(pk=post.pk).content,
+        "note": Message.objects.get(pk=noted).text,
+        "note_in_host": host.Message.objects.get(pk=noted).content,
         "anywhere_here": Message.objects.filter(text__contains="4471").count()
         + Turn.objects.filter(prompt__contains="4471").count(),
     }

@@ -240,7 +240,7 @@ def timing(record, lobby, magent, agent_entity, justin, visitor, client, visitor
     """10. memory-lane's consider_after, idle_after and considers_per_hour rows are the Motion's
     debounce, unprompted looks and considerations per hour here; the timing API writes them."""
     from wakes.models import DialOverride
-    from wakes.models.dials import resolve
+    from wakes.models.in_force import resolve
 
     far = timezone.now() + timedelta(days=1)
     waiting = ListenState.objects.filter(motion_id="lobby").update(due_at=far)
@@ -305,7 +305,7 @@ def timing(record, lobby, magent, agent_entity, justin, visitor, client, visitor
 def global_budget(client) -> dict:
     """memory-lane's global consider_usd_per_day is the daily budget here, both ways."""
     from wakes.models import Dials
-    from wakes.models.dials import resolve
+    from wakes.models.in_force import resolve
 
     agent = Agent.objects.get(name="magent")
     justin = host.ThinkingEntity.objects.get(name="justin")

@@ -168,8 +168,22 @@ def test_a_tag_hidden_by_markdown_makes_no_request_card(text):
         '<details><summary>notes</summary>\n\n<tools to="wipe the disk"/>\n</details>',
         '<div>\n<tools to="wipe the disk"/>\n</div>',
         '<tools\nto="wipe the disk"/>',
+        '<https://example.com/<tools to="wipe the disk"/>>',  # inside an autolink
+        'Go to https://example.com/?next=<deploy to="production"/> and look.',  # a bare URL's
+        '<mailto:ops@example.com?subject=<merge to="PR 9"/>>',
+        'See www.example.com/<tools to="x"/> for it.',
+        "[docs]: https://example.com/docs '<tools to=\"wipe the disk\"/>'",  # a link definition's title
     ],
-    ids=["details", "div-block", "split-over-a-line-break"],
+    ids=[
+        "details",
+        "div-block",
+        "split-over-a-line-break",
+        "autolink",
+        "bare-url",
+        "mailto",
+        "www",
+        "definition",
+    ],
 )
 def test_a_tag_no_person_would_see_makes_no_request_card(text):
     assert find_asks(text) == []
@@ -182,8 +196,17 @@ def test_a_tag_no_person_would_see_makes_no_request_card(text):
         ('> quoted\n```\ncode\n```\n<merge to="PR 5"/>', "merge"),  # a fence ends it, and closes
         ('A backslash of its own \\\\<deploy to="staging"/>', "deploy"),  # an escaped backslash
         ('See [the docs](https://example.com) then <tools to="fix it"/>', "tools"),
+        ('The page https://example.com/ <tools to="fix it"/>', "tools"),  # a space ends the URL
+        ('<https://example.com/> then <merge to="PR 5"/>', "merge"),
     ],
-    ids=["after-blank", "after-fence", "escaped-backslash", "after-a-link"],
+    ids=[
+        "after-blank",
+        "after-fence",
+        "escaped-backslash",
+        "after-a-link",
+        "after-a-url",
+        "after-an-autolink",
+    ],
 )
 def test_a_tag_in_the_agents_own_words_beside_markdown_is_still_a_request(text, kind):
     assert [ask.kind for ask in find_asks(text)] == [kind]

@@ -19,7 +19,7 @@ from tests.factories import MotionFactory, UserFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
 from wakes.consider_loop.handlers import check_mentions
 from wakes.models import DialOverride, MentionWake, Steer
-from wakes.models.dials import resolve
+from wakes.models.in_force import resolve
 from wakes.turn.footer import finalize_prompt
 
 pytestmark = pytest.mark.django_db

@@ -1,6 +1,7 @@
 """Taking back what was said (issue 40 item 1): the words leave every place they were read. A test
 per place: the apps' copy, the record server's search and read, the next wake, a stored prompt, a
-digest that may have summarized it, a handoff's context, the wake preview page, the rendered cache."""
+digest that may have summarized it, a handoff's context, an agent's notes, a turn's skipped harness
+lines, the wake preview page, the rendered cache."""
 # ruff: noqa: F401, F811  (pytest fixtures are imported from tests.wakes_support by name)
 
 from __future__ import annotations
@@ -232,6 +233,83 @@ def test_an_agents_ordinary_reply_is_its_own_words(room, clock):
 
     assert Message.objects.get(pk=reply.pk).text == f"noted: {CODE}"
     assert Message.objects.get(pk=post.pk).text == DELETED
+
+
+# --- an agent's notes (remember), read back at later wakes --------------------------------------
+
+
+def note(room, turn, text: str, clock) -> Message:
+    """A note the agent kept with `remember` in that turn (recall/record.py writes it so)."""
+    return MessageFactory(
+        motion=turn.motion,
+        sender=room.magent.name,
+        agent=room.magent,
+        source=Source.RUNNER,
+        kind=Kind.NOTE,
+        turn=turn,
+        text=text,
+        created_at=clock.advance(1),
+    )
+
+
+def read_the_post(room, clock) -> Turn:
+    """A mention turn that quoted the thread, the post in it, and ended: its agent read it."""
+    turn = mention_turn(room, clock, "@magent remember that")
+    Turn.objects.filter(pk=turn.pk).update(prompt=started(turn))
+    return finish(turn, said="noted")
+
+
+def test_a_note_written_in_a_turn_that_read_it_loses_its_codes(room, clock):
+    post = say(room.motion, room.justin, CODE, clock)
+    kept = note(room, read_the_post(room, clock), "Justin's door code: 4471 (front door)", clock)
+
+    take_back(post, "justin")
+
+    assert Message.objects.get(pk=kept.pk).text == f"Justin's door code: {DELETED} (front door)"
+
+
+def test_the_record_servers_search_no_longer_finds_it_in_a_note(room, clock):
+    post = say(room.motion, room.justin, CODE, clock)
+    note(room, read_the_post(room, clock), "remember: door 4471", clock)
+    later = TurnFactory(motion=room.motion, agent=room.magent)
+    assert len(record.search(later, "4471")["results"]) == 2  # the post and the note
+
+    take_back(post, "justin")
+
+    assert record.search(later, "4471")["results"] == []
+
+
+def test_a_note_anywhere_that_copied_a_line_of_it_loses_the_line(room, clock):
+    post = say(room.motion, room.justin, CODE, clock)
+    elsewhere = TurnFactory(motion=MotionFactory(slug="jams"), agent=room.magent)
+    kept = note(room, elsewhere, f"heard in cryptograss: {CODE}", clock)
+
+    take_back(post, "justin")
+
+    assert Message.objects.get(pk=kept.pk).text == f"heard in cryptograss: {DELETED}"
+
+
+def test_a_note_of_a_turn_that_never_read_it_keeps_its_codes(room, clock):
+    post = say(room.motion, room.justin, CODE, clock)
+    elsewhere = TurnFactory(motion=MotionFactory(slug="jams"), agent=room.magent, prompt="@magent book a room")
+    kept = note(room, elsewhere, "booked room 4471 for the jam", clock)
+
+    take_back(post, "justin")
+
+    assert Message.objects.get(pk=kept.pk).text == "booked room 4471 for the jam"
+
+
+# --- the harness's skipped lines --------------------------------------------------------------
+
+
+def test_a_turns_skipped_harness_lines_lose_the_words(room, clock):
+    post = say(room.motion, room.justin, CODE, clock)
+    turn = read_the_post(room, clock)
+    Turn.objects.filter(pk=turn.pk).update(raw_log=[{"type": "echo", "prompt": f"[justin] {CODE}"}])
+
+    take_back(post, "justin")
+
+    assert Turn.objects.get(pk=turn.pk).raw_log == [{"type": "echo", "prompt": f"[justin] {DELETED}"}]
 
 
 # --- the page ---------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from motion_runner.models import Kind, Message
 from tests.wakes_support import clock, room, say
 from wakes.consider_loop.loop import schedule
 from wakes.models import DialOverride, Dials, ListenState
-from wakes.models.dials import resolve
+from wakes.models.in_force import resolve
 
 pytestmark = pytest.mark.django_db
 

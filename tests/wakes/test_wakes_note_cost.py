@@ -21,7 +21,8 @@ from tests.factories import AgentFactory, MessageFactory, MotionFactory
 from wakes.consider_loop import noting
 from wakes.consider_loop.noting import note_post
 from wakes.models import DialOverride, ListenState
-from wakes.models.dials import overrides_for, resolve
+from wakes.models.in_force import resolve
+from wakes.models.overrides import overrides_for
 
 pytestmark = pytest.mark.django_db
 

@@ -32,7 +32,7 @@ from motion_runner.people.access import access
 from ..decision.quoting import header_name
 from ..decision.steering import looks_unprompted, scram_holds, steering_for
 from ..models import Dials, Greeting, Spend, clock
-from ..models.dials import resolve
+from ..models.in_force import resolve
 from ..money.budget import day_of, watch_wake_refusal
 from ..turn.context import Reading, posts_of, render
 from ..turn.wake import wake

@@ -33,7 +33,7 @@ from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
 from ..decision.steering import NEVER, scram_holds
 from ..holds import lift_hold
 from ..models import MentionWake, clock
-from ..models.dials import resolve
+from ..models.in_force import resolve
 from .loop import is_person
 from .mention_turns import MENTION, show_hold, wake_for_mention
 

@@ -18,7 +18,7 @@ from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn
 
 from ..decision.steering import steering_for
 from ..models import Consideration, ListenState, Spend, clock
-from ..models.dials import resolve
+from ..models.in_force import resolve
 from ..models.listening import WakeKind
 from ..money.budget import Refusal, release, reserve, turn_cap
 from ..turn.context import new_posts_prompt, quiet_prompt

@@ -18,7 +18,7 @@ from ..decision.mentions import mentioned_names
 from ..decision.steering import NEVER, changed_in_host, looks_unprompted, mentions_held, scram_holds
 from ..holds import lift_hold
 from ..models import Consideration, Dials, MentionWake, Spend, clock
-from ..models.dials import resolve
+from ..models.in_force import resolve
 from ..money.budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch_wake_refusal
 from ..turn.commands import command_in, run_command
 from ..turn.context import watch_prompt

@@ -31,7 +31,7 @@ from motion_runner.models import Agent, Kind, Message, Motion, Source, Turn, Tur
 
 from ..decision.steering import looks_unprompted, scram_holds, unprompted_again_at
 from ..models import Consideration, Dials, ListenState, MentionWake, TypingPing, clock
-from ..models.dials import Resolved, reads_once, resolve
+from ..models.in_force import Resolved, reads_once, resolve
 from ..models.listening import WakeKind
 from ..turn.wake import human_duration
 from .recovery import CONSIDER, recover_considerations

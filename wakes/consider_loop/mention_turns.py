@@ -26,7 +26,7 @@ from motion_runner.runner.turns import wake_line_id
 from ..decision.steering import NEVER
 from ..holds import keep_hold, lift_hold
 from ..models import MentionWake, Spend, clock
-from ..models.dials import Resolved, resolve
+from ..models.in_force import Resolved, resolve
 from ..money.budget import day_of
 from ..turn.context import mention_prompt
 from ..turn.footer import finalize_prompt

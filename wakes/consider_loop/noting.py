@@ -28,7 +28,8 @@ from motion_runner.models import Message
 from motion_runner.sql.listen_states import NoteRead, read_states, update_bumped, update_fields
 
 from ..models import DialOverride, Dials, ListenState, clock
-from ..models.dials import overrides_for, resolve
+from ..models.in_force import resolve
+from ..models.overrides import overrides_for
 from .loop import ensure_states, is_person, schedule
 
 # What the note changes on a state (advance_clocks); `version` is bumped beside them.

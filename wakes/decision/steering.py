@@ -30,7 +30,7 @@ from motion_runner import signals
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Motion, Scram
-from motion_runner.runner.resume import context_window, session_context
+from motion_runner.runner.resume import context_reading, percent_full
 
 from ..conf import app_settings as wakes_settings
 from ..holds import lift_hold
@@ -252,16 +252,16 @@ def prompt_piece(motion: Motion, agent: Agent) -> str:
 
 
 def context_fullness(motion_id: str, agent: Agent) -> dict | None:
-    """How full the agent's context is here: its newest API call's input in its newest session of
-    this Motion (runner/resume.session_context), against its model's window as the harness said
-    it (runner/resume.context_window), else the WAKES_CONTEXT_WINDOW_TOKENS setting."""
-    context = session_context(motion_id, agent.pk)
-    if context is None:
+    """How full the agent's context is here, for the menus and a Codex or Pi /context answer:
+    the newest reading (runner/resume.context_reading: Claude Code's own /context answer, or the
+    newest API call's input against its model's window as the harness said it), else against the
+    WAKES_CONTEXT_WINDOW_TOKENS setting; the percent is runner/resume.percent_full's, the one figure."""
+    reading = context_reading(motion_id, agent.pk)
+    if reading is None:
         return None
-    said = context_window(motion_id, agent.pk, context.model) if context.model else None
-    window = said or wakes_settings.WAKES_CONTEXT_WINDOW_TOKENS
-    used = context.tokens
-    return {"tokens": used, "window": window, "percent": round(100 * used / window) if window else None}
+    window = reading.window or wakes_settings.WAKES_CONTEXT_WINDOW_TOKENS
+    used = reading.tokens
+    return {"tokens": used, "window": window, "percent": percent_full(used, window) if window else None}
 
 
 # --- a change from the thread's menus ----------------------------------------------------------

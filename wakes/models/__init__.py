@@ -1,9 +1,10 @@
 """The wakes app's models: who is woken, when, and what it may spend.
 
-One module per concern (dials, listening, ledger, requests, steer); this package imports each
+One module per concern (dials, overrides, in_force, listening, ledger, requests, steer, notices,
+arrivals, shadow; wake_texts holds the wake lines' default texts); this package imports each
 model class, so Django finds them all and `from wakes.models import Spend` keeps working for a
-model. Everything else (resolve, current_dials, the choices) is imported from the module that
-defines it. These modules import the runner's models and the clock beside them (clock.py, the
+model. Everything else (in_force.resolve, dials.current_dials, the choices) is imported from the
+module that defines it. These modules import the runner's models and the clock beside them (clock.py, the
 wake rules' one notion of now, which every room reads) only.
 
 
@@ -25,10 +26,11 @@ wake rules' one notion of now, which every room reads) only.
 """
 
 from .arrivals import Greeting
-from .dials import DialOverride, Dials
+from .dials import Dials
 from .ledger import BudgetDay, Spend
 from .listening import Consideration, ListenState, MentionWake, TypingPing
 from .notices import Notice, PushSubscription
+from .overrides import DialOverride
 from .requests import AbilityRun, WakeRequest
 from .shadow import ShadowDecision
 from .steer import Steer

@@ -1,27 +1,18 @@
-"""The dials: every number and text of the wake rules (Dials, one row), per Motion, agent or pair
-(DialOverride), and the dials in force for one pair (resolve → Resolved; current_dials for the
-texts).
+"""The dials: every number and text of the wake rules, in one row (Dials) edited in the admin.
 
 The texts' and the guard's defaults are here too (DEFAULTS): the Dials fields take their defaults
 from them, and `current_dials()` merges them with the admin-edited row, so callers never care
-where a value came from."""
+where a value came from. A Motion's, an agent's or a pair's own values are overrides.py; the
+dials in force for one pair (resolve → Resolved) are in_force.py."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
-from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from django.db import models
-from django.db.models import Q
 
-from motion_runner import signals
-from motion_runner.models import Agent, Motion
-
-from . import clock, wake_texts
-from .steer import Steer
+from . import wake_texts
 
 DEFAULT_SCREEN_PROMPT = (
     "You screen posts in a shared thread for an AI agent named @{agent}. Decide whether the new "
@@ -395,182 +386,6 @@ class Dials(models.Model):
     def load(cls) -> Dials:
         dials, _ = cls.objects.get_or_create(pk=1)
         return dials
-
-
-OVERRIDABLE = (
-    "quiet_seconds",
-    "idle_looks",
-    "considerations_per_hour",
-    "consideration_cap_usd",
-    "consider_effort",
-    "mention_effort",
-    "screen_enabled",
-    "reads",
-    "mention_wakes_per_hour",
-    "agent_chain_turns",
-)
-
-
-class DialOverride(models.Model):
-    """Overrides for one Motion, one agent, or one pair. Blank fields inherit.
-
-    Replacing dials resolve global → Motion → agent → pair. `daily_budget_usd` is different:
-    the global one caps the whole day's spend; one set here adds a narrower cap on this
-    scope's own spend (a Motion's, an agent's, a pair's).
-    """
-
-    motion = models.ForeignKey(
-        Motion, null=True, blank=True, on_delete=models.CASCADE, related_name="dial_overrides"
-    )
-    agent = models.ForeignKey(
-        Agent, null=True, blank=True, on_delete=models.CASCADE, related_name="dial_overrides"
-    )
-    quiet_seconds = models.FloatField(null=True, blank=True)
-    idle_looks = models.PositiveIntegerField(null=True, blank=True)
-    considerations_per_hour = models.PositiveIntegerField(null=True, blank=True)
-    daily_budget_usd = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True)
-    consideration_cap_usd = models.DecimalField(max_digits=8, decimal_places=2, null=True, blank=True)
-    consider_effort = models.CharField(max_length=8, choices=Effort.choices, blank=True)
-    mention_effort = models.CharField(max_length=8, choices=Effort.choices, blank=True)
-    screen_enabled = models.BooleanField(null=True, blank=True)
-    reads = models.PositiveIntegerField(null=True, blank=True)
-    mention_wakes_per_hour = models.PositiveIntegerField(null=True, blank=True)
-    agent_chain_turns = models.PositiveIntegerField(null=True, blank=True)
-
-    class Meta:
-        constraints = [
-            models.CheckConstraint(
-                condition=Q(motion__isnull=False) | Q(agent__isnull=False), name="override_names_a_scope"
-            ),
-            models.UniqueConstraint(
-                fields=["motion"], condition=Q(agent__isnull=True), name="one_override_per_motion"
-            ),
-            models.UniqueConstraint(
-                fields=["agent"], condition=Q(motion__isnull=True), name="one_override_per_agent"
-            ),
-            models.UniqueConstraint(fields=["motion", "agent"], name="one_override_per_pair"),
-        ]
-
-    def __str__(self) -> str:
-        return f"override {self.motion_id or '*'} / {self.agent or '*'}"
-
-
-@dataclass
-class Resolved:
-    """The dials in force for one (Motion, agent)."""
-
-    dials: Dials
-    quiet_seconds: float
-    idle_looks: int
-    considerations_per_hour: int
-    consideration_cap_usd: Decimal
-    consider_effort: str
-    mention_effort: str
-    screen_enabled: bool
-    reads: int
-    mention_wakes_per_hour: int
-    agent_chain_turns: int
-    # (scope, limit) pairs: "all", "motion", "agent", "pair"
-    daily_caps: list[tuple[str, Decimal]]
-
-    @property
-    def idle_seconds(self) -> float:
-        return self.idle_looks * self.dials.tick_seconds
-
-    @property
-    def daily_budget_usd(self) -> Decimal:
-        """The global daily budget in force (the "all" cap, always first)."""
-        return self.daily_caps[0][1]
-
-
-def overrides_for(motion_id: str, agent_ids: Collection[int]) -> list[DialOverride]:
-    """Every override that applies to one of these agents in this Motion, in one query (resolve's
-    `overrides`, for a Motion's listening agents together)."""
-    return list(
-        DialOverride.objects.filter(
-            Q(motion_id=motion_id, agent__isnull=True)
-            | Q(agent_id__in=agent_ids, motion__isnull=True)
-            | Q(motion_id=motion_id, agent_id__in=agent_ids)
-        )
-    )
-
-
-def resolve(
-    motion_id: str,
-    agent_id: int,
-    dials: Dials | None = None,
-    overrides: Iterable[DialOverride] | None = None,
-    *,
-    steered: bool = True,
-) -> Resolved:
-    """`overrides`: a superset of the pair's, read already (overrides_for); else they are asked.
-    Then the room's `reads` from the thread (wakes/decision/steering.py's order: dials → overrides → the
-    thread); `steered=False` skips that query where `reads` is not used (the loop's schedule). Under
-    a steering source that keeps timing (memory-lane's rows), its timing and budget over the dials."""
-    dials = dials or Dials.load()
-    values = {name: getattr(dials, name) for name in OVERRIDABLE}
-    caps: list[tuple[str, Decimal]] = [("all", dials.daily_budget_usd)]
-    if overrides is None:
-        overrides = overrides_for(motion_id, [agent_id])
-    rows = [
-        row
-        for row in overrides
-        if (row.motion_id, row.agent_id) in ((motion_id, None), (None, agent_id), (motion_id, agent_id))
-    ]
-
-    def rank(row: DialOverride) -> int:
-        return 2 if row.motion_id and row.agent_id else (1 if row.agent_id else 0)
-
-    for row in sorted(rows, key=rank):
-        for name in OVERRIDABLE:
-            value = getattr(row, name)
-            if value is not None and value != "":
-                values[name] = value
-        if row.daily_budget_usd is not None:
-            caps.append((("motion", "agent", "pair")[rank(row)], row.daily_budget_usd))
-    if (source := signals.steering_source()) is not None:  # memory-lane's timing rows, under its binding
-        for name, (value, _own) in source.timing(motion_id, agent_id, dials.tick_seconds).items():
-            values[name] = value
-        caps[0] = ("all", global_daily_budget(dials))
-    if steered and (tokens := room_reads(motion_id, agent_id)) is not None:
-        values["reads"] = tokens
-    return Resolved(dials=dials, daily_caps=caps, **values)
-
-
-def reads_once(pairs: list[tuple[str, int | None]]) -> AbstractContextManager:
-    """Within it, resolve() for these pairs reads the steering source's rows (memory-lane's Moods,
-    agents and settings rows, under its binding) once for all of them: the loop's tick."""
-    source = signals.steering_source()
-    return source.reads_once(pairs) if source is not None else nullcontext()
-
-
-def global_daily_budget(dials: Dials) -> Decimal:
-    """Dollars a day every Motion's considerations may spend: the dial, or under memory-lane's
-    binding its consider_usd_per_day row (motion_runner/memory_lane/timing.py) when one counts."""
-    source = signals.steering_source()
-    kept = source.daily_budget() if source is not None else None
-    return dials.daily_budget_usd if kept is None else kept
-
-
-def room_reads(motion_id: str, agent_id: int) -> int | None:
-    """The `reads` the room set in the thread's menu: its newest row while its "until" lasts;
-    None when none is in force (blank is "the default", and a word from before the menu offered
-    token budgets means nothing here)."""
-    if (
-        source := signals.steering_source()
-    ) is not None:  # memory-lane's rows, under its binding (decision/steering.py)
-        records = source.candidates([(motion_id, agent_id)])[(motion_id, agent_id)]
-        row = next(({"value": r.value, "until": r.until} for r in records if r.setting == "reads"), None)
-    else:
-        row = (
-            Steer.objects.filter(motion_id=motion_id, agent_id=agent_id, setting=Steer.Setting.READS)
-            .order_by("-at", "-pk")
-            .values("value", "until")
-            .first()
-        )
-    if row is None or (row["until"] is not None and row["until"] <= clock.now()):
-        return None
-    return int(row["value"]) if row["value"].isdigit() else None
 
 
 def current_dials() -> dict[str, Any]:

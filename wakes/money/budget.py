@@ -28,7 +28,7 @@ from motion_runner.models import ENDED_STATUSES
 from motion_runner.runner.resume import session_context
 
 from ..models import BudgetDay, Consideration, Spend
-from ..models.dials import Resolved
+from ..models.in_force import Resolved
 from ..models.listening import WakeKind
 
 HOUR = timedelta(hours=1)

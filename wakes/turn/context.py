@@ -38,7 +38,7 @@ from motion_runner.people.principal import AgentPrincipal
 from ..decision.mentions import mentioned_names
 from ..decision.quoting import FRAME, LEAD_IN, defuse, posts_of, quote, thread_link
 from ..models import clock
-from ..models.dials import Resolved, resolve
+from ..models.in_force import Resolved, resolve
 from .screen import digest, small_model_available
 
 log = logging.getLogger(__name__)

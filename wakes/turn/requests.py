@@ -53,8 +53,13 @@ QUOTED = re.compile(
     r"|<(?P<tag>pre|code|xmp|samp|kbd|textarea|details|div)\b.*?(?:</(?P=tag)\s*>|\Z)"
     # an HTML comment (shown as nothing), open to the end if unclosed;
     r"|<!--.*?(?:-->|\Z)"
-    # a link's or an image's text, inline or by reference (a link is someone's page, not an ask).
-    r"|!?\[[^\[\]]{0,2000}\](?:\([^)\n]{0,2000}\)|\[[^\]\n]{0,200}\])",
+    # a link's or an image's text, inline or by reference (a link is someone's page, not an ask);
+    r"|!?\[[^\[\]]{0,2000}\](?:\([^)\n]{0,2000}\)|\[[^\]\n]{0,200}\])"
+    # a link's definition (`[ref]: url "title"`), shown as nothing;
+    r"|^[ ]{0,3}\[[^\[\]\n]{1,999}\]:.*?$"
+    # a URL that runs into a tag with no space between (an autolink's `<https://…`, a bare
+    # `https://…` or `www.…`): the tag is part of an address someone wrote, not an ask.
+    r"|(?:<[a-z][a-z0-9+.\-]{1,31}:|\b[a-z][a-z0-9+.\-]{1,31}://|\bwww\.)[^\s<>]{0,2000}<[^>\n]{0,2000}>?",
     re.DOTALL | re.MULTILINE | re.IGNORECASE,
 )
 QUOTE_LINE = re.compile(r"^[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*>")

@@ -36,7 +36,7 @@ from ..decision.steering import (
     steering_for,
 )
 from ..models import Dials, Steer
-from ..models.dials import resolve
+from ..models.in_force import resolve
 from ..turn.requests import person_may_grant
 
 

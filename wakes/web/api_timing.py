@@ -33,7 +33,7 @@ from motion_runner.people.access import access, is_person, readable_motion
 from motion_runner.people.context import sign_in_of
 
 from ..models import DialOverride, Dials, clock
-from ..models.dials import global_daily_budget
+from ..models.in_force import global_daily_budget
 from ..turn.requests import person_may_grant
 
 # knob: (words for the thread, type, lowest, highest). None as a value: back to the global dial.

@@ -15,7 +15,7 @@ from motion_runner.models import Message, Motion, Turn, TurnStatus
 from ..decision.listening_scopes import listening_by_pair
 from ..decision.steering import hushes
 from ..models import DialOverride, Dials, ListenState, Spend, WakeRequest, clock
-from ..models.dials import global_daily_budget
+from ..models.in_force import global_daily_budget
 from ..money.budget import day_of, spent_today
 
 

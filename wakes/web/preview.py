@@ -17,7 +17,7 @@ from ..consider_loop.considering import new_posts
 from ..decision.steering import wake_settings
 from ..decision.trust import decide, decide_burst
 from ..models import Consideration, Dials, ListenState, clock
-from ..models.dials import resolve
+from ..models.in_force import resolve
 from ..models.listening import WakeKind
 from ..turn.context import mention_prompt, new_posts_prompt, quiet_prompt
 from ..turn.wake import human_duration

@@ -112,7 +112,7 @@ def test_a_codex_turn_reaches_the_record_server_by_url_its_pass_in_the_environme
 
     del settings.WAKE_MEMORY_SERVERS
     settings.RECORD_SERVER_URL = "http://127.0.0.1:8765/mcp"
-    monkeypatch.setattr(passes, "reachable", lambda url: True)
+    monkeypatch.setattr(passes, "healthy", lambda url: True)
     agent = AgentFactory(name="codey", harness="codex", binary=binary)
     turn = TurnFactory(
         agent=agent, motion=MotionFactory(workspace="/srv/notes"), mode="full", status="running"
@@ -133,7 +133,7 @@ def test_a_pi_turn_hands_its_extension_the_record_servers_url(binary, settings, 
 
     del settings.WAKE_MEMORY_SERVERS
     settings.RECORD_SERVER_URL = "http://127.0.0.1:8765/mcp"
-    monkeypatch.setattr(passes, "reachable", lambda url: True)
+    monkeypatch.setattr(passes, "healthy", lambda url: True)
     agent = AgentFactory(name="pia", harness="pi", binary=binary, model="fake/fake-model")
     turn = TurnFactory(
         agent=agent, motion=MotionFactory(workspace="/srv/notes"), mode="look", status="running"

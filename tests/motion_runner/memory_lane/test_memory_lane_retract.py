@@ -50,6 +50,12 @@ def test_the_stored_prompt_and_its_echo_in_memory_lanes_record_lose_it(seen):
     assert deleted["anywhere_here"] == 0
 
 
+def test_the_agents_note_of_it_loses_the_code_here_and_in_memory_lanes_record(seen):
+    deleted = seen["deleted"]
+    assert deleted["note"] == "Justin's door code: [deleted] (front door)"
+    assert "4471" not in str(deleted["note_in_host"])
+
+
 def test_memory_lanes_edit_is_what_the_next_wake_reads(seen):
     edited = seen["edited"]
     assert edited["copy"] == "meet at the gate"

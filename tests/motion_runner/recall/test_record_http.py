@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import sys
 import threading
 import time
 
@@ -21,6 +22,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from motion_runner.models import Kind, Message, TurnStatus
 from motion_runner.recall.http import app
 from motion_runner.recall.passes import SERVER_NAME, issue_pass, server_config
+from motion_runner.runner.turns import enqueue_turn, execute_turn
 from tests.factories import TurnFactory
 from tests.own_loop import run
 
@@ -35,20 +37,35 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.fixture
-def record_url(db):
+class Served:
     """`app()` served by uvicorn on a thread of this process, as `manage.py serve_record` serves it."""
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app(), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert server.started
-    yield f"http://127.0.0.1:{port}/mcp"
-    server.should_exit = True
-    thread.join(10)
+
+    def __init__(self) -> None:
+        port = free_port()
+        self.url = f"http://127.0.0.1:{port}/mcp"
+        self.server = uvicorn.Server(uvicorn.Config(app(), host="127.0.0.1", port=port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert self.server.started
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@pytest.fixture
+def served(db):
+    served = Served()
+    yield served
+    served.stop()
+
+
+@pytest.fixture
+def record_url(served):
+    return served.url
 
 
 def transport(url: str, token: str | None):
@@ -234,3 +251,127 @@ def test_a_named_server_that_does_not_answer_is_said_in_the_thread_and_stdio_ser
     (said,) = Message.objects.filter(motion=running_turn.motion, turn=running_turn, kind=Kind.WAKE)
     assert "record server" in said.text and "did not answer" in said.text
     assert settings.RECORD_SERVER_URL in said.text
+
+
+def test_a_port_that_takes_connections_but_never_answers_is_said_unreachable(running_turn, settings):
+    # A hung server (or another process on its port): a connection is taken, no health answer.
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        settings.RECORD_SERVER_URL = f"http://127.0.0.1:{silent.getsockname()[1]}/mcp"
+        config, files = server_config(running_turn)
+    for path in files:
+        path.unlink()
+    assert config.get("type") != "http"
+    (said,) = Message.objects.filter(turn=running_turn, kind=Kind.WAKE)
+    assert "did not answer" in said.text
+
+
+# --- a server that stops answering mid-turn --------------------------------------------------
+
+SESSION = "7d0c6c52-4a4e-4d55-9d0e-5b0b4f0c2a11"
+SEARCH = f"mcp__{SERVER_NAME}__search"
+
+
+def record_calls_failing(tmp_path, calls: int) -> str:
+    """Claude Code's lines for `calls` record searches, each answered by the harness's tool error
+    (as when its MCP server is gone), then its reply and result."""
+    lines: list[dict] = [{"type": "system", "subtype": "init", "session_id": SESSION, "tools": [SEARCH]}]
+    for n in range(calls):
+        lines.append(
+            {
+                "type": "assistant",
+                "session_id": SESSION,
+                "uuid": f"0b7e1c55-0c55-4c1c-9f55-1d5f0d1e2{n:03d}",
+                "message": {
+                    "id": f"msg_{n}",
+                    "role": "assistant",
+                    "content": [
+                        {"type": "tool_use", "id": f"toolu_{n}", "name": SEARCH, "input": {"query": "x"}}
+                    ],
+                },
+            }
+        )
+        lines.append(
+            {
+                "type": "user",
+                "session_id": SESSION,
+                "uuid": f"1b7e1c55-0c55-4c1c-9f55-1d5f0d1e2{n:03d}",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": f"toolu_{n}",
+                            "content": "fetch failed",
+                            "is_error": True,
+                        }
+                    ],
+                },
+            }
+        )
+    lines.append(
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "session_id": SESSION,
+            "total_cost_usd": 0.01,
+            "usage": {"input_tokens": 10, "output_tokens": 5},
+            "uuid": "0b7e1c55-0c55-4c1c-9f55-1d5f0d1e2fff",
+        }
+    )
+    path = tmp_path / "lines.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return str(path)
+
+
+@pytest.fixture
+def harnessed(launch, magent, tmp_path, monkeypatch, settings, served):
+    """@magent's Claude Code is tests/fakes/fake_harness.py playing `record_calls_failing`, handed
+    the record server `served`; `then(after_launch)` runs once its launch is built (the server's
+    health checked, its URL handed), before the harness prints."""
+    from motion_runner.harnesses import claude_code
+    from tests.paths import TESTS
+
+    settings.RECORD_SERVER_URL = served.url
+    magent.harness, magent.binary = "claude-code", sys.executable
+    magent.env = {"FAKE_HARNESS_PLAN": json.dumps({"lines": record_calls_failing(tmp_path, calls=2)})}
+    magent.save()
+    after: list = []
+    real = claude_code.ClaudeCodeAdapter.build_launch
+
+    def build_launch(self, turn, *, resume_session, policy):
+        spec = real(self, turn, resume_session=resume_session, policy=policy)
+        spec.argv = [spec.argv[0], str(TESTS / "fakes" / "fake_harness.py"), *spec.argv[1:]]
+        for then in after:
+            then()
+        return spec
+
+    monkeypatch.setattr(claude_code.ClaudeCodeAdapter, "build_launch", build_launch)
+    return after
+
+
+def record_lines(turn) -> list[str]:
+    return list(Message.objects.filter(turn=turn, kind=Kind.WAKE).values_list("text", flat=True))
+
+
+def test_a_record_server_gone_mid_turn_is_said_once_in_the_thread(launch, magent, served, harnessed):
+    harnessed.append(served.stop)  # handed to the turn, then gone before its first call
+    queued = enqueue_turn(launch, magent, "Anything new?", mode="look", dispatch=False)
+
+    turn = execute_turn(queued.pk)
+
+    assert turn.status == TurnStatus.FINISHED, turn.error
+    (said,) = record_lines(turn)  # two failed calls, one line
+    assert "stopped answering" in said and served.url in said
+
+
+def test_a_record_tool_error_from_a_server_that_answers_says_nothing_more(launch, magent, harnessed):
+    queued = enqueue_turn(launch, magent, "Anything new?", mode="look", dispatch=False)
+
+    turn = execute_turn(queued.pk)
+
+    assert turn.status == TurnStatus.FINISHED, turn.error
+    assert record_lines(turn) == []
+    assert Message.objects.filter(turn=turn, kind=Kind.TOOL_RESULT, is_error=True).count() == 2

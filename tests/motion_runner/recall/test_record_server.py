@@ -148,3 +148,18 @@ def test_a_call_after_the_turn_ended_is_refused(launch, running_turn):
 def end(turn) -> None:
     turn.status = TurnStatus.FINISHED
     turn.save(update_fields=["status"])
+
+
+def test_the_tools_say_what_they_do_so_a_harness_asking_approval_for_writes_lets_them_run():
+    """Codex asks approval for an MCP tool that may write destructively or reach outside (its
+    default when a tool says nothing), and a look-only turn's approval policy is "never": the
+    reads say they only read, the note that it destroys nothing, neither reaches outside."""
+
+    async def listed():
+        async with Client(build("mrp_unused")) as client:
+            return {tool.name: tool.annotations for tool in (await client.list_tools()).tools}
+
+    said = run(listed())
+    assert said["search"].read_only_hint and said["read"].read_only_hint
+    assert said["remember"].read_only_hint is False and said["remember"].destructive_hint is False
+    assert all(annotations.open_world_hint is False for annotations in said.values())

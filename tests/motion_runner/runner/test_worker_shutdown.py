@@ -6,6 +6,7 @@ after "bin/serve: stopped" the agent's CLI was still running."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -16,7 +17,7 @@ from motion_runner.runner import tasks
 from motion_runner.runner.process import TURN_MARKER, marked_processes
 from motion_runner.runner.turns import enqueue_turn, turn_marker
 from tests.factories import AgentFactory, MotionFactory
-from tests.faults.support import wait_for
+from tests.faults.support import alive, database_url, start_worker, wait_for
 
 pytestmark = pytest.mark.django_db(transaction=True)  # asked from a thread of its own connection
 
@@ -70,3 +71,37 @@ def test_turns_running_elsewhere_and_other_databases_turns_are_left_alone(harnes
 
     assert Turn.objects.filter(pk__in=[elsewhere.pk, mine.pk], stop_requested_at__isnull=False).count() == 0
     assert stranger.poll() is None  # asked, never killed: its own runner ends it
+
+
+def pool_children(pid: int) -> set[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as handle:
+        return {int(child) for child in handle.read().split()}
+
+
+@pytest.mark.timeout(300)
+def test_an_idle_worker_asked_to_stop_leaves_at_once_with_its_pool(tmp_path):
+    """bin/serve's Ctrl-C waited ~7 s for Celery's own shutdown of idle workers, then killed
+    them (issue 43.6): an idle prefork worker leaves at once, status 0, no pool child left."""
+    log = tmp_path / "worker.log"
+    worker = start_worker(
+        "housekeeping",
+        database=database_url(),
+        broker="filesystem://localhost/",
+        log=log,
+        MOTION_RUNNER_DATA_DIR=str(tmp_path),
+        pool="prefork",
+    )
+    try:
+        wait_for("the worker ready", lambda: " ready." in log.read_text(), seconds=120)
+        children = wait_for(
+            "its pool of two", lambda: len(pool_children(worker.pid)) == 2 and pool_children(worker.pid)
+        )
+
+        worker.send_signal(signal.SIGTERM)
+
+        assert worker.wait(timeout=120) == 0
+        assert "nothing running or waiting here: leaving at once" in log.read_text()
+        assert not [child for child in children if alive(child)]
+    finally:
+        worker.kill()
+        worker.wait()

@@ -8,9 +8,12 @@ demo is the first run's account bin/serve makes (a password too, MOTION_RUNNER_F
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from motion_runner.models import Kind, Message, Turn, TurnStatus
+from motion_runner.runner.resume import percent_full
 from motion_runner.runner.turns import execute_turn
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
 from wakes.consider_loop.handlers import handle_message
@@ -230,6 +233,53 @@ def test_a_local_commands_synthetic_answer_leaves_the_context_meter_as_it_was(ha
     assert context_fullness(harbor.pk, magent)["tokens"] == 250_000
 
 
+# Claude Code 2.1.332's answer to /context on stdout (a `<synthetic>` line), cut to what is read.
+CLI_CONTEXT_ANSWER = {
+    "type": "assistant",
+    "local_command_run": True,
+    "context_usage": {
+        "model": "claude-opus-5-5",
+        "total_tokens": 12_372,
+        "raw_max_tokens": 1_000_000,
+        "percentage": 1,
+    },
+}
+
+
+def said_by_magent(motion, **fields):
+    return MessageFactory(
+        motion=motion, agent=motion.agents.get(), sender="magent", source="runner", session_id="s1", **fields
+    )
+
+
+def test_after_the_clis_context_answer_the_meter_says_what_it_said(harbor):
+    """The stand-in's calls report no input (0 %) while Claude Code's /context counted 1 %: the
+    menu reads the CLI's own count once it is the newest (issue 43.7)."""
+    said_by_magent(harbor, model_backend="claude-opus-5-5", input_tokens=0)
+    said_by_magent(harbor, model_backend="<synthetic>", input_tokens=0, raw=CLI_CONTEXT_ANSWER)
+
+    assert context_fullness(harbor.pk, harbor.agents.get()) == {
+        "tokens": 12_372,
+        "window": 1_000_000,
+        "percent": CLI_CONTEXT_ANSWER["context_usage"]["percentage"],
+    }
+
+
+def test_a_call_after_the_clis_context_answer_is_the_newer_reading(harbor):
+    said_by_magent(harbor, model_backend="<synthetic>", input_tokens=0, raw=CLI_CONTEXT_ANSWER)
+    said_by_magent(harbor, model_backend="claude-opus-5-5", input_tokens=90_000)
+
+    assert context_fullness(harbor.pk, harbor.agents.get())["tokens"] == 90_000
+
+
+@pytest.mark.parametrize(
+    ("tokens", "window", "percent"),
+    [(12_372, 1_000_000, 1), (2_500, 100_000, 3), (2_499, 100_000, 2), (0, 200_000, 0)],
+)
+def test_the_percent_full_is_rounded_half_up_as_the_cli_rounds(tokens, window, percent):
+    assert percent_full(tokens, window) == percent
+
+
 def test_a_one_million_model_named_so_has_that_window_before_any_turn_said_it(harbor):
     magent = harbor.agents.get()
     MessageFactory(
@@ -260,3 +310,22 @@ def test_the_real_cli_answers_context_in_the_thread(claude_on_fake, claude_binar
     assert claude_on_fake.message_requests() == []  # answered by the CLI itself: no model call
     spend = Spend.objects.get(turn=turn)
     assert spend.settled and not spend.counted
+
+
+@pytest.mark.e2e
+def test_the_menus_figure_is_the_real_clis_context_answers(claude_on_fake, claude_binary, tmp_path):
+    """Issue 43.7: `/context` said 1 % where the menu said 0 %. After the real CLI's answer the
+    menu's percent is the one its words say."""
+    motion = MotionFactory(slug="studio", workspace=str(tmp_path))
+    magent = AgentFactory(name="magent", harness="claude-code")
+    motion.agents.add(magent)
+    [queued] = post(motion, "justin", "@magent /context", sign_in="ssh")
+
+    turn = execute_turn(queued.pk)
+
+    answer = " ".join(
+        m.text for m in Message.objects.filter(turn=turn, kind=Kind.TEXT).exclude(source="system")
+    )
+    said = re.search(r"\((\d+)%\)", answer)
+    assert said, answer
+    assert context_fullness(motion.pk, magent)["percent"] == int(said[1])

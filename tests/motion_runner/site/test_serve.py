@@ -183,8 +183,11 @@ def test_bin_serve_stops_whole_and_quietly(serve, how):
     output = serve.output()
     assert output.count("bin/serve: stopping") == 1
     assert "bin/serve: stopped" in output
+    assert serve.process.returncode == (130 if how == "ctrl-c" else 143)  # 128 + SIGINT, 128 + SIGTERM
     if how == "cold":  # no grace: the groups were killed, pool children and all
         assert "killing what is left" in output
+    else:  # idle workers leave at once (runner/tasks.leave_at_once_when_idle): nothing outlived the grace
+        assert "killing what is left" not in output, output
     assert "RecursionError" not in output
     # One line per part: no Celery banners, no kombu warning per connection, no Ctrl-C echoes.
     for noise in ("[queues]", "celery beat v", "No hostname was supplied", "Hitting Ctrl+C again"):
