@@ -61,6 +61,10 @@ class EventKind:
     # Pi's text_delta): shown growing on the page, never stored, never priced; the final line
     # that follows is the Message (motion_runner/runner/live_text.py).
     PARTIAL = "partial"
+    # An API message's final usage, streamed after its blocks (Claude Code's message_delta):
+    # never stored as a Message, only priced (the runner prices a turn that printed no result
+    # line by it; the spend guard counts it), once per message_id.
+    USAGE = "usage"
 
 
 @dataclass

@@ -10,7 +10,8 @@ Checked against recordings of the real CLI (2.1.332) in tests/recordings/claude-
 - `assistant`: exactly one content block a line; the lines of one API message share
   message.id and each has its own uuid (the same uuid the transcript file gives that line).
   Their usage is the message_start snapshot (output_tokens 1, stop_reason null): the final
-  output count and stop reason are only in the transcript, so they are not taken from here.
+  output count is in the message_delta stream event after them (and the transcript), so it is
+  not taken from here.
   When the API fails, the CLI writes a synthetic assistant line (`is_api_error_message`,
   `api_error_status`, a uuid for message.id; `isApiErrorMessage`, `apiErrorStatus` in the
   transcript) whose text is its error: an error, not speech. A stopped session's transcript
@@ -33,7 +34,9 @@ Checked against recordings of the real CLI (2.1.332) in tests/recordings/claude-
 - `stream_event` (with --include-partial-messages, which the runner passes; recording
   `partials`): raw Messages API events. A block's start moves the activity line; a text
   block's `text_delta`s give its text as typed (PARTIAL events, shown growing, never stored):
-  the `assistant` line with the whole block comes after its deltas.
+  the `assistant` line with the whole block comes after its deltas. `message_delta` (after an
+  API message's last block) carries its final usage, output counted: a USAGE event, priced
+  (a turn stopped before its result line is charged by it) and never stored.
 - `rate_limit_event`, `system/compact_boundary` (from the docs; not recorded offline).
 """
 
@@ -127,6 +130,9 @@ class ClaudeCodeParser(StreamParser):
         # result, and answers their end with another turn (recorded, 2.1.332).
         self.background_tasks: dict[str, str] = {}
         self.typing = ""  # the text block being typed, as its deltas said so far
+        # The API message streaming now (its message_start): its id, model and usage so far,
+        # for its message_delta, which carries the final usage but neither id nor model.
+        self.streaming: tuple[str, str, dict[str, Any]] = ("", "", {})
 
     def feed(self, line: dict[str, Any]) -> list[Event]:
         kind = line.get("type")
@@ -394,10 +400,37 @@ class ClaudeCodeParser(StreamParser):
         self.background_tasks = {key: value for key, value in self.background_tasks.items() if key in running}
         return []
 
+    def _final_usage(self, line: dict[str, Any], event: dict[str, Any]) -> list[Event]:
+        """The message's whole usage, output counted (the assistant lines before it carry the
+        message_start snapshot, output a placeholder): what a turn stopped before its result line
+        spent on this message. Some API versions send only output_tokens here: the rest is the
+        message_start's."""
+        usage = event.get("usage")
+        started_id, model, started_usage = self.streaming
+        message_id = str(line.get("api_message_id") or started_id)
+        if not isinstance(usage, dict) or not message_id:
+            return []
+        return [
+            Event(
+                EventKind.USAGE,
+                message_id=message_id,
+                session_id=self.session_id,
+                model=model or self.model,
+                usage={**started_usage, **usage},
+            )
+        ]
+
     def _partial(self, line: dict[str, Any]) -> list[Event]:
         """A block's start moves the activity line; a text block's deltas give its text so far
         (PARTIAL: shown, never stored); the assistant line that follows carries the whole block."""
         event = line.get("event") or {}
+        if event.get("type") == "message_start":
+            message = event.get("message") or {}
+            usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+            self.streaming = (str(message.get("id") or ""), str(message.get("model") or ""), usage)
+            return []
+        if event.get("type") == "message_delta":
+            return self._final_usage(line, event)
         if event.get("type") == "content_block_delta":
             delta = event.get("delta") or {}
             if delta.get("type") != "text_delta" or not isinstance(delta.get("text"), str):
@@ -510,7 +543,7 @@ class ClaudeCodeAdapter(HarnessAdapter):
     def streamed_cost(self, event: Event) -> Decimal | None:
         # The assistant line's usage is the API's message_start snapshot: input and cache
         # tokens are final, output is not yet counted (the parser drops the placeholder), so
-        # this is a lower bound.
+        # this is a lower bound; the message's USAGE event (its message_delta) is the whole.
         if event.kind == EventKind.TURN_END or not event.usage:
             return None
         return pricing.anthropic_cost(event.model, event.usage)

@@ -316,7 +316,7 @@ class EventWriter:
         for event in events:
             if event.kind == EventKind.TURN_END:
                 outcome.turn_end = event
-            if event.kind not in (EventKind.INIT, EventKind.UNKNOWN):
+            if event.kind not in (EventKind.INIT, EventKind.UNKNOWN, EventKind.USAGE):
                 counted += 1
                 activity = self.activity_for(event) or activity
             try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import signal
+from collections.abc import Mapping
 from decimal import Decimal
 
 from django.db import DatabaseError, transaction
@@ -180,7 +181,7 @@ def finish_turn(
         fields["cost_usd"] = end.cost_usd if end.cost_usd is not None else Decimal(0)
         fields["cost_source"] = (end.cost_source or "the result line")[:120]
     else:
-        cost, source = cost_without_result(turn)
+        cost, source = cost_without_result(turn, streamed=run.streamed)
         fields["cost_usd"], fields["cost_source"] = cost, source[:120]
     error = redact(error)
     # The row and its line in the thread together or not at all, so a retry after the database
@@ -212,12 +213,17 @@ def finish_turn(
     return turn
 
 
-def cost_without_result(turn: Turn) -> tuple[Decimal, str]:
+def cost_without_result(turn: Turn, streamed: Mapping[str, Decimal] | None = None) -> tuple[Decimal, str]:
     """What a turn that printed no result line (stopped, timed out, its worker lost) cost: the
     growth of the harness's own running total where it keeps one (Claude Code writes its
     cost-state to the transcript even when stopped), or its streamed API messages priced from
     their usage, whichever is more: a call stopped mid-answer is billed by the API but missing
-    from the harness's total, and the streamed figure counts its input."""
+    from the harness's total, and the streamed figure counts its input.
+
+    `streamed`: what its runner priced each API message at as it streamed (TurnRun.streamed),
+    output counted where the stream gave it; the stored rows hold only the message_start
+    snapshot (no output), so without it (a lost worker) the streamed figure is a lower bound.
+    Each message counts once, at the most either says."""
     adapter = get_adapter(turn.agent.harness)
     session = turn.session_id or Turn.objects.filter(pk=turn.pk).values_list("session_id", flat=True).first()
     grown: Decimal | None = None
@@ -232,11 +238,13 @@ def cost_without_result(turn: Turn) -> tuple[Decimal, str]:
         if cost is not None:
             key = message.harness_message_id
             by_message[key] = max(by_message.get(key, Decimal(0)), cost)
-    streamed = sum(by_message.values(), Decimal(0)) if by_message else None
-    if grown is not None and (streamed is None or grown >= streamed):
+    for key, cost in (streamed or {}).items():
+        by_message[key] = max(by_message.get(key, Decimal(0)), cost)
+    priced = sum(by_message.values(), Decimal(0)) if by_message else None
+    if grown is not None and (priced is None or grown >= priced):
         return grown, "the harness's transcript (its running total grew by this)"
-    if streamed is not None:
-        return streamed, "streamed usage × price (no result line)"
+    if priced is not None:
+        return priced, "streamed usage × price (no result line)"
     return Decimal(0), "no result line and no streamed usage"
 
 

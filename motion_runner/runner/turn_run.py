@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from decimal import Decimal
 from typing import TypeVar
 
 from django.db import DatabaseError, OperationalError, connection, transaction
@@ -74,6 +75,12 @@ class TurnRun(Listener):
     bell: StopBell | None = None
     # Its words as they are typed, for the page alone (runner/live_text.py).
     live: LiveText | None = None
+    # What one streamed event says its API message cost (the adapter's streamed_cost), and the
+    # most each message's events said so far: a turn that ends without a result line is priced
+    # by these (ending.cost_without_result), each message once, its output counted where the
+    # stream gave it (Claude Code's message_delta), which the stored rows never hold.
+    price: Callable[[Event], Decimal | None] | None = None
+    streamed: dict[str, Decimal] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.writer.announce = self.announcer
@@ -335,6 +342,8 @@ class TurnRun(Listener):
             )
 
     def observe(self, event: Event) -> None:
+        if self.price is not None and event.message_id and (cost := self.price(event)) is not None:
+            self.streamed[event.message_id] = max(self.streamed.get(event.message_id, cost), cost)
         for monitor in self.monitors:
             monitor.observe(event)
         if self.on_event:

@@ -197,6 +197,7 @@ def new_run(turn: Turn, adapter: HarnessAdapter, launch: LaunchSpec, resume: str
         parser=parser,
         on_event=on_event,
         monitors=[factory(turn) for factory in signals.monitor_factories],
+        price=adapter.streamed_cost,
     )
 
 

@@ -11,6 +11,7 @@ message of its own); a 64 KiB pipe holds about 90 of them, so the runner is alwa
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
 from datetime import date
 from decimal import Decimal
@@ -19,9 +20,9 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
-from motion_runner.harnesses import Event, EventKind, get_adapter
+from motion_runner.harnesses import Event, EventKind, get_adapter, pricing
 from motion_runner.harnesses.claude_code import ClaudeCodeParser
-from motion_runner.models import Kind, Message, TurnStatus
+from motion_runner.models import EndedBy, Kind, Message, TurnStatus
 from motion_runner.runner.process import PIPE_BYTES
 from motion_runner.runner.stopping import raise_scram, stop_turns
 from motion_runner.runner.turns import enqueue_turn, execute_turn
@@ -191,3 +192,51 @@ def test_a_harness_faster_than_the_runner_passes_its_cap_by_at_most_two_pipes_of
     assert turn.status == TurnStatus.KILLED and "dollar cap" in turn.error
     assert calls - calls_within_cap <= bound, (calls, calls_within_cap, bound)
     assert turn.cost_usd == price_of(lines[: calls + 1])  # and each of them is charged
+
+
+def the_same_read(times: int) -> list[dict]:
+    """The `partials` recording's first API message (a text and a Read, streamed with partials:
+    message_start, the blocks, their assistant lines with the message_start usage, then the
+    message_delta with the whole usage) and its tool result, `times` over, each a message of its
+    own: the loop guard stops the third."""
+    recorded = recorded_lines("partials")
+    init, message = recorded[0], recorded[2:22]
+    lines = [init]
+    for n in range(times):
+        message_id = f"msg_again{n}"
+        for line in message:
+            copy = json.loads(json.dumps(line))
+            copy["uuid"] = str(uuid.uuid4())
+            if copy["type"] == "assistant":
+                copy["message"]["id"] = message_id
+            if copy["type"] == "stream_event":
+                copy["api_message_id"] = message_id
+                if copy["event"]["type"] == "message_start":
+                    copy["event"]["message"]["id"] = message_id
+            lines.append(copy)
+    return lines
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_turn_the_loop_guard_stops_is_charged_the_output_its_messages_streamed(tmp_path):
+    """No result line and no transcript: each API message whose message_delta it printed is
+    charged that whole usage (output counted), once, not its assistant lines' message_start
+    snapshot. (The third's delta may or may not be out before the kill: it is counted if it is.)"""
+    lines = the_same_read(3)
+    (tmp_path / "lines.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    motion = MotionFactory(slug="looping-talk", workspace=str(tmp_path))
+    looper, printed_file = fast_agent(tmp_path, "looper")
+    turn = enqueue_turn(motion, looper, "Read it.", dispatch=False)
+
+    turn = execute_turn(turn.pk)
+
+    assert turn.ended_by == EndedBy.LOOP_GUARD
+    printed = lines[: int(printed_file.read_text())]
+    finished = sum(1 for line in printed if line.get("event", {}).get("type") == "message_delta")
+    assert finished >= 2  # the first two messages were whole before the third Read tripped it
+    whole = recorded_lines("partials")[19]["event"]["usage"]  # a message_delta's
+    started = {**whole, "output_tokens": 0}
+    assert whole["output_tokens"] == 40
+    expected = finished * pricing.anthropic_cost("claude-opus-5-5", whole)
+    expected += (3 - finished) * pricing.anthropic_cost("claude-opus-5-5", started)
+    assert turn.cost_usd == expected

@@ -167,28 +167,34 @@ class FakeHarness:
         printed = room.printed[turn.pk] = Printed(behaviour=behaviour)
         resumed = launch.argv[launch.argv.index("--resume") + 1] if "--resume" in launch.argv else None
         session = str(uuid.UUID(int=room.rng.getrandbits(128)))
-        lines = self.lines(turn, behaviour, session)
+        writes = self.writes(turn, behaviour, session)
         hazard = room.armed.pop(0) if room.armed else None
-        hazard_at = room.rng.randrange(1, len(lines)) if hazard else -1
+        hazard_at = room.rng.randrange(1, len(writes)) if hazard else -1
         if reason := run.on_ring():
             return self.stopped(reason, 0)
         count = 0
-        for index, (line, cost) in enumerate(lines):
+        for index, (lines, cost) in enumerate(writes):
             if index == hazard_at:
                 if reason := self.hazard(hazard, run, turn):
                     return self.stopped(reason, count)
             room.clock.advance(0.5)
-            if line.get("type") == "result":
-                before = self.session_totals.get(resumed, Decimal(0)) if resumed else Decimal(0)
-                total = before + printed.cost + cost
-                line["total_cost_usd"] = float(total)
-                self.session_totals[session] = total
-                printed.result = True
-            run.on_lines([json.dumps(line).encode()])
-            printed.cost += cost
-            count += 1
-            if reason := run.stop_reason():
-                return self.stopped(reason, count)
+            printed.cost += cost  # the API bills a message once it is made, read or not
+            for at, line in enumerate(lines):
+                if line.get("type") == "result":
+                    before = self.session_totals.get(resumed, Decimal(0)) if resumed else Decimal(0)
+                    total = before + printed.cost
+                    line["total_cost_usd"] = float(total)
+                    self.session_totals[session] = total
+                    printed.result = True
+                run.on_lines([json.dumps(line).encode()])
+                count += 1
+                if reason := run.stop_reason():
+                    # Killed: the rest of this write is already in the pipe, and the runner
+                    # reads it to its end (process.drain_after_stop).
+                    rest = [json.dumps(later).encode() for later in lines[at + 1 :]]
+                    if rest:
+                        run.on_lines(rest)
+                    return self.stopped(reason, count + len(rest))
         if room.db_away:
             self.database_back(run)
         return ProcessResult(outcome=Outcome.EXITED, returncode=0, stderr_tail="", lines=count)
@@ -233,37 +239,39 @@ class FakeHarness:
         run.next_try = 0.0
         run.on_tick()
 
-    def lines(self, turn: Turn, behaviour: str, session: str) -> list[tuple[dict, Decimal]]:
-        """The run's stdout, each line with what printing it cost (an API message's whole usage)."""
+    def writes(self, turn: Turn, behaviour: str, session: str) -> list[tuple[list[dict], Decimal]]:
+        """The run's stdout as the harness writes it, each write with what it cost: an API
+        message's lines go out together as the API streams them (message_start, its assistant
+        line with the message_start usage, output a placeholder, then message_delta with the
+        whole usage and message_stop), so a stop lands between messages, and a stop the runner
+        asks for on one of its lines finds the rest of that message in the pipe. A message cut
+        off mid-stream by a kill (billed output the harness never reports) is not simulated."""
         room = self.room
-        out: list[tuple[dict, Decimal]] = [
-            (
-                {
-                    "type": "system",
-                    "subtype": "init",
-                    "session_id": session,
-                    "tools": ["Read"],
-                    "model": MODEL,
-                },
-                Decimal(0),
-            )
-        ]
+        init = {"type": "system", "subtype": "init", "session_id": session, "tools": ["Read"], "model": MODEL}
+        out: list[tuple[list[dict], Decimal]] = [([init], Decimal(0))]
 
-        def assistant(block: dict) -> None:
-            streamed = {**USAGE, "output_tokens": 1}
+        def stream_event(event: dict) -> dict:
+            return {"type": "stream_event", "session_id": session, "uuid": room.uuid(), "event": event}
+
+        def api_message(block: dict) -> None:
+            message_id = f"msg_{room.rng.getrandbits(64):016x}"
+            started = {**USAGE, "output_tokens": 1}
             message = {
-                "id": f"msg_{room.rng.getrandbits(64):016x}",
+                "id": message_id,
                 "role": "assistant",
                 "model": MODEL,
                 "content": [block],
                 "stop_reason": None,
-                "usage": streamed,
+                "usage": started,
             }
+            start = {"type": "message_start", "message": {**message, "content": []}}
+            delta = {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": dict(USAGE)}
             line = {"type": "assistant", "session_id": session, "uuid": room.uuid(), "message": message}
-            out.append((line, message_cost(USAGE)))
+            lines = [stream_event(start), line, stream_event(delta), stream_event({"type": "message_stop"})]
+            out.append((lines, message_cost(USAGE)))
 
         def text(words: str) -> None:
-            assistant({"type": "text", "text": f"{words} {room.mark('L')}"})
+            api_message({"type": "text", "text": f"{words} {room.mark('L')}"})
 
         if behaviour == "answer":
             text(f"{turn.agent.name} answering in {turn.motion_id}")
@@ -275,8 +283,7 @@ class FakeHarness:
         elif behaviour == "loop":
             for n in range(LOOP_CALLS):
                 tool_id = f"toolu_{room.rng.getrandbits(48):012x}"
-                block = {"type": "tool_use", "id": tool_id, "name": "Read", "input": {"file_path": "/x"}}
-                assistant(block)
+                api_message({"type": "tool_use", "id": tool_id, "name": "Read", "input": {"file_path": "/x"}})
                 result = {"type": "tool_result", "tool_use_id": tool_id, "content": f"same {n}"}
                 user = {
                     "type": "user",
@@ -284,9 +291,9 @@ class FakeHarness:
                     "uuid": room.uuid(),
                     "message": {"role": "user", "content": [result]},
                 }
-                out.append((user, Decimal(0)))
+                out.append(([user], Decimal(0)))
         # "silent": one API call that says nothing (its cost is known from the result line alone)
-        calls = sum(1 for line, _ in out if line["type"] == "assistant") or 1
+        calls = sum(1 for lines, cost in out if cost) or 1
         usage = {key: value * calls for key, value in USAGE.items()}
         result = {
             "type": "result",
@@ -297,7 +304,7 @@ class FakeHarness:
             "usage": usage,
             "uuid": room.uuid(),
         }
-        out.append((result, message_cost(USAGE) if behaviour == "silent" else Decimal(0)))
+        out.append(([result], message_cost(USAGE) if behaviour == "silent" else Decimal(0)))
         return out
 
 

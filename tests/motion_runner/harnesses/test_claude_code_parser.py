@@ -152,7 +152,29 @@ def test_partial_stream_events_never_yield_a_message():
     events = [event for line in partial_lines for event in parser.feed(line)]
 
     assert events, "block starts move the activity line"
-    assert {e.kind for e in events} == {EventKind.ACTIVITY, EventKind.PARTIAL}
+    assert {e.kind for e in events} == {EventKind.ACTIVITY, EventKind.PARTIAL, EventKind.USAGE}
+
+
+def test_a_message_delta_gives_its_messages_whole_usage_output_counted():
+    usage = [e for e in parse_recording("partials") if e.kind == EventKind.USAGE]
+
+    assert [(e.message_id, e.model, e.usage["output_tokens"]) for e in usage] == [
+        ("msg_fake0001ec63f2db615a49e9", "claude-opus-5-5", 40),
+        ("msg_fake0004303b6b134531474b", "claude-opus-5-5", 12),
+    ]
+    assert usage[0].usage["input_tokens"] == 1200
+
+
+def test_a_message_delta_with_only_output_keeps_the_message_starts_input():
+    parser = ClaudeCodeParser()
+    start = {"type": "message_start", "message": {"id": "msg_1", "model": "m", "usage": {"input_tokens": 9}}}
+    parser.feed({"type": "stream_event", "event": start})
+
+    (event,) = parser.feed(
+        {"type": "stream_event", "event": {"type": "message_delta", "usage": {"output_tokens": 5}}}
+    )
+
+    assert (event.message_id, event.usage) == ("msg_1", {"input_tokens": 9, "output_tokens": 5})
 
 
 def test_text_deltas_give_each_text_block_as_typed_so_far():
