@@ -13,7 +13,6 @@ from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
 from motion_runner.runner.db_retry import retry_outages
 
-from ..decision.mentions import mentioned_names
 from ..decision.steering import changed_in_host, looks_unprompted, mentions_held, scram_holds
 from ..holds import lift_hold
 from ..models import Consideration, MentionWake, Spend, clock
@@ -23,8 +22,8 @@ from ..turn.context import watch_prompt
 from ..turn.wake import human_duration, wake
 from .chains import release_chained
 from .considering import free_pair, post_dot
-from .loop import answered_since, due_mention_wakes, fenced_agents, mark_busy
-from .mention_path import act, gather_mention_facts
+from .loop import answered_since, due_mention_wakes, mark_busy
+from .mention_path import act, gather_mention_facts, mentioned_agents
 from .mention_turns import renew_holds, wake_for_mention
 from .mention_verdict import SCRAM_HOLD, Because, Hold, MentionFacts, Verdict, decide_mention
 from .noting import note_post
@@ -32,8 +31,6 @@ from .noting import note_post
 log = logging.getLogger(__name__)
 
 SILENT = re.compile(r"^\s*<silent(?:\s+by=\"[^\"]*\")?\s*>(.*?)</silent>\s*$", re.DOTALL | re.IGNORECASE)
-# memory-lane's machinery senders (tool results, its own lines): never anyone's words.
-MACHINERY_SENDERS = ("system", "tool-result")
 
 
 def on_message_created(sender, message: Message, newest_of_batch: bool = True, **kwargs) -> None:
@@ -86,22 +83,6 @@ def held_by_chain(verdict: Verdict, facts: MentionFacts) -> bool:
     return (isinstance(verdict, Hold) and verdict.kind == Because.CHAINED) or (
         facts.recorded == MentionWake.Status.CHAINED
     )
-
-
-def mentioned_agents(message: Message) -> list[Agent]:
-    """The agents a post names, but never the one who wrote it (memory-lane's rule: any sender's @
-    but the agent's own), and none for the machinery's lines."""
-    if message.sender.lower() in MACHINERY_SENDERS:
-        return []
-    known = list(Agent.objects.values_list("name", flat=True))
-    names = mentioned_names(message.text, known)
-    # Another decider wakes these (memory-lane's poller, POLLER_AGENTS): one decider per agent.
-    agents = {a.name: a for a in Agent.objects.filter(name__in=names).exclude(name__in=fenced_agents())}
-    return [
-        agents[n]
-        for n in names
-        if n in agents and agents[n].pk != message.agent_id and n.lower() != message.sender.lower()
-    ]
 
 
 def release_held(*, motion_id: str | None = None, now=None) -> int:

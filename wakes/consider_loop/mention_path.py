@@ -17,12 +17,13 @@ from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Turn
 
+from ..decision.mentions import mentioned_names
 from ..decision.steering import NEVER, mentions_held, scram_holds
 from ..models import Dials, MentionWake, clock
 from ..models.dials import resolve
 from ..turn.commands import command_in, may_run, refusal, run_command
 from .chains import latest_person_post, links_behind, named, people_between, records_in_motion, said
-from .loop import is_person
+from .loop import fenced_agents, is_person
 from .mention_turns import show_hold, wake_for_mention
 from .mention_verdict import (
     AT_ONCE_SOURCES,
@@ -38,6 +39,25 @@ from .mention_verdict import (
     Wake,
     too_old,
 )
+
+# memory-lane's machinery senders (tool results, its own lines): never anyone's words.
+MACHINERY_SENDERS = ("system", "tool-result")
+
+
+def mentioned_agents(message: Message) -> list[Agent]:
+    """The agents a post names, but never the one who wrote it (memory-lane's rule: any sender's @
+    but the agent's own), and none for the machinery's lines."""
+    if message.sender.lower() in MACHINERY_SENDERS:
+        return []
+    known = list(Agent.objects.values_list("name", flat=True))
+    names = mentioned_names(message.text, known)
+    # Another decider wakes these (memory-lane's poller, POLLER_AGENTS): one decider per agent.
+    agents = {a.name: a for a in Agent.objects.filter(name__in=names).exclude(name__in=fenced_agents())}
+    return [
+        agents[n]
+        for n in names
+        if n in agents and agents[n].pk != message.agent_id and n.lower() != message.sender.lower()
+    ]
 
 
 def chain_facts(post: Message, agent: Agent, dials: Dials) -> ChainFacts:
