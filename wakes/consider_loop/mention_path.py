@@ -149,12 +149,14 @@ def act(post: Message, agent: Agent, verdict: Verdict, *, dispatch: bool = True)
                     post,
                     agent,
                     f"{post.sender}'s /{name} for @{agent.name} was not run: {reason}.",
-                    "command-scram",
+                    system_uuid("command-scram", post.pk, agent.pk),
                 )
             return None
         case Refuse(command=name):
             if record_once(post, agent, MentionWake.Status.WOKEN, now):
-                say(post, agent, refusal(post, agent, name), "command-refused")
+                say(
+                    post, agent, refusal(post, agent, name), system_uuid("command-refused", post.pk, agent.pk)
+                )
             return None
         case Hold(kind=Because.SCRAM, reason=reason):
             if record_once(post, agent, MentionWake.Status.HELD, now, hold=reason):
@@ -164,7 +166,7 @@ def act(post: Message, agent: Agent, verdict: Verdict, *, dispatch: bool = True)
                     agent,
                     f"@{agent.name} is not woken while a scram holds: {post.sender}'s mention is held and "
                     "answered once it is lifted.",
-                    "mention-scram",
+                    system_uuid("mention-scram", post.pk, agent.pk),
                 )
             return None
         case Hold(kind=Because.CHAINED, reason=reason, chain=chain) if chain is not None:
@@ -172,13 +174,13 @@ def act(post: Message, agent: Agent, verdict: Verdict, *, dispatch: bool = True)
                 show_hold(post.motion, agent, reason, None)
                 since = latest_person_post(post.motion_id, post.created_at)
                 # Said once per chain (its id is the Motion's newest person's post), naming its agents.
-                post_system_message(
-                    post.motion,
+                say(
+                    post,
+                    None,
                     f"{named(chain.agents)} have woken each other {chain.turns} times in a row with no "
                     f"person's post between: @{agent.name} is not woken by {post.sender}'s mention. A "
                     "person's post here lets them go on.",
-                    kind=Kind.WAKE,
-                    message_id=system_uuid("agent-chain", post.motion_id, since.pk if since else "start"),
+                    system_uuid("agent-chain", post.motion_id, since.pk if since else "start"),
                 )
             return None
         case Hold(kind=Because.LISTENING, reason=reason, until=until):
@@ -192,7 +194,7 @@ def act(post: Message, agent: Agent, verdict: Verdict, *, dispatch: bool = True)
                     post,
                     agent,
                     f"@{agent.name} is not listening here: {post.sender}'s mention is held and answered {back}.",
-                    "mention-held",
+                    system_uuid("mention-held", post.pk, agent.pk),
                 )
             return None
     raise ValueError(f"no act for the verdict {verdict!r}")
@@ -223,7 +225,6 @@ def record_once(
     return made
 
 
-def say(post: Message, agent: Agent, text: str, key: str) -> None:
-    post_system_message(
-        post.motion, text, kind=Kind.WAKE, message_id=system_uuid(key, post.pk, agent.pk), agent=agent
-    )
+def say(post: Message, agent: Agent | None, text: str, line_id: str) -> None:
+    """The mention path's one line in the thread (idempotent by its id)."""
+    post_system_message(post.motion, text, kind=Kind.WAKE, message_id=line_id, agent=agent)
