@@ -81,18 +81,21 @@ def gather_mention_facts(
     """Everything the verdict reads, once. What no gate reached can ask for is not read (an old
     post's chain, a command's listening): the facts stop where the verdict must stop."""
     dials = Dials.load()
+    person = is_person(post)
+    # Parsed whatever the gates say: a person's command is the whole post, for the loop too.
+    command = command_in(post, agent) if person else None
     facts = MentionFacts(
         now=now or clock.now(),
         horizon_minutes=dials.backfill_horizon_minutes,
         terminal_delay_seconds=dials.terminal_mention_delay_seconds,
         scram=scram_holds() if scram is None else scram,
         wiki_tier=post.sign_in == WIKI_TIER,
+        person=person,
+        command=command,
     )
     if facts.wiki_tier or too_old(post, facts):
         return facts
     recorded = MentionWake.objects.filter(message=post, agent=agent).values_list("status", flat=True).first()
-    person = is_person(post)
-    command = command_in(post, agent) if person else None
     trusted, rule = may_run(post) if command is not None and not facts.scram else (False, "")
     chain = None
     if recorded is None and not facts.scram and post.agent_id is not None:
