@@ -20,6 +20,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 
+from motion_runner.api.auth import create_key
 from motion_runner.celery import app
 from motion_runner.models import Kind, Message, Turn, TurnStatus
 from motion_runner.signals import message_created
@@ -135,5 +136,73 @@ def test_two_agents_volley_with_a_real_worker_stops_at_six_and_a_person_lets_the
         worker.terminate()
         worker.wait(30)
         # What the last posts sent and no worker took is not left for another test's worker.
+        with app.connection_for_write() as broker:
+            broker.default_channel.queue_purge("turns")
+
+
+def agent_woken(motion) -> int:
+    """Mention turns an agent's post woke (the command's turn and the person's asks are not)."""
+    return Turn.objects.filter(motion=motion, reason="mention", woken_by__agent__isnull=False).count()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_command_first_and_key_posts_outside_turns_are_held_at_six_with_one_line(tmp_path):
+    """Issue 39's check: Justin first types `@abot /context` (a mention with no turn of its own,
+    which once made the chain guard count nothing), and the agents also post with their keys
+    outside their turns, through the API. The volley is held after six agent-woken turns with one
+    line naming both; Justin's post lets them go on."""
+    Dials.objects.update_or_create(pk=1, defaults={"mention_gather_seconds": 0.1})
+    motion = MotionFactory(slug="volley", workspace=str(tmp_path))
+    abot, bbot = AgentFactory(name="abot", listening=False), AgentFactory(name="bbot", listening=False)
+    motion.agents.add(abot, bbot)
+    answers(abot, "@bbot over to you", tmp_path)
+    answers(bbot, "@abot over to you", tmp_path)
+    keys = {agent.name: create_key(agent)[1] for agent in (abot, bbot)}
+    justin = UserFactory(username="justin")
+    client = Client()
+
+    def justin_says(text: str) -> None:
+        post = MessageFactory(
+            motion=motion, sender="justin", author=justin, source="web", sign_in="ssh", text=text
+        )
+        message_created.send(sender=Message, message=post)
+
+    def key_post(agent: str, text: str) -> None:
+        posted = client.post(
+            f"/api/motions/{motion.slug}/messages/",
+            {"text": text},
+            content_type="application/json",
+            HTTP_AUTHORIZATION=f"Bearer {keys[agent]}",
+        )
+        assert posted.status_code == 201, posted.content
+
+    worker = start_worker(
+        "turns", database=database_url(), broker=settings.CELERY_BROKER_URL, log=tmp_path / "worker.log"
+    )
+    try:
+        justin_says("@abot /context")
+        command = wait_for(
+            "the /context turn", lambda: Turn.objects.filter(motion=motion, reason="command").first()
+        )
+        wait_for(
+            "the /context turn's end", lambda: Turn.objects.get(pk=command.pk).status == TurnStatus.FINISHED
+        )
+        # Its reply named @bbot; the agents also speak with their keys between their turns.
+        key_post("abot", "@bbot and the encore?")
+        wait_for("two agent-woken turns", lambda: agent_woken(motion) >= 2, seconds=60)
+        key_post("bbot", "@abot your call on the encore")
+        wait_for("the volley held by the chain guard", lambda: settled(motion), seconds=180, every=0.5)
+
+        assert agent_woken(motion) == 6
+        (line,) = chain_lines(motion)
+        named, _, rest = line.partition(" have woken each other ")
+        # Whichever agent's mention was the seventh, both are named.
+        assert sorted(named.split(" and ")) == ["@abot", "@bbot"] and rest.startswith("6 times in a row")
+
+        justin_says("thanks both, carry on")
+        wait_for("the volley going on", lambda: agent_woken(motion) > 6, seconds=120)
+    finally:
+        worker.terminate()
+        worker.wait(30)
         with app.connection_for_write() as broker:
             broker.default_channel.queue_purge("turns")

@@ -41,7 +41,7 @@ def test_a_mention_in_the_middle_of_a_burst_is_still_seen(monkeypatch, django_ca
 
     seen = []
     monkeypatch.setattr(
-        handlers, "mention", lambda message, agent, dispatch=True: seen.append((message.text, agent.name))
+        handlers, "act", lambda post, agent, verdict, dispatch=True: seen.append((post.text, agent.name))
     )
     motion = MotionFactory(slug="burst-mention")
     speaker, other = AgentFactory(name="alpha"), AgentFactory(name="beta")

@@ -8,6 +8,8 @@ from datetime import timedelta
 import pytest
 
 from motion_runner.models import Kind, Message, Turn, TurnStatus
+from motion_runner.signals import message_created
+from tests.factories import MessageFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
 from wakes.consider_loop.loop import tick
 from wakes.models import Consideration, ListenState, TypingPing
@@ -176,3 +178,19 @@ def test_a_refused_command_wakes_no_consideration_either(room, clock, loop):
 
     assert loop.run(60) == []
     assert Message.objects.filter(kind=Kind.WAKE, text__contains="commands are for people who may").exists()
+
+
+def test_a_wiki_sign_ins_command_wakes_no_consideration_either(room, clock, loop):
+    """The wiki tier's @ wakes nobody, and `@magent /usage` is still the whole post: no
+    consideration of it either (the command is parsed whatever the mention's gates say)."""
+    post = MessageFactory(
+        motion=room.motion,
+        sender="rosemary",
+        author=room.rosemary,
+        sign_in="wiki",
+        text="@magent /usage",
+        created_at=clock.now(),
+    )
+    message_created.send(sender=Message, message=post)
+
+    assert loop.run(60) == []

@@ -6,12 +6,15 @@ from __future__ import annotations
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
-from motion_runner.models import Scram, Turn, TurnStatus
+from motion_runner.models import Message, Scram, Turn, TurnStatus
+from tests.factories import MessageFactory
 from tests.wakes_support import clock, loop, room, say
 from wakes.consider_loop.loop import tick
-from wakes.models import Consideration, ListenState, Steer
+from wakes.models import Consideration, Dials, ListenState, MentionWake, Steer
 
 pytestmark = pytest.mark.django_db
 
@@ -75,3 +78,49 @@ def test_a_pair_whose_turn_ended_unheard_is_told_as_the_loop_then_decides(room, 
 
     assert "no    cryptograss @magent: nothing new; a long-quiet look in" in printed
     assert tick(dispatch=False) == []
+
+
+# --- a post's mentions (`--post`): the mention path's own verdict, nothing written --------------
+
+
+def unannounced(room, clock, text: str, **fields) -> Message:
+    """A post stored but not yet handed to the mention path (as if its signal had not run)."""
+    fields = {"sender": "justin", "author": room.justin, "sign_in": "password", "source": "web", **fields}
+    return MessageFactory(motion=room.motion, text=text, kind="text", created_at=clock.now(), **fields)
+
+
+def test_a_posts_mention_would_wake_and_nothing_is_written(room, clock):
+    post = unannounced(room, clock, "@magent what did jams settle?")
+    Dials.load()  # the dials row is there in any running install
+
+    with CaptureQueriesContext(connection) as queries:
+        printed = would_wake("--post", str(post.pk))
+
+    assert "WAKE  cryptograss @magent: mentioned by justin" in printed
+    writes = [q["sql"] for q in queries if q["sql"].split()[0] in ("INSERT", "UPDATE", "DELETE")]
+    assert writes == []
+    assert not MentionWake.objects.exists() and not Turn.objects.exists()
+
+
+def test_a_posts_mention_while_listening_is_off_says_it_would_be_held(room, clock):
+    Steer.objects.create(
+        motion=room.motion, agent=room.magent, setting="listening", value="off", by_name="justin"
+    )
+    post = unannounced(room, clock, "@magent are you there?")
+
+    assert "no    cryptograss @magent: held (listening): hushed until its listening is back on" in would_wake(
+        "--post", str(post.pk)
+    )
+
+
+def test_a_post_answered_already_says_so(room, clock):
+    post = say(room.motion, room.justin, "@magent what did jams settle?", clock)
+
+    assert "no    cryptograss @magent: decided already for this post (woken)" in would_wake(
+        "--post", str(post.pk)
+    )
+
+
+def test_an_unknown_post_is_a_clear_error(room):
+    with pytest.raises(CommandError, match="No post has the id 'nope'"):
+        would_wake("--post", "nope")

@@ -37,8 +37,8 @@ from ..money.budget import day_of, watch_wake_refusal
 from ..turn.context import Reading, posts_of, render
 from ..turn.wake import wake
 from ..turn.wake_lines import why
-from .handlers import mentioned_agents
 from .loop import fenced_agents, mark_busy
+from .mention_path import mentioned_agents
 
 log = logging.getLogger(__name__)
 

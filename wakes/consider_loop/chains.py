@@ -14,8 +14,9 @@ the thread says so once per chain, naming its agents. A person's post in the Mot
 is held there (`release_chained`), counted from zero again.
 
 The rules are pure functions over what was read once (`chain_behind`, `chain_in_motion`,
-`past_bound`, tested as tables with no database in tests/wakes/test_chain_rules.py); `chain_for`
-reads (`links_behind`, `people_between`, `records_in_motion`) and asks them.
+`past_bound`, tested as tables with no database in tests/wakes/test_chain_rules.py); the mention
+path reads (`links_behind`, `people_between`, `records_in_motion`: mention_path.chain_facts) and
+asks them (mention_verdict.decide_mention); its `act` holds the mention and says the line.
 """
 
 from __future__ import annotations
@@ -26,16 +27,13 @@ from datetime import datetime
 
 from django.db.models import Q
 
-from motion_runner.ingest.system_lines import post_system_message
-from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
 
-from ..decision.steering import NEVER, scram_holds
+from ..decision.steering import scram_holds
 from ..holds import lift_hold
 from ..models import MentionWake, clock
-from ..models.in_force import resolve
 from .loop import is_person
-from .mention_turns import MENTION, show_hold, wake_for_mention
+from .mention_turns import MENTION, wake_for_mention
 
 # Who counts as a person asking, for the chain (the loop's rule: words not from an agent, the
 # runner or a watch).
@@ -233,51 +231,9 @@ def records_in_motion(post: Message, since: Message | None) -> list[Asked]:
     ]
 
 
-def chain_for(post: Message, agent: Agent) -> Chain | None:
-    """The chain an agent's mention would lengthen past its bound (None: it may wake)."""
-    if post.agent_id is None:
-        return None
-    limit = resolve(post.motion_id, agent.pk, steered=False).agent_chain_turns
-    links = links_behind(post, limit)
-    behind = chain_behind(said(post), links, people_between(links, post), limit)
-    since = latest_person_post(post.motion_id, post.created_at)
-    here = chain_in_motion(post.motion_id, records_in_motion(post, since), since and since.created_at)
-    return past_bound(behind, here, agent.name, limit)
-
-
 def named(agents: list[str]) -> str:
     tagged = [f"@{name}" for name in agents]
     return tagged[0] if len(tagged) == 1 else ", ".join(tagged[:-1]) + " and " + tagged[-1]
-
-
-def hold_chained(message: Message, agent: Agent, chain: Chain) -> MentionWake:
-    """Hold the mention until a person posts here; the thread says so once per chain."""
-    now = clock.now()
-    reason = (
-        f"{named(chain.agents)} woke each other {chain.turns} times in a row; a person's post lets them go on"
-    )
-    record, made = MentionWake.objects.get_or_create(
-        message=message,
-        agent=agent,
-        defaults={
-            "status": MentionWake.Status.CHAINED,
-            "due_at": NEVER,
-            "created_at": now,
-            "hold": reason[:300],
-        },
-    )
-    if made:
-        show_hold(message.motion, agent, reason[:300], None)
-        since = latest_person_post(message.motion_id, message.created_at)
-        post_system_message(
-            message.motion,
-            f"{named(chain.agents)} have woken each other {chain.turns} times in a row with no person's "
-            f"post between: @{agent.name} is not woken by {message.sender}'s mention. A person's post "
-            "here lets them go on.",
-            kind=Kind.WAKE,
-            message_id=system_uuid("agent-chain", message.motion_id, since.pk if since else "start"),
-        )
-    return record
 
 
 def release_chained(message: Message, *, dispatch: bool = True) -> list[Turn]:

@@ -3,6 +3,10 @@
 The loop's own decision (`loop.decide`, which `loop.evaluate` acts on), with no write: no claim,
 no reschedule, no reservation. What the budget and the screen would then say is not asked (the screen costs
 money); the line says that they decide next.
+
+For one post (`--post`), the mention path's own verdict for each agent it names
+(`mention_path.gather_mention_facts` and `mention_verdict.decide_mention`, which
+`mention_path.act` acts on), with no write either.
 """
 
 from __future__ import annotations
@@ -10,10 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from motion_runner.models import Message
+
 from ..decision.steering import mentions_held, scram_holds, steering_for
 from ..models import Dials, ListenState, MentionWake, clock
 from ..turn.wake import human_duration
 from .loop import Decision, decide, due_mention_wakes
+from .mention_path import gather_mention_facts, mentioned_agents
+from .mention_verdict import Command, Hold, Ignore, Refuse, Wake, decide_mention
+from .mention_verdict import Verdict as MentionVerdict
 
 
 @dataclass
@@ -100,4 +109,35 @@ def would_wake(*, every_pair: bool = False, now: datetime | None = None) -> list
                 + (" (listening again: answered now)" if releasable else " (still off)"),
             )
         )
+    return verdicts
+
+
+def said(verdict: MentionVerdict) -> tuple[bool, str]:
+    """(wakes, why) for a mention's verdict."""
+    match verdict:
+        case Wake(after=None, reason=reason):
+            return True, f"{reason} (the hourly cap and a running turn decide when it starts)"
+        case Wake(after=due, reason=reason):
+            return True, f"{reason}: due at {due:%H:%M:%S} UTC"
+        case Command(name=name, rule=rule):
+            return True, f"/{name} would be run ({rule})"
+        case Hold(kind=kind, reason=reason):
+            return False, f"held ({kind}): {reason}"
+        case Refuse(kind=kind, reason=reason, command=name):
+            return False, f"/{name} refused ({kind}): {reason}"
+        case Ignore(reason=reason):
+            return False, reason
+    raise ValueError(f"no words for the verdict {verdict!r}")
+
+
+def would_answer(message_id: str) -> list[Verdict]:
+    """What the mention path would decide for the post's mentions now, agent by agent."""
+    post = Message.objects.select_related("motion").get(pk=message_id)
+    if "@" not in post.text:
+        return []
+    verdicts = []
+    scram = scram_holds()
+    for agent in mentioned_agents(post):
+        wakes, why = said(decide_mention(post, agent, gather_mention_facts(post, agent, scram=scram)))
+        verdicts.append(Verdict(post.motion_id, agent.name, wakes, why))
     return verdicts

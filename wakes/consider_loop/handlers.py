@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import logging
 import re
-from datetime import UTC, datetime, timedelta
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.ingest.system_lines import post_system_message
@@ -14,32 +13,24 @@ from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
 from motion_runner.runner.db_retry import retry_outages
 
-from ..decision.mentions import mentioned_names
-from ..decision.steering import NEVER, changed_in_host, looks_unprompted, mentions_held, scram_holds
+from ..decision.steering import changed_in_host, looks_unprompted, mentions_held, scram_holds
 from ..holds import lift_hold
-from ..models import Consideration, Dials, MentionWake, Spend, clock
+from ..models import Consideration, MentionWake, Spend, clock
 from ..models.in_force import resolve
 from ..money.budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch_wake_refusal
-from ..turn.commands import command_in, run_command
 from ..turn.context import watch_prompt
 from ..turn.wake import human_duration, wake
-from .chains import chain_for, hold_chained, release_chained
+from .chains import release_chained
 from .considering import free_pair, post_dot
-from .loop import answered_since, due_mention_wakes, fenced_agents, is_person, mark_busy
-from .mention_turns import renew_holds, show_hold, wake_for_mention
+from .loop import answered_since, due_mention_wakes, mark_busy
+from .mention_path import act, gather_mention_facts, mentioned_agents
+from .mention_turns import renew_holds, wake_for_mention
+from .mention_verdict import SCRAM_HOLD, Because, Hold, MentionFacts, Verdict, decide_mention
 from .noting import note_post
 
 log = logging.getLogger(__name__)
 
-# A person signed in with the wiki (the lowest tier: anyone with a wiki account) mentions no agent
-# awake: mentions are unbudgeted, and memory-lane skips them (views_moods.api_mentions).
-WIKI_TIER = "wiki"
 SILENT = re.compile(r"^\s*<silent(?:\s+by=\"[^\"]*\")?\s*>(.*?)</silent>\s*$", re.DOTALL | re.IGNORECASE)
-# memory-lane's machinery senders (tool results, its own lines): never anyone's words.
-MACHINERY_SENDERS = ("system", "tool-result")
-# Mentions that wake at once: a person's in the web or through the API, an agent's turn's words
-# (the runner's) and an agent's posts through the API (the stream API's included).
-AT_ONCE_SOURCES = (Source.WEB, Source.API, Source.RUNNER)
 
 
 def on_message_created(sender, message: Message, newest_of_batch: bool = True, **kwargs) -> None:
@@ -51,9 +42,10 @@ def on_message_created(sender, message: Message, newest_of_batch: bool = True, *
 
 
 def handle_message(message: Message, *, dispatch: bool = True, note: bool = True) -> list[Turn]:
-    """Mentions in the post, then the loop's clocks. `note=False` for all but the newest of a
-    batch written together: the clocks only need the newest, once (the runner writes a burst
-    of an agent's lines in one go, and this runs on its path)."""
+    """Mentions in the post (each read, decided and acted on once: mention_path), then the
+    loop's clocks. `note=False` for all but the newest of a batch written together: the clocks
+    only need the newest, once (the runner writes a burst of an agent's lines in one go, and
+    this runs on its path)."""
     if message.kind not in (Kind.TEXT, Kind.WATCH) or message.source == Source.SYSTEM:
         return []
     if message.source == Source.WATCH and (message.raw or {}).get("wake") in ("never", "always"):
@@ -63,21 +55,20 @@ def handle_message(message: Message, *, dispatch: bool = True, note: bool = True
     woken: list[Turn] = []
     consumed: set[int] = set()
     command = False
-    if message.kind == Kind.TEXT and "@" in message.text and scram_holds():
-        # A terminal's or an agent's mention during a scram (people's posts answer 423): held,
-        # said as held, and answered once after the lift (issue 39.4, as memory-lane does).
-        for agent in mentioned_agents(message):
-            hold_in_scram(message, agent)
-        return woken
     if message.kind == Kind.TEXT and "@" in message.text:
+        scram = scram_holds()
         for agent in mentioned_agents(message):
-            turn = mention(message, agent, dispatch=dispatch)
+            facts = gather_mention_facts(message, agent, scram=scram)
+            verdict = decide_mention(message, agent, facts)
+            turn = act(message, agent, verdict, dispatch=dispatch)
             if turn is not None:
                 woken.append(turn)
-            command = command or commanded(message, agent)
-            if turn is not None or chained(message, agent):
-                # A chained mention is not the loop's to consider either.
-                consumed.add(agent.pk)
+            command = command or facts.command is not None
+            if turn is not None or held_by_chain(verdict, facts):
+                consumed.add(agent.pk)  # a chained mention is not the loop's to consider either
+        if scram:
+            # Held, each said as held (issue 39.4): the post is answered after the lift.
+            return woken
     if command:
         # `@agent /usage` is the whole post: run or refused, it is no post for any agent's loop
         # (a refused one once woke a paid consideration 14 s later, issue 34).
@@ -88,161 +79,10 @@ def handle_message(message: Message, *, dispatch: bool = True, note: bool = True
     return woken
 
 
-def commanded(message: Message, agent: Agent) -> bool:
-    """`@agent /compact`, `/context`, `/usage` from a person: run or refused, it is said in full."""
-    return is_person(message) and command_in(message, agent) is not None
-
-
-def mentioned_agents(message: Message) -> list[Agent]:
-    """The agents a post names, but never the one who wrote it (memory-lane's rule: any sender's @
-    but the agent's own), and none for the machinery's lines."""
-    if message.sender.lower() in MACHINERY_SENDERS:
-        return []
-    known = list(Agent.objects.values_list("name", flat=True))
-    names = mentioned_names(message.text, known)
-    # Another decider wakes these (memory-lane's poller, POLLER_AGENTS): one decider per agent.
-    agents = {a.name: a for a in Agent.objects.filter(name__in=names).exclude(name__in=fenced_agents())}
-    return [
-        agents[n]
-        for n in names
-        if n in agents and agents[n].pk != message.agent_id and n.lower() != message.sender.lower()
-    ]
-
-
-def chained(message: Message, agent: Agent) -> bool:
-    return MentionWake.objects.filter(
-        message=message, agent=agent, status=MentionWake.Status.CHAINED
-    ).exists()
-
-
-def mention(message: Message, agent: Agent, *, dispatch: bool = True) -> Turn | None:
-    """A post in the web or through the API (a person's, or an agent's: its turn's words, its API
-    posts) wakes now; a terminal post waits to see if it gets answered. An agent's mention of
-    another agent lengthens a chain, which the chain guard bounds (wakes/consider_loop/chains.py)."""
-    if message.sign_in == WIKI_TIER:
-        return None  # memory-lane's `from_wiki_tier`: a wiki sign-in's @agent is just text
-    now = clock.now()
-    dials = Dials.load()
-    if message.created_at < now - timedelta(minutes=dials.backfill_horizon_minutes):
-        return None  # an old post imported late: its moment has passed
-    if message.agent_id is not None and (chain := chain_for(message, agent)) is not None:
-        hold_chained(message, agent, chain)
-        return None
-    if message.source == Source.TERMINAL:
-        delay = dials.terminal_mention_delay_seconds
-        MentionWake.objects.get_or_create(
-            message=message,
-            agent=agent,
-            defaults={"due_at": message.created_at + timedelta(seconds=delay), "created_at": now},
-        )
-        return None
-    if message.source not in AT_ONCE_SOURCES:
-        return None
-    if is_person(message) and (asked := command_in(message, agent)) is not None:  # @agent /compact, …
-        if not MentionWake.objects.get_or_create(
-            message=message,
-            agent=agent,
-            defaults={"status": MentionWake.Status.WOKEN, "due_at": now, "created_at": now},
-        )[1]:
-            return None  # already run for this post
-        return run_command(message, agent, *asked, dispatch=dispatch)
-    if (off := mentions_held(message.motion_id, agent.pk)) is not None:
-        return hold(message, agent, off.listening_until, now)
-    try:
-        with transaction.atomic():
-            record = MentionWake.objects.create(
-                message=message, agent=agent, status=MentionWake.Status.WOKEN, due_at=now, created_at=now
-            )
-    except IntegrityError:
-        return None  # already woken for this post
-    return wake_for_mention(record, dispatch=dispatch)
-
-
-def hushed(until: datetime | None) -> str:
-    """A held mention's reason among the Motion's holds (`/holds/`, memory-lane's `…/held/`)."""
-    if until is None:
-        return "hushed until its listening is back on"
-    return f"hushed until {until.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
-
-
-def hold(message: Message, agent: Agent, until, now) -> None:
-    """The agent's listening is off here: the mention waits, and is answered once it is back.
-    It is among the Motion's holds meanwhile (renew_holds keeps memory-lane's copy shown)."""
-    reason = hushed(until)
-    _, made = MentionWake.objects.get_or_create(
-        message=message,
-        agent=agent,
-        defaults={
-            "status": MentionWake.Status.HELD,
-            "due_at": until or NEVER,
-            "created_at": now,
-            "hold": reason,
-            "hold_until": until,
-        },
+def held_by_chain(verdict: Verdict, facts: MentionFacts) -> bool:
+    return (isinstance(verdict, Hold) and verdict.kind == Because.CHAINED) or (
+        facts.recorded == MentionWake.Status.CHAINED
     )
-    if made:
-        show_hold(message.motion, agent, reason, until)
-        back = f"at {until:%Y-%m-%d %H:%M} UTC" if until else "when its listening is back on"
-        post_system_message(
-            message.motion,
-            f"@{agent.name} is not listening here: {message.sender}'s mention is held and answered {back}.",
-            kind=Kind.WAKE,
-            message_id=system_uuid("mention-held", message.pk, agent.pk),
-            agent=agent,
-        )
-    return None
-
-
-SCRAM_HOLD = "a scram holds: answered once it is lifted"
-
-
-SCRAM_COMMAND_NOT_RUN = "a scram holds every wake; type it again once it is lifted"
-
-
-def hold_in_scram(message: Message, agent: Agent) -> None:
-    """A mention made during a scram waits for the lift (check_mentions wakes it then, once)."""
-    if message.sign_in == WIKI_TIER:
-        return  # a wiki sign-in's @agent is just text
-    now = clock.now()
-    if message.created_at < now - timedelta(minutes=Dials.load().backfill_horizon_minutes):
-        return
-    if is_person(message) and (command := command_in(message, agent)) is not None:
-        # A command is not kept for later (what it would show is of now), but it is answered:
-        # let go, with the reason said, so nobody waits for it after the lift.
-        _, made = MentionWake.objects.get_or_create(
-            message=message,
-            agent=agent,
-            defaults={
-                "status": MentionWake.Status.LET_GO,
-                "due_at": now,
-                "created_at": now,
-                "hold": SCRAM_COMMAND_NOT_RUN,
-            },
-        )
-        if made:
-            post_system_message(
-                message.motion,
-                f"{message.sender}'s /{command[0]} for @{agent.name} was not run: {SCRAM_COMMAND_NOT_RUN}.",
-                kind=Kind.WAKE,
-                message_id=system_uuid("command-scram", message.pk, agent.pk),
-                agent=agent,
-            )
-        return
-    _, made = MentionWake.objects.get_or_create(
-        message=message,
-        agent=agent,
-        defaults={"status": MentionWake.Status.HELD, "due_at": now, "created_at": now, "hold": SCRAM_HOLD},
-    )
-    if made:
-        show_hold(message.motion, agent, SCRAM_HOLD, None)
-        post_system_message(
-            message.motion,
-            f"@{agent.name} is not woken while a scram holds: {message.sender}'s mention is held and "
-            "answered once it is lifted.",
-            kind=Kind.WAKE,
-            message_id=system_uuid("mention-scram", message.pk, agent.pk),
-            agent=agent,
-        )
 
 
 def release_held(*, motion_id: str | None = None, now=None) -> int:

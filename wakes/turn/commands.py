@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import re
 
-from motion_runner.ingest.system_lines import post_system_message
-from motion_runner.lib.ids import system_uuid
-from motion_runner.models import Agent, Kind, Message, Turn
+from motion_runner.models import Agent, Message, Turn
 from motion_runner.people.first_run import has_first_run_grant
 from motion_runner.runner.turns import enqueue_turn
 
@@ -58,24 +56,29 @@ def first_run_post(message: Message) -> bool:
     return message.source == "web" and message.author_id is not None and has_first_run_grant(message.author)
 
 
-def run_command(
-    message: Message, agent: Agent, command: str, argument: str, *, dispatch: bool = True
-) -> Turn | None:
+def may_run(message: Message) -> tuple[bool, str]:
+    """(whether the post may run a command, the trust rule that says so)."""
     decision = decide(message)
-    rule = decision.rule
-    if decision.mode != "full" and first_run_post(message):
-        rule = f"{message.sender} is the first run's account (local only)"
-    elif decision.mode != "full":
-        post_system_message(
-            message.motion,
-            f"@{agent.name} /{command} was not run: commands are for people who may grant full tools "
-            f"(signed in with an SSH key, or named in full_tools_for); {message.sender}'s post is not. "
-            "Nothing woke.",
-            kind=Kind.WAKE,
-            message_id=system_uuid("command-refused", message.pk, agent.pk),
-            agent=agent,
-        )
-        return None
+    if decision.mode == "full":
+        return True, decision.rule
+    if first_run_post(message):
+        return True, f"{message.sender} is the first run's account (local only)"
+    return False, decision.rule
+
+
+def refusal(message: Message, agent: Agent, command: str) -> str:
+    """The thread's line for a command by someone who may not grant full tools."""
+    return (
+        f"@{agent.name} /{command} was not run: commands are for people who may grant full tools "
+        f"(signed in with an SSH key, or named in full_tools_for); {message.sender}'s post is not. "
+        "Nothing woke."
+    )
+
+
+def run_command(
+    message: Message, agent: Agent, command: str, argument: str, rule: str, *, dispatch: bool = True
+) -> Turn | None:
+    """A command the post may run (`may_run`, asked before): answered here, or a maintenance turn."""
     if not runs_in_the_cli(agent):  # Codex, Pi: answered from the record, or refused with why
         answer_here(message, agent, command)
         return None
