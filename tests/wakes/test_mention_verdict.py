@@ -200,7 +200,13 @@ def test_a_held_chain_names_its_agents_and_turns():
         Because.CHAINED,
         "@abot and @bbot woke each other 6 times in a row; a person's post lets them go on",
         chain=Chain(turns=6, agents=["abot", "bbot"]),
+        once_per="start",
     )
+
+
+def test_a_held_chains_line_is_said_once_per_persons_post():
+    chain = replace(volley(6), since_id="justins-post")
+    assert decide_mention(AGENT, Named(), facts(chain=chain)).once_per == "justins-post"
 
 
 def test_the_chain_bound_is_the_pairs_dial():

@@ -72,6 +72,7 @@ def chain_facts(post: Message, agent: Agent, dials: Dials) -> ChainFacts:
         records=tuple(records_in_motion(post, since)),
         since=since and since.created_at,
         limit=limit,
+        since_id=since and str(since.pk),
     )
 
 
@@ -172,10 +173,9 @@ def act(post: Message, agent: Agent, verdict: Verdict, *, dispatch: bool = True)
                     system_uuid("mention-scram", post.pk, agent.pk),
                 )
             return None
-        case Hold(kind=Because.CHAINED, reason=reason, chain=chain) if chain is not None:
+        case Hold(kind=Because.CHAINED, reason=reason, chain=chain, once_per=once_per) if chain is not None:
             if record_once(post, agent, MentionWake.Status.CHAINED, now, hold=reason, due_at=NEVER):
                 show_hold(post.motion, agent, reason, None)
-                since = latest_person_post(post.motion_id, post.created_at)
                 # Said once per chain (its id is the Motion's newest person's post), naming its agents.
                 say(
                     post,
@@ -183,7 +183,7 @@ def act(post: Message, agent: Agent, verdict: Verdict, *, dispatch: bool = True)
                     f"{named(chain.agents)} have woken each other {chain.turns} times in a row with no "
                     f"person's post between: @{agent.name} is not woken by {post.sender}'s mention. A "
                     "person's post here lets them go on.",
-                    system_uuid("agent-chain", post.motion_id, since.pk if since else "start"),
+                    system_uuid("agent-chain", post.motion_id, once_per),
                 )
             return None
         case Hold(kind=Because.LISTENING, reason=reason, until=until):

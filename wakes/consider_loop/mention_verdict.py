@@ -54,6 +54,7 @@ class ChainFacts:
     records: tuple[Asked, ...]
     since: datetime | None  # the Motion's newest person's post at or before this one
     limit: int  # agent_chain_turns for the pair
+    since_id: str | None = None  # that post's id: the chain's line is said once per person's post
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ class Hold:
     reason: str
     until: datetime | None = None
     chain: Chain | None = None  # CHAINED: the agents and turns the line names
+    once_per: str = ""  # CHAINED: the line is said once per chain (the person's post it follows)
 
 
 @dataclass(frozen=True)
@@ -170,7 +172,8 @@ def decide_mention(post: Message, agent: Agent, facts: MentionFacts) -> Verdict:
             return Refuse(Because.SCRAM, SCRAM_COMMAND_NOT_RUN, facts.command[0])
         return Hold(Because.SCRAM, SCRAM_HOLD)
     if facts.chain is not None and (chain := chain_past_bound(facts.chain, agent.name)) is not None:
-        return Hold(Because.CHAINED, chain_reason(chain)[:300], chain=chain)
+        once_per = facts.chain.since_id or "start"
+        return Hold(Because.CHAINED, chain_reason(chain)[:300], chain=chain, once_per=once_per)
     if post.source == Source.TERMINAL:
         due = post.created_at + timedelta(seconds=facts.terminal_delay_seconds)
         return Wake(AFTER_WAIT, f"a terminal mention by {post.sender}, unless answered meanwhile", after=due)
