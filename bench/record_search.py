@@ -160,6 +160,45 @@ def grow_sqlite(first: int, last: int) -> None:
     connection.cursor().execute("ANALYZE")
 
 
+def point_at(database: str) -> None:
+    """This process's connection on `database` from its next query."""
+    from django.db import connection
+
+    connection.close()
+    if hasattr(connection, "close_pool"):
+        connection.close_pool()  # a pool keeps the database it was opened on
+    connection.settings_dict["NAME"] = database
+
+
+def interleaved_growth(prefix: str, sizes: list[int], classes: list[str], asked, runs: int) -> None:
+    """Each class's p95 at each kept size, the sizes taken in turn run by run (not one size's
+    minutes, then the next's), so a shared machine's load falls on every size alike: the growth
+    from one size to the next under the same load."""
+    from motion_runner.models import Turn
+
+    spent: dict[tuple[str, int], list[float]] = {(kind, size): [] for kind in classes for size in sizes}
+    for kind in classes:
+        for turn_round in range(runs + 1):  # the first round warms each database's pages
+            for size in sizes:
+                point_at(f"{prefix}_{size}")
+                turn = Turn.objects.select_related("motion", "agent").get()
+                times = timed(indexed, turn, asked[kind], 1)
+                if turn_round:
+                    spent[kind, size] += times
+    print(f"\ninterleaved ({runs} runs, the sizes in turn); {load()}")
+    for kind in classes:
+        p95s = [percentile(spent[kind, size], 95) for size in sizes]
+        steps = "; ".join(
+            f"{small:,} -> {large:,}: {p95s[n + 1] / p95s[n]:.2f}x"
+            for n, (small, large) in enumerate(zip(sizes, sizes[1:], strict=False))
+        )
+        print(
+            f"  {kind:<10} p95 "
+            + " / ".join(f"{p:.1f} ms" for p in p95s)
+            + f"; growth {steps} (target <= 1.5x)"
+        )
+
+
 def kept_database(prefix: str, size: int, previous: str | None) -> str:
     """`PREFIX_<size>` made (a copy of `previous`, or migrated empty with the scope) if missing,
     and this process's connection pointed at it. Its name."""
@@ -167,13 +206,6 @@ def kept_database(prefix: str, size: int, previous: str | None) -> str:
     from django.db import connection
 
     name = f"{prefix}_{size}"
-
-    def point_at(database: str) -> None:
-        connection.close()
-        if hasattr(connection, "close_pool"):
-            connection.close_pool()  # a pool keeps the database it was opened on
-        connection.settings_dict["NAME"] = database
-
     point_at("postgres")
     with connection.cursor() as cursor:
         assert cursor.connection.info.dbname == "postgres"
@@ -250,6 +282,12 @@ def main() -> None:
     parser.add_argument("--baseline-runs", type=int, default=1, help="the scan is slow: fewer runs")
     parser.add_argument("--keep", metavar="PREFIX", help="PostgreSQL: keep each size's table (see above)")
     parser.add_argument("--classes", default=",".join(CLASSES), help="only these classes")
+    parser.add_argument(
+        "--interleaved-runs",
+        type=int,
+        default=0,
+        help="with --keep: then each class's growth, the sizes in turn",
+    )
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
     classes = [kind for kind in CLASSES if kind in args.classes.split(",")]
@@ -259,14 +297,16 @@ def main() -> None:
         django.setup()
         from django.db import connection
 
-        run(connection, sizes, classes, args, keep=args.keep)
+        asked = run(connection, sizes, classes, args, keep=args.keep)
+        if args.interleaved_runs:
+            interleaved_growth(args.keep, sizes, classes, asked, args.interleaved_runs)
         return
     with bench_database("record_search") as connection:
         setup_scope()
         run(connection, sizes, classes, args, keep=None)
 
 
-def run(connection, sizes: list[int], classes: list[str], args, keep: str | None) -> None:
+def run(connection, sizes: list[int], classes: list[str], args, keep: str | None) -> dict:
     from motion_runner.models import Message, Turn
 
     grow = grow_postgres if connection.vendor == "postgresql" else grow_sqlite
@@ -311,6 +351,7 @@ def run(connection, sizes: list[int], classes: list[str], args, keep: str | None
             growth = p95s[kind, large] / p95s[kind, small]
             verdict = "met" if growth <= 1.5 else "NOT met"
             print(f"growth: {kind} p95 {small:,} -> {large:,}: {growth:.2f}x (target <= 1.5x): {verdict}")
+    return asked
 
 
 if __name__ == "__main__":
