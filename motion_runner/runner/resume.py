@@ -118,6 +118,18 @@ def percent_full(tokens: int, window: int) -> int:
     return (200 * tokens + window) // (2 * window)
 
 
+def context_fullness(motion_id: str, agent_id: int, default_window: int | None) -> dict | None:
+    """How full the pair's context is here, as the menus and a Codex or Pi /context say it: the
+    newest reading (`context_reading`), against `default_window` when the reading named no window
+    (wakes' WAKES_CONTEXT_WINDOW_TOKENS); the percent is `percent_full`'s, the one figure."""
+    reading = context_reading(motion_id, agent_id)
+    if reading is None:
+        return None
+    window = reading.window or default_window
+    used = reading.tokens
+    return {"tokens": used, "window": window, "percent": percent_full(used, window) if window else None}
+
+
 def context_reading(motion_id: str, agent_id: int) -> ContextReading | None:
     """The newest reading of how full the pair's context is here. Claude Code's own /context
     answer when it is the newest (its synthetic line's `context_usage`: the system prompt, tools

@@ -15,7 +15,7 @@ from motion_runner.sql import fast_paths
 from tests.factories import MessageFactory
 from tests.wakes_support import clock, room, say
 from wakes.consider_loop.handlers import handle_message
-from wakes.consider_loop.mention_path import gather_mention_facts
+from wakes.consider_loop.mention_path import mention_facts
 
 pytestmark = pytest.mark.django_db
 
@@ -53,7 +53,7 @@ def warm(room, clock):
 def test_a_plain_mentions_facts_are_read_in_four_statements(warm, clock, django_assert_num_queries):
     post = posted(warm, clock, "@magent what did jams settle?")
     with django_assert_num_queries(GATHER_STATEMENTS):
-        gather_mention_facts(post, warm.magent)
+        mention_facts(post, warm.magent)
 
 
 @pytest.mark.parametrize("fast", [True, False], ids=["sql fast paths", "the ORM"])

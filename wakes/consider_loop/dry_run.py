@@ -5,7 +5,7 @@ no reschedule, no reservation. What the budget and the screen would then say is 
 money); the line says that they decide next.
 
 For one post (`--post`), the mention path's own verdict for each agent it names
-(`mention_path.gather_mention_facts` and `mention_verdict.decide_mention`, which
+(`mention_path.mention_facts` and `mention_verdict.decide_mention`, which
 `mention_path.act` acts on), with no write either.
 """
 
@@ -20,7 +20,7 @@ from ..decision.steering import mentions_held, scram_holds, steering_for
 from ..models import Dials, ListenState, MentionWake, clock
 from ..turn.wake import human_duration
 from .loop import Decision, decide, due_mention_wakes
-from .mention_path import gather_mention_facts, mentioned_agents
+from .mention_path import mention_facts, mentioned_agents
 from .mention_verdict import Command, Hold, Ignore, Refuse, Wake, decide_mention
 from .mention_verdict import Verdict as MentionVerdict
 
@@ -138,6 +138,6 @@ def would_answer(message_id: str) -> list[Verdict]:
     verdicts = []
     scram = scram_holds()
     for agent in mentioned_agents(post):
-        wakes, why = said(decide_mention(post, agent, gather_mention_facts(post, agent, scram=scram)))
+        wakes, why = said(decide_mention(post, agent, mention_facts(post, agent, scram=scram)))
         verdicts.append(Verdict(post.motion_id, agent.name, wakes, why))
     return verdicts

@@ -15,7 +15,7 @@ from motion_runner.runner.db_retry import retry_outages
 
 from ..decision.steering import changed_in_host, looks_unprompted, mentions_held, scram_holds
 from ..holds import lift_hold
-from ..models import Consideration, MentionWake, Spend, clock
+from ..models import Consideration, Dials, MentionWake, Spend, clock
 from ..models.in_force import resolve
 from ..money.budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch_wake_refusal
 from ..turn.context import watch_prompt
@@ -23,7 +23,7 @@ from ..turn.wake import human_duration, wake
 from .chains import release_chained
 from .considering import free_pair, post_dot
 from .loop import answered_since, due_mention_wakes, mark_busy
-from .mention_path import act, gather_mention_facts, mentioned_agents
+from .mention_path import act, gather_mention_facts, mentioned_agents, read_for_mentions
 from .mention_turns import renew_holds, wake_for_mention
 from .mention_verdict import SCRAM_HOLD, Because, Hold, MentionFacts, Verdict, decide_mention
 from .noting import note_post
@@ -56,9 +56,11 @@ def handle_message(message: Message, *, dispatch: bool = True, note: bool = True
     consumed: set[int] = set()
     command = False
     if message.kind == Kind.TEXT and "@" in message.text:
-        scram = scram_holds()
-        for agent in mentioned_agents(message):
-            facts = gather_mention_facts(message, agent, scram=scram)
+        scram, dials, now = scram_holds(), Dials.load(), clock.now()
+        agents = mentioned_agents(message)
+        reading = read_for_mentions(message, agents, dials=dials, scram=scram, now=now)  # the core's, once
+        for agent in agents:
+            facts = gather_mention_facts(message, agent, reading, dials=dials, scram=scram, now=now)
             verdict = decide_mention(message, agent, facts)
             turn = act(message, agent, verdict, dispatch=dispatch)
             if turn is not None:

@@ -74,6 +74,7 @@ class MentionFacts:
     listening_off: bool = False
     listening_until: datetime | None = None
     chain: ChainFacts | None = None  # only for an agent's post
+    context: dict | None = None  # a Codex or Pi /context: its context_fullness, read with the post
 
 
 # When a Wake wakes: now, or (a terminal's mention) once its wait ran out unanswered. The turn's
@@ -110,6 +111,7 @@ class Command:
     name: str
     argument: str
     rule: str
+    context: dict | None = None  # what a /context answered from the record says (read with the post)
 
 
 @dataclass(frozen=True)
@@ -155,7 +157,11 @@ def chain_reason(chain: Chain) -> str:
 
 def too_old(post: Message, facts: MentionFacts) -> bool:
     """An old post imported late (a backfill): its moment has passed."""
-    return post.created_at < facts.now - timedelta(minutes=facts.horizon_minutes)
+    return past_horizon(post, facts.now, facts.horizon_minutes)
+
+
+def past_horizon(post: Message, now: datetime, horizon_minutes: int) -> bool:
+    return post.created_at < now - timedelta(minutes=horizon_minutes)
 
 
 def decide_mention(post: Message, agent: Agent, facts: MentionFacts) -> Verdict:
@@ -183,7 +189,7 @@ def decide_mention(post: Message, agent: Agent, facts: MentionFacts) -> Verdict:
         name, argument = facts.command
         if not facts.trusted:
             return Refuse(Because.UNTRUSTED, f"{post.sender}'s post may not grant full tools", name)
-        return Command(name, argument, facts.trust_rule)
+        return Command(name, argument, facts.trust_rule, facts.context)
     if facts.listening_off:
         return Hold(Because.LISTENING, hushed(facts.listening_until), facts.listening_until)
     return Wake(NOW, f"mentioned by {post.sender}")

@@ -30,7 +30,7 @@ from motion_runner import signals
 from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Agent, Kind, Motion, Scram
-from motion_runner.runner.resume import context_reading, percent_full
+from motion_runner.runner.resume import context_fullness as runner_context_fullness
 
 from ..conf import app_settings as wakes_settings
 from ..holds import lift_hold
@@ -116,8 +116,17 @@ def steering_for(motion_id: str, agent_id: int | None, now: datetime | None = No
     With a steering source (memory-lane's settings rows, under its binding), its rows instead."""
     now = now or clock.now()
     if (source := signals.steering_source()) is not None:
-        records = source.candidates([(motion_id, agent_id)])[(motion_id, agent_id)]
-        return resolved(records, now, own=lambda record: True)
+        return host_steering(source.candidates([(motion_id, agent_id)])[(motion_id, agent_id)], now)
+    return own_steering(motion_id, agent_id, now)
+
+
+def host_steering(records: list[signals.SteerRecord], now: datetime) -> Steering:
+    """The pair's steering from a steering source's rows for it (`source.candidates`, read already)."""
+    return resolved(records, now, own=lambda record: True)
+
+
+def own_steering(motion_id: str, agent_id: int | None, now: datetime) -> Steering:
+    """The pair's steering from this project's own Steer rows (no steering source): one query."""
     everywhere = Q(motion__isnull=True, setting=S.LISTENING)  # listening's wider scopes (listening_scopes.py)
     rows = Steer.objects.filter(Q(motion_id=motion_id) | everywhere).filter(
         Q(agent_id=agent_id) | Q(agent__isnull=True)
@@ -253,15 +262,10 @@ def prompt_piece(motion: Motion, agent: Agent) -> str:
 
 def context_fullness(motion_id: str, agent: Agent) -> dict | None:
     """How full the agent's context is here, for the menus and a Codex or Pi /context answer:
-    the newest reading (runner/resume.context_reading: Claude Code's own /context answer, or the
+    the newest reading (runner/resume.context_fullness: Claude Code's own /context answer, or the
     newest API call's input against its model's window as the harness said it), else against the
     WAKES_CONTEXT_WINDOW_TOKENS setting; the percent is runner/resume.percent_full's, the one figure."""
-    reading = context_reading(motion_id, agent.pk)
-    if reading is None:
-        return None
-    window = reading.window or wakes_settings.WAKES_CONTEXT_WINDOW_TOKENS
-    used = reading.tokens
-    return {"tokens": used, "window": window, "percent": percent_full(used, window) if window else None}
+    return runner_context_fullness(motion_id, agent.pk, wakes_settings.WAKES_CONTEXT_WINDOW_TOKENS)
 
 
 # --- a change from the thread's menus ----------------------------------------------------------

@@ -4,10 +4,11 @@ under a steering source that keeps timing (memory-lane's rows) its timing and bu
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from motion_runner import signals
 
@@ -58,10 +59,30 @@ def resolve(
     thread); `steered=False` skips that query where `reads` is not used (the loop's schedule). Under
     a steering source that keeps timing (memory-lane's rows), its timing and budget over the dials."""
     dials = dials or Dials.load()
-    values = {name: getattr(dials, name) for name in OVERRIDABLE}
-    caps: list[tuple[str, Decimal]] = [("all", dials.daily_budget_usd)]
     if overrides is None:
         overrides = overrides_for(motion_id, [agent_id])
+    timing, budget = None, None
+    if (source := signals.steering_source()) is not None:  # memory-lane's timing rows, under its binding
+        timing, budget = source.timing(motion_id, agent_id, dials.tick_seconds), source.daily_budget()
+    reads = room_reads(motion_id, agent_id) if steered else None
+    return in_force(motion_id, agent_id, dials, overrides, timing=timing, host_budget=budget, reads=reads)
+
+
+def in_force(
+    motion_id: str,
+    agent_id: int,
+    dials: Dials,
+    overrides: Iterable[DialOverride],
+    *,
+    timing: Mapping[str, tuple[Any, bool]] | None = None,
+    host_budget: Decimal | None = None,
+    reads: int | None = None,
+) -> Resolved:
+    """`resolve` over rows read already (no database): the dials, the pair's overrides (global →
+    Motion → agent → pair), the host's `timing` rows and global budget (a steering source's:
+    `source.timing`, `source.daily_budget`), the room's `reads` (room_reads)."""
+    values = {name: getattr(dials, name) for name in OVERRIDABLE}
+    caps: list[tuple[str, Decimal]] = [("all", dials.daily_budget_usd)]
     rows = [
         row
         for row in overrides
@@ -78,12 +99,12 @@ def resolve(
                 values[name] = value
         if row.daily_budget_usd is not None:
             caps.append((("motion", "agent", "pair")[rank(row)], row.daily_budget_usd))
-    if (source := signals.steering_source()) is not None:  # memory-lane's timing rows, under its binding
-        for name, (value, _own) in source.timing(motion_id, agent_id, dials.tick_seconds).items():
-            values[name] = value
-        caps[0] = ("all", global_daily_budget(dials))
-    if steered and (tokens := room_reads(motion_id, agent_id)) is not None:
-        values["reads"] = tokens
+    for name, (value, _own) in (timing or {}).items():
+        values[name] = value
+    if host_budget is not None:
+        caps[0] = ("all", host_budget)
+    if reads is not None:
+        values["reads"] = reads
     return Resolved(dials=dials, daily_caps=caps, **values)
 
 

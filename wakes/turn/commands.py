@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import re
 
-from motion_runner.models import Agent, Message, Turn
-from motion_runner.people.first_run import has_first_run_grant
-from motion_runner.runner.turns import enqueue_turn
+from motion_runner.models import Agent, Message
+from motion_runner.runner.post_answers import Line, TurnOrder
 
 from ..decision.trust import decide
 from .commands_elsewhere import answer_here, runs_in_the_cli
-from .wake import post_wake_line, shadowed
+from .wake import shadowed
 
 COMMANDS = ("compact", "context", "usage")
 # Said as memory-lane's poller took them: /cost is /usage.
@@ -51,17 +50,19 @@ def command_in(message: Message, agent: Agent) -> tuple[str, str] | None:
     return command, rest
 
 
-def first_run_post(message: Message) -> bool:
-    """Typed in the web by the first run's account (motion_runner/people/first_run.py)."""
-    return message.source == "web" and message.author_id is not None and has_first_run_grant(message.author)
+def first_run_asked(message: Message) -> bool:
+    """Typed in the web by a signed-in account: whether it is the first run's account
+    (motion_runner/people/first_run.py) is read with the post's facts."""
+    return message.source == "web" and message.author_id is not None
 
 
-def may_run(message: Message) -> tuple[bool, str]:
-    """(whether the post may run a command, the trust rule that says so)."""
+def may_run(message: Message, first_run: bool) -> tuple[bool, str]:
+    """(whether the post may run a command, the trust rule that says so). `first_run`: the post
+    was typed in the web by the first run's account."""
     decision = decide(message)
     if decision.mode == "full":
         return True, decision.rule
-    if first_run_post(message):
+    if first_run and first_run_asked(message):
         return True, f"{message.sender} is the first run's account (local only)"
     return False, decision.rule
 
@@ -76,27 +77,25 @@ def refusal(message: Message, agent: Agent, command: str) -> str:
 
 
 def run_command(
-    message: Message, agent: Agent, command: str, argument: str, rule: str, *, dispatch: bool = True
-) -> Turn | None:
-    """A command the post may run (`may_run`, asked before): answered here, or a maintenance turn."""
+    message: Message, agent: Agent, command: str, argument: str, rule: str, context: dict | None
+) -> tuple[list[Line], TurnOrder | None]:
+    """A command the post may run (`may_run`, asked before): what the core writes for it (the
+    mention path's `act` hands it over): a line answering it here, or a maintenance turn.
+    `context`: the pair's context fullness, read with the post (a Codex or Pi /context)."""
     if not runs_in_the_cli(agent):  # Codex, Pi: answered from the record, or refused with why
-        answer_here(message, agent, command)
-        return None
+        return [answer_here(message, agent, command, context)], None
     why = f"/{command} asked by {message.sender} (maintenance)"
     if shadowed(message.motion, agent, message, kind=COMMAND_REASON, mode="look", rule=rule, why=why):
-        return None  # shadow mode: decided and recorded, nothing run
+        return [], None  # shadow mode: decided and recorded, nothing run
     prompt = f"/{command} {argument}".strip() if command == "compact" else f"/{command}"
-    turn = enqueue_turn(
-        message.motion,
-        agent,
-        prompt,
+    # Look-only: ultracode, which rides full-tools mentions only (turn/ultracode.py), never rides it.
+    return [], TurnOrder(
+        agent=agent,
+        prompt=prompt,
         reason=COMMAND_REASON,
         reason_detail=f"/{command} asked by {message.sender}",
         mode="look",
         mode_rule=f"a maintenance command by {message.sender} ({rule})",
         effort="low",
-        woken_by=message,
-        dispatch=dispatch,
+        why=why,
     )
-    post_wake_line(turn, why)
-    return turn

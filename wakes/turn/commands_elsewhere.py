@@ -15,11 +15,9 @@ from decimal import Decimal
 from django.db.models import Count, Sum
 from django.utils import timezone
 
-from motion_runner.ingest.system_lines import post_system_message
 from motion_runner.lib.ids import system_uuid
-from motion_runner.models import Agent, Kind, Message, Turn
-
-from ..decision.steering import context_fullness
+from motion_runner.models import Agent, Message, Turn
+from motion_runner.runner.post_answers import Line
 
 CLI_NAMES = {"codex": "Codex", "pi": "Pi"}
 
@@ -28,8 +26,8 @@ def runs_in_the_cli(agent: Agent) -> bool:
     return agent.harness not in CLI_NAMES
 
 
-def context_line(message: Message, agent: Agent, cli: str) -> str:
-    fullness = context_fullness(message.motion_id, agent)
+def context_line(agent: Agent, cli: str, fullness: dict | None) -> str:
+    """`fullness`: the pair's context reading as the menus say it (runner/resume.context_fullness, read with the post)."""
     if fullness is None:
         return f"@{agent.name} /context: no session of @{agent.name} here yet, so nothing is in its context."
     percent = f" ({fullness['percent']}%)" if fullness["percent"] is not None else ""
@@ -58,18 +56,13 @@ def compact_line(agent: Agent, cli: str) -> str:
     )
 
 
-def answer_here(message: Message, agent: Agent, command: str) -> None:
+def answer_here(message: Message, agent: Agent, command: str, context: dict | None) -> Line:
+    """The thread's answer to the command (`context`: the pair's fullness, read with the post)."""
     cli = CLI_NAMES[agent.harness]
     if command == "context":
-        text = context_line(message, agent, cli)
+        text = context_line(agent, cli, context)
     elif command == "usage":
         text = usage_line(message, agent, cli)
     else:
         text = compact_line(agent, cli)
-    post_system_message(
-        message.motion,
-        text,
-        kind=Kind.WAKE,
-        message_id=system_uuid("command-answered", message.pk, agent.pk),
-        agent=agent,
-    )
+    return Line(text, system_uuid("command-answered", message.pk, agent.pk), agent)

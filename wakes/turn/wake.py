@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
-from motion_runner.ingest.system_lines import post_system_message
-from motion_runner.models import Agent, Kind, Message, Motion, Turn
-from motion_runner.runner.turns import enqueue_turn, wake_line_id
+from motion_runner.models import Agent, Message, Motion, Turn
+from motion_runner.runner.post_answers import say_woke
+from motion_runner.runner.turns import enqueue_turn
 
 from ..conf import app_settings
 from ..decision.steering import wake_settings
@@ -127,24 +127,9 @@ def shadowed(
 
 
 def post_wake_line(turn: Turn, why: str, *, cost_note: str = "") -> None:
-    """The line in the thread that says why the agent woke, with what tools, in which session
-    (when there was a choice to make) and what it may spend."""
-    parts = [f"@{turn.agent.name} woke: {why}", "look-only" if turn.mode == "look" else "full tools"]
-    if turn.session_note:
-        parts.append(turn.session_note)
-    if turn.effort:
-        parts.append(f"{turn.effort} effort")
-    if ultracode_rides(turn):
-        parts.append("ultracode")
+    """The line in the thread that says why the agent woke (the core's `say_woke`), with what
+    rides with it here: ultracode, a cost note."""
+    extras = ["ultracode"] if ultracode_rides(turn) else []
     if cost_note:
-        parts.append(cost_note)
-    cap = turn.max_budget_usd
-    parts.append(f"cap ${cap:.2f}" if cap is not None else "no cap")
-    post_system_message(
-        turn.motion,
-        " · ".join(parts),
-        kind=Kind.WAKE,
-        message_id=wake_line_id(turn.pk),
-        turn=turn,
-        agent=turn.agent,
-    )
+        extras.append(cost_note)
+    say_woke(turn, why, extras)
