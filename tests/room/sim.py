@@ -1,8 +1,10 @@
 """A whole room, simulated (issue 39, item 5): seeded, deterministic, in-process.
 
-Three people and three agents in two Motions. Each step the seed picks an action (a post, a
-mention, a command, a ■ stop, a scram or its lift, a listening change, an agent key posting
-outside a turn, a worker killed, a database blip); the turns it queues are run as a worker runs
+Two or three people and two or three agents in two Motions (room-one everyone's, room-two its
+members': every agent and every person but the last). Each step the seed picks an action (a post,
+a mention, a command, a ■ stop, a scram or its lift, a listening change, an agent key posting
+outside a turn, a worker killed, a database blip, a post taken back, a handoff asked for); the
+turns it queues are run as a worker runs
 them (`execute_turn`: the real claim, prompt, parser, writer, monitors, ending, ledger), with
 the harness replaced by a script played straight into the run's write path (`FakeHarness`, no
 subprocess). After every step `Room.check` holds the invariants; the first broken one raises
@@ -33,8 +35,9 @@ from django.db.models import Sum
 from django.test import TestCase
 from django.utils import timezone
 
+from motion_runner import retract
 from motion_runner.harnesses import pricing
-from motion_runner.models import Kind, Message, Scram, Turn
+from motion_runner.models import Kind, Message, Scram, Source, Turn, Visibility
 from motion_runner.runner import reclaim, stopping, turn_run, turns
 from motion_runner.runner.process import Outcome, ProcessResult
 from motion_runner.signals import message_created
@@ -42,13 +45,6 @@ from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFac
 from wakes.models import Dials, MentionWake
 from wakes.models import clock as wake_clock
 from wakes.notices import answers
-
-# Actions the project cannot take yet; each comes back into ACTIONS when it can.
-NOT_YET = (
-    # A deleted (taken back) message: the project has no take-back of a post yet (no view, no
-    # model field, no signal); when it has one, the invariant "no deleted text in any wake" joins.
-    "delete",
-)
 
 ACTIONS = (
     ("post", 14),
@@ -62,10 +58,14 @@ ACTIONS = (
     ("key_post", 6),
     ("worker_killed", 3),
     ("db_blip", 4),
+    ("delete", 4),  # a post taken back (motion_runner/retract.py), by its author or staff
+    ("handoff", 6),  # a person asks an agent to take the talk to the other Motion, or bring it here
 )
 
 # What an agent's harness does in a turn (its script picks one a turn).
 BEHAVIOURS = ("answer", "mention", "silent", "loop", "secret")
+# Who reads which Motion: room-one is everyone's (signed in), room-two its members' (every agent
+# and every person but the last), so the last person must never be shown room-two's words.
 
 # A secret an agent's harness prints: it must be [REDACTED] wherever it is stored or shown.
 SECRET = "sk-ant-api03-" + "Zq7" * 12
@@ -150,6 +150,17 @@ class Printed:
     behaviour: str = ""
 
 
+@dataclass
+class Handoff:
+    """A reply's handoff block, as the harness wrote it: from where to where, and the people whose
+    posts woke its turn (a `to:` goes only where each of them may post)."""
+
+    origin: str
+    dest: str
+    pulled: bool
+    authors: set[str]
+
+
 class FakeHarness:
     """Replaces `turns.run_harness`: plays the agent's script into the run (its parser, writer
     and monitors), line by line, as the select loop would, and answers as a process would."""
@@ -198,6 +209,32 @@ class FakeHarness:
         if room.db_away:
             self.database_back(run)
         return ProcessResult(outcome=Outcome.EXITED, returncode=0, stderr_tail="", lines=count)
+
+    def handoff_reply(self, turn: Turn) -> str:
+        """A reply with a ```handoff block: `to:` the other Motion (carrying the newest post here)
+        or `from:` it (bringing its newest post here). Who woke the turn is kept, to judge after
+        whether the handoff line may exist (handoff_allowed)."""
+        room = self.room
+        other = next(m.pk for m in room.motions if m.pk != turn.motion_id)
+        pull = room.rng.random() < 0.5
+        origin = other if pull else turn.motion_id
+        carried = [text for motion_id, text in room.said if motion_id == origin][-1:]
+        woken = [turn.woken_by] if turn.woken_by_id else []
+        woken += [wake.message for wake in turn.mention_wakes.select_related("message")]
+        field_line = f"from: {other}" if pull else f"to: {other}"
+        mark = room.mark("L")
+        room.written[mark] = turn.motion_id
+        room.handoffs[mark] = Handoff(
+            origin=origin,
+            dest=turn.motion_id if pull else other,
+            pulled=pull,
+            authors={post.sender for post in woken if post.agent_id is None},
+        )
+        return (
+            f"taking it over\n```handoff\n{field_line}\nabout: where we are (handoff {mark[1:-1]})\n---\n"
+            + "\n".join(carried or ["nothing yet"])
+            + "\n```"
+        )
 
     def stopped(self, reason: str, count: int) -> ProcessResult:
         if self.room.db_away:
@@ -271,13 +308,17 @@ class FakeHarness:
             out.append((lines, message_cost(USAGE)))
 
         def text(words: str) -> None:
-            api_message({"type": "text", "text": f"{words} {room.mark('L')}"})
+            mark = room.mark("L")
+            room.written[mark] = turn.motion_id
+            api_message({"type": "text", "text": f"{words} {mark}"})
 
         if behaviour == "answer":
             text(f"{turn.agent.name} answering in {turn.motion_id}")
         elif behaviour == "mention":
             other = room.rng.choice([a for a in room.agents if a.pk != turn.agent_id])
             text(f"@{other.name} over to you")
+        elif behaviour == "handoff":
+            api_message({"type": "text", "text": self.handoff_reply(turn)})
         elif behaviour == "secret":
             text(f"the key is {SECRET}, do not share it")
         elif behaviour == "loop":
@@ -327,6 +368,11 @@ class Room:
     current_run: object = None
     counter: int = 0
     asked: list[tuple] = field(default_factory=list)  # a person's mentions to be answered
+    said: list[tuple[str, str]] = field(default_factory=list)  # (Motion, text) of every post the room wrote
+    written: dict[str, str] = field(default_factory=dict)  # mark -> the Motion it was first written in
+    deleted: set[str] = field(default_factory=set)  # marks of posts taken back
+    handoffs: dict[str, Handoff] = field(default_factory=dict)  # the reply's mark -> its block
+    wants: dict[int, str] = field(default_factory=dict)  # agent -> what a person asked of its next turn
     log: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -345,6 +391,8 @@ class Room:
         workspace = tempfile.gettempdir()
         n_people, n_agents = self.rng.choice((2, 3)), self.rng.choice((2, 3))
         self.people = [UserFactory(username=name) for name in ("justin", "rosemary", "dana")[:n_people]]
+        type(self.people[0]).objects.filter(pk=self.people[0].pk).update(is_staff=True)
+        self.people[0].is_staff = True  # staff signed in with their key: may take back anyone's words
         self.ssh = {p.username: self.rng.random() < 0.7 for p in self.people}
         self.ssh[self.people[0].username] = True
         names = ("abot", "bbot", "cbot")[:n_agents]
@@ -352,12 +400,23 @@ class Room:
         self.scripts = {
             a.pk: [self.rng.choice(BEHAVIOURS) for _ in range(4)] + ["answer", "mention"] for a in self.agents
         }
-        self.motions = [MotionFactory(slug=s, workspace=workspace) for s in ("room-one", "room-two")]
+        self.motions = [
+            MotionFactory(slug="room-one", workspace=workspace, visibility=Visibility.SIGNED_IN),
+            MotionFactory(slug="room-two", workspace=workspace, visibility=Visibility.MEMBERS),
+        ]
+        self.motions[1].people.add(*self.people[:-1])
         for motion in self.motions:
             motion.agents.add(*self.agents)
         self.dial = Dials.load().agent_chain_turns
 
+    def readers(self, motion_id: str) -> set[str]:
+        """The people who may read (and post in) a Motion, by the room's own table."""
+        people = self.people if motion_id == "room-one" else self.people[:-1]
+        return {p.username for p in people}
+
     def behaviour_for(self, turn: Turn) -> str:
+        if turn.reason == "mention" and (wanted := self.wants.pop(turn.agent_id, None)):
+            return wanted
         if turn.reason == "command":
             return "answer"
         if turn.reason == "compact":
@@ -375,14 +434,21 @@ class Room:
             text=text,
             created_at=self.clock.now(),
         )
+        self.note_said(motion, text)
         for agent in self.agents:
             if re.search(rf"@{agent.name}\b", text):
                 self.asked.append((message.pk, agent, text, person.username))
         message_created.send(sender=Message, message=message)
         return message
 
+    def note_said(self, motion, text: str) -> None:
+        self.said.append((motion.pk, text))
+        for mark in MARK.findall(text):
+            self.written.setdefault(mark, motion.pk)
+
     def agent_posts(self, agent, motion, text: str) -> Message:
         """An agent's key posting through the API, outside any turn."""
+        self.note_said(motion, text)
         message = MessageFactory(
             motion=motion,
             sender=agent.name,
@@ -400,7 +466,9 @@ class Room:
 
     def act(self, action: str) -> None:
         rng, motion = self.rng, self.rng.choice(self.motions)
-        person, agent = rng.choice(self.people), rng.choice(self.agents)
+        readers = self.readers(motion.pk)
+        person = rng.choice([p for p in self.people if p.username in readers])
+        agent = rng.choice(self.agents)
         if action == "post":
             self.person_says(person, motion, f"a thought {self.mark('P')}")
         elif action == "mention":
@@ -436,6 +504,38 @@ class Room:
             change(motion, agent, "listening", value, until, person)
         elif action in ("worker_killed", "db_blip"):
             self.armed.append(action)
+        elif action == "delete":
+            self.take_back(rng)
+        elif action == "handoff":
+            self.wants[agent.pk] = "handoff"
+            self.person_says(person, motion, f"@{agent.name} take this where it belongs {self.mark('P')}")
+
+    def take_back(self, rng: random.Random) -> None:
+        """A post the room wrote, taken back through the one door (retract.take_back_as): by its
+        author, or by staff signed in with their key (anyone's words, an agent's too)."""
+        marks = [m for _, text in self.said for m in MARK.findall(text) if m not in self.deleted]
+        marks += [m for m in self.written if m.startswith("[L") and m not in self.deleted]
+        if not marks:
+            return
+        mark = rng.choice(sorted(set(marks), key=lambda m: (m[1], int(m[2:-1]))))
+        message = (
+            Message.objects.filter(
+                motion__in=self.motions, text__contains=mark, kind__in=retract.TAKABLE_KINDS
+            )
+            .exclude(source=Source.SYSTEM)
+            .order_by("created_at")
+            .first()
+        )
+        if message is None:  # never stored (its turn was stopped first), or a handoff line's copy
+            return
+        by = next((p for p in self.people if p.pk == message.author_id), self.people[0])
+        taker = retract.Taker(by, sign_in="ssh" if self.ssh[by.username] else "password")
+        try:
+            retract.take_back_as(message, taker)
+        except retract.Refused:
+            return
+        old = message.text  # this copy still holds what it said
+        self.deleted.update(MARK.findall(old))
 
     # --- the worker ------------------------------------------------------------------------
     def run_workers(self, limit: int = 6) -> None:
@@ -524,6 +624,9 @@ class Snapshot:
     messages: list[tuple]  # (motion_id, text, author_id, agent_id, kind, created_at)
     turns: list[dict]
     wakes: list[tuple]  # (message_id, agent_id, turn_id, status, hold, asked by an agent)
+    handed: list[
+        tuple
+    ]  # (motion_id, raw) of the runner's handoff lines (read only once a handoff was written)
 
 
 def snapshot(room: Room) -> Snapshot:
@@ -556,7 +659,16 @@ def snapshot(room: Room) -> Snapshot:
             "message_id", "agent_id", "turn_id", "status", "hold", "message__agent_id"
         )
     )
-    return Snapshot(messages, turns, wakes)
+    handed = (
+        list(
+            Message.objects.filter(
+                motion_id__in=motions, source=Source.SYSTEM, raw__has_key="handoff"
+            ).values_list("motion_id", "raw")
+        )
+        if room.handoffs
+        else []
+    )
+    return Snapshot(messages, turns, wakes, handed)
 
 
 def check_invariants(room: Room) -> None:
@@ -606,10 +718,18 @@ def mentions_answered(room: Room, seen: Snapshot) -> None:
     room.asked.clear()
 
 
+def carries_a_copy(text: str) -> bool:
+    """A handoff reply or the runner's handoff line: it quotes posts, which are then in the thread
+    twice by design (what stored_once counts is each line the room wrote)."""
+    return "```handoff" in text or text.startswith(("↪ Handed over", "↩ Brought in"))
+
+
 def stored_once(room: Room, seen: Snapshot) -> None:
     """No line stored twice: every mark the room wrote is in each Motion's thread at most once."""
     marks: set[tuple[str, str]] = set()
     for motion_id, text, *_ in seen.messages:
+        if carries_a_copy(text):
+            continue
         for mark in MARK.findall(text):
             if (motion_id, mark) in marks:
                 raise room.broken(f"{mark} is stored twice in {motion_id}")
@@ -653,6 +773,44 @@ def nothing_unreadable(room: Room, seen: Snapshot) -> None:
             )
 
 
+def taken_back_gone(room: Room, seen: Snapshot) -> None:
+    """No words taken back are stored anywhere any more: not in a line (the post's own row, a
+    handoff line that carried them) and not in any wake's prompt (stored prompts are scrubbed, and
+    a later wake reads the record as it now stands)."""
+    if not room.deleted:
+        return
+    for motion_id, text, *_ in seen.messages:
+        if kept := room.deleted.intersection(MARK.findall(text)):
+            raise room.broken(
+                f"taken back {sorted(kept)} still stored in a line of {motion_id}: {text[:120]!r}"
+            )
+    for turn in seen.turns:
+        if kept := room.deleted.intersection(MARK.findall(turn["prompt"])):
+            raise room.broken(f"turn {turn['pk']}'s wake still carries {sorted(kept)}, taken back")
+
+
+def handoff_allowed(room: Room, seen: Snapshot) -> None:
+    """Nothing a reader may not read reaches a wake through a handoff: a `to:` block lands only
+    where every person whose post woke its turn may post; a `from:` block brings words in only
+    when every reader here may read where they came from."""
+    for motion_id, raw in seen.handed:
+        # the reply's mark, bare in its `about:` (a bracketed mark would count as a line of its own)
+        marks = [f"[{m}]" for m in re.findall(r"\(handoff (L\d+)\)", raw["handoff"].get("about", ""))]
+        block = room.handoffs.get(marks[0]) if marks else None
+        if block is None or block.dest != motion_id:
+            raise room.broken(f"a handoff line in {motion_id} that no reply of the room sent there: {raw}")
+        readers = room.readers(motion_id)
+        if block.pulled and not readers <= room.readers(block.origin):
+            raise room.broken(
+                f"{marks[0]} brought into {motion_id} from {block.origin}, which "
+                f"{sorted(readers - room.readers(block.origin))} may not read"
+            )
+        if not block.pulled and (outsiders := block.authors - readers):
+            raise room.broken(
+                f"{marks[0]} handed over to {motion_id}, where {sorted(outsiders)} (who woke it) may not post"
+            )
+
+
 def no_turn_in_a_scram(room: Room, seen: Snapshot) -> None:
     for turn_id, step, held in room.started:
         if held:
@@ -680,6 +838,8 @@ INVARIANTS = (
     nothing_unreadable,
     no_turn_in_a_scram,
     compaction_bounded,
+    taken_back_gone,
+    handoff_allowed,
 )
 
 

@@ -12,8 +12,10 @@ import time
 
 import pytest
 
+from motion_runner import retract
 from motion_runner.ingest import redaction
 from tests.room import sim
+from wakes.turn import handoff
 
 pytestmark = pytest.mark.django_db
 
@@ -79,3 +81,35 @@ def test_a_double_store_fails_naming_its_seed(monkeypatch):
         sim.InvariantBroken, match=r"stored twice[\s\S]*ROOM_SEED=0 pytest tests/room -k replay"
     ):
         sim.run_seed(0, steps=STEPS)
+
+
+def first_broken(seeds: int = 40) -> sim.InvariantBroken:
+    for seed in range(seeds):
+        try:
+            sim.run_seed(seed, steps=STEPS)
+        except sim.InvariantBroken as broken:
+            return broken
+    pytest.fail(f"no seed of {seeds} broke an invariant")
+
+
+def test_a_take_back_that_leaves_its_copies_fails_naming_its_seed(monkeypatch):
+    """Taking back that clears the post's row but none of its copies (stored prompts, handoff
+    lines): a wake that read it still carries it, and the seed is named."""
+    monkeypatch.setattr(retract, "scrub_copies", lambda message, gone, mark: (0, []))
+    broken = first_broken()
+    assert "taken back" in broken.what
+    assert replay_line(broken) in str(broken)
+
+
+def test_a_handoff_past_who_woke_it_fails_naming_its_seed(monkeypatch):
+    """A handoff that no longer asks whether the people whose posts woke the turn may post where it
+    goes: a reader's words land where they may not post, and the seed is named."""
+    real = handoff.reachable
+    monkeypatch.setattr(handoff, "reachable", lambda name, agent, authors, here: real(name, agent, [], here))
+    broken = first_broken()
+    assert "may not post" in broken.what
+    assert replay_line(broken) in str(broken)
+
+
+def replay_line(broken: sim.InvariantBroken) -> str:
+    return f"ROOM_SEED={broken.seed} pytest tests/room -k replay"
