@@ -15,11 +15,16 @@ def post_worker_init(worker: Any) -> None:
     stopping = signal.getsignal(signal.SIGTERM)
 
     def stop(signum: int, frame: Any) -> None:
-        from motion_runner.thread.bell import bell
-
         # From a thread of its own: the bell's lock may be held by the thread this signal interrupts.
-        threading.Thread(target=bell.close_readers, name="close-readers", daemon=True).start()
+        threading.Thread(target=close_readers, name="close-readers", daemon=True).start()
         if callable(stopping):
             stopping(signum, frame)
 
     signal.signal(signal.SIGTERM, stop)
+
+
+def close_readers() -> None:
+    # Imported here: gunicorn reads this module before the app (and Django) is loaded.
+    from motion_runner.thread.bell import bell
+
+    bell.close_readers()
