@@ -53,6 +53,7 @@ class MessageBell:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._listening = threading.Event()
+        self._closing = threading.Event()  # the process is stopping: no reader waits (close_readers)
         self.rings = 0  # notifications heard: for tests and the benchmark
         self._slots: threading.BoundedSemaphore | None = None
         # Each ring's number, per Motion, and of the last ring for everyone: what a reader woke
@@ -84,7 +85,7 @@ class MessageBell:
             release_connection()
             while True:
                 remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                if remaining <= 0 or self._closing.is_set():
                     return False
                 if self.listening:
                     rang = event.wait(remaining)
@@ -136,6 +137,16 @@ class MessageBell:
             self._count += 1
             self._rang_everyone = self._count
             self._rang.clear()  # the ring for everyone is newer than each of them
+            events = [event for waiting in self._waiters.values() for event in waiting]
+        for event in events:
+            event.set()
+
+    def close_readers(self) -> None:
+        """The process is stopping: every waiting reader answers now (nothing new, its client polls
+        again) and none waits again, so a web worker's graceful exit waits for no long poll's 20 s
+        (issue 43.6: bin/serve's Ctrl-C with a tab open outlived the grace and was killed)."""
+        self._closing.set()
+        with self._lock:
             events = [event for waiting in self._waiters.values() for event in waiting]
         for event in events:
             event.set()

@@ -22,6 +22,8 @@ ALLOWED = {
     # The standalone's record server (uvicorn, the MCP SDK 2): a host imports every command module
     # (memory-lane pins an older SDK) and never runs this one.
     ("motion_runner/management/commands/serve_record.py", "handle"),
+    # gunicorn reads its hooks module (`-c python:…`) before it loads the app, and Django with it.
+    ("motion_runner/gunicorn_hooks.py", "close_readers"),
 }
 
 

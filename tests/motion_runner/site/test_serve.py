@@ -14,15 +14,20 @@ import re
 import signal
 import socket
 import subprocess
+import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 import pytest
 from django.conf import settings
+
+from motion_runner.api import cursor
 
 ROOT = Path(settings.BASE_DIR)
 BOUND = 240  # seconds: generous for a loaded 2-core machine; an event ends each wait sooner
@@ -73,6 +78,7 @@ def groups_of(pids: set[int]) -> set[int]:
 class Serve:
     process: subprocess.Popen
     log: Path
+    env: dict[str, str]
 
     def output(self) -> str:
         return self.log.read_text()
@@ -142,7 +148,7 @@ def serve(tmp_path, request) -> Iterator[Serve]:
         process = subprocess.Popen(
             ["bin/serve"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
         )
-    running = Serve(process, log)
+    running = Serve(process, log, env)
     try:
         running.wait_for(rf"Motion Runner is up: open http://127.0.0.1:{port}/motions/demo/")
         yield running
@@ -193,6 +199,53 @@ def test_bin_serve_stops_whole_and_quietly(serve, how):
     for noise in ("[queues]", "celery beat v", "No hostname was supplied", "Hitting Ctrl+C again"):
         assert noise not in output, output
     assert (Path(serve.log).parent / "var" / "broker" / "control").is_dir()
+
+
+# A cursor past everything the demo Motion holds: the poll waits its whole wait for news.
+NOTHING_AFTER = cursor.encode(datetime(2100, 1, 1, tzinfo=UTC), uuid.UUID(int=0))
+
+
+@pytest.mark.timeout(900)
+def test_ctrl_c_with_a_reader_waiting_answers_it_and_stops_whole_without_killing(serve):
+    """Issue 43.6: with a thread open, Ctrl-C waited for its long poll (20 s) past the 10 s grace and
+    killed the web. The waiting reader is answered at once (runner's gunicorn_hooks) instead."""
+    made = subprocess.run(
+        [".venv/bin/python", "manage.py", "agent_key", "magent", "--label", "test"],
+        cwd=ROOT,
+        env=serve.env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    key = re.search(r"mrk_\S+", made.stdout).group(0)
+    groups = groups_of(descendants(serve.process.pid))
+    answers: list[httpx.Response | Exception] = []
+
+    def wait_for_news() -> None:
+        try:
+            answers.append(
+                httpx.get(
+                    f"http://127.0.0.1:{serve.env['PORT']}/api/motions/demo/messages/",
+                    params={"after": NOTHING_AFTER, "wait": "25"},
+                    headers={"Authorization": f"Bearer {key}"},
+                    timeout=BOUND,
+                )
+            )
+        except Exception as exc:  # noqa: BLE001 - what the reader met is the assertion below
+            answers.append(exc)
+
+    reader = threading.Thread(target=wait_for_news)
+    reader.start()
+    time.sleep(2)  # not a measure: lets the poll reach its wait before the Ctrl-C
+    assert not answers, answers  # still waiting (its wait is 25 s)
+
+    os.killpg(serve.process.pid, signal.SIGINT)
+
+    assert serve.stopped_whole(groups), f"still running:\n{serve.output()}"
+    reader.join(BOUND)
+    assert [getattr(a, "status_code", a) for a in answers] == [200]
+    assert serve.process.returncode == 130
+    assert "killing what is left" not in serve.output(), serve.output()
 
 
 @pytest.mark.timeout(900)
