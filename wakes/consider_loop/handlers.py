@@ -18,6 +18,7 @@ from ..decision.mentions import mentioned_names
 from ..decision.steering import NEVER, changed_in_host, looks_unprompted, mentions_held, scram_holds
 from ..holds import lift_hold
 from ..models import Consideration, Dials, MentionWake, Spend, clock
+from ..models.dials import reading_dials_once
 from ..models.in_force import resolve
 from ..money.budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch_wake_refusal
 from ..turn.commands import command_in, run_command
@@ -42,6 +43,7 @@ MACHINERY_SENDERS = ("system", "tool-result")
 AT_ONCE_SOURCES = (Source.WEB, Source.API, Source.RUNNER)
 
 
+@reading_dials_once  # every gate of a post's handling reads the dials once (issue 39.5)
 def on_message_created(sender, message: Message, newest_of_batch: bool = True, **kwargs) -> None:
     """message_created receiver. Never raises: the writer that sent it must not lose its turn."""
     try:
