@@ -221,7 +221,10 @@ def scrub_prompts(message: Message, gone: list[str], mark: str) -> tuple[int, li
     quoted = Q(prompt__contains=header) | holds_any("prompt", gone)
     # A digest (the screen's summary of older posts) in the post's own Motion may have covered it.
     digested = Q(motion_id=message.motion_id, prompt__contains="summarized:)")
-    turns = Turn.objects.filter(quoted | digested, queued_at__gte=message.created_at - timedelta(seconds=1))
+    # A turn's prompt is made again when it starts (runner.turns.build_prompt_at_start): one queued
+    # before the post but started after it quotes it too (the room simulation's seed 151).
+    since = message.created_at - timedelta(seconds=1)
+    turns = Turn.objects.filter(quoted | digested).filter(Q(queued_at__gte=since) | Q(started_at__gte=since))
     firsts: dict[str, Any] = {}
     scrubbed, reached, read_by = 0, set(), set()
     for turn in turns.select_related("agent").only("pk", "prompt", "status", "motion_id", "agent__name"):

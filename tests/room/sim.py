@@ -37,6 +37,7 @@ from django.utils import timezone
 
 from motion_runner import retract
 from motion_runner.harnesses import pricing
+from motion_runner.ingest import writer as ingest_writer
 from motion_runner.models import Kind, Message, Scram, Source, Turn, Visibility
 from motion_runner.runner import reclaim, stopping, turn_run, turns
 from motion_runner.runner.process import Outcome, ProcessResult
@@ -128,9 +129,16 @@ class SimClock:
         for f in fields:
             f.default = fake
             f.__dict__.pop("_get_default", None)
+        # The writer builds a Message from defaults it took at import (ingest.writer.new_message):
+        # without this the runner's lines were stamped with the real clock, a day from the room's.
+        columns = ingest_writer._COLUMNS
+        ingest_writer._COLUMNS = tuple(
+            (name, fake if default is real else default, called) for name, default, called in columns
+        )
         try:
             yield self
         finally:
+            ingest_writer._COLUMNS = columns
             timezone.now = real
             for f in fields:
                 f.default = real
@@ -218,7 +226,11 @@ class FakeHarness:
         other = next(m.pk for m in room.motions if m.pk != turn.motion_id)
         pull = room.rng.random() < 0.5
         origin = other if pull else turn.motion_id
-        carried = [text for motion_id, text in room.said if motion_id == origin][-1:]
+        carried = [
+            text
+            for motion_id, text in room.said
+            if motion_id == origin and not room.deleted.intersection(MARK.findall(text))
+        ][-1:]  # what still stands: words taken back are not the agent's to carry on
         woken = [turn.woken_by] if turn.woken_by_id else []
         woken += [wake.message for wake in turn.mention_wakes.select_related("message")]
         field_line = f"from: {other}" if pull else f"to: {other}"
@@ -523,6 +535,7 @@ class Room:
                 motion__in=self.motions, text__contains=mark, kind__in=retract.TAKABLE_KINDS
             )
             .exclude(source=Source.SYSTEM)
+            .exclude(text__contains="```handoff")  # a reply quoting it: the post itself is wanted
             .order_by("created_at")
             .first()
         )

@@ -6,6 +6,8 @@ lines, the session a turn read it in, the wake preview page, the rendered cache.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.core.cache import cache
 
@@ -107,6 +109,23 @@ def test_a_stored_prompt_that_quoted_it_is_scrubbed_and_its_agent_is_said_reache
     assert f"#m-{post.pk}] {DELETED}" in after
     assert f"#m-{other.pk}] the shirts are in" in after  # the rest as it was
     assert change.reached == ["magent"] and change.scrubbed >= 1
+
+
+def test_a_turn_queued_before_the_post_that_quoted_it_when_it_started_is_scrubbed(room, clock):
+    """Its prompt is made when it starts (build_prompt_at_start), so it reads what was said while
+    it waited (found by the room simulation, seed 151: a reply taken back stayed in such a wake)."""
+    turn = mention_turn(room, clock)
+    post = say(room.motion, room.justin, CODE, clock.advance(2) and clock)
+    queued = post.created_at - timedelta(seconds=2)
+    Turn.objects.filter(pk=turn.pk).update(
+        queued_at=queued, started_at=post.created_at + timedelta(seconds=1)
+    )
+    Turn.objects.filter(pk=turn.pk).update(prompt=started(turn))
+    assert "4471" in stored(turn)
+
+    take_back(post, "justin")
+
+    assert "4471" not in stored(turn)
 
 
 def test_the_whole_quote_goes_even_a_line_too_short_to_scrub_by_itself(room, clock):

@@ -290,7 +290,7 @@ def test_a_consideration_of_a_session_read_cold_may_spend_the_cap_plus_the_cold_
 # Everything a consideration of new posts does from its claim to its turn queued (the budget's
 # reservation, the screen's skip, the posts, the prompt with its wake lines — first wake, to-dos,
 # handoffs, arrivals, ultracode —, the wake): pinned so a read added twice shows.
-CONSIDERATION_STATEMENTS = 49
+CONSIDERATION_STATEMENTS = 48  # 49 before the prompt read its dials once (dials_held)
 
 
 def test_a_consideration_reads_its_sessions_context_once(room, clock, django_assert_num_queries):

@@ -32,6 +32,7 @@ from motion_runner.people.access import access
 from ..decision.quoting import header_name
 from ..decision.steering import looks_unprompted, scram_holds, steering_for
 from ..models import Dials, Greeting, Spend, clock
+from ..models.dials import reading_dials_once
 from ..models.in_force import resolve
 from ..money.budget import day_of, watch_wake_refusal
 from ..turn.context import Reading, posts_of, render
@@ -172,6 +173,7 @@ def wake_to_greet(greeting: Greeting, post: Message | None, *, dispatch: bool) -
 # --- the two ways in ---------------------------------------------------------------------------
 
 
+@reading_dials_once
 def on_message_created(sender, message: Message, **kwargs) -> None:
     """A person's post after the gap (message_created receiver; never raises)."""
     if message.kind != Kind.TEXT or message.agent_id is not None or message.author_id is None:

@@ -16,6 +16,7 @@ from motion_runner.runner.db_retry import retry_outages
 from ..decision.steering import changed_in_host, looks_unprompted, mentions_held, scram_holds
 from ..holds import lift_hold
 from ..models import Consideration, Dials, MentionWake, Spend, clock
+from ..models.dials import reading_dials_once
 from ..models.in_force import resolve
 from ..money.budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch_wake_refusal
 from ..turn.context import watch_prompt
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 SILENT = re.compile(r"^\s*<silent(?:\s+by=\"[^\"]*\")?\s*>(.*?)</silent>\s*$", re.DOTALL | re.IGNORECASE)
 
 
+@reading_dials_once  # every gate of a post's handling reads the dials once (issue 39.5)
 def on_message_created(sender, message: Message, newest_of_batch: bool = True, **kwargs) -> None:
     """message_created receiver. Never raises: the writer that sent it must not lose its turn."""
     try:

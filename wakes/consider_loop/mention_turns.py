@@ -26,6 +26,7 @@ from motion_runner.runner.turns import wake_line_id
 from ..decision.steering import NEVER
 from ..holds import keep_hold, lift_hold
 from ..models import MentionWake, Spend, clock
+from ..models.dials import reading_dials_once
 from ..models.in_force import Resolved, resolve
 from ..money.budget import day_of
 from ..turn.context import mention_prompt
@@ -122,6 +123,7 @@ def hold(record: MentionWake, reason: str, until: datetime | None = None) -> Non
     )
 
 
+@reading_dials_once  # the pair's dials, the prompt and its session: one reading of the dials
 def wake_for_mention(record: MentionWake, *, dispatch: bool = True, late: str = "") -> Turn | None:
     """The mention's turn: the queued one it joins, a new one, or None while the hourly cap holds
     it (it is then due again at the next slot: check_mentions wakes it)."""
@@ -190,6 +192,7 @@ def wake_for_mention(record: MentionWake, *, dispatch: bool = True, late: str = 
     return turn
 
 
+@reading_dials_once
 def build_started_prompt(turn: Turn) -> str | None:
     """The runner's `prompt_builders` hook: a mention turn's prompt from the record as it stands
     when it starts, answering every mention that joined it; its holds are lifted and its wake line

@@ -7,8 +7,12 @@ dials in force for one pair (resolve → Resolved) are in_force.py."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from django.db import models
 
@@ -384,15 +388,54 @@ class Dials(models.Model):
 
     @classmethod
     def load(cls) -> Dials:
+        """The row; inside `dials_held()` read at the first ask and kept for the rest."""
+        held = _held.get()
+        if held:
+            return held[0]
         dials, _ = cls.objects.get_or_create(pk=1)
+        if held is not None:
+            held.append(dials)
         return dials
+
+
+# One reading of the dials for a whole decision: a post's handling, a prompt's making, a turn's
+# policy. Its gates each asked again before (about 100 reads of the row in a 12-step room seed,
+# docs/room-simulation.md); inside, they all answer from one read and never mix two versions of
+# a dial changed meanwhile. A change takes effect from the next decision.
+# (A decision that reads no dial, an agent's line for most receivers, reads nothing.)
+_held: ContextVar[list[Dials] | None] = ContextVar("wakes_dials_held", default=None)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@contextmanager
+def dials_held() -> Iterator[None]:
+    """The dials read at most once for what runs inside (nested: the outermost's reading)."""
+    if _held.get() is not None:
+        yield
+        return
+    token = _held.set([])
+    try:
+        yield
+    finally:
+        _held.reset(token)
+
+
+def reading_dials_once(func: F) -> F:
+    """`func` runs inside `dials_held()`: every dial it and its callees read is read once."""
+
+    @functools.wraps(func)
+    def held(*args: Any, **kwargs: Any) -> Any:
+        with dials_held():
+            return func(*args, **kwargs)
+
+    return held  # type: ignore[return-value]
 
 
 def current_dials() -> dict[str, Any]:
     """The defaults above merged with the admin-edited row (when the table is there)."""
     values = dict(DEFAULTS)
     try:
-        row = Dials.objects.first()
+        row = Dials.load() if _held.get() is not None else Dials.objects.first()
     except Exception:  # not migrated yet: the defaults stand
         return values
     if row is not None:

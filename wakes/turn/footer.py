@@ -9,7 +9,7 @@ from motion_runner.models import Agent, EndedBy, Motion, Turn, TurnStatus
 from ..conf import app_settings as wakes_settings
 from ..decision.quoting import inline_quote
 from ..decision.steering import prompt_piece
-from ..models.dials import current_dials
+from ..models.dials import current_dials, reading_dials_once
 from .loop_guard import why_stopped
 from .memory_server import uses_record_server
 from .wake_lines import arrival_note, first_session_opening, guidance, handed_here, todo_line
@@ -77,6 +77,7 @@ def after_stop_note(motion: Motion, agent: Agent) -> str | None:
     )
 
 
+@reading_dials_once  # its notes, footer and opening each read dials: once for the prompt
 def finalize_prompt(prompt: str, motion: Motion, agent: Agent, mode: str, reason: str) -> str:
     if reason in UNFOOTED_REASONS:
         return prompt

@@ -41,6 +41,7 @@ from motion_runner.recall.passes import server_config as record_server_config
 from motion_runner.signals import TurnClocks
 
 from ..models import Dials
+from ..models.dials import reading_dials_once
 from .footer import wake_footer
 from .memory_server import own_memory_servers, uses_record_server
 from .ultracode import ultracode_rides
@@ -170,6 +171,7 @@ def policy_for_mode(mode: str, *, footer: str = "", look_only: LookOnlyPolicy | 
     )
 
 
+@reading_dials_once
 def policy_for_turn(turn) -> ToolPolicy:
     """MOTION_RUNNER_TOOL_POLICY's default (`motion_runner.signals.tool_policy`): a turn's policy,
     with the footer it is told and ultracode where the room turned it on (wakes/turn/ultracode.py)."""
