@@ -2,7 +2,10 @@
 line (the CLI's first event, stored and announced), with the record served over HTTP by one
 long-lived `manage.py serve_record`, with the record as a stdio server started for the turn (the
 fallback, as before issue 41), and without the record, interleaved in one run on the fake model
-(tests/fakes/anthropic_api.py) and the real pinned `claude`.
+(tests/fakes/anthropic_api.py) and the real pinned `claude`. And `instant`: the HTTP record's own
+answers replayed at once by bench/_instant_mcp.py (no SDK, no database, no pass asked), the floor
+any server could reach: http − instant is the record server's share of the start, instant − none
+the harness's own MCP connect.
 
 And the start as the parts it is made of, each beside the same part of the other wakes (p50 ms):
   gather   `enqueue_turn`: the wake's prompt finalized with its context, its session chosen, the row
@@ -30,7 +33,7 @@ from pathlib import Path
 from _django import ROOT, bench_database, database_url, free_port, percentile
 from _figures import figure, ratio
 
-MODES = ("http", "stdio", "none")
+MODES = ("http", "instant", "stdio", "none")
 PARTS = ("gather", "claim", "prompt", "servers", "launch", "CLI", "first line")
 
 
@@ -92,8 +95,15 @@ def main() -> None:
             env=env,
             stderr=subprocess.DEVNULL,
         )
+        instant_port = free_port()
+        instant_url = f"http://127.0.0.1:{instant_port}/mcp"
+        instant = subprocess.Popen(
+            [sys.executable, str(Path(__file__).with_name("_instant_mcp.py")), str(instant_port), url],
+            env=env,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 120
-        while not reachable(url, 0.2) and time.monotonic() < deadline:
+        while not (reachable(url, 0.2) and reachable(instant_url, 0.2)) and time.monotonic() < deadline:
             time.sleep(0.1)
         firsts: dict[int, float] = {}
 
@@ -124,6 +134,7 @@ def main() -> None:
                     for mode in MODES:
                         chosen = {
                             "http": {"RECORD_SERVER_URL": url},
+                            "instant": {"RECORD_SERVER_URL": instant_url},
                             "stdio": {"RECORD_SERVER_URL": ""},
                             "none": {"RECORD_SERVER_URL": "", "WAKE_MEMORY_SERVERS": ["no-record"]},
                         }[mode]
@@ -139,8 +150,9 @@ def main() -> None:
                                 parts[mode, part].append(spent * 1000)
         finally:
             message_created.disconnect(heard)
-            server.terminate()
-            server.wait(15)
+            for process in (server, instant):
+                process.terminate()
+                process.wait(15)
     for mode in MODES:
         values = times[mode]
         print(
@@ -148,11 +160,17 @@ def main() -> None:
             f"min {min(values, default=float('nan')):7.0f}  max {max(values, default=float('nan')):7.0f}"
         )
     print(f"\nthe start by its parts, p50 ms over {args.turns} wakes each (interleaved):")
-    print(f"{'part':<11}{'http':>9}{'stdio':>9}{'none':>9}{'http/none':>11}{'stdio/none':>12}")
+    print(
+        f"{'part':<11}{'http':>9}{'instant':>9}{'stdio':>9}{'none':>9}"
+        f"{'http/none':>11}{'inst/none':>11}{'stdio/none':>12}"
+    )
     for part in PARTS:
-        http, stdio, none = (percentile(parts[mode, part], 50) for mode in MODES)
-        over = [mine / none if none else float("nan") for mine in (http, stdio)]
-        print(f"{part:<11}{http:9.1f}{stdio:9.1f}{none:9.1f}{over[0]:10.2f}x{over[1]:11.2f}x")
+        http, instant_, stdio, none = (percentile(parts[mode, part], 50) for mode in MODES)
+        over = [mine / none if none else float("nan") for mine in (http, instant_, stdio)]
+        print(
+            f"{part:<11}{http:9.1f}{instant_:9.1f}{stdio:9.1f}{none:9.1f}"
+            f"{over[0]:10.2f}x{over[1]:10.2f}x{over[2]:11.2f}x"
+        )
     print()
     p50 = {mode: percentile(times[mode], 50) for mode in MODES}
     figure(
@@ -160,6 +178,10 @@ def main() -> None:
     )
     print(f"with the HTTP record / without: {p50['http'] / p50['none']:.2f}x (target <= 1.3x)")
     print(f"with the stdio record / without: {p50['stdio'] / p50['none']:.2f}x")
+    print(
+        f"with an instant MCP server / without: {p50['instant'] / p50['none']:.2f}x "
+        f"(the harness's own connect); HTTP record / instant: {p50['http'] / p50['instant']:.2f}x (the server's share)"
+    )
     # As speeds (baseline / figure): >= 1/1.3 means within 1.3x of the wake without the record.
     ratio(
         "first line p50, without the record / with the HTTP record",

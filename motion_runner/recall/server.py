@@ -69,6 +69,18 @@ def bearer(headers) -> str | None:
     return value[len(BEARER) :].strip() or None
 
 
+# The SDK's methods the record does not serve (it has no prompts and no resources).
+UNOFFERED = (
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+)
+
+
 def build(token: str | None = None):
     """The server with its three tools. Given `token` (stdio: one turn's process), every call is
     that turn's; without it (HTTP: one process for every turn), each call's own bearer token."""
@@ -77,7 +89,15 @@ def build(token: str | None = None):
     from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
 
-    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS)
+    # Its tools never change while a turn runs: no `subscriptions/listen` stream to offer. Offered,
+    # Claude Code opens one at connect and waits for its answer before it lists the tools (a
+    # round trip more on every turn's start) and holds it until it exits.
+    server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, subscriptions=False)
+    # Nor prompts or resources (the SDK serves empty lists by default): unoffered, a harness asks
+    # only for the tools at connect, not three lists each checking the pass (issue 41). MCPServer
+    # registers its (empty) prompt and resource handlers always; it has no switch to leave them out.
+    for method in UNOFFERED:
+        server._lowlevel_server._request_handlers.pop(method, None)
     # What each tool does, said to the harness: Codex asks approval for an MCP tool that may write
     # destructively or reach outside (the defaults when unsaid), and a look-only turn's approval
     # policy is "never", so unannotated its every record call was refused.

@@ -131,6 +131,21 @@ def test_the_same_three_tools_are_listed_over_http_as_over_stdio(record_url, run
     assert sorted(over_http) == ["read", "remember", "search"]
 
 
+def test_the_server_offers_its_tools_and_no_prompts_resources_or_listen_stream(record_url, running_turn):
+    """What a harness's connect asks for follows what is offered: offered only tools, Claude Code
+    lists only them and opens no held `subscriptions/listen` stream (a round trip at every start)."""
+
+    token = issue_pass(running_turn)
+
+    async def offered():
+        async with Client(transport(record_url, token)) as client:
+            return client.server_capabilities
+
+    capabilities = run(offered())
+    assert capabilities.tools is not None and not capabilities.tools.list_changed
+    assert (capabilities.prompts, capabilities.resources) == (None, None)
+
+
 def test_each_call_answers_as_the_turn_whose_pass_it_carries(record_url, launch, rooms, magent):
     """Two turns at once on the one server: a note lands in the Motion of the pass's turn."""
     rooms["side"].agents.add(magent)
