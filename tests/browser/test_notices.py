@@ -3,7 +3,7 @@ marks them seen; the push service worker (static/motion_runner/push-worker.js), 
 real, turns a push into a notification. Chromium's own push service (FCM) is not on this closed
 network, so the push is delivered to the worker through DevTools (ServiceWorker.deliverPushMessage)
 with the payload push_notices sends; the encryption and the send are tested against the fake push
-service in tests/wakes/test_notices_push.py."""
+service in tests/wakes/notices/test_notices_push.py."""
 
 from __future__ import annotations
 

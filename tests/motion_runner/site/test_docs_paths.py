@@ -4,7 +4,7 @@ What counts as a path, read from the backticked spans of each file (robust, not 
 - a path from the checkout's root (`motion_runner/ingest/writer.py`, `tests/equivalence/`,
   `bench/README.md`), or from inside an app (`sql/messages.py`, `runner/stop_bell.py`), possibly
   with a name after its module (`runner/ending.finish_turn`, `ingest/announcing.Announcer`);
-- a test by its node id (`tests/wakes/test_wakes_budget.py::test_…`): the file, and the test in it;
+- a test by its node id (`tests/wakes/money/test_wakes_budget.py::test_…`): the file, and the test in it;
 - a dotted module path (`motion_runner.people.access.MotionAccess`, `ingest.EventWriter`);
 - in the README's package table, each backticked bare name in a row names a module, a file or a
   name defined in that row's package (`runner/`'s `stop_bell`, `lib/`'s `stable_uuid`).

@@ -15,7 +15,7 @@ from motion_runner.models import MotionSession
 from motion_runner.runner.turns import enqueue_turn
 from tests.factories import MessageFactory
 from tests.harness_support import launch_for
-from tests.wakes.test_steering import steer
+from tests.wakes.decision.test_steering import steer
 from tests.wakes_support import clock, dials, room, say
 from wakes.models import Dials, WakeRequest
 from wakes.models.wake_texts import FIRST_SESSION_LETTER, GREETING_GUIDANCE

@@ -239,7 +239,7 @@ def test_what_a_reservation_reads_of_the_days_spend_is_read_under_the_days_row_l
     """The day's row is written (and so row-locked to the transaction's end) before the spend is
     summed and the envelope written, in one transaction: racing reservations queue on it
     (docs/concurrency.md). Pinned by the statements, so it holds on SQLite and PostgreSQL alike;
-    tests/wakes/test_wakes_races.py races real workers on PostgreSQL."""
+    tests/wakes/consider_loop/test_wakes_races.py races real workers on PostgreSQL."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 

@@ -19,7 +19,7 @@ from motion_runner.models import Kind, Message, Turn, TurnStatus
 from motion_runner.signals import message_created
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
 from tests.faults.support import database_url, start_worker, wait_for
-from tests.wakes.test_agent_volley_workers import answers
+from tests.wakes.consider_loop.test_agent_volley_workers import answers
 from wakes.models import Dials
 
 pytestmark = pytest.mark.skipif(

@@ -16,7 +16,7 @@ import pytest
 from motion_runner.models import Kind, Message
 from tests.factories import TurnFactory
 from tests.harness_support import launch_for
-from tests.wakes.test_steering import steer
+from tests.wakes.decision.test_steering import steer
 from tests.wakes_support import clock, room
 from wakes.models import Steer
 
