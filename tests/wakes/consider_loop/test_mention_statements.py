@@ -22,11 +22,11 @@ pytestmark = pytest.mark.django_db
 # The dials, the scram, this post's decision so far, the pair's listening (the host's steering).
 GATHER_STATEMENTS = 4
 # The agents named (2), the facts (4), the decision's row (3, with its savepoint), the mention turn
-# queued (its dials, hourly cap, prompt, session, wake line and ledger row: most of the rest), and
-# the loop's clocks moved (note_post).
-PATH_STATEMENTS = 58
+# queued (its hourly cap, prompt, session, wake line and ledger row: most of the rest; the dials read
+# once for the whole decision, wakes.models.dials_held), and the loop's clocks moved (note_post).
+PATH_STATEMENTS = 52
 # Without the hand-written SQL (another backend, or the switch off): the note's ORM reads and writes.
-ORM_PATH_STATEMENTS = 64
+ORM_PATH_STATEMENTS = 58
 
 
 def posted(room, clock, text: str) -> Message:
