@@ -103,6 +103,9 @@ def new_message(fields: dict[str, Any]) -> Message:
     return message
 
 
+USAGE_COLUMNS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
 def _tokens(usage: dict[str, Any], key: str) -> int | None:
     value = usage.get(key)
     return int(value) if isinstance(value, (int, float)) else None
@@ -313,9 +316,12 @@ class EventWriter:
         messages: list[Message] = list(prepared or [])
         activity = None
         counted = 0
+        finals: list[Event] = []
         for event in events:
             if event.kind == EventKind.TURN_END:
                 outcome.turn_end = event
+            if event.kind == EventKind.USAGE:
+                finals.append(event)
             if event.kind not in (EventKind.INIT, EventKind.UNKNOWN, EventKind.USAGE):
                 counted += 1
                 activity = self.activity_for(event) or activity
@@ -334,6 +340,7 @@ class EventWriter:
             self.flush_activity()
         if not messages:
             self.keep_unindexed(messages, began)
+            self.store_final_usage(finals)
             return outcome
         if ctx.match_twins:
             with session_lock(ctx.session_id):
@@ -350,7 +357,20 @@ class EventWriter:
                 if message.id not in inserted_ids:
                     fill_in(message)
         self.keep_unindexed(messages, began)
+        self.store_final_usage(finals)
         return outcome
+
+    def store_final_usage(self, finals: list[Event]) -> None:
+        """An API message's whole usage (its USAGE event: Claude Code's message_delta) onto the
+        turn's rows of that message, which were stored with the message_start snapshot (no
+        output): a turn whose runner dies after it is charged it by the sweep
+        (runner.ending.dead_turn_cost). One UPDATE an API message, after its rows' insert."""
+        turn = self.ctx.turn
+        for event in finals:
+            if turn is None or not event.message_id:
+                continue
+            if fields := {key: _tokens(event.usage, key) for key in USAGE_COLUMNS if key in event.usage}:
+                Message.objects.filter(turn=turn, harness_message_id=event.message_id).update(**fields)
 
     def keep_unindexed(self, messages: list[Message], began: datetime) -> None:
         """The lines only the record binding keeps, written after the batch's Messages; then the

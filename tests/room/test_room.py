@@ -23,14 +23,9 @@ pytestmark = pytest.mark.django_db
 SEEDS = int(os.environ.get("ROOM_SEEDS", "200" if os.environ.get("CI") == "true" else "39"))
 STEPS = int(os.environ.get("ROOM_STEPS", "12"))
 
-# Seeds that fail for a known, still open bug: {seed: the bug in one line}. (The 19 seeds of a
-# loop-guard stop priced without its output pass since the runner counts each message's streamed
-# message_delta usage.) Of seeds 0-199, one is left, past the default ROOM_SEEDS:
-WORKER_DIED_PRICED_LOW = (
-    "a turn whose worker died is priced by the sweep from its stored rows, which keep only the "
-    "message_start usage (no output): the message_delta usage its runner counted died with it"
-)
-KNOWN: dict[int, str] = {144: WORKER_DIED_PRICED_LOW}
+# Seeds that fail for a known, still open bug: {seed: the bug in one line}. None of 0-199 today
+# (19 were a loop-guard stop priced without its output, one a dead worker's turn likewise).
+KNOWN: dict[int, str] = {}
 
 
 def seed_param(seed: int):

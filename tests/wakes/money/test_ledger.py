@@ -4,6 +4,7 @@ are released; a turn whose worker died is settled at what it really cost."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import timedelta
 from decimal import Decimal
 
@@ -12,6 +13,8 @@ from django.core.management import CommandError, call_command
 from django.db.models import Sum
 from django.utils import timezone
 
+from motion_runner.harnesses import Event, EventKind
+from motion_runner.ingest.writer import EventWriter, IngestContext
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import EndedBy, Kind, Message, Turn, TurnStatus
 from motion_runner.runner.reclaim import sweep_turns
@@ -212,6 +215,29 @@ def test_a_claude_turn_whose_worker_died_mid_stream_is_settled_at_its_streamed_u
     turn.refresh_from_db()
     assert turn.cost_usd == Decimal("0.018")  # 3,000 × $4 + 1,000 × $5 + 5,000 × $0.20 a million
     assert turn.cost_source.startswith("streamed usage × price")
+
+
+def test_a_claude_turn_whose_worker_died_after_a_message_delta_is_settled_with_its_output(room, clock):
+    """The runner wrote the message's line (message_start usage, no output) and then its
+    message_delta's whole usage onto it: the sweep charges the output too (room seed 144)."""
+    turn = a_running_turn(room)
+    writer = EventWriter(
+        IngestContext(
+            motion=room.motion, agent=room.magent, harness="claude-code", source="runner", turn=turn
+        )
+    )
+    started = {"input_tokens": 3000, "cache_read_input_tokens": 5000}
+    said = Event(
+        EventKind.TEXT, uuid=str(uuid.uuid4()), message_id="msg_1", model="claude-opus-5-5", text="hi"
+    )
+    said.usage = started
+    writer.write_many([said])
+    writer.write_many([Event(EventKind.USAGE, message_id="msg_1", usage={**started, "output_tokens": 1000})])
+
+    sweep_turns()
+
+    turn.refresh_from_db()
+    assert turn.cost_usd == Decimal("0.033")  # 3,000 × $4 + 1,000 × $20 + 5,000 × $0.20 a million
 
 
 def test_the_sweep_settles_a_turn_whose_heartbeat_stopped_at_its_result_lines_cost(room, clock, settings):
