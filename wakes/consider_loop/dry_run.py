@@ -6,7 +6,9 @@ money); the line says that they decide next.
 
 For one post (`--post`), the mention path's own verdict for each agent it names
 (`mention_path.mention_facts` and `mention_verdict.decide_mention`, which
-`mention_path.act` acts on), with no write either.
+`mention_path.act` acts on), with no write either. For a watch line whose policy is `always`,
+the watch path's verdict for each agent of the Motion (`watch_path.gather_watch_facts`, the day
+not locked, and `watch_verdict.decide_watch`, which `watch_path.act_watch` acts on).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from motion_runner.models import Message
+from motion_runner.models import Message, Source
 
 from ..decision.steering import mentions_held, scram_holds, steering_for
 from ..models import Dials, ListenState, MentionWake, clock
@@ -23,6 +25,8 @@ from .loop import Decision, decide, due_mention_wakes
 from .mention_path import mention_facts, mentioned_agents
 from .mention_verdict import Command, Hold, Ignore, Refuse, Wake, decide_mention
 from .mention_verdict import Verdict as MentionVerdict
+from .watch_path import gather_watch_facts
+from .watch_verdict import decide_watch
 
 
 @dataclass
@@ -130,9 +134,35 @@ def said(verdict: MentionVerdict) -> tuple[bool, str]:
     raise ValueError(f"no words for the verdict {verdict!r}")
 
 
+def watch_said(verdict: MentionVerdict) -> tuple[bool, str]:
+    """(wakes, why) for a watch line's verdict."""
+    match verdict:
+        case Wake(reason=reason):
+            return True, f"{reason} (a look-only turn now, counted in the day's ledger)"
+        case Refuse(kind=kind, reason=reason):
+            return False, f"refused ({kind}): {reason}; mentions still wake it"
+        case Ignore(reason=reason):
+            return False, reason
+    raise ValueError(f"no words for the watch verdict {verdict!r}")
+
+
+def would_watch_wake(post: Message) -> list[Verdict]:
+    """What an `always` watch line would wake now, agent by agent (as watchlist's `wake_for` asks:
+    every agent of the Motion). Nothing written: the day is not locked."""
+    now = clock.now()
+    verdicts = []
+    for agent in post.motion.agents.all():
+        wakes, why = watch_said(decide_watch(post, agent, gather_watch_facts(post, agent, now, lock=False)))
+        verdicts.append(Verdict(post.motion_id, agent.name, wakes, why))
+    return verdicts
+
+
 def would_answer(message_id: str) -> list[Verdict]:
-    """What the mention path would decide for the post's mentions now, agent by agent."""
+    """What the mention path would decide for the post's mentions now, agent by agent; for an
+    `always` watch line, what the watch path would."""
     post = Message.objects.select_related("motion").get(pk=message_id)
+    if post.source == Source.WATCH and (post.raw or {}).get("wake") == "always":
+        return would_watch_wake(post)
     if "@" not in post.text:
         return []
     verdicts = []

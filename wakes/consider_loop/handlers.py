@@ -5,29 +5,26 @@ from __future__ import annotations
 import logging
 import re
 
-from django.db import transaction
-
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
-from motion_runner.ingest.system_lines import post_system_message
-from motion_runner.lib.ids import system_uuid
-from motion_runner.models import Agent, Kind, Message, Source, Turn, TurnStatus
+from motion_runner.models import Kind, Message, Source, Turn, TurnStatus
 from motion_runner.runner.db_retry import retry_outages
 
-from ..decision.steering import changed_in_host, looks_unprompted, mentions_held, scram_holds
+from ..decision.steering import changed_in_host, mentions_held, scram_holds
 from ..holds import lift_hold
-from ..models import Consideration, Dials, MentionWake, Spend, clock
+from ..models import Consideration, Dials, MentionWake, clock
 from ..models.dials import reading_dials_once
-from ..models.in_force import resolve
-from ..money.budget import day_of, reserve_for_retry, resettle_turn, settle_turn, watch_wake_refusal
-from ..turn.context import watch_prompt
-from ..turn.wake import human_duration, wake
+from ..money.budget import reserve_for_retry, resettle_turn, settle_turn
+from ..turn.wake import human_duration
 from .chains import release_chained
 from .considering import free_pair, post_dot
-from .loop import answered_since, due_mention_wakes, mark_busy
+from .loop import answered_since, due_mention_wakes
 from .mention_path import act, gather_mention_facts, mentioned_agents, read_for_mentions
 from .mention_turns import renew_holds, wake_for_mention
 from .mention_verdict import SCRAM_HOLD, Because, Hold, MentionFacts, Verdict, decide_mention
 from .noting import note_post
+
+# watchlist/checker.py's entry (read, decided, acted on once: watch_path.py), kept here for its callers.
+from .watch_path import wake_for_watch as wake_for_watch
 
 log = logging.getLogger(__name__)
 
@@ -118,68 +115,6 @@ def release_held(*, motion_id: str | None = None, now=None) -> int:
             wake_for_mention(record, late=late)
             woken += 1
     return woken
-
-
-def wake_for_watch(
-    message: Message,
-    agent: Agent,
-    *,
-    prompt: str | None = None,
-    reason_detail: str | None = None,
-    ability: dict | None = None,
-    dispatch: bool = True,
-) -> Turn | None:
-    """A watch line whose policy is `always` wakes the agent (watchlist/checker.py calls this).
-
-    Counted in the day's ledger and refused like any other wake once a daily cap is reached
-    (None, and the thread says so once per cap window): `always` was chosen by a person, but
-    the cap is the operator's. Watches with policy `consider` need nothing from here: their
-    lines are posts, and the loop considers them like any other. The watchlist writes the
-    prompt (the watched content quoted as data) and any ability the wake carries.
-    """
-    now = clock.now()
-    if scram_holds() or not looks_unprompted(message.motion_id, agent.pk):
-        return None  # a scram, or the room set it to mentions only / off, or archived the Motion
-    dials = resolve(message.motion_id, agent.pk)
-    with transaction.atomic():
-        refusal = watch_wake_refusal(message.motion_id, agent.pk, dials, now)
-        if refusal is not None:
-            post_system_message(
-                message.motion,
-                f"@{agent.name} is not woken by watches: {refusal.text}. Mentions still wake it.",
-                kind=Kind.WAKE,
-                message_id=system_uuid("watch-cap", message.motion_id, agent.pk, refusal.window),
-                agent=agent,
-            )
-            return None
-        mark_busy(message.motion, agent, message.created_at, now)
-        turn = wake(
-            message.motion,
-            agent,
-            prompt=watch_prompt(message.motion, agent, message, prompt),
-            reason="watch",
-            why=f"a watch: {message.text[:120]}",
-            effort=dials.consider_effort,
-            cap=dials.consideration_cap_usd,
-            woken_by=message,
-            dispatch=dispatch,
-            reason_detail=reason_detail,
-            ability=ability,
-        )
-        if turn is None:
-            return None  # shadow mode: decided and recorded, nothing reserved
-        Spend.objects.create(
-            kind=Spend.Kind.WATCH,
-            motion_id=message.motion_id,
-            agent=agent,
-            turn=turn,
-            day=day_of(now),
-            at=now,
-            amount=turn.max_budget_usd or 0,
-            reserved=turn.max_budget_usd or 0,
-            note="watch (always)",
-        )
-    return turn
 
 
 def check_mentions(*, dispatch: bool = True) -> dict[str, int]:

@@ -42,6 +42,7 @@ class Because(StrEnum):
     CHAINED = "chained"
     LISTENING = "listening"
     UNTRUSTED = "untrusted"
+    CAP = "cap"  # a watch wake refused by a daily cap (watch_verdict.py)
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,8 @@ class Hold:
 class Refuse:
     kind: Because
     reason: str
-    command: str
+    command: str = ""  # the command refused; "" for a watch wake refused by a cap
+    once_per: str = ""  # CAP: the line is said once per cap window
 
 
 @dataclass(frozen=True)

@@ -105,33 +105,65 @@ def _lock_day(day) -> None:
     BudgetDay.objects.filter(day=day).update(reservations=F("reservations") + 1)
 
 
-def watch_wake_refusal(motion_id: str, agent_id: int, dials: Resolved, now: datetime) -> Refusal | None:
-    """An `always` watch wake goes through the same daily caps as a consideration: refused when
-    what is left of the tightest cap is under the least a turn may have. Call it inside the
-    transaction that records the wake's Spend (the day is locked here, as `reserve` does)."""
+@dataclass(frozen=True)
+class CapLeft:
+    """One daily cap in force for a pair and what is left of it today (plain data: a verdict reads it)."""
+
+    scope: str  # "all", "motion", "agent", "pair"
+    limit: Decimal
+    left: Decimal
+
+
+def daily_caps_left(
+    motion_id: str, agent_id: int, dials: Resolved, now: datetime, *, lock: bool = True
+) -> tuple[CapLeft, ...]:
+    """What is left of each daily cap in force for the pair. With `lock`, the day is locked first
+    (as `reserve` does): call it inside the transaction that records the wake's Spend. A dry run
+    (`lock=False`) writes nothing."""
     day = day_of(now)
-    _lock_day(day)
+    if lock:
+        _lock_day(day)
     scopes = {
         "all": {},
         "motion": {"motion_id": motion_id},
         "agent": {"agent_id": agent_id},
         "pair": {"motion_id": motion_id, "agent_id": agent_id},
     }
-    left, scope, limit = min(
-        ((limit - spent_today(day, **scopes[scope]), scope, limit) for scope, limit in dials.daily_caps),
-        key=lambda item: item[0],
+    return tuple(
+        CapLeft(scope, Decimal(limit), limit - spent_today(day, **scopes[scope]))
+        for scope, limit in dials.daily_caps
     )
-    if left >= min(dials.dials.min_consideration_usd, dials.consideration_cap_usd):
+
+
+def tightest_cap_refusal(caps: tuple[CapLeft, ...], floor: Decimal, now: datetime) -> Refusal | None:
+    """Refused when what is left of the tightest cap is under `floor`, the least a turn may have.
+    Pure: the refusal's window names the day and the cap's scope (its line is said once per window)."""
+    if not caps:
+        return None
+    tightest = min(caps, key=lambda cap: cap.left)
+    if tightest.left >= floor:
         return None
     label = {"all": "the daily budget", "motion": "this Motion's daily budget"}.get(
-        scope, f"the {scope}'s daily budget"
+        tightest.scope, f"the {tightest.scope}'s daily budget"
     )
     return Refusal(
         scope="day",
-        text=f"{label} (${Decimal(limit):.2f}) is spent or reserved",
-        window=f"day:{day.isoformat()}:{scope}",
+        text=f"{label} (${tightest.limit:.2f}) is spent or reserved",
+        window=f"day:{day_of(now).isoformat()}:{tightest.scope}",
         retry_at=next_day(now),
     )
+
+
+def watch_floor(dials: Resolved) -> Decimal:
+    """The least a watch's (or a greeting's) turn may have."""
+    return min(dials.dials.min_consideration_usd, dials.consideration_cap_usd)
+
+
+def watch_wake_refusal(motion_id: str, agent_id: int, dials: Resolved, now: datetime) -> Refusal | None:
+    """An `always` watch wake goes through the same daily caps as a consideration: refused when
+    what is left of the tightest cap is under the least a turn may have. Call it inside the
+    transaction that records the wake's Spend (the day is locked here, as `reserve` does)."""
+    return tightest_cap_refusal(daily_caps_left(motion_id, agent_id, dials, now), watch_floor(dials), now)
 
 
 class Reserved(NamedTuple):

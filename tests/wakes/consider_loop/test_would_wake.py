@@ -3,18 +3,20 @@
 # ruff: noqa: F401, F811  (pytest fixtures are imported from tests.wakes_support by name)
 from __future__ import annotations
 
+from decimal import Decimal
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
 
 from motion_runner.models import Message, Scram, Turn, TurnStatus
 from tests.factories import MessageFactory
-from tests.wakes_support import clock, loop, room, say
+from tests.wakes_support import clock, dials, loop, room, say
 from wakes.consider_loop.loop import tick
-from wakes.models import Consideration, Dials, ListenState, MentionWake, Steer
+from wakes.models import BudgetDay, Consideration, Dials, ListenState, MentionWake, Spend, Steer
 
 pytestmark = pytest.mark.django_db
 
@@ -124,3 +126,66 @@ def test_a_post_answered_already_says_so(room, clock):
 def test_an_unknown_post_is_a_clear_error(room):
     with pytest.raises(CommandError, match="No post has the id 'nope'"):
         would_wake("--post", "nope")
+
+
+# --- a watch line whose policy is `always` (`--post`): the watch path's own verdict ------------
+
+
+def always_line(room, clock, text: str = "✎ Talk:Merch edited by skyler: prices") -> Message:
+    """An `always` watch line stored but not yet handed to the watch path (as checker.py posts it)."""
+    return MessageFactory(
+        motion=room.motion,
+        text=text,
+        kind="watch",
+        source="watch",
+        sender="watch",
+        raw={"watch": 1, "kind": "wiki", "wake": "always", "key": "k1"},
+        created_at=clock.now(),
+    )
+
+
+def test_an_always_watch_line_would_wake_and_nothing_is_written(room, clock):
+    line = always_line(room, clock)
+    Dials.load()  # the dials row is there in any running install
+
+    with CaptureQueriesContext(connection) as queries:
+        printed = would_wake("--post", str(line.pk))
+
+    assert "WAKE  cryptograss @magent: a watch: ✎ Talk:Merch edited by skyler: prices" in printed
+    writes = [q["sql"] for q in queries if q["sql"].split()[0] in ("INSERT", "UPDATE", "DELETE")]
+    assert writes == []
+    assert not Turn.objects.exists() and not Spend.objects.exists() and not BudgetDay.objects.exists()
+
+
+def test_an_always_watch_line_past_the_daily_cap_says_it_is_refused_and_says_nothing_in_the_thread(
+    room, clock
+):
+    dials(daily_budget_usd=Decimal("2.00"))
+    Spend.objects.create(
+        kind="consideration",
+        motion=room.motion,
+        agent=room.magent,
+        day=timezone.localdate(clock.now()),
+        at=clock.now(),
+        amount=Decimal("2.00"),
+        settled=True,
+    )
+    line = always_line(room, clock)
+
+    printed = would_wake("--post", str(line.pk))
+
+    assert (
+        "no    cryptograss @magent: refused (cap): the daily budget ($2.00) is spent or reserved" in printed
+    )
+    assert not Message.objects.filter(kind="wake").exists()
+
+
+def test_an_always_watch_line_when_the_room_set_mentions_only_says_why_not(room, clock):
+    Steer.objects.create(
+        motion=room.motion, agent=room.magent, setting="listening", value="mentions", by_name="justin"
+    )
+    line = always_line(room, clock)
+
+    assert "no    cryptograss @magent: the room set its listening here to mentions" in would_wake(
+        "--post", str(line.pk)
+    )

@@ -1,5 +1,5 @@
 """`manage.py would_wake [--all] [--post MESSAGE_ID]`: what the consider loop would wake now, or
-what a post's mentions would, and why. Wakes nothing, writes nothing."""
+what a post's mentions (or an `always` watch line) would, and why. Wakes nothing, writes nothing."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:
         parser.add_argument("--all", action="store_true", help="Every listening pair, not only those due.")
         parser.add_argument(
-            "--post", metavar="MESSAGE_ID", help="What this post's mentions would wake, agent by agent."
+            "--post",
+            metavar="MESSAGE_ID",
+            help="What this post's mentions (or an always watch line) would wake, agent by agent.",
         )
 
     def handle(self, *args, **options) -> None:
