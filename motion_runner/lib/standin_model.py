@@ -40,9 +40,10 @@ WAKE_REASON = re.compile(r'<motion-wake\b[^>]*\breason="([a-z_]+)"')
 
 def reply_for(body: Mapping[str, Any]) -> str:
     """REPLY, or SILENT when the newest wake frame in the request is a look nobody asked for."""
-    messages = body.get("messages")
-    newest = messages[-1] if isinstance(messages, list) and messages else {}
-    content = newest.get("content") if isinstance(newest, dict) else None
+    # The newest user message: Claude Code sends a system-role message after it (its reminders).
+    messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+    users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+    content = users[-1].get("content") if users else None
     blocks = [content] if isinstance(content, str) else content if isinstance(content, list) else []
     said = "\n".join(
         b if isinstance(b, str) else str(b.get("text") or "") for b in blocks if isinstance(b, str | dict)

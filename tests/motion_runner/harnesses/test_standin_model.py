@@ -110,7 +110,13 @@ def test_a_client_that_goes_away_mid_reply_ends_it_without_a_traceback(capfd):
 def asked(reason: str) -> dict:
     """A request as Claude Code sends a wake's prompt: the frame in the newest user message's text."""
     frame = f'<motion-wake motion="demo" reason="{reason}">\nWhat was said here…\n</motion-wake>'
-    return {"model": "m", "messages": [{"role": "user", "content": [{"type": "text", "text": frame}]}]}
+    return {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": frame}]},
+            {"role": "system", "content": [{"type": "text", "text": "<system-reminder>…</system-reminder>"}]},
+        ],
+    }
 
 
 @pytest.mark.parametrize("reason", ["new_posts", "quiet"])
