@@ -8,6 +8,7 @@ imports neither (import-linter's contracts, pyproject.toml)."""
 
 from django.contrib.auth.views import LogoutView
 from django.urls import include, path
+from django.views.generic import RedirectView
 
 from .api import agent_views, search, stop, taking_back
 from .api import views as api
@@ -15,6 +16,8 @@ from .memory_lane import routes as memory_lane
 from .thread import views
 
 urlpatterns = [
+    # One level up from a thread (the address bin/serve prints) is the Motion list, not a 404.
+    path("motions/", RedirectView.as_view(pattern_name="motion-list"), name="motion-list-up"),
     path("motions/<slug:slug>/", views.motion_thread, name="motion-thread"),
     path("sign-in/", views.sign_in, name="sign-in"),
     path("sign-out/", LogoutView.as_view(next_page="motion-list"), name="sign-out"),

@@ -30,6 +30,28 @@ REPLY = (
     "in the environment `bin/serve` runs in (or per agent in the admin, under Agents → env), or "
     "sign in once with `claude /login`; then restart `bin/serve`."
 )
+# A look nobody asked for (a consideration, a long quiet) is answered with the dot a real model
+# gives when it has nothing to add: a stand-in that answered every look would keep two agents
+# answering each other's replies through the consider loop, every ~20 s, in an idle room.
+SILENT = "<silent>a stand-in, not a model: nothing to add to a look nobody asked for</silent>"
+SILENT_REASONS = frozenset({"new_posts", "quiet"})
+WAKE_REASON = re.compile(r'<motion-wake\b[^>]*\breason="([a-z_]+)"')
+
+
+def reply_for(body: Mapping[str, Any]) -> str:
+    """REPLY, or SILENT when the newest wake frame in the request is a look nobody asked for."""
+    # The newest user message: Claude Code sends a system-role message after it (its reminders).
+    messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+    users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+    content = users[-1].get("content") if users else None
+    blocks = [content] if isinstance(content, str) else content if isinstance(content, list) else []
+    said = "\n".join(
+        b if isinstance(b, str) else str(b.get("text") or "") for b in blocks if isinstance(b, str | dict)
+    )
+    reasons = WAKE_REASON.findall(said)
+    return SILENT if reasons and reasons[-1] in SILENT_REASONS else REPLY
+
+
 # What the CLI is told the reply used: nothing, so the turn costs $0 in the ledger.
 NO_USAGE = {
     "input_tokens": 0,
@@ -118,9 +140,10 @@ class StandInHandler(BaseHTTPRequestHandler):
             return self._json(200, {"input_tokens": len(json.dumps(body)) // 4})
         if path != "/v1/messages":
             return self._json(404, error_body("not_found_error", f"the stand-in has no {path}"))
+        text = reply_for(body)
         if body.get("stream"):
-            return self._stream(model)
-        content = [{"type": "text", "text": REPLY}]
+            return self._stream(model, text)
+        content = [{"type": "text", "text": text}]
         self._json(
             200,
             {
@@ -146,7 +169,7 @@ class StandInHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def _stream(self, model: str) -> None:
+    def _stream(self, model: str, text: str = REPLY) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("cache-control", "no-cache")
@@ -154,7 +177,7 @@ class StandInHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = True
         typing = False
-        for event in reply_events(model):
+        for event in reply_events(model, text):
             is_word = event.startswith(b"event: content_block_delta")
             if is_word and typing:
                 time.sleep(self.server.word_seconds)  # type: ignore[attr-defined]

@@ -295,12 +295,16 @@
     return set;
   }
 
-  function draw(state) {
-    body.textContent = "";
-    // How full each agent's context is, on the menus' closed summary too.
+  function summarize(state) {
     const summary = document.querySelector("#steer summary");
     const full = state.agents.filter((a) => a.context).map((a) => `@${a.name} context ${a.context.percent}%`);
     if (summary) summary.textContent = "Agents here: listening, model, effort, rules" + (full.length ? " · " + full.join(" · ") : "");
+  }
+
+  function draw(state) {
+    body.textContent = "";
+    // How full each agent's context is, on the menus' closed summary too.
+    summarize(state);
     const errorBox = el("div", "steer-error");
     errorBox.setAttribute("role", "alert");
     if (!canPost) body.append(el("p", "muted", "Only people who may post here change these."));
@@ -312,7 +316,25 @@
     body.append(changes);
   }
 
-  fetch(steerUrl, { headers: { Accept: "application/json" } })
-    .then((response) => (response.ok ? response.json() : null))
-    .then((state) => { if (state) draw(state); });
+  function load() {
+    fetch(steerUrl, { headers: { Accept: "application/json" } })
+      .then((response) => (response.ok ? response.json() : null))
+      .then((state) => {
+        if (!state) return;
+        // An open menu is not redrawn under the person's hands: its summary is, the rest when closed.
+        const details = document.querySelector("#steer");
+        if (details && details.open && body.childElementCount) summarize(state);
+        else draw(state);
+      })
+      .catch(() => {});
+  }
+  load();
+  // A turn that ends while the page is open (a /context answer, a reply) changes how full the
+  // agent's context is: read the menus again, so they say what /context just said.
+  let seenPoll = false;
+  document.addEventListener("motion:poll", (event) => {
+    const ended = (event.detail.results || []).some((m) => m.kind === "turn_end");
+    if (ended && seenPoll) load();
+    seenPoll = true;
+  });
 })();

@@ -922,6 +922,20 @@
     let draftId = uuid4();
     let sending = false;
 
+    // What is in the box outlives this tab's next load of the page: the scram's buttons (and a
+    // reload) load it anew, and text a scram refused must still be there once the scram is lifted.
+    const draftKey = "motion-runner:draft:" + location.pathname;
+    try {
+      const kept = sessionStorage.getItem(draftKey);
+      if (kept && !box.value) box.value = kept;
+      sessionStorage.removeItem(draftKey);
+    } catch (err) { /* storage refused (private mode): the box starts empty, as before */ }
+    window.addEventListener("pagehide", () => {
+      try {
+        if (box.value.trim()) sessionStorage.setItem(draftKey, box.value);
+      } catch (err) { /* storage refused or full: nothing kept */ }
+    });
+
     function showPostError(message) {
       postError.textContent = message + " ";
       const retry = el("button", "link", "Retry");

@@ -52,3 +52,27 @@ def test_the_scram_buttons_template_notes_never_show_on_the_page(live_server, pa
 
     expect(page.locator("form.scram-button[data-action=raise]")).to_be_visible()
     assert "{#" not in page.locator("body").inner_text()
+
+
+def test_the_text_a_scram_refused_is_still_in_the_box_after_the_button_lifts_it(
+    live_server,
+    page,
+    harbor,  # noqa: F811
+):
+    # The buttons post a form, so the page loads anew: the refused text must survive that load.
+    ops = UserFactory(username="ops", is_staff=True)
+    sign_in_as(page, live_server, ops)
+    page.goto(f"{live_server.url}/motions/{harbor.slug}/")
+    page.locator("form.scram-button[data-action=raise] input[name=reason]").fill("runaway spend")
+    page.get_by_role("button", name="Scram", exact=True).click()
+    expect(page.locator("#scram")).to_contain_text("runaway spend", timeout=30_000)
+    box = page.locator("#composer textarea")
+    box.fill("@scribe are you there?")
+    box.press("Enter")
+    expect(page.locator("#post-error")).to_contain_text("A scram holds", timeout=30_000)
+
+    page.get_by_role("button", name="Lift the scram").click()
+
+    expect(page.locator("#scram")).to_be_hidden(timeout=30_000)
+    expect(page.locator("#composer textarea")).to_have_value("@scribe are you there?")
+    assert page.js_errors == []

@@ -215,6 +215,41 @@ def test_each_agents_context_fullness_shows_in_the_thread(live_server, page, har
     expect(page.locator("#steer summary")).to_contain_text("@magent context 25%")
 
 
+def test_the_context_fullness_on_the_menus_follows_a_turn_that_ends_while_the_page_is_open(
+    live_server,
+    page,
+    harbor,  # noqa: F811
+    magent,  # noqa: F811
+    rosemary,
+):
+    # The menus are read once as the page loads; a turn's end (a /context answer, a reply) must
+    # bring the new figure without a reload, or the menu contradicts the /context just shown.
+    MessageFactory(
+        motion=harbor, agent=magent, sender="magent", source="runner", session_id="s1", input_tokens=50_000
+    )
+    sign_in_as(page, live_server, rosemary)
+    page.goto(f"{live_server.url}/motions/{harbor.slug}/")
+    expect(page.locator("body")).to_have_attribute("data-live", "1")
+    expect(page.locator("#steer summary")).to_contain_text("@magent context 25%")
+    turn = TurnFactory(motion=harbor, agent=magent, status=TurnStatus.FINISHED)
+
+    MessageFactory(
+        motion=harbor,
+        agent=magent,
+        sender="magent",
+        source="runner",
+        turn=turn,
+        session_id="s1",
+        input_tokens=100_000,
+    )
+    MessageFactory(
+        motion=harbor, agent=magent, sender="magent", source="runner", turn=turn, kind="turn_end", text=""
+    )
+
+    expect(page.locator("#steer summary")).to_contain_text("@magent context 50%", timeout=30_000)
+    assert page.js_errors == []
+
+
 def test_someone_who_may_grant_turns_ultracode_on_from_the_menus(live_server, page, harbor, magent):  # noqa: F811
     justin = UserFactory(username="justin")
     sign_in_as(page, live_server, justin, sign_in="ssh")  # signed in with his SSH key: he may grant

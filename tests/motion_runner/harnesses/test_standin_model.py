@@ -105,3 +105,33 @@ def test_a_client_that_goes_away_mid_reply_ends_it_without_a_traceback(capfd):
         server.server_close()
 
     assert "Traceback" not in capfd.readouterr().err
+
+
+def asked(reason: str) -> dict:
+    """A request as Claude Code sends a wake's prompt: the frame in the newest user message's text."""
+    frame = f'<motion-wake motion="demo" reason="{reason}">\nWhat was said here…\n</motion-wake>'
+    return {
+        "model": "m",
+        "messages": [
+            {"role": "user", "content": [{"type": "text", "text": frame}]},
+            {"role": "system", "content": [{"type": "text", "text": "<system-reminder>…</system-reminder>"}]},
+        ],
+    }
+
+
+@pytest.mark.parametrize("reason", ["new_posts", "quiet"])
+def test_a_look_nobody_asked_for_is_answered_with_the_silent_dot(reason):
+    # Two agents answering each other's every reply through the consider loop, in an idle room.
+    assert standin_model.reply_for(asked(reason)) == standin_model.SILENT
+
+
+def test_a_mention_is_answered_with_the_reply_that_says_it_is_a_stand_in():
+    assert standin_model.reply_for(asked("mention")) == REPLY
+
+
+def test_a_streamed_look_streams_the_silent_dot(standin, pauses):
+    body = {**asked("new_posts"), "stream": True}
+
+    deltas = text_deltas(httpx.post(standin + "/v1/messages", json=body, timeout=10).text)
+
+    assert "".join(deltas) == standin_model.SILENT
