@@ -64,11 +64,20 @@ def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=No
         and dials.screen_enabled
         and steering_for(c.motion_id, c.agent_id).discretion != "chatty"
     )
+    posts = new_posts(c) if c.kind == WakeKind.NEW_POSTS else []
+    if c.kind == WakeKind.NEW_POSTS and not posts:
+        # What moved the clock is no post by now: another agent's `<silent>` reply becomes a dot
+        # only when its turn ends. Nothing to read is nothing to pay for: no reservation, no turn
+        # (two agents woke each other with "0 new posts" every ~15 s until the hourly cap).
+        c.status = Consideration.Status.SILENT
+        c.detail = "no new posts to read (only dots since it last looked)"
+        c.save(update_fields=["status", "detail"])
+        free_pair(c, silent=True)
+        return Outcome(c.status)
     reserved = reserve(c, dials, now, screen=screening)
     if isinstance(reserved, Refusal):
         return refuse(c, reserved)
     envelope, capped = reserved  # the cap it was reserved for: the context is not read again
-    posts = new_posts(c) if c.kind == WakeKind.NEW_POSTS else []
     screen_cost = None
     screen_note = ""
     if screening:

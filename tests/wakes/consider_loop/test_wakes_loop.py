@@ -64,6 +64,20 @@ def test_the_agents_own_words_are_not_new_posts_for_it(room, clock, loop):
     assert loop.run(30) == []
 
 
+def test_another_agents_silence_is_no_new_post_and_wakes_nobody(room, clock, loop):
+    """Two agents, a room nobody speaks in: one agent's `<silent>` reply is written as its text
+    and becomes a dot only when its turn ends, after it moved the other's clock. Tried as a user:
+    the two woke each other with "0 new posts" every ~15 s until the hourly cap."""
+    room.codey.listening = True
+    room.codey.save(update_fields=["listening"])
+    room.motion.agents.add(room.codey)
+    silence = say(room.motion, room.magent, "<silent>nothing to add</silent>", clock)
+    Message.objects.filter(pk=silence.pk).update(kind=Kind.DOT)  # as the turn's end makes it
+    considered = loop.run(60)
+    assert Turn.objects.count() == 0
+    assert [c.status for c in considered] == [Consideration.Status.SILENT]  # looked, nothing to read
+
+
 def test_new_posts_during_a_running_turn_wait_for_it_to_end(room, clock, loop):
     say(room.motion, room.justin, "@nobody is the build green?", clock)
     [first] = loop.run(12)

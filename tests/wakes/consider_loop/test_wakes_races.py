@@ -14,7 +14,7 @@ from django.db import connection, connections
 from django.utils import timezone
 
 from motion_runner.models import Turn
-from tests.factories import MotionFactory
+from tests.factories import MessageFactory, MotionFactory
 from tests.wakes_support import clock, dials, no_screen, room, say
 from wakes.consider_loop.considering import run_consideration
 from wakes.consider_loop.loop import tick
@@ -77,6 +77,10 @@ def slow_budget_reads(monkeypatch):
 def claimed_in(motion, room, clock) -> Consideration:
     state, _ = ListenState.objects.get_or_create(
         motion=motion, agent=room.magent, defaults={"created_at": clock.now()}
+    )
+    # A person's post to consider: a consideration with nothing new to read launches nothing.
+    MessageFactory(
+        motion=motion, author=room.justin, sender="justin", text="any news?", created_at=clock.now()
     )
     return Consideration.objects.create(
         state=state,
