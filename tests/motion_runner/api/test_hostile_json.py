@@ -11,24 +11,9 @@ import pytest
 
 from motion_runner.models import Message, MotionSession
 from tests import recorded
+from tests.stream_support import HOOKS, SESSION, body
 
 pytestmark = pytest.mark.django_db
-
-
-SESSION = recorded.session_id()
-
-
-HOOKS = "/api/hooks/claude-code/"
-
-
-def stream(client, persona, body, slug="harbor"):
-    return client.post(
-        f"/api/motions/{slug}/stream/", body, content_type="application/json", **persona.headers
-    )
-
-
-def body(events=None, session_id=SESSION) -> dict:
-    return {"harness": "claude-code", "session_id": session_id, "events": events or recorded.first_run()}
 
 
 def with_lone_surrogate(data: dict, marker: str) -> str:

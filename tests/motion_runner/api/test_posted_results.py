@@ -11,24 +11,9 @@ from motion_runner.models import Message, Turn, TurnStatus
 from motion_runner.runner.ending import dead_turn_cost
 from tests import recorded
 from tests.factories import TurnFactory
+from tests.stream_support import SESSION, body, stream
 
 pytestmark = pytest.mark.django_db
-
-
-SESSION = recorded.session_id()
-
-
-HOOKS = "/api/hooks/claude-code/"
-
-
-def stream(client, persona, body, slug="harbor"):
-    return client.post(
-        f"/api/motions/{slug}/stream/", body, content_type="application/json", **persona.headers
-    )
-
-
-def body(events=None, session_id=SESSION) -> dict:
-    return {"harness": "claude-code", "session_id": session_id, "events": events or recorded.first_run()}
 
 
 def priced(events: list[dict], cost: float) -> list[dict]:
