@@ -7,6 +7,7 @@ lets them go on.
 The turns run here, one at a time, as a worker would run what was sent to it (the send recorded).
 """
 
+# ruff: noqa: F401, F811  (pytest fixtures are imported from tests.fake_claude by name; one is autouse)
 from __future__ import annotations
 
 import json
@@ -19,37 +20,9 @@ from motion_runner.models import Kind, Message, Turn, TurnStatus
 from motion_runner.runner.turns import execute_turn
 from motion_runner.signals import message_created
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, UserFactory
-from tests.paths import TESTS
+from tests.fake_claude import python_runs_the_fake, sent
 
 pytestmark = pytest.mark.django_db
-
-FAKE = TESTS / "fakes" / "fake_harness.py"
-
-
-@pytest.fixture(autouse=True)
-def python_runs_the_fake(monkeypatch):
-    """The adapter launches `<binary> -p …`: put the fake script first so python runs it."""
-    from motion_runner.harnesses import claude_code
-
-    real = claude_code.ClaudeCodeAdapter.build_launch
-
-    def build_launch(self, turn, *, resume_session, policy):
-        spec = real(self, turn, resume_session=resume_session, policy=policy)
-        spec.argv = [spec.argv[0], str(FAKE), *spec.argv[1:]]
-        return spec
-
-    monkeypatch.setattr(claude_code.ClaudeCodeAdapter, "build_launch", build_launch)
-
-
-@pytest.fixture
-def sent(monkeypatch) -> list[int]:
-    """Turns sent to a worker (recorded: the test runs them)."""
-    sent: list[int] = []
-    monkeypatch.setattr(
-        "motion_runner.runner.turns.send_turn",
-        lambda turn, countdown=0: sent.append(getattr(turn, "pk", turn)),
-    )
-    return sent
 
 
 def harness_says(agent, text: str, folder) -> None:

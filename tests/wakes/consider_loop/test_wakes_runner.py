@@ -17,13 +17,12 @@ import pytest
 
 from motion_runner.models import Kind, Message, Turn
 from motion_runner.runner.turns import execute_turn
+from tests.fake_claude import python_runs_the_fake
 from tests.paths import TESTS
 from tests.wakes_support import clock, loop, room, say
 from wakes.models import Consideration, ListenState, Spend
 
 pytestmark = pytest.mark.django_db
-
-FAKE = TESTS / "fakes" / "fake_harness.py"
 
 
 def lines(tmp_path, text: str | None, cost: float = 0.0421) -> str:
@@ -62,21 +61,6 @@ def harnessed(room, tmp_path):
         room.magent.save()
 
     return use
-
-
-@pytest.fixture(autouse=True)
-def python_runs_the_fake(monkeypatch):
-    """The adapter launches `<binary> -p …`: put the fake script first so python runs it."""
-    from motion_runner.harnesses import claude_code
-
-    real = claude_code.ClaudeCodeAdapter.build_launch
-
-    def build_launch(self, turn, *, resume_session, policy):
-        spec = real(self, turn, resume_session=resume_session, policy=policy)
-        spec.argv = [spec.argv[0], str(FAKE), *spec.argv[1:]]
-        return spec
-
-    monkeypatch.setattr(claude_code.ClaudeCodeAdapter, "build_launch", build_launch)
 
 
 def test_a_silent_turn_run_by_the_runner_becomes_a_dot_and_settles_its_spend(room, clock, loop, harnessed):

@@ -6,6 +6,7 @@ would run what was sent to it (the send recorded).
 Personas: @magent (a Claude Code agent) in the Motion "launch-room".
 """
 
+# ruff: noqa: F401, F811  (pytest fixtures are imported from tests.fake_claude by name; one is autouse)
 from __future__ import annotations
 
 import json
@@ -17,36 +18,10 @@ import pytest
 from motion_runner.models import EndedBy, Kind, Message, Turn, TurnStatus
 from motion_runner.runner.turns import enqueue_turn, execute_turn
 from tests.factories import AgentFactory, MotionFactory, TurnFactory
-from tests.paths import TESTS
+from tests.fake_claude import python_runs_the_fake, sent
 from wakes.turn.compaction import compact_after_loop
 
 pytestmark = pytest.mark.django_db
-
-FAKE = TESTS / "fakes" / "fake_harness.py"
-
-
-@pytest.fixture(autouse=True)
-def python_runs_the_fake(monkeypatch):
-    from motion_runner.harnesses import claude_code
-
-    real = claude_code.ClaudeCodeAdapter.build_launch
-
-    def build_launch(self, turn, *, resume_session, policy):
-        spec = real(self, turn, resume_session=resume_session, policy=policy)
-        spec.argv = [spec.argv[0], str(FAKE), *spec.argv[1:]]
-        return spec
-
-    monkeypatch.setattr(claude_code.ClaudeCodeAdapter, "build_launch", build_launch)
-
-
-@pytest.fixture
-def sent(monkeypatch) -> list[int]:
-    sent: list[int] = []
-    monkeypatch.setattr(
-        "motion_runner.runner.turns.send_turn",
-        lambda turn, countdown=0: sent.append(getattr(turn, "pk", turn)),
-    )
-    return sent
 
 
 def always_loops(agent, folder) -> None:
