@@ -278,26 +278,32 @@ def test_a_part_that_keeps_dying_stops_everything_loudly(serve):
     assert serve.process.returncode == 1
 
 
+def serve_on_taken_port(port: int, tmp_path) -> tuple[subprocess.CompletedProcess, str]:
+    """bin/serve on the embedded default, asked for `port` (taken by the caller): what it did and
+    printed."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    env.update(PORT=str(port), MOTION_RUNNER_DATA_DIR=str(tmp_path / "var"))
+    done = subprocess.run(
+        ["bin/serve"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=BOUND,
+        stdin=subprocess.DEVNULL,
+    )
+    return done, done.stdout + done.stderr
+
+
 @pytest.mark.timeout(300)
 def test_a_taken_port_stops_bin_serve_at_once_saying_which_and_how_to_choose_another(tmp_path):
     """Another program on the port: bin/serve starts nothing and says so, instead of printing
     "up" with a URL that belongs to the other program while gunicorn fails to bind."""
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
     with socket.socket() as other_program:
         other_program.bind(("127.0.0.1", 0))
         other_program.listen()
         port = other_program.getsockname()[1]
-        env.update(PORT=str(port), MOTION_RUNNER_DATA_DIR=str(tmp_path / "var"))
-        done = subprocess.run(
-            ["bin/serve"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=BOUND,
-            stdin=subprocess.DEVNULL,
-        )
-    output = done.stdout + done.stderr
+        done, output = serve_on_taken_port(port, tmp_path)
     assert done.returncode != 0, output
     assert f"port {port} on 127.0.0.1 is taken" in output
     assert f"PORT={port + 1} bin/serve" in output  # how to choose another
@@ -326,21 +332,10 @@ def two_taken_ports() -> tuple[socket.socket, socket.socket]:
 def test_the_port_a_taken_port_line_suggests_is_free(tmp_path):
     """Issue 43: the line suggested PORT+1 without checking it; with that one taken too, it
     suggests one bin/serve could bind."""
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
     first, second = two_taken_ports()
     with first, second:
         port = first.getsockname()[1]
-        env.update(PORT=str(port), MOTION_RUNNER_DATA_DIR=str(tmp_path / "var"))
-        done = subprocess.run(
-            ["bin/serve"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=BOUND,
-            stdin=subprocess.DEVNULL,
-        )
-        output = done.stdout + done.stderr
+        _, output = serve_on_taken_port(port, tmp_path)
         suggested = int(re.search(r"PORT=(\d+) bin/serve", output).group(1))
         assert suggested > port + 1, output
         with socket.socket() as probe:
