@@ -356,7 +356,7 @@ class Turn(models.Model):
     record_pass = models.CharField(max_length=64, blank=True, db_index=True, editable=False)
 
     class Meta:
-        ordering = ["-queued_at"]
+        ordering = ["-queued_at", "-pk"]  # newest first; two turns queued in one instant by pk
         indexes = [
             models.Index(fields=["motion", "agent", "status"]),
             models.Index(fields=["lease_until"], name="running_turn_lease", condition=Q(status="running")),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import transaction
 
@@ -43,9 +44,15 @@ class TurnOrder:
 
 
 def answer_post(
-    post: Message, lines: Sequence[Line] = (), turn: TurnOrder | None = None, *, dispatch: bool = True
+    post: Message,
+    lines: Sequence[Line] = (),
+    turn: TurnOrder | None = None,
+    *,
+    dispatch: bool = True,
+    now: datetime | None = None,
 ) -> Turn | None:
-    """Say `lines` in the post's thread and queue `turn` (with its wake line); the turn queued."""
+    """Say `lines` in the post's thread and queue `turn` (with its wake line); the turn queued.
+    `now`: the deciding app's clock (the turn's `queued_at`), as `enqueue_turn` takes it."""
     if not lines and turn is None:
         return None
     with transaction.atomic():
@@ -66,6 +73,7 @@ def answer_post(
             effort=turn.effort,
             woken_by=post,
             dispatch=dispatch,
+            queued_at=now,
         )
         say_woke(queued, turn.why, turn.extras)
     return queued

@@ -6,7 +6,7 @@ import logging
 import re
 import socket
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from django.db import IntegrityError, connection, transaction
@@ -67,6 +67,7 @@ def enqueue_turn(
     dispatch: bool = True,
     resume_after_look_only: bool = False,
     start_after: float = 0,
+    queued_at: datetime | None = None,
 ) -> Turn:
     """Queue a turn; its task is sent only once the row is committed. The row is the record of
     what is owed: if the broker cannot take the task, that is logged (robust) and the sweep sends
@@ -77,7 +78,9 @@ def enqueue_turn(
     `resume_after_look_only`: a full-tools turn resumes a session a look-only wake ran in
     (runner/resume.py); by default it starts a fresh one. `turn.session_note` says which.
     `start_after`: seconds before its task runs (a mention waits a moment for the rest of a
-    person's quick run of mentions to join it)."""
+    person's quick run of mentions to join it).
+    `queued_at`: the caller's now, when it keeps its own clock (the wake rules' clock, driven by
+    their tests and the replay bench): a turn is stamped on the clock its post was written on."""
     for finalize in prompt_finalizers:
         prompt = finalize(prompt, motion, agent, mode, reason)
     choice = choose_session(motion, agent, mode, resume_after_look_only=resume_after_look_only)
@@ -96,6 +99,7 @@ def enqueue_turn(
         max_budget_usd=max_budget_usd,
         woken_by=woken_by,
         ability=ability or {},
+        queued_at=queued_at or timezone.now(),
     )
     if dispatch:  # to the queue of the machine holding its sessions (runner/routing.py)
         transaction.on_commit(lambda: send_turn(turn, countdown=start_after), robust=True)

@@ -163,7 +163,10 @@ def test_a_queued_turn_is_scrubbed_but_no_agent_has_read_it(room, clock):
 def test_a_stored_prompt_of_another_motion_that_copied_the_words_is_scrubbed(room, clock):
     post = say(room.motion, room.justin, CODE, clock)
     elsewhere = TurnFactory(
-        motion=MotionFactory(slug="jams"), agent=room.magent, prompt=f"someone said: {CODE}\nthe end"
+        motion=MotionFactory(slug="jams"),
+        agent=room.magent,
+        prompt=f"someone said: {CODE}\nthe end",
+        queued_at=clock.advance(1),
     )
 
     take_back(post, "justin")

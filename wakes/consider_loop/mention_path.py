@@ -207,7 +207,7 @@ def act(post: Message, agent: Agent, verdict: Verdict, *, dispatch: bool = True)
             )
             return None
     lines, order = answer_for(post, agent, verdict, now)
-    return answer_post(post, lines, order, dispatch=dispatch)
+    return answer_post(post, lines, order, dispatch=dispatch, now=now)
 
 
 def answer_for(

@@ -15,6 +15,8 @@ from motion_runner.lib.ids import system_uuid
 from motion_runner.models import EndedBy, Kind, Turn, TurnStatus
 from motion_runner.runner.turns import enqueue_turn
 
+from ..models import clock
+
 COMPACT = "compact"
 
 
@@ -75,4 +77,5 @@ def compact_after_loop(sender, turn: Turn, **kwargs) -> Turn | None:
         mode="look",
         mode_rule="the runner's own compaction",
         effort="low",
+        queued_at=clock.now(),
     )

@@ -20,7 +20,7 @@ from motion_runner.runner.turns import enqueue_turn
 
 from ..decision.steering import scram_holds
 from ..decision.trust import full_tools_for
-from ..models import WakeRequest
+from ..models import WakeRequest, clock
 from .wake import post_wake_line, resume_after_look_only
 
 # On one line, as a person sees it written (a tag split over a line break is raw HTML, shown as nothing).
@@ -204,6 +204,7 @@ def grant(request_id: int, user, sign_in: str) -> WakeRequest:
             effort="high",
             woken_by=request.message,
             resume_after_look_only=resume_after_look_only(),
+            queued_at=clock.now(),
         )
         post_wake_line(turn, f"full tools granted by {name} ({why})")
         request.granted_turn = turn

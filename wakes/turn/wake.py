@@ -12,7 +12,7 @@ from motion_runner.runner.turns import enqueue_turn
 from ..conf import app_settings
 from ..decision.steering import wake_settings
 from ..decision.trust import decide, decide_burst
-from ..models import Dials, ShadowDecision
+from ..models import Dials, ShadowDecision, clock
 from ..models.dials import SessionAfterLookOnly
 from .ultracode import ultracode_rides
 
@@ -92,6 +92,7 @@ def wake(
         ability=ability,
         resume_after_look_only=resume_after_look_only(),
         start_after=start_after,
+        queued_at=clock.now(),
     )
     if line:
         post_wake_line(turn, why, cost_note=cost_note)

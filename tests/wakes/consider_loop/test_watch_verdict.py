@@ -12,13 +12,14 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
+from django.utils import timezone
 
 from wakes.consider_loop.mention_verdict import NOW, Because, Ignore, Refuse, Wake
 from wakes.consider_loop.watch_verdict import SCRAM_IGNORES, WatchFacts, decide_watch
 from wakes.money.budget import CapLeft
 
 NOW_AT = datetime(2026, 12, 6, 18, 0, tzinfo=UTC)
-DAY = "2026-12-06"
+DAY = timezone.localdate(NOW_AT).isoformat()  # the budget day is the local one (TIME_ZONE)
 
 
 @dataclass(frozen=True)

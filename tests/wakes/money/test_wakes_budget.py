@@ -102,7 +102,7 @@ def test_a_new_day_brings_a_new_budget(room, clock, loop):
     [c] = burst(room, loop, clock)
     assert c.status == Consideration.Status.REFUSED
     woken = [c for c in loop.run(3 * 60, step=15) if c.status == Consideration.Status.WOKEN]
-    assert len(woken) == 1 and woken[0].created_at.date().day == 1  # just after midnight
+    assert len(woken) == 1 and timezone.localtime(woken[0].created_at).day == 1  # just after midnight
     assert spent_today(timezone.localdate(clock.now())) >= Decimal("3.00")  # today's reservation only
 
 

@@ -16,14 +16,22 @@ from motion_runner.signals import message_created
 from tests.factories import MessageFactory
 from tests.wakes_support import clock, room, say
 from wakes.models import Notice
+from wakes.models import clock as wake_clock
 from wakes.notices import answers, push
 
 pytestmark = pytest.mark.django_db
 
 
 def reply(turn: Turn, text: str) -> Message:
+    """The agent's answer, posted now by the wake rules' clock (the test's), like the people's posts."""
     message = MessageFactory(
-        motion=turn.motion, agent=turn.agent, sender=turn.agent.name, source="runner", turn=turn, text=text
+        motion=turn.motion,
+        agent=turn.agent,
+        sender=turn.agent.name,
+        source="runner",
+        turn=turn,
+        text=text,
+        created_at=wake_clock.now(),
     )
     message_created.send(sender=Message, message=message, newest_of_batch=True)
     return message
@@ -201,7 +209,13 @@ def test_an_agents_reply_costs_a_pinned_number_of_statements(room, clock, django
     say(room.motion, room.justin, "@magent shirts?", clock)
     turn = Turn.objects.get(agent=room.magent)
     answer = MessageFactory(
-        motion=room.motion, agent=room.magent, sender="magent", source="runner", turn=turn, text="Tuesday."
+        motion=room.motion,
+        agent=room.magent,
+        sender="magent",
+        source="runner",
+        turn=turn,
+        text="Tuesday.",
+        created_at=wake_clock.now(),
     )
     with django_assert_num_queries(AGENT_REPLY_STATEMENTS):
         answers.record_notices(answer)
@@ -217,6 +231,7 @@ def test_an_at_in_an_agents_earlier_post_of_a_batch_is_a_mention(room, clock):
         "sender": "magent",
         "source": "runner",
         "turn": turn,
+        "created_at": wake_clock.now(),
     }
     first = MessageFactory(text="@justin has them", **fields)
     last = MessageFactory(text="I asked him to bring them.", **fields)
