@@ -1,4 +1,6 @@
-"""The wake rules' one notion of now: tests and the replay bench drive it."""
+"""The wake rules' one notion of now: tests and the replay bench drive it. What the rules write is
+stamped by it, the turns they queue too (`enqueue_turn(queued_at=…)`), so a turn is never older
+than the post that woke it, whatever the machine's hour (tests/wakes/turn/test_turns_on_the_wake_clock.py)."""
 
 from __future__ import annotations
 
