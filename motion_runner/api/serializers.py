@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.utils import timezone
 from rest_framework import serializers
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
@@ -122,9 +123,10 @@ ROW_FIELDS = [
 
 
 def _iso(moment) -> str | None:
+    """As DRF's DateTimeField renders it: in the current time zone (TIME_ZONE), UTC as "Z"."""
     if moment is None:
         return None
-    text = moment.isoformat()
+    text = timezone.localtime(moment).isoformat()
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
