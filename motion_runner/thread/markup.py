@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 import threading
 from collections import OrderedDict
 from html import unescape
@@ -26,16 +25,13 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ..conf import app_settings
+from .request_tags import without_asking_tags
 
 log = logging.getLogger(__name__)
 
 # The kinds whose text is prose worth rendering; tool calls, results and system lines stay
 # plain text (the page shows them with textContent).
 MARKDOWN_KINDS = frozenset({"text", "watch", "compact", "error", "thinking"})
-
-# A reply's `<tools to="…"/>` (and merge, deploy) becomes a request card of its own: the raw
-# tag is hidden from the reply. Kept in step with wakes.turn.requests.TAG (a test pins both).
-REQUEST_TAG = re.compile(r"""<(tools|merge|deploy)\s+to\s*=\s*(?:"[^"]*"|'[^']*')\s*/?>""", re.IGNORECASE)
 
 ALLOWED_TAGS = {
     "p", "br", "hr", "strong", "em", "s", "del", "code", "pre", "blockquote",
@@ -148,14 +144,11 @@ def work_budget(text: str) -> int:
     return WORK_BASE + WORK_PER_CHAR * len(text)
 
 
-def strip_request_tags(text: str) -> str:
-    return REQUEST_TAG.sub("", text)
-
-
 # Bumped whenever what a text renders to changes (the tags, the renderer's options): the shared
 # cache's keys carry it, so an old rendering is never served for the new rules.
 # 3: lists, fences, headings and quotes directly under a line (issue 43).
-RENDERING = "3"
+# 4: only a request tag that made a card is hidden; one inside an address or code is shown (issue 42).
+RENDERING = "4"
 # Kept in the caches for a text shown plain (past its work budget): a cold read does not parse it
 # again. Not HTML any text renders to (it holds a NUL, which no rendering does).
 PLAIN = "\x00plain"
@@ -237,7 +230,9 @@ def render_metered(text: str) -> tuple[str | None, int]:
 def _render(text: str) -> str | None:
     """Safe HTML for one post (links open in a new tab and carry no referrer or opener), or None
     for a text past its work budget."""
-    html, _ = render_metered(strip_request_tags(text or ""))
+    # A reply's `<tools to="…"/>` (merge, deploy) that asks is a request card of its own, so it is
+    # cut from the reply; any other is the agent's words, shown as written.
+    html, _ = render_metered(without_asking_tags(text or ""))
     if html is None:
         log.info("a %d-character text shown plain: past its Markdown work budget", len(text))
         return None

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from motion_runner.models import Kind, Message, Turn
-
-from ..turn.requests import TAG as REQUEST_TAG
+from motion_runner.thread.request_tags import TAG as REQUEST_TAG
 
 SILENT = re.compile(r"<silent\b", re.IGNORECASE)
 
