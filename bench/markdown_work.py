@@ -58,13 +58,12 @@ def before_renderer():
     from markdown_it import MarkdownIt
 
     from motion_runner.thread import markup
-    from motion_runner.thread.request_tags import without_asking_tags
 
     md = MarkdownIt("commonmark", {"linkify": True, "html": False, "typographer": False, "breaks": True})
     md.enable(["linkify", "table", "strikethrough"])
 
     def render(text: str) -> str:
-        html = md.render(without_asking_tags(text))
+        html = md.render(text)
         return nh3.clean(
             html,
             tags=markup.ALLOWED_TAGS,
