@@ -63,7 +63,7 @@ def before_renderer():
     md.enable(["linkify", "table", "strikethrough"])
 
     def render(text: str) -> str:
-        html = md.render(markup.strip_request_tags(text))
+        html = md.render(text)
         return nh3.clean(
             html,
             tags=markup.ALLOWED_TAGS,

@@ -63,7 +63,7 @@ class SearchView(APIView):
             Message.objects.filter(motion=motion, kind__in=SEARCHED_KINDS, text__icontains=query)
             .exclude(text__startswith="<silent")
             .order_by("-created_at", "-id")
-            .values("id", "sender", "agent_id", "created_at", "text")[: limit + 1]
+            .values("id", "sender", "agent_id", "turn_id", "created_at", "text")[: limit + 1]
         )
         results = [
             {
@@ -71,7 +71,7 @@ class SearchView(APIView):
                 "sender": row["sender"],
                 "is_agent": row["agent_id"] is not None,
                 "created_at": _iso(row["created_at"]),
-                "snippet": snippet(plain_text(row["text"]), query),
+                "snippet": snippet(plain_text(row["text"], in_a_turn=row["turn_id"] is not None), query),
             }
             for row in rows[:limit]
         ]

@@ -84,7 +84,7 @@ class MessageSerializer(serializers.ModelSerializer):
         }
 
     def get_html(self, message: Message) -> str | None:
-        return html_for(message.kind, message.text)
+        return html_for(message.kind, message.text, in_a_turn=message.turn_id is not None)
 
     def get_taken_back(self, message: Message) -> dict | None:
         change = getattr(message, "taken_back", None)
@@ -164,7 +164,7 @@ def message_rows(queryset, *, raw: bool = False) -> list[dict]:
                 column = "turn__" + name.removeprefix("turn_")
                 out[name] = row[column] if row["turn_id"] else None
             elif name == "html":
-                out["html"] = html_for(row["kind"], row["text"])
+                out["html"] = html_for(row["kind"], row["text"], in_a_turn=row["turn_id"] is not None)
             elif name == "request":
                 has = row["kind"] == "request" and row["wake_request__id"] is not None
                 out["request"] = (

@@ -114,7 +114,7 @@ def running_activity(motion: Motion) -> list[dict]:
             "stopping": stop_asked is not None,
             "typed": texts.get(pk, ""),
             # As its Message will show it (None: shown plain), so the words do not jump (issue 43.4).
-            "typed_html": html_for("text", texts[pk]) if texts.get(pk) else None,
+            "typed_html": html_for("text", texts[pk], in_a_turn=True) if texts.get(pk) else None,
         }
         for pk, name, activity, mode, stop_asked in rows
     ]

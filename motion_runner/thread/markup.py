@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import re
 import threading
 from collections import OrderedDict
 from html import unescape
@@ -26,16 +25,13 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from ..conf import app_settings
+from .request_tags import without_asking_tags
 
 log = logging.getLogger(__name__)
 
 # The kinds whose text is prose worth rendering; tool calls, results and system lines stay
 # plain text (the page shows them with textContent).
 MARKDOWN_KINDS = frozenset({"text", "watch", "compact", "error", "thinking"})
-
-# A reply's `<tools to="…"/>` (and merge, deploy) becomes a request card of its own: the raw
-# tag is hidden from the reply. Kept in step with wakes.turn.requests.TAG (a test pins both).
-REQUEST_TAG = re.compile(r"""<(tools|merge|deploy)\s+to\s*=\s*(?:"[^"]*"|'[^']*')\s*/?>""", re.IGNORECASE)
 
 ALLOWED_TAGS = {
     "p", "br", "hr", "strong", "em", "s", "del", "code", "pre", "blockquote",
@@ -148,14 +144,12 @@ def work_budget(text: str) -> int:
     return WORK_BASE + WORK_PER_CHAR * len(text)
 
 
-def strip_request_tags(text: str) -> str:
-    return REQUEST_TAG.sub("", text)
-
-
 # Bumped whenever what a text renders to changes (the tags, the renderer's options): the shared
 # cache's keys carry it, so an old rendering is never served for the new rules.
 # 3: lists, fences, headings and quotes directly under a line (issue 43).
-RENDERING = "3"
+# 4: only a request tag that made a card is cut; one inside an address or code is shown (issue 42).
+# 5: a text renders as given; html_for cuts those tags from a turn's reply only (issue 42).
+RENDERING = "5"
 # Kept in the caches for a text shown plain (past its work budget): a cold read does not parse it
 # again. Not HTML any text renders to (it holds a NUL, which no rendering does).
 PLAIN = "\x00plain"
@@ -221,7 +215,10 @@ render_markdown = Rendered()
 
 
 def forget_rendered(text: str) -> None:
+    """A taken-back text's renderings leave the caches: as written, and as a reply shows it."""
     render_markdown.forget(text)
+    if (reply := without_asking_tags(text)) != text:
+        render_markdown.forget(reply)
 
 
 def render_metered(text: str) -> tuple[str | None, int]:
@@ -237,7 +234,7 @@ def render_metered(text: str) -> tuple[str | None, int]:
 def _render(text: str) -> str | None:
     """Safe HTML for one post (links open in a new tab and carry no referrer or opener), or None
     for a text past its work budget."""
-    html, _ = render_metered(strip_request_tags(text or ""))
+    html, _ = render_metered(text or "")
     if html is None:
         log.info("a %d-character text shown plain: past its Markdown work budget", len(text))
         return None
@@ -257,18 +254,22 @@ def clean(html: str) -> str:
     ).strip()
 
 
-def html_for(kind: str, text: str) -> str | None:
+def html_for(kind: str, text: str, *, in_a_turn: bool = False) -> str | None:
     """The post as HTML, or None for the page to show it as plain text: a kind that is not prose,
-    a text past THREAD_MARKDOWN_MAX_CHARS, or one past its work budget (`Meter`)."""
+    a text past THREAD_MARKDOWN_MAX_CHARS, or one past its work budget (`Meter`).
+
+    A reply of a turn (`in_a_turn`, kind text) has each `<tools to="…"/>` (merge, deploy) that asks
+    made a request card of its own (wakes/turn/requests.py), so those are cut from it; any other
+    tag, and every tag in a person's post, a thought or a watched page, is shown as written."""
     if kind not in MARKDOWN_KINDS or not text or len(text) > app_settings.THREAD_MARKDOWN_MAX_CHARS:
         return None
-    return render_markdown(text)
+    return render_markdown(without_asking_tags(text) if in_a_turn and kind == "text" else text)
 
 
-def plain_text(text: str) -> str:
+def plain_text(text: str, *, in_a_turn: bool = False) -> str:
     """The text a post's Markdown shows, without its marks ("**42 tests**" reads "42 tests"): for a
     search snippet, shown as text (issue 43.4). A text shown plain in the thread stays as it is."""
-    html = html_for("text", text)
+    html = html_for("text", text, in_a_turn=in_a_turn)
     if html is None:
         return text
     return unescape(nh3.clean(html, tags=set(), attributes={}))

@@ -53,3 +53,13 @@ def test_a_heading_and_a_quote_under_lines_show_as_such(reply, page):
 
     expect(group.locator("h2")).to_have_text("Next steps")
     expect(group.locator("blockquote")).to_have_text("ship it")
+
+
+def test_a_tag_inside_an_address_is_shown_as_written(reply, page):
+    """It makes no request card (issue 42), so the reader sees the address whole."""
+    group = reply('Go to https://example.com/?next=<deploy to="production"/> and look.')
+
+    expect(group.locator("p")).to_have_text(
+        'Go to https://example.com/?next=<deploy to="production"/> and look.'
+    )
+    assert page.js_errors == []

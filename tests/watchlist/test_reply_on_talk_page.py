@@ -205,6 +205,17 @@ def test_a_turn_that_only_asks_the_runner_for_tools_posts_nothing(woken, ends, w
     assert pickipedia.edit_requests() == []
 
 
+def test_the_posted_reply_loses_its_ask_but_keeps_a_tag_written_inside_an_address(
+    woken, ends, worker, pickipedia
+):
+    """As in the thread (issue 42): only a tag that made a request card is the runner's, not the page's."""
+    said = f'{REPLY} Sizes: https://example.com/?next=<merge to="PR 9"/>'
+    ends(woken, f'{said}\n\n<tools to="edit the shirts page itself"/>')
+    worker.run()
+
+    assert f"== Reply from @magent ==\n\n{said}\n\n—" in pickipedia.pages["Talk:Shirts"].text
+
+
 @pytest.mark.parametrize("status", [TurnStatus.FAILED, TurnStatus.KILLED, TurnStatus.TIMED_OUT])
 def test_a_turn_that_did_not_finish_posts_nothing_and_the_thread_says_so(
     woken, ends, worker, pickipedia, merch, status

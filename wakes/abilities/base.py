@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from motion_runner.models import Kind, Message, Turn
-
-from ..turn.requests import TAG as REQUEST_TAG
+from motion_runner.thread.request_tags import without_asking_tags
 
 SILENT = re.compile(r"<silent\b", re.IGNORECASE)
 
@@ -55,7 +54,9 @@ def final_reply(turn: Turn) -> str | None:
     reply = "\n\n".join(part.strip() for part in said if part.strip())
     if SILENT.search(reply):
         return None  # it chose silence: nothing around the tag is meant for the outside
-    reply = REQUEST_TAG.sub("", reply).strip()  # asks addressed to the runner, not the page
+    # The asks are the runner's (each made a request card from its own message), not the page's; a
+    # tag that asks nothing (inside an address, shown as code) is the agent's words, as in the thread.
+    reply = "\n\n".join(kept for part in said if (kept := without_asking_tags(part).strip()))
     return reply or None
 
 

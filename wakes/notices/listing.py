@@ -32,7 +32,9 @@ def shown(person: Any, limit: int = SHOWN) -> list[dict]:
 
 
 def as_dict(notice: Notice) -> dict:
-    words = " ".join(plain_text(notice.answer.text or "").split())  # its Markdown's words (43.4)
+    words = " ".join(
+        plain_text(notice.answer.text or "", in_a_turn=notice.answer.turn_id is not None).split()
+    )  # its Markdown's words (43.4)
     return {
         "id": notice.pk,
         "motion": notice.motion_id,

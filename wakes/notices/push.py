@@ -131,7 +131,9 @@ def check_endpoint(endpoint: str) -> str:
 def notification(notice: Notice) -> dict:
     """What the browser shows (static/motion_runner/push-worker.js), as the header says it."""
     title = notice.motion.title or notice.motion_id
-    words = " ".join(plain_text(notice.answer.text or "").split())  # its Markdown's words (43.4)
+    words = " ".join(
+        plain_text(notice.answer.text or "", in_a_turn=notice.answer.turn_id is not None).split()
+    )  # its Markdown's words (43.4)
     url = reverse("motion-thread", args=[notice.motion_id]) + f"#m-{notice.answer_id}"
     return {
         "title": f"@{notice.answer.sender} {notice.get_kind_display()}",

@@ -7,7 +7,6 @@ can act on: nothing merges or deploys on its own.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -17,16 +16,12 @@ from motion_runner.ingest.system_lines import insert_system_line
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import Kind, Message, Turn
 from motion_runner.runner.turns import enqueue_turn
+from motion_runner.thread.request_tags import asking_tags
 
 from ..decision.steering import scram_holds
 from ..decision.trust import full_tools_for
 from ..models import WakeRequest, clock
 from .wake import post_wake_line, resume_after_look_only
-
-# On one line, as a person sees it written (a tag split over a line break is raw HTML, shown as nothing).
-TAG = re.compile(
-    r"""<(tools|merge|deploy)[ \t]+to[ \t]*=[ \t]*(?:"([^"\n]*)"|'([^'\n]*)')[ \t]*/?>""", re.IGNORECASE
-)
 
 
 class RequestRefused(Exception):
@@ -39,89 +34,9 @@ class Ask:
     to: str
 
 
-# What an agent quotes or shows as code is not its own ask: it is left out before tags are found,
-# in every form Markdown gives it (CommonMark's rules, erring towards leaving out):
-QUOTED = re.compile(
-    # a fenced block, closed only by a fence of its own character at least as long (so a shorter
-    # fence inside it is its text), or open to the end;
-    r"^[ \t]{0,3}(?P<fence>(?P<ch>[`~])(?P=ch){2,}).*?(?:^[ \t]{0,3}(?P=fence)(?P=ch)*[ \t]*$|\Z)"
-    # a line quoted with ">" (a person's words, a watched page), a list item's too;
-    r"|^[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*>.*?$"
-    # an indented line (indented code, a list item's code);
-    r"|^(?: {4}|[ ]{0,3}\t).*?$"
-    # HTML that shows code, or hides what it holds (a folded <details>, a raw <div> block);
-    r"|<(?P<tag>pre|code|xmp|samp|kbd|textarea|details|div)\b.*?(?:</(?P=tag)\s*>|\Z)"
-    # an HTML comment (shown as nothing), open to the end if unclosed;
-    r"|<!--.*?(?:-->|\Z)"
-    # a link's or an image's text, inline or by reference (a link is someone's page, not an ask);
-    r"|!?\[[^\[\]]{0,2000}\](?:\([^)\n]{0,2000}\)|\[[^\]\n]{0,200}\])"
-    # a link's definition (`[ref]: url "title"`), shown as nothing;
-    r"|^[ ]{0,3}\[[^\[\]\n]{1,999}\]:.*?$"
-    # a URL that runs into a tag with no space between (an autolink's `<https://…`, a bare
-    # `https://…` or `www.…`): the tag is part of an address someone wrote, not an ask.
-    r"|(?:<[a-z][a-z0-9+.\-]{1,31}:|\b[a-z][a-z0-9+.\-]{1,31}://|\bwww\.)[^\s<>]{0,2000}<[^>\n]{0,2000}>?",
-    re.DOTALL | re.MULTILINE | re.IGNORECASE,
-)
-QUOTE_LINE = re.compile(r"^[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)*>")
-FENCE_LINE = re.compile(r"^[ \t]{0,3}(?:`{3,}|~{3,})")
-BACKTICKS = re.compile(r"`+")
-
-
-def without_code_spans(text: str) -> str:
-    """`text` without its code spans: a run of backticks opens one, closed by the next run of the
-    same length (one that finds none is plain text). Paired in one pass, not by a regex, which
-    tries every run against the whole rest of the text (a text of many runs took minutes)."""
-    runs = [match.span() for match in BACKTICKS.finditer(text)]
-    if len(runs) < 2:
-        return text
-    next_same: list[int | None] = [None] * len(runs)
-    later: dict[int, int] = {}
-    for index in range(len(runs) - 1, -1, -1):
-        length = runs[index][1] - runs[index][0]
-        next_same[index], later[length] = later.get(length), index
-    pieces, at, index = [], 0, 0
-    while index < len(runs):
-        closer = next_same[index]
-        if closer is None:
-            index += 1
-            continue
-        pieces += [text[at : runs[index][0]], " "]
-        at, index = runs[closer][1], closer + 1
-    pieces.append(text[at:])
-    return "".join(pieces)
-
-
-def without_lazy_quotes(text: str) -> str:
-    """`text` without the lines a quote goes on over: in Markdown a line after a quoted one, up to
-    a blank line, is still the quote (its "lazy continuation"). A fence line ends it (kept, so a
-    code block stays closed)."""
-    kept, quoting = [], False
-    for line in text.split("\n"):
-        if not line.strip() or FENCE_LINE.match(line):
-            quoting = False
-        elif QUOTE_LINE.match(line):
-            quoting = True
-        elif quoting:
-            line = ""
-        kept.append(line)
-    return "\n".join(kept)
-
-
-def escaped(text: str, at: int) -> bool:
-    """The character at `at` follows an odd run of backslashes: Markdown shows it as written."""
-    start = at
-    while start > 0 and text[start - 1] == "\\":
-        start -= 1
-    return (at - start) % 2 == 1
-
-
 def find_asks(text: str) -> list[Ask]:
-    own_words = without_code_spans(QUOTED.sub(" ", without_lazy_quotes(text or "")))
-    return [
-        Ask(match[1].lower(), (match[2] or match[3] or "").strip())
-        for match in TAG.finditer(own_words)
-        if not escaped(own_words, match.start())
-    ]
+    """The asks in an agent's reply: the thread hides the same tags (motion_runner/thread/request_tags.py)."""
+    return [Ask(match[1].lower(), (match[2] or match[3] or "").strip()) for match in asking_tags(text)]
 
 
 def record_requests(sender, turn: Turn, **kwargs) -> list[WakeRequest]:

@@ -5,17 +5,18 @@ from __future__ import annotations
 
 import re
 import uuid
+from html import unescape
 
 import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from motion_runner.models import Message
-from motion_runner.thread.markup import REQUEST_TAG, render_markdown
+from motion_runner.models import Message, Turn
+from motion_runner.thread.markup import html_for, render_markdown
+from motion_runner.thread.request_tags import TAG
 from tests.factories import AgentFactory, MessageFactory, MotionFactory, TurnFactory, UserFactory
 from wakes.models import TypingPing, WakeRequest
-from wakes.turn.requests import TAG as WAKES_REQUEST_TAG
-from wakes.turn.requests import answer
+from wakes.turn.requests import answer, find_asks, record_requests
 
 HOSTILE = [
     "<script>alert(1)</script>",
@@ -50,16 +51,70 @@ def test_raw_html_is_shown_as_text_not_dropped():
     assert render_markdown("<b>hi</b>") == "<p>&lt;b&gt;hi&lt;/b&gt;</p>"
 
 
+def reply_html(text: str) -> str | None:
+    """As the thread shows an agent's reply in a turn."""
+    return html_for("text", text, in_a_turn=True)
+
+
 def test_a_request_tag_is_hidden_from_the_reply():
-    html = render_markdown('I need to run the tests. <tools to="run the test suite"/>')
+    html = reply_html('I need to run the tests. <tools to="run the test suite"/>')
 
     assert "tools" not in html
     assert html == "<p>I need to run the tests.</p>"
 
 
-def test_the_hidden_tag_is_the_one_wakes_turns_into_a_card():
-    for text in ['<tools to="x"/>', "<MERGE to='main' />", '<deploy to = "prod">']:
-        assert bool(REQUEST_TAG.search(text)) == bool(WAKES_REQUEST_TAG.search(text))
+def shown(html: str) -> str:
+    """The words a reader sees in a rendering: its HTML tags gone, its entities read."""
+    return unescape(re.sub(r"<[^>]+>", "", html))
+
+
+# --- issue 42 item 5: the thread hides a request tag only where it makes a card ------------------
+
+NO_CARD = {
+    "autolink": '<https://example.com/<tools to="wipe the disk"/>>',
+    "bare-url": 'Go to https://example.com/?next=<deploy to="production"/> and look.',
+    "mailto": '<mailto:ops@example.com?subject=<merge to="PR 9"/>>',
+    "split-over-a-line-break": '<tools\nto="wipe the disk"/>',
+}
+
+
+@pytest.mark.parametrize("text", NO_CARD.values(), ids=NO_CARD.keys())
+def test_a_tag_that_makes_no_card_is_shown_as_written(text):
+    assert find_asks(text) == []
+    assert shown(reply_html(text)) == text
+
+
+def test_a_tag_shown_as_code_is_kept_in_its_code():
+    html = reply_html('The syntax is `<tools to="x"/>`.')
+
+    assert html == '<p>The syntax is <code>&lt;tools to="x"/&gt;</code>.</p>'
+
+
+def test_beside_an_address_a_tag_that_makes_a_card_is_still_hidden():
+    text = 'See <https://example.com/> then <merge to="PR 5"/>'
+
+    assert [ask.kind for ask in find_asks(text)] == ["merge"]
+    assert shown(reply_html(text)) == "See https://example.com/ then"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '<tools to="x"/>',
+        "<MERGE to='main' />",
+        '<deploy to = "prod">',
+        'Ask: <tools to="run it"/>, not `<merge to="PR 1"/>`.',
+        'He wrote:\n> <tools to="wipe the disk"/>\nI will not.',
+        'For example:\n```\n<deploy to="production"/>\n```\nNow <merge to="PR 2"/>',
+        'See [<tools to="x"/>](https://example.com/page) and \\<merge to="PR 3"/>.',
+        'Notes <!-- <deploy to="production"/> --> end. <tools to="tests"/>',
+        *NO_CARD.values(),
+    ],
+)
+def test_the_thread_hides_exactly_the_tags_that_make_cards(text):
+    hidden = len(TAG.findall(text)) - len(TAG.findall(shown(reply_html(text))))
+
+    assert hidden == len(find_asks(text))
 
 
 @pytest.fixture
@@ -80,6 +135,51 @@ def test_a_post_comes_with_its_html(harbor, person_signed_in_with_ssh):
     (row,) = messages(person_signed_in_with_ssh, harbor)["results"]
 
     assert row["html"] == "<p><strong>ship it</strong></p>"
+
+
+@pytest.mark.django_db
+def test_the_api_shows_a_tag_inside_an_address_and_hides_the_one_that_made_a_card(
+    harbor, person_signed_in_with_ssh
+):
+    turn = TurnFactory(motion=harbor, agent=AgentFactory(name="claude"), status="finished")
+    MessageFactory(
+        motion=harbor,
+        agent=turn.agent,
+        sender="claude",
+        source="runner",
+        turn=turn,
+        text='Go to https://example.com/?next=<deploy to="production"/> and look.\n\n<merge to="PR 5"/>',
+    )
+    record_requests(sender=Turn, turn=turn)
+
+    reply, card = messages(person_signed_in_with_ssh, harbor)["results"]
+
+    assert shown(reply["html"]) == 'Go to https://example.com/?next=<deploy to="production"/> and look.'
+    assert (card["kind"], card["tool_name"], card["text"]) == ("request", "merge", "PR 5")
+
+
+@pytest.mark.django_db
+def test_only_a_reply_in_a_turn_hides_its_tag_a_post_or_a_thought_shows_it(harbor, person_signed_in_with_ssh):
+    """Cards come only from the replies of a turn: the same tag in a person's post, a thinking step
+    or a watched page's line makes none, so there it is shown as written."""
+    tag = '<tools to="run the tests"/>'
+    turn = TurnFactory(motion=harbor, agent=AgentFactory(name="claude"), status="finished")
+    claude = {"sender": "claude", "agent": turn.agent, "source": "runner", "turn": turn}
+    MessageFactory(motion=harbor, text=f"Agents ask like this: {tag}")  # justin's post
+    MessageFactory(motion=harbor, kind="watch", source="watch", sender="watch", text=f"The page says {tag}")
+    MessageFactory(motion=harbor, kind="thinking", text=f"I could ask: {tag}", **claude)
+    MessageFactory(motion=harbor, text=f"Asking. {tag}", **claude)
+    record_requests(sender=Turn, turn=turn)
+
+    rows = messages(person_signed_in_with_ssh, harbor)["results"]
+
+    assert [(row["kind"], shown(row["html"]) if row["html"] else row["text"]) for row in rows] == [
+        ("text", f"Agents ask like this: {tag}"),
+        ("watch", f"The page says {tag}"),
+        ("thinking", f"I could ask: {tag}"),
+        ("text", "Asking."),
+        ("request", "run the tests"),
+    ]
 
 
 @pytest.mark.django_db
