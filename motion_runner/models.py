@@ -299,6 +299,11 @@ class Turn(models.Model):
         help_text="A look-only maintenance turn (a compaction, a person's command) that resumed a session "
         "a look-only wake ran in: the session it forks counts as tainted too (runner/resume.py).",
     )
+    read_taken_back = models.BooleanField(
+        default=False,
+        help_text="It ran while a post was taken back, having read it (or on a session that held it): "
+        "the session it runs in is never resumed, whenever its id is named (motion_runner/retract.py).",
+    )
     pid = models.IntegerField(null=True, blank=True)
     pgid = models.IntegerField(null=True, blank=True, help_text="The harness's process group.")
     runner_host = models.CharField(
@@ -360,6 +365,10 @@ class Turn(models.Model):
         indexes = [
             models.Index(fields=["motion", "agent", "status"]),
             models.Index(fields=["lease_until"], name="running_turn_lease", condition=Q(status="running")),
+            # Few rows: which sessions must never be resumed (ingest/sessions.latest_session).
+            models.Index(
+                fields=["session_id"], name="turn_read_taken_back", condition=Q(read_taken_back=True)
+            ),
         ]
         constraints = [
             # One turn at a time per (Motion, agent): a second claim fails at the database.

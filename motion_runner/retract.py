@@ -27,7 +27,8 @@ Where the words go from (`scrub_copies`), in the transaction that changes the ro
 - the lines the harness adapters skipped (`Turn.raw_log`), which may hold what a turn was told;
 - the harness's own session, whose context holds the prompt a turn read (kept by the harness,
   beyond the apps' reach): the sessions of each agent whose turn read it, in that Motion, are
-  retired (`retire_sessions`), so its next wake there starts fresh instead of resuming them;
+  retired (`retire_sessions`), so its next wake there starts fresh instead of resuming them; so
+  is one a turn running at the take-back names only afterwards (`Turn.read_taken_back`);
 - the shared cache of its rendered Markdown.
 The next wake reads the post as it now stands (wakes read the record, never a copy); the wake
 preview page is built the same way. What cannot be called back is said, not pretended away: the
@@ -225,6 +226,9 @@ def scrub_prompts(message: Message, gone: list[str], mark: str) -> tuple[int, li
     # before the post but started after it quotes it too (the room simulation's seed 151).
     since = message.created_at - timedelta(seconds=1)
     turns = Turn.objects.filter(quoted | digested).filter(Q(queued_at__gte=since) | Q(started_at__gte=since))
+    # Locked as read: a turn a worker is claiming this instant is read as started once the claim
+    # commits (it makes its prompt from the record, where the words still stand), never as waiting.
+    turns = turns.select_for_update(of=("self",), no_key=True)
     firsts: dict[str, Any] = {}
     scrubbed, reached, read_by = 0, set(), set()
     for turn in turns.select_related("agent").only("pk", "prompt", "status", "motion_id", "agent__name"):
@@ -339,11 +343,25 @@ def scrub_raw_logs(message: Message, gone: list[str], mark: str) -> int:
 def retire_sessions(read_by: set[int]) -> int:
     """The sessions of each agent whose turn read the words, in that Motion: never resumed again.
     A resumed session's context still holds what its turns were told (the harness keeps it, out of
-    the apps' reach), so the agent's next wake there starts a fresh session. How many."""
+    the apps' reach), so the agent's next wake there starts a fresh session. How many.
+
+    A session is named by its harness's first line (Claude Code's init), after the turn started,
+    and a turn still running may yet name one: the turns that read the words, and every turn of
+    those agents running there now (it may have resumed a session that held them and fork a new
+    one), are marked `read_taken_back`, and `latest_session` never resumes a session a marked
+    turn ran in, whenever it is named."""
     pairs = set(Turn.objects.filter(pk__in=read_by).values_list("motion_id", "agent_id"))
     if not pairs:
         return 0
     held = Q(pk__in=[])
     for motion_id, agent_id in pairs:
         held |= Q(motion_id=motion_id, agent_id=agent_id)
+    # Locked as read, so a turn whose claim commits meanwhile is read as running.
+    unended = Turn.objects.filter(held, status__in=(TurnStatus.QUEUED, TurnStatus.RUNNING))
+    running = [
+        pk
+        for pk, status in unended.select_for_update(no_key=True).values_list("pk", "status")
+        if status == TurnStatus.RUNNING
+    ]
+    Turn.objects.filter(pk__in=[*read_by, *running]).update(read_taken_back=True)
     return MotionSession.objects.filter(held, retired_at=None).update(retired_at=timezone.now())

@@ -92,8 +92,12 @@ def claim_session(
 
 
 def latest_session(motion: Motion, agent: Agent) -> str | None:
+    """The session the pair's next turn resumes: never a retired one, nor one a turn ran in that
+    read words taken back while it ran (named by its harness after the take-back: retract.py)."""
+    held_taken_back = Turn.objects.filter(session_id=OuterRef("pk"), read_taken_back=True)
     return (
         MotionSession.objects.filter(motion=motion, agent=agent, harness=agent.harness, retired_at=None)
+        .exclude(Exists(held_taken_back))
         .order_by("-last_used_at")
         .values_list("session_id", flat=True)
         .first()

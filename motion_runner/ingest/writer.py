@@ -388,11 +388,15 @@ class EventWriter:
         ctx = self.ctx
         if not event.session_id:
             return
-        claim_session(event.session_id, ctx.motion, ctx.agent, ctx.harness)
+        # The turn's row before the session's, the order a take-back locks them in (retract.py's
+        # retire_sessions): the other order could deadlock with it. Both or neither.
+        with transaction.atomic():
+            if ctx.turn is not None:
+                Turn.objects.filter(pk=ctx.turn.pk).update(
+                    session_id=event.session_id, heartbeat_at=timezone.now()
+                )
+            claim_session(event.session_id, ctx.motion, ctx.agent, ctx.harness)
         if ctx.turn is not None:
-            Turn.objects.filter(pk=ctx.turn.pk).update(
-                session_id=event.session_id, heartbeat_at=timezone.now()
-            )
             ctx.turn.session_id = event.session_id
 
     def _keep_raw(self, raw: Any) -> None:

@@ -176,6 +176,7 @@ class FakeHarness:
     def __init__(self, room: Room):
         self.room = room
         self.session_totals: dict[str, Decimal] = {}  # what each session's result lines said
+        self.heard: dict[str, set[str]] = {}  # the marks each session's context holds (its prompts)
 
     def __call__(self, run, launch, limits) -> ProcessResult:
         room, turn = self.room, run.turn
@@ -186,9 +187,17 @@ class FakeHarness:
         printed = room.printed[turn.pk] = Printed(behaviour=behaviour)
         resumed = launch.argv[launch.argv.index("--resume") + 1] if "--resume" in launch.argv else None
         session = str(uuid.UUID(int=room.rng.getrandbits(128)))
+        # Each run forks a session of its own (as --fork-session does): its context is the resumed
+        # one's and this prompt. Resuming one that holds words taken back is kept for the check.
+        heard = self.heard.get(resumed, set()) if resumed else set()
+        if kept := room.deleted.intersection(heard):
+            room.resumed_taken_back.append((turn.pk, room.step, sorted(kept)))
+        self.heard[session] = heard | set(MARK.findall(turn.prompt))
         writes = self.writes(turn, behaviour, session)
         hazard = room.armed.pop(0) if room.armed else None
-        hazard_at = room.rng.randrange(1, len(writes)) if hazard else -1
+        # A take-back lands before the init line names the session (after it, the session is one
+        # of those the take-back retires); the others between two writes.
+        hazard_at = (0 if hazard == "delete" else room.rng.randrange(1, len(writes))) if hazard else -1
         if reason := run.on_ring():
             return self.stopped(reason, 0)
         count = 0
@@ -268,6 +277,8 @@ class FakeHarness:
             raise WorkerKilled(turn.pk)
         if hazard == "db_blip":
             self.database_away(run)
+        if hazard == "delete":
+            room.take_back(room.rng, read=turn.prompt)  # most often what this turn is reading
         return None
 
     def database_away(self, run) -> None:
@@ -383,6 +394,8 @@ class Room:
     said: list[tuple[str, str]] = field(default_factory=list)  # (Motion, text) of every post the room wrote
     written: dict[str, str] = field(default_factory=dict)  # mark -> the Motion it was first written in
     deleted: set[str] = field(default_factory=set)  # marks of posts taken back
+    # (turn, step, marks): a turn that resumed a session whose context holds words taken back
+    resumed_taken_back: list[tuple[int, int, list[str]]] = field(default_factory=list)
     handoffs: dict[str, Handoff] = field(default_factory=dict)  # the reply's mark -> its block
     wants: dict[int, str] = field(default_factory=dict)  # agent -> what a person asked of its next turn
     log: list[str] = field(default_factory=list)
@@ -517,16 +530,23 @@ class Room:
         elif action in ("worker_killed", "db_blip"):
             self.armed.append(action)
         elif action == "delete":
-            self.take_back(rng)
+            if rng.random() < 0.5:  # now, or while the turn a mention wakes runs (hazard "delete")
+                self.take_back(rng)
+            else:
+                self.armed.append("delete")
+                self.person_says(person, motion, f"@{agent.name} what did I say? {self.mark('P')}")
         elif action == "handoff":
             self.wants[agent.pk] = "handoff"
             self.person_says(person, motion, f"@{agent.name} take this where it belongs {self.mark('P')}")
 
-    def take_back(self, rng: random.Random) -> None:
+    def take_back(self, rng: random.Random, read: str = "") -> None:
         """A post the room wrote, taken back through the one door (retract.take_back_as): by its
-        author, or by staff signed in with their key (anyone's words, an agent's too)."""
+        author, or by staff signed in with their key (anyone's words, an agent's too). `read`: a
+        running turn's prompt, whose marks are chosen first."""
         marks = [m for _, text in self.said for m in MARK.findall(text) if m not in self.deleted]
         marks += [m for m in self.written if m.startswith("[L") and m not in self.deleted]
+        if (reading := [m for m in marks if m in MARK.findall(read)]) and rng.random() < 0.8:
+            marks = reading
         if not marks:
             return
         mark = rng.choice(sorted(set(marks), key=lambda m: (m[1], int(m[2:-1]))))
@@ -802,6 +822,13 @@ def taken_back_gone(room: Room, seen: Snapshot) -> None:
             raise room.broken(f"turn {turn['pk']}'s wake still carries {sorted(kept)}, taken back")
 
 
+def taken_back_never_resumed(room: Room, seen: Snapshot) -> None:
+    """After a take-back, no turn resumes a session whose context holds the words (a turn that
+    read them, or one forked from it; its id named by the harness before or after the take-back)."""
+    for turn_id, step, kept in room.resumed_taken_back:
+        raise room.broken(f"turn {turn_id} (step {step}) resumed a session that read {kept}, taken back")
+
+
 def handoff_allowed(room: Room, seen: Snapshot) -> None:
     """Nothing a reader may not read reaches a wake through a handoff: a `to:` block lands only
     where every person whose post woke its turn may post; a `from:` block brings words in only
@@ -852,6 +879,7 @@ INVARIANTS = (
     no_turn_in_a_scram,
     compaction_bounded,
     taken_back_gone,
+    taken_back_never_resumed,
     handoff_allowed,
 )
 

@@ -14,6 +14,8 @@ import pytest
 
 from motion_runner import retract
 from motion_runner.ingest import redaction
+from motion_runner.models import MotionSession
+from motion_runner.runner import resume
 from tests.room import sim
 from wakes.turn import handoff
 
@@ -98,6 +100,20 @@ def test_a_take_back_that_leaves_its_copies_fails_naming_its_seed(monkeypatch):
     monkeypatch.setattr(retract, "scrub_copies", lambda message, gone, mark: (0, []))
     broken = first_broken()
     assert "taken back" in broken.what
+    assert replay_line(broken) in str(broken)
+
+
+def test_resuming_a_session_named_after_the_take_back_fails_naming_its_seed(monkeypatch):
+    """The next turn's session chosen as before `Turn.read_taken_back`: a session a running turn
+    names after the words it read were taken back is resumed, and the seed is named."""
+
+    def latest_unretired(motion, agent):
+        sessions = MotionSession.objects.filter(motion=motion, agent=agent, retired_at=None)
+        return sessions.order_by("-last_used_at").values_list("session_id", flat=True).first()
+
+    monkeypatch.setattr(resume, "latest_session", latest_unretired)
+    broken = first_broken()
+    assert "resumed a session that read" in broken.what
     assert replay_line(broken) in str(broken)
 
 

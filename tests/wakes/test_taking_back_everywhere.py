@@ -10,8 +10,11 @@ from datetime import timedelta
 
 import pytest
 from django.core.cache import cache
+from django.utils import timezone
 
+from motion_runner.harnesses import Event, EventKind
 from motion_runner.ingest.sessions import latest_session
+from motion_runner.ingest.writer import EventWriter, IngestContext
 from motion_runner.models import Kind, Message, MotionSession, Source, TakenBack, Turn, TurnStatus
 from motion_runner.recall import record
 from motion_runner.retract import DELETED, EDITED, take_back
@@ -347,6 +350,59 @@ def test_a_session_in_a_motion_where_no_turn_read_it_is_resumed(room, clock):
     take_back(post, "justin")
 
     assert latest_session(jams, room.magent) == "s-jams"
+
+
+def running(turn: Turn) -> Turn:
+    """The turn taken by a worker, its prompt made from the record as it stands: it is reading."""
+    Turn.objects.filter(pk=turn.pk).update(status=TurnStatus.RUNNING, started_at=timezone.now())
+    turn.refresh_from_db()
+    Turn.objects.filter(pk=turn.pk).update(prompt=started(turn))
+    return turn
+
+
+def its_harness_names_its_session(turn: Turn, session_id: str) -> None:
+    """The harness's init line (Claude Code's, with its session_id), written as the runner writes it."""
+    context = IngestContext(
+        motion=turn.motion, agent=turn.agent, harness=turn.agent.harness, source="runner", turn=turn
+    )
+    EventWriter(context).write(Event(EventKind.INIT, session_id=session_id))
+
+
+def test_a_session_a_running_turn_names_only_after_the_take_back_is_never_resumed(room, clock):
+    post = say(room.motion, room.justin, CODE, clock)
+    reading = running(mention_turn(room, clock, "@magent remember that"))
+
+    take_back(post, "justin")
+    its_harness_names_its_session(reading, "s-late")
+    finish(reading, said="noted")
+
+    assert latest_session(room.motion, room.magent) is None
+
+
+def test_a_turn_running_on_a_session_that_held_it_forks_one_never_resumed(room, clock):
+    post = say(room.motion, room.justin, CODE, clock)
+    MotionSession.objects.create(session_id="s-read", motion=room.motion, agent=room.magent)
+    Turn.objects.filter(pk=read_the_post(room, clock).pk).update(session_id="s-read")
+    compacting = TurnFactory(
+        motion=room.motion, agent=room.magent, prompt="/compact", reason="compact", status=TurnStatus.RUNNING
+    )
+
+    take_back(post, "justin")
+    its_harness_names_its_session(compacting, "s-forked")  # --fork-session: an id of its own
+
+    assert latest_session(room.motion, room.magent) is None
+
+
+def test_a_turn_that_starts_after_the_take_back_keeps_its_session(room, clock):
+    post = say(room.motion, room.justin, CODE, clock)
+    waiting = mention_turn(room, clock, "@magent what did I say a moment ago?")
+
+    take_back(post, "justin")
+    reading = running(waiting)
+    its_harness_names_its_session(reading, "s-after")
+
+    assert "4471" not in stored(reading)
+    assert latest_session(room.motion, room.magent) == "s-after"
 
 
 # --- the harness's skipped lines --------------------------------------------------------------

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from motion_runner.ingest.sessions import SessionRefused, claim_for, move_session
-from motion_runner.models import Message, MotionSession, Visibility
+from motion_runner.harnesses import Event, EventKind
+from motion_runner.ingest.sessions import SessionConflict, SessionRefused, claim_for, move_session
+from motion_runner.ingest.writer import EventWriter, IngestContext
+from motion_runner.models import Message, MotionSession, Turn, TurnStatus, Visibility
 from tests import recorded
-from tests.factories import MotionFactory
+from tests.factories import MotionFactory, TurnFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -55,4 +57,19 @@ def test_the_agents_own_session_still_moves(scribe, harbor, desk):
 def test_a_session_of_no_agent_is_still_claimed_where_it_is(scribe, desk):
     claim_for(SESSION, desk, scribe.agent, "claude-code", may_move=anywhere)
 
+    assert MotionSession.objects.get(pk=SESSION).motion_id == "desk"
+
+
+def test_a_turns_init_line_naming_another_motions_session_leaves_the_turn_unchanged(scribe, harbor, desk):
+    """The runner's writer records the turn's session before claiming it (the order a take-back
+    locks them in): a claim refused takes the turn's record back with it."""
+    turn = TurnFactory(motion=harbor, agent=scribe.agent, status=TurnStatus.RUNNING)
+    context = IngestContext(
+        motion=harbor, agent=scribe.agent, harness="claude-code", source="runner", turn=turn
+    )
+
+    with pytest.raises(SessionConflict):
+        EventWriter(context).write(Event(EventKind.INIT, session_id=SESSION))
+
+    assert Turn.objects.get(pk=turn.pk).session_id == ""
     assert MotionSession.objects.get(pk=SESSION).motion_id == "desk"
