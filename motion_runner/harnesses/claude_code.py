@@ -36,7 +36,9 @@ Checked against recordings of the real CLI (2.1.332) in tests/recordings/claude-
   block's `text_delta`s give its text as typed (PARTIAL events, shown growing, never stored):
   the `assistant` line with the whole block comes after its deltas. `message_delta` (after an
   API message's last block) carries its final usage, output counted: a USAGE event, priced
-  (a turn stopped before its result line is charged by it) and never stored.
+  (a turn stopped before its result line is charged by it) and never stored. A message cut off
+  before it (its worker killed, its harness stopped) is charged an estimate of its output from
+  what it streamed (`api_message_cost`, docs/money.md "A message cut off").
 - `rate_limit_event`, `system/compact_boundary` (from the docs; not recorded offline).
 """
 
