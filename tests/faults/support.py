@@ -56,6 +56,19 @@ def start_worker(
     )
 
 
+def start_turns_worker(tmp_path: Path, lease_seconds: int, **env: str) -> subprocess.Popen:
+    """A worker on the turns queue of this test's database and broker, logging into `tmp_path`,
+    with the runner's lease shortened to `lease_seconds` (so the sweep reclaims quickly)."""
+    return start_worker(
+        "turns",
+        database=database_url(),
+        broker=settings.CELERY_BROKER_URL,
+        log=tmp_path / "worker.log",
+        RUNNER_LEASE_SECONDS=str(lease_seconds),
+        **env,
+    )
+
+
 def wait_for(what: str, check: Callable[[], object], seconds: float = 30.0, every: float = 0.1):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:

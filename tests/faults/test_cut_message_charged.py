@@ -27,7 +27,7 @@ from motion_runner.runner import tasks
 from motion_runner.runner.reclaim import reclaim_lapsed_turns
 from motion_runner.runner.turns import enqueue_turn
 from tests.factories import AgentFactory, MotionFactory
-from tests.faults.support import database_url, start_worker, wait_for
+from tests.faults.support import start_turns_worker, wait_for
 from tests.recorded import CLAUDE_RECORDINGS, recorded_lines
 from wakes.models import Spend
 
@@ -62,13 +62,7 @@ def test_a_worker_killed_before_a_long_answers_message_delta_is_charged_its_esti
         env={"FAKE_HARNESS_PLAN": json.dumps(plan), "HOME": str(tmp_path / "home")},
     )
     turn = enqueue_turn(motion, magent, "What does the README say, at length?", dispatch=False)
-    worker = start_worker(
-        "turns",
-        database=database_url(),
-        broker=settings.CELERY_BROKER_URL,
-        log=tmp_path / "worker.log",
-        RUNNER_LEASE_SECONDS=str(LEASE_SECONDS),
-    )
+    worker = start_turns_worker(tmp_path, LEASE_SECONDS)
     try:
         tasks.run_turn.apply_async([turn.pk], queue="turns")
         wait_for(

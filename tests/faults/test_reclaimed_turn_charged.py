@@ -26,7 +26,7 @@ from motion_runner.runner import tasks
 from motion_runner.runner.reclaim import reclaim_lapsed_turns
 from motion_runner.runner.turns import enqueue_turn
 from tests.factories import AgentFactory, MotionFactory
-from tests.faults.support import database_url, start_worker, wait_for
+from tests.faults.support import start_turns_worker, wait_for
 from tests.recorded import CLAUDE_RECORDINGS, recorded_lines, recording_path
 from wakes.models import Spend
 
@@ -88,13 +88,7 @@ def test_a_reclaimed_turn_owns_and_is_charged_for_the_lines_recovered_from_its_t
         amount=Decimal("3"),
         reserved=Decimal("3"),
     )
-    worker = start_worker(
-        "turns",
-        database=database_url(),
-        broker=settings.CELERY_BROKER_URL,
-        log=tmp_path / "worker.log",
-        RUNNER_LEASE_SECONDS=str(LEASE_SECONDS),
-    )
+    worker = start_turns_worker(tmp_path, LEASE_SECONDS)
     try:
         tasks.run_turn.apply_async([turn.pk], queue="turns")
         wait_for(

@@ -28,7 +28,7 @@ from motion_runner.runner import tasks
 from motion_runner.runner.reclaim import reclaim_lapsed_turns
 from motion_runner.runner.turns import enqueue_turn
 from tests.factories import AgentFactory, MotionFactory
-from tests.faults.support import ROOT, alive, database_url, start_worker, wait_for
+from tests.faults.support import ROOT, alive, start_turns_worker, wait_for
 from tests.faults.test_database_restart import SPOKEN
 from tests.faults.test_reclaimed_turn_charged import priced
 from tests.recorded import CLAUDE_RECORDINGS, recorded_lines, recording_path
@@ -104,14 +104,7 @@ def test_a_worker_frozen_in_its_write_transaction_never_holds_the_sweep(tmp_path
         amount=Decimal("3"),
         reserved=Decimal("3"),
     )
-    worker = start_worker(
-        "turns",
-        database=database_url(),
-        broker=settings.CELERY_BROKER_URL,
-        log=tmp_path / "worker.log",
-        RUNNER_LEASE_SECONDS=str(LEASE_SECONDS),
-        PYTHONPATH=f"{hook}:{ROOT}",
-    )
+    worker = start_turns_worker(tmp_path, LEASE_SECONDS, PYTHONPATH=f"{hook}:{ROOT}")
     monkeypatch.setattr(tasks.run_turn, "delay", lambda turn_id: None)
     try:
         tasks.run_turn.apply_async([turn.pk], queue="turns")

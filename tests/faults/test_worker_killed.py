@@ -29,7 +29,7 @@ from motion_runner.runner.process import TURN_MARKER, marked_processes
 from motion_runner.runner.reclaim import reclaim_lapsed_turns
 from motion_runner.runner.turns import enqueue_turn, turn_marker
 from tests.factories import AgentFactory, MotionFactory
-from tests.faults.support import alive, database_url, start_worker, wait_for
+from tests.faults.support import alive, database_url, start_turns_worker, start_worker, wait_for
 from tests.recorded import CLAUDE_RECORDINGS, recorded_lines, recording_path
 from wakes.models import Spend
 
@@ -83,13 +83,7 @@ def test_a_worker_killed_mid_turn_loses_nothing_and_leaves_nothing_running(tmp_p
         amount=Decimal("3"),
         reserved=Decimal("3"),
     )
-    worker = start_worker(
-        "turns",
-        database=database_url(),
-        broker=settings.CELERY_BROKER_URL,
-        log=tmp_path / "worker.log",
-        RUNNER_LEASE_SECONDS=str(LEASE_SECONDS),
-    )
+    worker = start_turns_worker(tmp_path, LEASE_SECONDS)
     try:
         tasks.run_turn.apply_async([turn.pk], queue="turns")
         wait_for("the first words stored", lambda: said(motion, Kind.TEXT), seconds=60)
