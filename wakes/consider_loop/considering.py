@@ -21,6 +21,7 @@ from ..models import Consideration, ListenState, Spend, clock
 from ..models.in_force import resolve
 from ..models.listening import WakeKind
 from ..money.budget import Refusal, release, reserve, turn_cap
+from ..turn.commands import is_command_post
 from ..turn.context import new_posts_prompt, quiet_prompt
 from ..turn.screen import screen_posts
 from ..turn.wake import human_duration, shadowed, wake
@@ -42,7 +43,10 @@ def new_posts(consideration: Consideration) -> list[Message]:
     posts = posts.exclude(agent_id=consideration.agent_id)
     if consideration.previous_through:
         posts = posts.filter(created_at__gt=consideration.previous_through)
-    return list(posts.order_by("created_at", "id"))
+    # A command (`@magent /usage`) is the whole post, run or refused: never a new post to consider
+    # (tried as a user: it was counted and marked ► as "demo mentioned you").
+    agents = list(consideration.motion.agents.all())
+    return [post for post in posts.order_by("created_at", "id") if not is_command_post(post, agents)]
 
 
 def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=None) -> Outcome | None:

@@ -13,6 +13,7 @@ run or refused, is no post for the consider loop either (consider_loop/handlers.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from motion_runner.models import Agent, Message
 from motion_runner.runner.post_answers import Line, TurnOrder
@@ -48,6 +49,12 @@ def command_in(message: Message, agent: Agent) -> tuple[str, str] | None:
     if command not in TAKES_ARGUMENT and rest.strip(".!;:"):
         return None
     return command, rest
+
+
+def is_command_post(message: Message, agents: Iterable[Agent]) -> bool:
+    """Whether the post is `@agent /command` for one of these agents: run or refused, the whole
+    post, and no post for any agent's loop (README, the thread's commands)."""
+    return any(command_in(message, agent) is not None for agent in agents)
 
 
 def first_run_asked(message: Message) -> bool:

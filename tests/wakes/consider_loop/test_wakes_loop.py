@@ -208,3 +208,16 @@ def test_a_wiki_sign_ins_command_wakes_no_consideration_either(room, clock, loop
     message_created.send(sender=Message, message=post)
 
     assert loop.run(60) == []
+
+
+def test_a_command_said_in_a_burst_is_no_new_post_of_its_consideration(room, clock, loop):
+    """Tried as a user: `@magent /usage` posted while the room's quiet was running was counted
+    among the next consideration's new posts, its prompt opening "demo mentioned you", though a
+    command is the whole post and no post for any agent's loop (it stays in the record read)."""
+    say(room.motion, room.justin, "shall we ship the merch page?", clock)
+    say(room.motion, room.rosemary, "@magent /usage", clock)
+
+    [consideration] = loop.run(30)
+
+    assert consideration.turn.reason_detail.startswith("1 new post ")
+    assert "rosemary mentioned you" not in consideration.turn.prompt
