@@ -4,7 +4,7 @@ to the common events the runner writes as Messages."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -145,17 +145,6 @@ class LaunchSpec:
     stdin: str | None = None
 
 
-@dataclass
-class MessagePrice:
-    """What one API message cost, priced from its stored rows: its dollars, the usage they are
-    priced from (where the harness streams token counts) and how many of its output tokens are
-    an estimate (its final count never arrived: docs/money.md, "A message cut off")."""
-
-    cost: Decimal
-    usage: dict[str, int] = field(default_factory=dict)
-    estimated_output: int = 0
-
-
 class HarnessAdapter:
     harness: ClassVar[str]
     default_binary: ClassVar[str]
@@ -215,13 +204,6 @@ class HarnessAdapter:
         table, or None when the harness streams nothing to price it by: the estimate for a turn
         that never printed its result line."""
         return None
-
-    def api_message_cost(self, rows: Sequence[Any], *, finished: bool = False) -> MessagePrice | None:
-        """What one API message cost from its stored rows (the lines of one harness message id):
-        the most any row says. `finished`: its runner heard its final usage (Claude Code's
-        message_delta), whether or not that reached the rows."""
-        costs = [cost for row in rows if (cost := self.message_cost(row)) is not None]
-        return MessagePrice(max(costs)) if costs else None
 
     def new_parser(
         self, session_id: str = "", *, turn=None, recorded_ends: RecordedEnds = no_recorded_ends

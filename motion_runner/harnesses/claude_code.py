@@ -36,9 +36,7 @@ Checked against recordings of the real CLI (2.1.332) in tests/recordings/claude-
   block's `text_delta`s give its text as typed (PARTIAL events, shown growing, never stored):
   the `assistant` line with the whole block comes after its deltas. `message_delta` (after an
   API message's last block) carries its final usage, output counted: a USAGE event, priced
-  (a turn stopped before its result line is charged by it) and never stored. A message cut off
-  before it (its worker killed, its harness stopped) is charged an estimate of its output from
-  what it streamed (`api_message_cost`, docs/money.md "A message cut off").
+  (a turn stopped before its result line is charged by it) and never stored.
 - `rate_limit_event`, `system/compact_boundary` (from the docs; not recorded offline).
 """
 
@@ -47,7 +45,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -59,7 +57,6 @@ from .base import (
     EventKind,
     HarnessAdapter,
     LaunchSpec,
-    MessagePrice,
     RecordedEnds,
     StreamParser,
     no_recorded_ends,
@@ -456,39 +453,6 @@ class ClaudeCodeParser(StreamParser):
         return [Event(EventKind.ACTIVITY, session_id=self.session_id, text=activity, raw=line)]
 
 
-USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-
-
-def streamed_output(rows: Iterable[Any]) -> str:
-    """What an API message streamed, from its stored rows: each assistant line's text, thinking
-    and tool calls (name and input, as JSON), each line once (a line's blocks share its raw)."""
-    seen: set[str] = set()
-    parts: list[str] = []
-    for row in rows:
-        raw = row.raw if isinstance(row.raw, dict) else {}
-        key = str(raw.get("uuid") or row.pk)
-        if key in seen:
-            continue
-        seen.add(key)
-        message = raw.get("message") if isinstance(raw.get("message"), dict) else {}
-        content = message.get("content")
-        if not isinstance(content, list):
-            parts.append(row.text or "")
-            continue
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            kind = block.get("type")
-            if kind == "text":
-                parts.append(str(block.get("text") or ""))
-            elif kind == "thinking":
-                parts.append(str(block.get("thinking") or ""))
-            elif kind in ("tool_use", "server_tool_use"):
-                parts.append(str(block.get("name") or ""))
-                parts.append(json.dumps(block.get("input"), ensure_ascii=False))
-    return "".join(parts)
-
-
 COST_STATE = b'"type":"cost-state"'
 TAIL_BYTES = 4 * 1024 * 1024
 
@@ -585,29 +549,15 @@ class ClaudeCodeAdapter(HarnessAdapter):
         return pricing.anthropic_cost(event.model, event.usage)
 
     def message_cost(self, message) -> Decimal | None:
-        usage = {key: getattr(message, key) for key in USAGE_KEYS}
+        usage = {
+            "input_tokens": message.input_tokens,
+            "output_tokens": message.output_tokens,
+            "cache_creation_input_tokens": message.cache_creation_input_tokens,
+            "cache_read_input_tokens": message.cache_read_input_tokens,
+        }
         if not any(usage.values()):
             return None
         return pricing.anthropic_cost(message.model_backend, usage)
-
-    def api_message_cost(self, rows: Sequence[Any], *, finished: bool = False) -> MessagePrice | None:
-        """One API message priced from its rows (they share its usage: the message_start snapshot,
-        or the whole once its message_delta was stored). A message whose message_delta never came
-        (its worker killed, its harness stopped between its lines and it) was billed all the output
-        the model made, which nobody reported: its output is the larger of the reported figure and
-        an estimate from the text and tool input it did stream (pricing.estimated_output_tokens)."""
-        usage = {key: max((getattr(row, key) or 0) for row in rows) for key in USAGE_KEYS}
-        if not any(usage.values()):
-            return None
-        model = next((row.model_backend for row in rows if row.model_backend), "")
-        estimated = 0
-        if not finished and all(row.output_tokens is None for row in rows):
-            estimated = max(
-                0, pricing.estimated_output_tokens(streamed_output(rows)) - usage["output_tokens"]
-            )
-            usage["output_tokens"] += estimated
-        cost = pricing.anthropic_cost(model, usage)
-        return None if cost is None else MessagePrice(cost, usage, estimated)
 
     def new_parser(
         self, session_id: str = "", *, turn=None, recorded_ends: RecordedEnds = no_recorded_ends

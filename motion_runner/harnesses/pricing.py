@@ -144,19 +144,6 @@ def _tokens(usage: dict, key: str) -> int:
     return max(0, int(value)) if isinstance(value, (int, float)) else 0
 
 
-# An API message cut off before its final usage (Claude Code's message_delta) is charged output
-# estimated from what it streamed at this many UTF-8 bytes a token (docs/money.md, "A message
-# cut off"): fewer than any tokenizer packs into English, code or JSON, and bytes, not
-# characters, so a script of 3-byte characters is not undercounted either.
-ESTIMATE_BYTES_PER_TOKEN = 2
-
-
-def estimated_output_tokens(streamed: str) -> int:
-    """Output tokens for `streamed` (an API message's text and tool input, as it streamed them):
-    an estimate, meant to be above the billed count, never below it."""
-    return -(-len(streamed.encode()) // ESTIMATE_BYTES_PER_TOKEN)
-
-
 def anthropic_cost(model: str, usage: dict) -> Decimal | None:
     """Dollars for one Messages API usage object (input_tokens excludes cache reads and writes,
     as the API reports it); None when the model has no price here. 1-hour cache writes are

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections import defaultdict
-from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from decimal import Decimal
 
 from django.db import DatabaseError, transaction
@@ -15,11 +13,10 @@ from django.utils import timezone
 
 from ..conf import app_settings as settings  # the app's settings, with defaults (conf.py)
 from ..harnesses import Event, get_adapter
-from ..harnesses.base import MessagePrice
 from ..ingest.redaction import redact
 from ..ingest.system_lines import STOPPED, post_system_message
 from ..lib.ids import system_uuid
-from ..models import EndedBy, Kind, Message, Turn, TurnStatus
+from ..models import EndedBy, Kind, Turn, TurnStatus
 from ..signals import turn_finished, turn_repriced
 from ..thread.bell import ring_on_commit
 from .db_retry import is_outage, retry_outages
@@ -184,12 +181,8 @@ def finish_turn(
         fields["cost_usd"] = end.cost_usd if end.cost_usd is not None else Decimal(0)
         fields["cost_source"] = (end.cost_source or "the result line")[:120]
     else:
-        priced = priced_without_result(turn, streamed=run.streamed, finished=run.finished)
-        fields["cost_usd"], fields["cost_source"], fields["usage"] = (
-            priced.cost,
-            priced.source[:120],
-            priced.usage,
-        )
+        cost, source = cost_without_result(turn, streamed=run.streamed)
+        fields["cost_usd"], fields["cost_source"] = cost, source[:120]
     error = redact(error)
     # The row and its line in the thread together or not at all, so a retry after the database
     # came back (while_database_away) finds either both or neither.
@@ -220,28 +213,7 @@ def finish_turn(
     return turn
 
 
-@dataclass
-class Priced:
-    """What a turn without a result line cost (`cost_usd`, `cost_source`) and the usage it was
-    priced at (`usage`; empty where its harness's own total decided, or it streams no tokens),
-    with `output_tokens_estimated` where part of the output is an estimate."""
-
-    cost: Decimal
-    source: str
-    usage: dict[str, int] = field(default_factory=dict)
-
-
-ESTIMATED = "streamed usage × price, output of a message cut off before its final count estimated"
-
-
 def cost_without_result(turn: Turn, streamed: Mapping[str, Decimal] | None = None) -> tuple[Decimal, str]:
-    priced = priced_without_result(turn, streamed=streamed)
-    return priced.cost, priced.source
-
-
-def priced_without_result(
-    turn: Turn, streamed: Mapping[str, Decimal] | None = None, finished: Collection[str] = ()
-) -> Priced:
     """What a turn that printed no result line (stopped, timed out, its worker lost) cost: the
     growth of the harness's own running total where it keeps one (Claude Code writes its
     cost-state to the transcript even when stopped), or its streamed API messages priced from
@@ -249,11 +221,9 @@ def priced_without_result(
     from the harness's total, and the streamed figure counts its input.
 
     `streamed`: what its runner priced each API message at as it streamed (TurnRun.streamed),
-    output counted where the stream gave it; `finished`: the messages whose final usage its
-    runner heard (TurnRun.finished). The stored rows hold each message's final usage once its
-    message_delta was written (EventWriter.store_final_usage); a message cut off before it is
-    charged output estimated from what it streamed (the adapter's api_message_cost). Each
-    message counts once, at the most either says."""
+    output counted where the stream gave it; the stored rows hold only the message_start
+    snapshot (no output), so without it (a lost worker) the streamed figure is a lower bound.
+    Each message counts once, at the most either says."""
     adapter = get_adapter(turn.agent.harness)
     session = turn.session_id or Turn.objects.filter(pk=turn.pk).values_list("session_id", flat=True).first()
     grown: Decimal | None = None
@@ -262,30 +232,20 @@ def priced_without_result(
         now_total = adapter.session_running_total(turn.agent, session)
         if now_total is not None and now_total >= before:
             grown = now_total - before
-    rows: dict[str, list[Message]] = defaultdict(list)
+    by_message: dict[str, Decimal] = {}
     for message in turn.messages.exclude(harness_message_id=""):
-        rows[message.harness_message_id].append(message)
-    by_message: dict[str, MessagePrice] = {}
-    for key, lines in rows.items():
-        if (price := adapter.api_message_cost(lines, finished=key in finished)) is not None:
-            by_message[key] = price
+        cost = adapter.message_cost(message)
+        if cost is not None:
+            key = message.harness_message_id
+            by_message[key] = max(by_message.get(key, Decimal(0)), cost)
     for key, cost in (streamed or {}).items():
-        if key not in by_message or cost > by_message[key].cost:
-            by_message[key] = MessagePrice(cost)  # the stream said more than the rows: its figure
-    priced = sum((price.cost for price in by_message.values()), Decimal(0)) if by_message else None
+        by_message[key] = max(by_message.get(key, Decimal(0)), cost)
+    priced = sum(by_message.values(), Decimal(0)) if by_message else None
     if grown is not None and (priced is None or grown >= priced):
-        return Priced(grown, "the harness's transcript (its running total grew by this)")
-    if priced is None:
-        return Priced(Decimal(0), "no result line and no streamed usage")
-    usage: dict[str, int] = defaultdict(int)
-    for price in by_message.values():
-        for key, tokens in price.usage.items():
-            usage[key] += tokens
-        if price.estimated_output:
-            usage["output_tokens_estimated"] += price.estimated_output
-    if usage.get("output_tokens_estimated"):
-        return Priced(priced, ESTIMATED, dict(usage))
-    return Priced(priced, "streamed usage × price (no result line)", dict(usage))
+        return grown, "the harness's transcript (its running total grew by this)"
+    if priced is not None:
+        return priced, "streamed usage × price (no result line)"
+    return Decimal(0), "no result line and no streamed usage"
 
 
 def dead_turn_cost(turn: Turn) -> dict:
@@ -294,8 +254,8 @@ def dead_turn_cost(turn: Turn) -> dict:
     (cost_without_result)."""
     end = turn.messages.filter(kind=Kind.TURN_END).order_by("-created_at").first()
     if end is None or end.cost_usd is None:
-        priced = priced_without_result(turn)
-        return {"cost_usd": priced.cost, "cost_source": priced.source[:120], "usage": priced.usage}
+        cost, source = cost_without_result(turn)
+        return {"cost_usd": cost, "cost_source": source[:120]}
     fields = {"cost_usd": end.cost_usd, "cost_source": "its result line (the worker died after it)"}
     raw = end.raw if isinstance(end.raw, dict) else {}
     if isinstance(raw.get("usage"), dict):

@@ -81,9 +81,6 @@ class TurnRun(Listener):
     # stream gave it (Claude Code's message_delta), which the stored rows never hold.
     price: Callable[[Event], Decimal | None] | None = None
     streamed: dict[str, Decimal] = field(default_factory=dict)
-    # The API messages whose final usage the stream gave (Claude Code's message_delta): any other
-    # was cut off before it, and its output is estimated (ending.priced_without_result).
-    finished: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         self.writer.announce = self.announcer
@@ -347,8 +344,6 @@ class TurnRun(Listener):
     def observe(self, event: Event) -> None:
         if self.price is not None and event.message_id and (cost := self.price(event)) is not None:
             self.streamed[event.message_id] = max(self.streamed.get(event.message_id, cost), cost)
-        if event.kind == EventKind.USAGE and event.message_id:
-            self.finished.add(event.message_id)
         for monitor in self.monitors:
             monitor.observe(event)
         if self.on_event:

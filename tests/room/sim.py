@@ -18,7 +18,6 @@ The caller gives the database (one test transaction, rolled back after the seed)
 from __future__ import annotations
 
 import json
-import math
 import random
 import re
 import tempfile
@@ -39,7 +38,6 @@ from django.utils import timezone
 from motion_runner import retract
 from motion_runner.harnesses import pricing
 from motion_runner.ingest import writer as ingest_writer
-from motion_runner.ingest.redaction import Redactor
 from motion_runner.models import Kind, Message, Scram, Source, Turn, Visibility
 from motion_runner.runner import reclaim, stopping, turn_run, turns
 from motion_runner.runner.process import Outcome, ProcessResult
@@ -60,9 +58,6 @@ ACTIONS = (
     ("listening", 4),
     ("key_post", 6),
     ("worker_killed", 3),
-    # its worker killed, or its harness stopped, between an API message's assistant line and its
-    # message_delta: the message's output is billed but never reported (charged an estimate)
-    ("cut_mid_message", 3),
     ("db_blip", 4),
     ("delete", 4),  # a post taken back (motion_runner/retract.py), by its author or staff
     ("handoff", 6),  # a person asks an agent to take the talk to the other Motion, or bring it here
@@ -99,18 +94,6 @@ class WorkerKilled(BaseException):
 
 def message_cost(usage: dict) -> Decimal:
     return pricing.anthropic_cost(MODEL, usage)
-
-
-def cut_message_cost(block: dict) -> Decimal:
-    """What the runner charges an API message cut off before its message_delta (docs/money.md, "A
-    message cut off"): its message_start usage and, for output, 2 bytes a token of what it
-    streamed as stored (redacted: a secret's tokens are billed but not kept)."""
-    if block["type"] == "text":
-        streamed = block["text"]
-    else:
-        streamed = block["name"] + json.dumps(block["input"], ensure_ascii=False)
-    streamed = Redactor().redact(streamed)
-    return message_cost({**USAGE, "output_tokens": math.ceil(len(streamed.encode()) / 2)})
 
 
 # --- the clock --------------------------------------------------------------------------
@@ -168,13 +151,9 @@ class SimClock:
 
 @dataclass
 class Printed:
-    """What a fake run printed: what it must be charged (its API messages' usage × price; a
-    message cut off before its message_delta at the estimate), what the API billed, and whether
-    its result line went out."""
+    """What a fake run printed: its API messages' true cost and whether its result line went out."""
 
     cost: Decimal = Decimal(0)
-    billed: Decimal = Decimal(0)
-    cut: bool = False
     result: bool = False
     behaviour: str = ""
 
@@ -188,16 +167,6 @@ class Handoff:
     dest: str
     pulled: bool
     authors: set[str]
-
-
-# The cut hazards (a kill or a stop between a message's assistant line and its message_delta), each
-# with the plain hazard it falls back to when the run has no API message to cut.
-CUTS = {"cut_kill": "worker_killed", "cut_stop": "stop"}
-
-
-def is_api_message(lines: list[dict]) -> bool:
-    """A write that is one API message as streamed: message_start, its assistant line, message_delta."""
-    return len(lines) > 2 and lines[1].get("type") == "assistant"
 
 
 class FakeHarness:
@@ -229,24 +198,15 @@ class FakeHarness:
         # A take-back lands before the init line names the session (after it, the session is one
         # of those the take-back retires); the others between two writes.
         hazard_at = (0 if hazard == "delete" else room.rng.randrange(1, len(writes))) if hazard else -1
-        if hazard in CUTS:
-            messages = [index for index, (lines, _) in enumerate(writes) if is_api_message(lines)]
-            if messages:
-                hazard_at = room.rng.choice(messages)
-            else:  # nothing to cut (a silent turn): the plain kill or stop, between writes
-                hazard = CUTS[hazard]
         if reason := run.on_ring():
             return self.stopped(reason, 0)
         count = 0
         for index, (lines, cost) in enumerate(writes):
-            if index == hazard_at and hazard in CUTS:
-                return self.cut(hazard, run, turn, lines, cost, count)
             if index == hazard_at:
                 if reason := self.hazard(hazard, run, turn):
                     return self.stopped(reason, count)
             room.clock.advance(0.5)
             printed.cost += cost  # the API bills a message once it is made, read or not
-            printed.billed += cost
             for at, line in enumerate(lines):
                 if line.get("type") == "result":
                     before = self.session_totals.get(resumed, Decimal(0)) if resumed else Decimal(0)
@@ -266,27 +226,6 @@ class FakeHarness:
         if room.db_away:
             self.database_back(run)
         return ProcessResult(outcome=Outcome.EXITED, returncode=0, stderr_tail="", lines=count)
-
-    def cut(
-        self, hazard: str, run, turn: Turn, lines: list[dict], cost: Decimal, count: int
-    ) -> ProcessResult:
-        """An API message's message_start and assistant line printed, then its worker killed or its
-        harness stopped before its message_delta: the API billed the whole message, the runner
-        never hears its output count and charges it the estimate (what it streamed, 2 bytes a
-        token)."""
-        room, printed = self.room, self.room.printed[turn.pk]
-        room.clock.advance(0.5)
-        printed.billed += cost
-        printed.cost += cut_message_cost(lines[1]["message"]["content"][0])
-        printed.cut = True
-        for line in lines[:2]:
-            run.on_lines([json.dumps(line).encode()])
-            count += 1
-        if hazard == "cut_kill":
-            raise WorkerKilled(turn.pk)
-        if reason := run.stop_reason():  # the loop guard tripped on the line: it is stopped anyway
-            return self.stopped(reason, count)
-        return self.stopped(self.hazard("stop", run, turn) or "stopped", count)
 
     def handoff_reply(self, turn: Turn) -> str:
         """A reply with a ```handoff block: `to:` the other Motion (carrying the newest post here)
@@ -365,9 +304,8 @@ class FakeHarness:
         message's lines go out together as the API streams them (message_start, its assistant
         line with the message_start usage, output a placeholder, then message_delta with the
         whole usage and message_stop), so a stop lands between messages, and a stop the runner
-        asks for on one of its lines finds the rest of that message in the pipe. A kill or a stop
-        between a message's assistant line and its message_delta (billed output the harness never
-        reports) is the `cut_mid_message` action (FakeHarness.cut)."""
+        asks for on one of its lines finds the rest of that message in the pipe. A message cut
+        off mid-stream by a kill (billed output the harness never reports) is not simulated."""
         room = self.room
         init = {"type": "system", "subtype": "init", "session_id": session, "tools": ["Read"], "model": MODEL}
         out: list[tuple[list[dict], Decimal]] = [([init], Decimal(0))]
@@ -591,10 +529,6 @@ class Room:
             change(motion, agent, "listening", value, until, person)
         elif action in ("worker_killed", "db_blip"):
             self.armed.append(action)
-        elif action == "cut_mid_message":
-            # a person's mention, so a turn runs now, and its run is cut off mid-message
-            self.armed.append(rng.choice(tuple(CUTS)))
-            self.person_says(person, motion, f"@{agent.name} the long answer, please {self.mark('P')}")
         elif action == "delete":
             if rng.random() < 0.5:  # now, or while the turn a mention wakes runs (hazard "delete")
                 self.take_back(rng)
@@ -836,9 +770,7 @@ def stored_once(room: Room, seen: Snapshot) -> None:
 
 
 def ledger_is_usage_times_price(room: Room, seen: Snapshot) -> None:
-    """Each ended turn's ledger is its cost, and its cost is what its harness used × the price (an
-    API message cut off before its message_delta: its message_start usage and its output
-    estimated from what it streamed, docs/money.md)."""
+    """Each ended turn's ledger is its cost, and its cost is what its harness used × the price."""
     for turn in seen.turns:
         if turn["ended_at"] is None:
             continue
@@ -853,12 +785,7 @@ def ledger_is_usage_times_price(room: Room, seen: Snapshot) -> None:
             raise room.broken(
                 f"turn {turn['pk']} ({turn['reason']}, {printed.behaviour if printed else 'never ran'}, "
                 f"{turn['status']}, ended by {turn['ended_by']}) is priced ${cost} from "
-                f"{turn['cost_source']!r}; its harness used ${expected} (usage × price"
-                + (
-                    f"; a message cut before its message_delta at its estimate, billed ${printed.billed})"
-                    if printed and printed.cut
-                    else ")"
-                )
+                f"{turn['cost_source']!r}; its harness used ${expected} (usage × price)"
             )
 
 
