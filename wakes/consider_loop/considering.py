@@ -45,8 +45,11 @@ def new_posts(consideration: Consideration) -> list[Message]:
         posts = posts.filter(created_at__gt=consideration.previous_through)
     # A command (`@magent /usage`) is the whole post, run or refused: never a new post to consider
     # (tried as a user: it was counted and marked ► as "demo mentioned you").
+    found = list(posts.order_by("created_at", "id"))
+    if not any("@" in post.text and "/" in post.text for post in found):
+        return found  # no post can be a command: the Motion's agents are not read
     agents = list(consideration.motion.agents.all())
-    return [post for post in posts.order_by("created_at", "id") if not is_command_post(post, agents)]
+    return [post for post in found if not is_command_post(post, agents)]
 
 
 def run_consideration(consideration_id: int, *, dispatch: bool = True, screen=None) -> Outcome | None:
