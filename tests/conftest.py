@@ -58,6 +58,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         terminalreporter.write_line(f"{report.nodeid}\n    {reason}", red=True)
 
 
+def pytest_configure(config):
+    from tests import flush
+
+    flush.install()  # the flush after a transactional test, tried again after a deadlock (tests/flush.py)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def message_bell_closed_before_the_database_is_dropped(django_db_setup):
     """The long-poll listener holds a connection to the test database: close it first."""

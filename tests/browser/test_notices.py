@@ -69,19 +69,52 @@ def test_the_header_shows_an_unseen_answer_and_opening_it_marks_it_seen(live_ser
     assert page.js_errors == []
 
 
-def registration_id(cdp, scope: str, bound: float = 15.0) -> str:
-    found: dict[str, str] = {}
-    cdp.on(
-        "ServiceWorker.workerRegistrationUpdated",
-        lambda event: found.update(
-            {r["scopeURL"]: r["registrationId"] for r in event["registrations"] if not r.get("isDeleted")}
-        ),
-    )
-    cdp.send("ServiceWorker.enable")
-    deadline = time.monotonic() + bound
-    while scope not in found and time.monotonic() < deadline:
-        cdp.send("Runtime.evaluate", {"expression": "1"})  # lets the session's events arrive
-    return found[scope]
+class WorkerWatch:
+    """What DevTools' ServiceWorker domain says of the page's workers: their registrations, each
+    version's status and running status, and any error a worker reported."""
+
+    def __init__(self, cdp) -> None:
+        self.cdp = cdp
+        self.registrations: dict[str, str] = {}
+        self.versions: dict[str, dict] = {}
+        self.errors: list[dict] = []
+        cdp.on("ServiceWorker.workerRegistrationUpdated", self._registrations)
+        cdp.on("ServiceWorker.workerVersionUpdated", self._versions)
+        cdp.on("ServiceWorker.workerErrorReported", lambda event: self.errors.append(event["errorMessage"]))
+        cdp.send("ServiceWorker.enable")
+
+    def _registrations(self, event) -> None:
+        for registration in event["registrations"]:
+            if not registration.get("isDeleted"):
+                self.registrations[registration["scopeURL"]] = registration["registrationId"]
+
+    def _versions(self, event) -> None:
+        for version in event["versions"]:
+            self.versions[version["versionId"]] = version
+
+    def wait_for(self, ready, bound: float = 30.0) -> None:
+        deadline = time.monotonic() + bound
+        while not ready() and time.monotonic() < deadline:
+            self.cdp.send("Runtime.evaluate", {"expression": "1"})  # lets the session's events arrive
+
+    def activated(self, registration: str) -> bool:
+        return any(
+            version["registrationId"] == registration and version["status"] == "activated"
+            for version in self.versions.values()
+        )
+
+    def registration_id(self, scope: str) -> str:
+        """The id DevTools knows `scope` by, once the browser itself holds its worker activated (the
+        page's `activated` can come first: a push delivered before is dropped without a word)."""
+        self.wait_for(lambda: scope in self.registrations)
+        registration = self.registrations[scope]
+        self.wait_for(lambda: self.activated(registration))
+        assert self.activated(registration), self.described()
+        return registration
+
+    def described(self) -> str:
+        states = [(v["registrationId"], v["status"], v["runningStatus"]) for v in self.versions.values()]
+        return f"workers (registration, status, running): {states}; errors reported: {self.errors}"
 
 
 def test_the_service_worker_shows_a_push_as_a_notification(live_server, page, answered_notice):
@@ -91,7 +124,8 @@ def test_the_service_worker_shows_a_push_as_a_notification(live_server, page, an
     worker = page.locator("#notices").get_attribute("data-worker")
     scope = page.evaluate("async () => (await window.motionRunnerPushWorker()).scope")
     cdp = page.context.new_cdp_session(page)
-    registration = registration_id(cdp, scope)
+    workers = WorkerWatch(cdp)
+    registration = workers.registration_id(scope)
 
     payload = notification(answered_notice)
     cdp.send(
@@ -100,7 +134,7 @@ def test_the_service_worker_shows_a_push_as_a_notification(live_server, page, an
     )
 
     shown = []
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 30
     while not shown and time.monotonic() < deadline:
         shown = page.evaluate(
             "async (url) => { const r = await navigator.serviceWorker.getRegistration(url);"
@@ -109,5 +143,5 @@ def test_the_service_worker_shows_a_push_as_a_notification(live_server, page, an
         )
     assert shown == [
         {"title": "@magent answered you", "body": "Jams: Opening with Salt Creek.", "url": payload["url"]}
-    ]
+    ], workers.described()
     assert page.js_errors == []
