@@ -132,6 +132,13 @@ class StreamParser:
         """Events owed once stdout closes (e.g. a half-assembled message)."""
         return []
 
+    def cut_message(self) -> Event | None:
+        """The API message cut off before its final usage (the process ended in the middle of
+        it), as a USAGE event whose output is estimated from what it streamed
+        (`usage["output_tokens_estimated"]`); None when none was (docs/money.md, "A message
+        cut off")."""
+        return None
+
 
 @dataclass
 class LaunchSpec:
@@ -203,6 +210,13 @@ class HarnessAdapter:
         """What one streamed API message (a stored Message row) cost, from its usage × the price
         table, or None when the harness streams nothing to price it by: the estimate for a turn
         that never printed its result line."""
+        return None
+
+    def cut_from_rows(self, rows: list[Any]) -> Event | None:
+        """An API message's stored rows (one harness message id) when its final usage never
+        reached them and nobody heard it (the turn's worker died): as a USAGE event with its
+        output estimated from what they hold, like StreamParser.cut_message; None when the
+        harness streams no token counts, or the rows hold the final usage."""
         return None
 
     def new_parser(

@@ -133,6 +133,10 @@ class ClaudeCodeParser(StreamParser):
         # The API message streaming now (its message_start): its id, model and usage so far,
         # for its message_delta, which carries the final usage but neither id nor model.
         self.streaming: tuple[str, str, dict[str, Any]] = ("", "", {})
+        # Whether that message's message_delta is still owed, and the bytes its deltas streamed
+        # so far (text, thinking, tool input JSON): what it is charged if it never comes.
+        self.unfinished = False
+        self.delta_bytes = 0
 
     def feed(self, line: dict[str, Any]) -> list[Event]:
         kind = line.get("type")
@@ -428,11 +432,16 @@ class ClaudeCodeParser(StreamParser):
             message = event.get("message") or {}
             usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
             self.streaming = (str(message.get("id") or ""), str(message.get("model") or ""), usage)
+            self.unfinished, self.delta_bytes = True, 0
             return []
         if event.get("type") == "message_delta":
+            self.unfinished = False
             return self._final_usage(line, event)
         if event.get("type") == "content_block_delta":
             delta = event.get("delta") or {}
+            for key in ("text", "thinking", "partial_json"):  # a signature is no output token
+                if isinstance(delta.get(key), str):
+                    self.delta_bytes += len(delta[key].encode())
             if delta.get("type") != "text_delta" or not isinstance(delta.get("text"), str):
                 return []
             self.typing += delta["text"]
@@ -452,6 +461,25 @@ class ClaudeCodeParser(StreamParser):
             return []
         return [Event(EventKind.ACTIVITY, session_id=self.session_id, text=activity, raw=line)]
 
+    def cut_message(self) -> Event | None:
+        """The API message streaming when the process ended, if its message_delta never came:
+        its message_start usage (input and cache tokens final), output an estimate from the bytes
+        its deltas streamed (pricing.estimated_output_tokens), not the placeholder. The API
+        billed all the output the model made; the harness never said how much."""
+        message_id, model, usage = self.streaming
+        if not self.unfinished or not message_id:
+            return None
+        estimated = pricing.estimated_output_tokens(self.delta_bytes)
+        return Event(
+            EventKind.USAGE,
+            message_id=message_id,
+            session_id=self.session_id,
+            model=model or self.model,
+            usage={**usage, "output_tokens": estimated, "output_tokens_estimated": estimated},
+        )
+
+
+USAGE_COLUMNS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
 COST_STATE = b'"type":"cost-state"'
 TAIL_BYTES = 4 * 1024 * 1024
@@ -558,6 +586,42 @@ class ClaudeCodeAdapter(HarnessAdapter):
         if not any(usage.values()):
             return None
         return pricing.anthropic_cost(message.model_backend, usage)
+
+    def cut_from_rows(self, rows: list[Any]) -> Event | None:
+        """Rows of an API message whose message_delta never reached them (stored output 0: a
+        final count is at least 1): its message_start usage, output estimated from the bytes
+        of what its assistant lines hold (text, thinking, tool input as JSON, each line once;
+        as stored, so redacted, and without a block whose assistant line never came)."""
+        if not rows or any(row.output_tokens for row in rows):
+            return None
+        seen: set[str] = set()
+        streamed = 0
+        for row in rows:
+            raw = row.raw if isinstance(row.raw, dict) else {}
+            key = str(raw.get("uuid") or row.pk)
+            if key in seen:
+                continue
+            seen.add(key)
+            message = raw.get("message") if isinstance(raw.get("message"), dict) else {}
+            content = message.get("content") if isinstance(message.get("content"), list) else []
+            for block in content:
+                if not isinstance(block, dict):
+                    continue
+                if block.get("type") == "text":
+                    streamed += len(str(block.get("text") or "").encode())
+                elif block.get("type") == "thinking":
+                    streamed += len(str(block.get("thinking") or "").encode())
+                elif block.get("type") in ("tool_use", "server_tool_use"):
+                    streamed += len(json.dumps(block.get("input"), ensure_ascii=False).encode())
+        estimated = pricing.estimated_output_tokens(streamed)
+        usage = {key: max((getattr(row, key) or 0) for row in rows) for key in USAGE_COLUMNS}
+        return Event(
+            EventKind.USAGE,
+            message_id=rows[0].harness_message_id,
+            session_id=rows[0].session_id,
+            model=next((row.model_backend for row in rows if row.model_backend), ""),
+            usage={**usage, "output_tokens": estimated, "output_tokens_estimated": estimated},
+        )
 
     def new_parser(
         self, session_id: str = "", *, turn=None, recorded_ends: RecordedEnds = no_recorded_ends

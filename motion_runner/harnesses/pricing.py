@@ -144,6 +144,17 @@ def _tokens(usage: dict, key: str) -> int:
     return max(0, int(value)) if isinstance(value, (int, float)) else 0
 
 
+# An API message cut off before its final usage (Claude Code's message_delta) is charged output
+# estimated from the bytes its deltas streamed (text, thinking, tool input JSON) at this many
+# UTF-8 bytes a token (docs/money.md, "A message cut off", says why 3).
+ESTIMATE_BYTES_PER_TOKEN = 3
+
+
+def estimated_output_tokens(streamed_bytes: int) -> int:
+    """Output tokens for an API message that streamed `streamed_bytes` bytes of deltas."""
+    return -(-max(0, streamed_bytes) // ESTIMATE_BYTES_PER_TOKEN)
+
+
 def anthropic_cost(model: str, usage: dict) -> Decimal | None:
     """Dollars for one Messages API usage object (input_tokens excludes cache reads and writes,
     as the API reports it); None when the model has no price here. 1-hour cache writes are

@@ -181,8 +181,11 @@ def finish_turn(
         fields["cost_usd"] = end.cost_usd if end.cost_usd is not None else Decimal(0)
         fields["cost_source"] = (end.cost_source or "the result line")[:120]
     else:
-        cost, source = cost_without_result(turn, streamed=run.streamed)
+        cut = run.parser.cut_message() if run.parser is not None else None
+        cost, source = cost_without_result(turn, streamed=run.streamed, cut=cut)
         fields["cost_usd"], fields["cost_source"] = cost, source[:120]
+        if cut is not None and "estimated" in source:
+            fields["usage"] = {"cut_message": cut.message_id, **cut.usage}
     error = redact(error)
     # The row and its line in the thread together or not at all, so a retry after the database
     # came back (while_database_away) finds either both or neither.
@@ -213,7 +216,12 @@ def finish_turn(
     return turn
 
 
-def cost_without_result(turn: Turn, streamed: Mapping[str, Decimal] | None = None) -> tuple[Decimal, str]:
+ESTIMATED = "streamed usage × price (no result line), {} output tokens of a message cut off before its final count estimated"
+
+
+def cost_without_result(
+    turn: Turn, streamed: Mapping[str, Decimal] | None = None, cut: Event | None = None
+) -> tuple[Decimal, str]:
     """What a turn that printed no result line (stopped, timed out, its worker lost) cost: the
     growth of the harness's own running total where it keeps one (Claude Code writes its
     cost-state to the transcript even when stopped), or its streamed API messages priced from
@@ -223,7 +231,11 @@ def cost_without_result(turn: Turn, streamed: Mapping[str, Decimal] | None = Non
     `streamed`: what its runner priced each API message at as it streamed (TurnRun.streamed),
     output counted where the stream gave it; the stored rows hold only the message_start
     snapshot (no output), so without it (a lost worker) the streamed figure is a lower bound.
-    Each message counts once, at the most either says."""
+    Each message counts once, at the most either says.
+
+    `cut`: the API message the process ended in the middle of (its parser's cut_message), never
+    one whose final usage came: charged its message_start usage and its output estimated from
+    what it streamed, in place of the lower bound its assistant lines gave (docs/money.md)."""
     adapter = get_adapter(turn.agent.harness)
     session = turn.session_id or Turn.objects.filter(pk=turn.pk).values_list("session_id", flat=True).first()
     grown: Decimal | None = None
@@ -233,16 +245,31 @@ def cost_without_result(turn: Turn, streamed: Mapping[str, Decimal] | None = Non
         if now_total is not None and now_total >= before:
             grown = now_total - before
     by_message: dict[str, Decimal] = {}
-    for message in turn.messages.exclude(harness_message_id=""):
+    rows: dict[str, list] = {}
+    for message in turn.messages.exclude(harness_message_id="").order_by("created_at", "id"):
+        rows.setdefault(message.harness_message_id, []).append(message)
         cost = adapter.message_cost(message)
         if cost is not None:
             key = message.harness_message_id
             by_message[key] = max(by_message.get(key, Decimal(0)), cost)
     for key, cost in (streamed or {}).items():
         by_message[key] = max(by_message.get(key, Decimal(0)), cost)
+    # Cut off: the message the runner's parser was in when its process ended; with no runner to
+    # ask (a dead worker: `streamed` is None), each message whose rows never got a final count.
+    cuts = [cut] if cut is not None else []
+    if streamed is None:
+        cuts = [found for lines in rows.values() if (found := adapter.cut_from_rows(lines)) is not None]
+    estimated = 0
+    for found in cuts:
+        cost = adapter.streamed_cost(found)
+        if cost is not None and cost > by_message.get(found.message_id, Decimal(0)):
+            by_message[found.message_id] = cost
+            estimated += int(found.usage.get("output_tokens_estimated") or 0)
     priced = sum(by_message.values(), Decimal(0)) if by_message else None
     if grown is not None and (priced is None or grown >= priced):
         return grown, "the harness's transcript (its running total grew by this)"
+    if priced is not None and estimated:
+        return priced, ESTIMATED.format(estimated)
     if priced is not None:
         return priced, "streamed usage × price (no result line)"
     return Decimal(0), "no result line and no streamed usage"

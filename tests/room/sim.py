@@ -38,6 +38,7 @@ from django.utils import timezone
 from motion_runner import retract
 from motion_runner.harnesses import pricing
 from motion_runner.ingest import writer as ingest_writer
+from motion_runner.ingest.redaction import redact
 from motion_runner.models import Kind, Message, Scram, Source, Turn, Visibility
 from motion_runner.runner import reclaim, stopping, turn_run, turns
 from motion_runner.runner.process import Outcome, ProcessResult
@@ -74,6 +75,9 @@ MODEL = "claude-sonnet-4-5"
 # What each API message of a fake turn uses; the streamed line shows the message_start snapshot
 # (output 1, stop_reason null) as the real CLI does, the result line the whole.
 USAGE = {"input_tokens": 1200, "output_tokens": 400, "cache_read_input_tokens": 3000}
+# A message cut off before its message_delta is charged output at this many UTF-8 bytes a token of
+# what it streamed (docs/money.md, "A message cut off"); the room's own copy of the rule.
+BYTES_PER_TOKEN = 3
 LOOP_CALLS = 6  # a looping harness repeats the same Read this often (the guard stops it at 3)
 MARK = re.compile(r"\[(?:L|P)\d+\]")
 
@@ -177,6 +181,8 @@ class FakeHarness:
         self.room = room
         self.session_totals: dict[str, Decimal] = {}  # what each session's result lines said
         self.heard: dict[str, set[str]] = {}  # the marks each session's context holds (its prompts)
+        # write index -> what the sweep charges a message cut before that write above the runner
+        self.cut_estimates: dict[int, Decimal] = {}
 
     def __call__(self, run, launch, limits) -> ProcessResult:
         room, turn = self.room, run.turn
@@ -203,6 +209,8 @@ class FakeHarness:
         count = 0
         for index, (lines, cost) in enumerate(writes):
             if index == hazard_at:
+                if hazard == "worker_killed":  # the sweep estimates a cut message from its rows
+                    printed.cost += self.cut_estimates.get(index, Decimal(0))
                 if reason := self.hazard(hazard, run, turn):
                     return self.stopped(reason, count)
             room.clock.advance(0.5)
@@ -304,11 +312,18 @@ class FakeHarness:
         message's lines go out together as the API streams them (message_start, its assistant
         line with the message_start usage, output a placeholder, then message_delta with the
         whole usage and message_stop), so a stop lands between messages, and a stop the runner
-        asks for on one of its lines finds the rest of that message in the pipe. A message cut
-        off mid-stream by a kill (billed output the harness never reports) is not simulated."""
+        asks for on one of its lines finds the rest of that message in the pipe. Each message is
+        two writes, so a hazard (■, a scram, a worker killed) or the loop guard can cut it off
+        after its message_start, deltas and assistant line but before its message_delta: the API
+        billed output the harness never reported, and the runner charges it an estimate from
+        what it streamed (docs/money.md, "A message cut off"). The first write's cost is that
+        estimate, the second's the rest of the message's whole cost (`cut_estimates` holds what
+        the sweep, reading the stored and so redacted rows, estimates instead)."""
         room = self.room
         init = {"type": "system", "subtype": "init", "session_id": session, "tools": ["Read"], "model": MODEL}
         out: list[tuple[list[dict], Decimal]] = [([init], Decimal(0))]
+        calls: list[str] = []  # the API messages made
+        self.cut_estimates = {}
 
         def stream_event(event: dict) -> dict:
             return {"type": "stream_event", "session_id": session, "uuid": room.uuid(), "event": event}
@@ -325,10 +340,34 @@ class FakeHarness:
                 "usage": started,
             }
             start = {"type": "message_start", "message": {**message, "content": []}}
+            if block["type"] == "text":
+                typed, kind, key = block["text"], "text_delta", "text"
+                stored = redact(typed)  # what the row keeps, and the sweep reads
+            else:
+                typed, kind, key = json.dumps(block["input"]), "input_json_delta", "partial_json"
+                stored = typed
+            opened = {"type": "content_block_start", "index": 0, "content_block": {**block, key: ""}}
+            halves = (typed[: len(typed) // 2], typed[len(typed) // 2 :])
+            deltas = [
+                {"type": "content_block_delta", "index": 0, "delta": {"type": kind, key: half}}
+                for half in halves
+            ]
             delta = {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": dict(USAGE)}
             line = {"type": "assistant", "session_id": session, "uuid": room.uuid(), "message": message}
-            lines = [stream_event(start), line, stream_event(delta), stream_event({"type": "message_stop"})]
-            out.append((lines, message_cost(USAGE)))
+            first = [stream_event(start), stream_event(opened), *map(stream_event, deltas), line]
+            # Cut off after `first`: message_start usage, output at the estimate rule (written
+            # here from the bytes typed, not asked of the runner's code).
+            estimate = message_cost({**USAGE, "output_tokens": -(-len(typed.encode()) // BYTES_PER_TOKEN)})
+            swept = message_cost({**USAGE, "output_tokens": -(-len(stored.encode()) // BYTES_PER_TOKEN)})
+            out.append((first, estimate))
+            self.cut_estimates[len(out)] = swept - estimate  # killed before the next write
+            out.append(
+                (
+                    [stream_event(delta), stream_event({"type": "message_stop"})],
+                    message_cost(USAGE) - estimate,
+                )
+            )
+            calls.append(message_id)
 
         def text(words: str) -> None:
             mark = room.mark("L")
@@ -357,8 +396,7 @@ class FakeHarness:
                 }
                 out.append(([user], Decimal(0)))
         # "silent": one API call that says nothing (its cost is known from the result line alone)
-        calls = sum(1 for lines, cost in out if cost) or 1
-        usage = {key: value * calls for key, value in USAGE.items()}
+        usage = {key: value * (len(calls) or 1) for key, value in USAGE.items()}
         result = {
             "type": "result",
             "subtype": "success",

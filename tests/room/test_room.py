@@ -13,6 +13,7 @@ import time
 import pytest
 
 from motion_runner import retract
+from motion_runner.harnesses.claude_code import ClaudeCodeAdapter, ClaudeCodeParser
 from motion_runner.ingest import redaction
 from motion_runner.models import MotionSession
 from motion_runner.runner import resume
@@ -129,3 +130,12 @@ def test_a_handoff_past_who_woke_it_fails_naming_its_seed(monkeypatch):
 
 def replay_line(broken: sim.InvariantBroken) -> str:
     return f"ROOM_SEED={broken.seed} pytest tests/room -k replay"
+
+
+def test_a_cut_message_charged_only_its_message_start_usage_fails_naming_its_seed(monkeypatch):
+    """The pricing before the estimate (a message cut off before its message_delta charged its
+    message_start usage alone, by the runner and by the sweep) is caught, with the seed named."""
+    monkeypatch.setattr(ClaudeCodeParser, "cut_message", lambda self: None)
+    monkeypatch.setattr(ClaudeCodeAdapter, "cut_from_rows", lambda self, rows: None)
+    broken = first_broken()
+    assert "usage × price" in broken.what and "ROOM_SEED=" in str(broken)

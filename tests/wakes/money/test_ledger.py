@@ -13,13 +13,15 @@ from django.core.management import CommandError, call_command
 from django.db.models import Sum
 from django.utils import timezone
 
-from motion_runner.harnesses import Event, EventKind
+from motion_runner.harnesses import Event, EventKind, pricing
+from motion_runner.harnesses.claude_code import ClaudeCodeParser
 from motion_runner.ingest.writer import EventWriter, IngestContext
 from motion_runner.lib.ids import system_uuid
 from motion_runner.models import EndedBy, Kind, Message, Turn, TurnStatus
 from motion_runner.runner.reclaim import sweep_turns
 from motion_runner.runner.turns import enqueue_turn, retire_and_wake_again
 from tests.factories import MessageFactory
+from tests.recorded import recorded_lines
 from tests.wakes_support import clock, dials, finish, loop, room, say
 from wakes.consider_loop.considering import run_consideration
 from wakes.consider_loop.loop import tick
@@ -257,3 +259,30 @@ def test_the_sweep_settles_a_turn_whose_heartbeat_stopped_at_its_result_lines_co
     turn.refresh_from_db()
     assert (turn.status, turn.cost_usd) == (TurnStatus.FAILED, Decimal("0.42"))
     assert Spend.objects.get(turn=turn).amount == Decimal("0.42")
+
+
+def test_a_claude_turn_whose_worker_died_before_a_message_delta_is_settled_at_an_estimate_said_as_such(
+    room, clock
+):
+    """The real CLI's partials.jsonl written as the runner writes it, to a cut inside the first
+    API message's tool input (its text's assistant line stored, no message_delta): the sweep
+    charges the message_start usage and output estimated from the stored text (docs/money.md)."""
+    turn = a_running_turn(room)
+    writer = EventWriter(
+        IngestContext(
+            motion=room.motion, agent=room.magent, harness="claude-code", source="runner", turn=turn
+        )
+    )
+    parser = ClaudeCodeParser()
+    events = [event for line in recorded_lines("partials")[:16] for event in parser.feed(line)]
+    writer.write_many(
+        [event for event in events if event.kind not in (EventKind.PARTIAL, EventKind.ACTIVITY)]
+    )
+
+    sweep_turns()
+
+    turn.refresh_from_db()
+    tokens = -(-len(b"Let me read the README first.") // pricing.ESTIMATE_BYTES_PER_TOKEN)
+    assert turn.cost_usd == (Decimal(1200) * 4 + Decimal(tokens) * 20) / 1_000_000
+    assert "estimated" in turn.cost_source
+    assert Spend.objects.get(turn=turn).amount == turn.cost_usd
