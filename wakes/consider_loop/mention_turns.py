@@ -15,7 +15,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Min, Q
+from django.db.models import Min
 
 from motion_runner.conf import app_settings as runner_settings  # the runner's settings (conf.py)
 from motion_runner.ingest.system_lines import post_system_message
@@ -84,10 +84,7 @@ def show_hold(motion: Motion, agent: Agent, reason: str, until: datetime | None)
 def renew_holds() -> int:
     """Every hold still in force shown again before it lapses (check_mentions, every 30 s)."""
     held = (
-        MentionWake.objects.exclude(hold="")
-        .filter(Q(turn__isnull=True) | Q(turn__status=TurnStatus.QUEUED))
-        .select_related("message__motion", "agent")
-        .order_by("created_at")
+        MentionWake.objects.holds_in_force().select_related("message__motion", "agent").order_by("created_at")
     )
     count = 0
     for record in held:

@@ -421,10 +421,39 @@ def let_go(sender, motion: Motion, agent_names: list[str] | None, by: str, at: d
         mentions = mentions.filter(agent__name__in=agent_names)
         states = states.filter(agent__name__in=agent_names)
     held = set(mentions.exclude(hold="").values_list("agent_id", flat=True))
-    mentions.update(status=MentionWake.Status.LET_GO, hold="", hold_until=None)
+    owed = list(mentions.order_by("pk").values_list("pk", "agent_id", "message__sender"))
+    mentions.filter(pk__in=[pk for pk, _, _ in owed]).update(
+        status=MentionWake.Status.LET_GO,
+        hold=f"let go: {by} stopped the agent's turns here"[:300],
+        hold_until=None,
+    )
     for agent in Agent.objects.filter(pk__in=held):
         lift_hold(motion, agent)  # no longer among the holds
     states.update(considered_through=F("last_post_at"), version=F("version") + 1)
+    say_let_go(motion, by, owed)
+
+
+def say_let_go(motion: Motion, by: str, owed: list[tuple[int, int, str]]) -> None:
+    """One line an agent for the mentions a stop let go: whoever asked is told it will not be
+    answered (under an id of the first of them: said once however often the stop is heard)."""
+    by_agent: dict[int, list[tuple[int, str]]] = {}
+    for pk, agent_id, sender in owed:
+        by_agent.setdefault(agent_id, []).append((pk, sender))
+    for agent in Agent.objects.filter(pk__in=by_agent):
+        asked = by_agent[agent.pk]
+        senders = sorted({sender for _, sender in asked})
+        posts = "a post" if len(asked) == 1 else f"{len(asked)} posts"
+        text = (
+            f"■ {by} stopped @{agent.name}: {posts} still waiting for it ({', '.join(senders)}) let go,"
+            " not to be answered; mention it again to ask anew."
+        )
+        post_system_message(
+            motion,
+            text,
+            kind=Kind.WAKE,
+            message_id=system_uuid("let-go", motion.pk, asked[0][0]),
+            agent=agent,
+        )
 
 
 def changed_in_host(sender, motion: Motion, agent: Agent | None, setting: str, record, **kwargs) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-from motion_runner.models import Agent, Message, Motion, Turn
+from motion_runner.models import Agent, Message, Motion, Turn, TurnStatus
 from motion_runner.sql.listen_states import instance_from_row
 
 
@@ -119,6 +119,18 @@ class Consideration(models.Model):
         ]
 
 
+class MentionWakeQuerySet(models.QuerySet):
+    def holds_in_force(self) -> MentionWakeQuerySet:
+        """The mentions held now: a hold said and still owed (no turn yet, or one still queued). A
+        mention let go keeps in `hold` why it never will be answered (a ■, a command a scram
+        refused): said in the thread, never a hold."""
+        return (
+            self.exclude(hold="")
+            .exclude(status__in=(MentionWake.Status.LET_GO, MentionWake.Status.ANSWERED))
+            .filter(Q(turn__isnull=True) | Q(turn__status=TurnStatus.QUEUED))
+        )
+
+
 class MentionWake(models.Model):
     class Status(models.TextChoices):
         WAITING = "waiting"  # a terminal mention, waiting to see if it is answered
@@ -141,6 +153,8 @@ class MentionWake(models.Model):
     # next slot at …"), and until when if known; cleared when its turn starts.
     hold = models.CharField(max_length=300, blank=True)
     hold_until = models.DateTimeField(null=True, blank=True)
+
+    objects = MentionWakeQuerySet.as_manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["message", "agent"], name="one_wake_per_mention")]

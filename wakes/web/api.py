@@ -12,7 +12,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from motion_runner.models import TurnStatus
 from motion_runner.people.access import access, readable_motion
 from motion_runner.thread.bell import ring_for
 
@@ -192,8 +191,7 @@ class HoldsView(APIView):
 def holds_in(motion) -> list[dict]:
     held = (
         MentionWake.objects.filter(message__motion=motion)
-        .exclude(hold="")
-        .filter(Q(turn__isnull=True) | Q(turn__status=TurnStatus.QUEUED))
+        .holds_in_force()
         .select_related("agent", "message")
         .order_by("created_at", "pk")
     )

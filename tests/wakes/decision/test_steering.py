@@ -18,6 +18,7 @@ from motion_runner.signals import turns_stopped
 from tests.factories import MotionFactory, UserFactory
 from tests.wakes_support import clock, dials, finish, loop, room, say
 from wakes.consider_loop.handlers import check_mentions
+from wakes.consider_loop.mention_turns import renew_holds
 from wakes.models import DialOverride, MentionWake, Steer
 from wakes.models.in_force import resolve
 from wakes.turn.footer import finalize_prompt
@@ -175,6 +176,33 @@ def test_a_stop_lets_go_a_hushed_mention_and_it_leaves_the_holds(room, clock):
     assert MentionWake.objects.get().status == MentionWake.Status.LET_GO
     assert holds_said(room) == []
     assert "magent" not in held_for_memory_lane(room)
+
+
+def test_a_stop_says_in_the_thread_whose_waiting_mention_it_let_go(room, clock):
+    """A mention still waiting when someone presses ■ is never answered: the thread says so, once,
+    naming who asked, so the asker is not left waiting for an answer that will not come."""
+    steer(room, room.justin, "listening", "off")
+    say(room.motion, room.rosemary, "@magent are you there?", clock)
+
+    for _ in range(2):  # the signal heard twice: said once
+        turns_stopped.send(
+            sender=Turn, motion=room.motion, agent_names=["magent"], by="justin", at=clock.now()
+        )
+
+    record = MentionWake.objects.get()
+    assert record.status == MentionWake.Status.LET_GO and "justin" in record.hold
+    (said,) = Message.objects.filter(motion=room.motion, kind=Kind.WAKE, text__contains="let go")
+    assert said.agent == room.magent
+    assert "justin" in said.text and "rosemary" in said.text and "@magent" in said.text
+    assert holds_said(room) == []
+
+
+def test_a_stop_with_nothing_waiting_says_nothing_more(room, clock):
+    say(room.motion, room.rosemary, "no mention here", clock)
+
+    turns_stopped.send(sender=Turn, motion=room.motion, agent_names=None, by="justin", at=clock.now())
+
+    assert not Message.objects.filter(motion=room.motion, kind=Kind.WAKE, text__contains="let go").exists()
 
 
 # --- reads ------------------------------------------------------------------------------------
@@ -362,6 +390,20 @@ def test_a_scram_makes_a_mention_wake_nothing_and_lifting_it_restores_wakes(room
     assert as_person(ops).delete("/api/scram/").status_code == 200
     say(room.motion, room.justin, "@magent hello again?", clock)
     assert len(mention_turns(room)) == 1
+
+
+def test_a_command_not_run_during_a_scram_is_never_shown_as_a_hold(room, clock, ops):
+    """Its row keeps why it was not run (the scram), but it is let go, not held: neither the holds
+    nor the 30-second renewal of holds show it, during the scram or after its lift."""
+    as_person(ops).post("/api/scram/", {"reason": "runaway spend"}, format="json")
+    say(room.motion, room.justin, "@magent /context", clock)
+    assert MentionWake.objects.get().status == MentionWake.Status.LET_GO
+
+    assert holds_said(room) == []
+    assert renew_holds() == 0
+    as_person(ops).delete("/api/scram/")
+    assert holds_said(room) == []
+    assert renew_holds() == 0
 
 
 def test_a_scram_holds_the_loop_too(room, clock, loop, ops):
