@@ -487,12 +487,12 @@ class Room:
         return self.rng.choice(self.scripts[turn.agent_id])
 
     # --- actions ------------------------------------------------------------------------
-    def person_says(self, person, motion, text: str) -> Message:
+    def person_says(self, person, motion, text: str, source: str = "web") -> Message:
         message = MessageFactory(
             motion=motion,
             sender=person.username,
             author=person,
-            source="web",
+            source=source,
             sign_in="ssh" if self.ssh[person.username] else "password",
             text=text,
             created_at=self.clock.now(),
@@ -550,6 +550,11 @@ class Room:
             if self.queue and rng.random() < 0.5:
                 self.armed.append("stop")
             else:
+                if rng.random() < 0.5:  # asked from a terminal (it waits to see if answered), then ■
+                    asker = rng.choice([p for p in self.people if p.username in readers])
+                    self.person_says(
+                        asker, motion, f"@{agent.name} one more thing {self.mark('P')}", source="terminal"
+                    )
                 stopping.stop_turns(motion, person.username)
         elif action == "scram":
             self.armed.append("scram") if self.queue else self.raise_scram()
@@ -786,7 +791,26 @@ def mentions_answered(room: Room, seen: Snapshot) -> None:
         turn, status, hold = record
         if turn is None and not hold and status != "woken":
             raise room.broken(f"{sender}'s mention of @{agent.name} is {status} with no reason shown")
+        if turn is None and status == "let_go" and not said_to(seen, message_id, sender, agent.name):
+            raise room.broken(f"{sender}'s mention of @{agent.name} is let go and the thread never says so")
     room.asked.clear()
+
+
+def said_to(seen: Snapshot, message_id, sender: str, agent: str) -> bool:
+    """A wake line in the post's Motion, from its time on, naming who asked and the agent."""
+    post = Message.objects.filter(pk=message_id).values("motion_id", "created_at").first()
+    if post is None:
+        return True  # the post itself was taken back: nothing is owed on it
+    return (
+        Message.objects.filter(
+            motion_id=post["motion_id"],
+            kind=Kind.WAKE,
+            created_at__gte=post["created_at"],
+            text__contains=sender,
+        )
+        .filter(text__contains=f"@{agent}")
+        .exists()
+    )
 
 
 def carries_a_copy(text: str) -> bool:

@@ -139,3 +139,14 @@ def test_a_cut_message_charged_only_its_message_start_usage_fails_naming_its_see
     monkeypatch.setattr(ClaudeCodeAdapter, "cut_from_rows", lambda self, rows: None)
     broken = first_broken()
     assert "usage × price" in broken.what and "ROOM_SEED=" in str(broken)
+
+
+def test_a_stop_that_lets_a_waiting_mention_go_silently_fails_naming_its_seed(monkeypatch):
+    """A ■ that lets go a mention still waiting (asked from a terminal) without the thread saying
+    so, as before the let-go line: whoever asked would wait for an answer that never comes."""
+    from wakes.decision import steering
+
+    monkeypatch.setattr(steering, "say_let_go", lambda motion, by, owed: None)
+    broken = first_broken()
+    assert "let go and the thread never says so" in broken.what
+    assert replay_line(broken) in str(broken)
