@@ -43,11 +43,8 @@ Checked against recordings of the real CLI (2.1.332) in tests/recordings/claude-
 from __future__ import annotations
 
 import json
-import os
-import re
 from collections.abc import Iterable
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 from ..lib.ids import stable_uuid
@@ -63,6 +60,7 @@ from .base import (
     turn_workspace,
 )
 from .claude_code_command import tool_arguments
+from .claude_code_files import dollars, filed_cwd, last_cost_state, transcript_file
 from .env import harness_environment
 from .policy import ToolPolicy
 
@@ -97,19 +95,6 @@ def _text_of(content: Any) -> str:
                 parts.append(str(block))
         return "\n".join(p for p in parts if p)
     return str(content)
-
-
-MICRO = Decimal("0.000001")
-
-
-def _cost(value: Any) -> Decimal | None:
-    """Dollars to the micro-dollar (the CLI sums floats: 0.022000000000000002)."""
-    if value is None:
-        return None
-    try:
-        return Decimal(str(value)).quantize(MICRO)
-    except ArithmeticError:
-        return None
 
 
 def line_block_uuid(line_uuid: str, index: int) -> str:
@@ -340,7 +325,7 @@ class ClaudeCodeParser(StreamParser):
             errors = line.get("errors")
             text = "; ".join(map(str, errors)) if errors else str(line.get("result") or subtype)
         usage = line.get("usage") or {}
-        total = _cost(line.get("total_cost_usd"))
+        total = dollars(line.get("total_cost_usd"))
         cost, source = self.own_cost(total, usage)
         return Event(
             EventKind.TURN_END,
@@ -481,64 +466,6 @@ class ClaudeCodeParser(StreamParser):
 
 USAGE_COLUMNS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 
-COST_STATE = b'"type":"cost-state"'
-TAIL_BYTES = 4 * 1024 * 1024
-
-
-def last_cost_state(path: Path) -> Decimal | None:
-    """totalCostUSD of the transcript's last cost-state line: the running total a `--resume`
-    starts from. The tail is read first (cost-state is written as a process exits)."""
-    try:
-        with path.open("rb") as handle:
-            size = handle.seek(0, os.SEEK_END)
-            for start in (max(0, size - TAIL_BYTES), 0):
-                handle.seek(start)
-                lines = [line for line in handle.read().splitlines() if COST_STATE in line]
-                if lines or start == 0:
-                    break
-    except OSError:
-        return None
-    for line in reversed(lines):
-        try:
-            value = json.loads(line).get("totalCostUSD")
-        except ValueError:
-            continue
-        return _cost(value)
-    return None
-
-
-def transcript_file(env: dict[str, str], session_id: str) -> Path | None:
-    """`<config dir>/projects/<munged cwd>/<session>.jsonl` for the harness env a turn runs with."""
-    config = env.get("CLAUDE_CONFIG_DIR") or (str(Path(env["HOME"]) / ".claude") if env.get("HOME") else "")
-    if not config or not session_id or "/" in session_id:
-        return None
-    found = sorted(Path(config).glob(f"projects/*/{session_id}.jsonl"))
-    return found[0] if found else None
-
-
-def project_folder_name(cwd: str) -> str:
-    """The folder Claude Code files a working directory's sessions under."""
-    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
-
-
-def filed_cwd(path: Path) -> str | None:
-    """The working directory whose project folder holds this transcript (a session's lines may
-    name other directories too: a worktree, a scratch folder), if it still exists."""
-    try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            for line in handle:
-                if '"cwd"' not in line:
-                    continue
-                try:
-                    cwd = json.loads(line).get("cwd")
-                except (ValueError, AttributeError):
-                    continue
-                if isinstance(cwd, str) and project_folder_name(cwd) == path.parent.name:
-                    return cwd if Path(cwd).is_dir() else None
-    except OSError:
-        return None
-    return None
-
 
 def previous_result_total(recorded_ends: Iterable[Any]) -> Decimal | None:
     """The running total the session's latest recorded result line gave (when its transcript is
@@ -546,7 +473,7 @@ def previous_result_total(recorded_ends: Iterable[Any]) -> Decimal | None:
     lines of the session's recorded turn ends, newest first (the runner reads them)."""
     for raw in recorded_ends:
         if isinstance(raw, dict) and raw.get("type") == "result" and raw.get("total_cost_usd") is not None:
-            return _cost(raw["total_cost_usd"])
+            return dollars(raw["total_cost_usd"])
     return None
 
 

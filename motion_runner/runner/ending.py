@@ -237,13 +237,7 @@ def cost_without_result(
     one whose final usage came: charged its message_start usage and its output estimated from
     what it streamed, in place of the lower bound its assistant lines gave (docs/money.md)."""
     adapter = get_adapter(turn.agent.harness)
-    session = turn.session_id or Turn.objects.filter(pk=turn.pk).values_list("session_id", flat=True).first()
-    grown: Decimal | None = None
-    before = turn.harness_total_before
-    if before is not None and session:
-        now_total = adapter.session_running_total(turn.agent, session)
-        if now_total is not None and now_total >= before:
-            grown = now_total - before
+    grown = transcript_growth(turn, adapter)
     by_message: dict[str, Decimal] = {}
     rows: dict[str, list] = {}
     for message in turn.messages.exclude(harness_message_id="").order_by("created_at", "id"):
@@ -259,12 +253,7 @@ def cost_without_result(
     cuts = [cut] if cut is not None else []
     if streamed is None:
         cuts = [found for lines in rows.values() if (found := adapter.cut_from_rows(lines)) is not None]
-    estimated = 0
-    for found in cuts:
-        cost = adapter.streamed_cost(found)
-        if cost is not None and cost > by_message.get(found.message_id, Decimal(0)):
-            by_message[found.message_id] = cost
-            estimated += int(found.usage.get("output_tokens_estimated") or 0)
+    estimated = charge_cut_messages(adapter, cuts, by_message)
     priced = sum(by_message.values(), Decimal(0)) if by_message else None
     if grown is not None and (priced is None or grown >= priced):
         return grown, "the harness's transcript (its running total grew by this)"
@@ -273,6 +262,31 @@ def cost_without_result(
     if priced is not None:
         return priced, "streamed usage × price (no result line)"
     return Decimal(0), "no result line and no streamed usage"
+
+
+def transcript_growth(turn: Turn, adapter) -> Decimal | None:
+    """How much the harness's own running total for the turn's session grew during the turn
+    (Claude Code's cost-state), when it keeps one and the turn knew where it started."""
+    session = turn.session_id or Turn.objects.filter(pk=turn.pk).values_list("session_id", flat=True).first()
+    before = turn.harness_total_before
+    if before is None or not session:
+        return None
+    now_total = adapter.session_running_total(turn.agent, session)
+    if now_total is not None and now_total >= before:
+        return now_total - before
+    return None
+
+
+def charge_cut_messages(adapter, cuts: list[Event], by_message: dict[str, Decimal]) -> int:
+    """Each cut message charged its estimate where that is more than its rows or stream gave
+    (in `by_message`, each message once); the output tokens so estimated."""
+    estimated = 0
+    for found in cuts:
+        cost = adapter.streamed_cost(found)
+        if cost is not None and cost > by_message.get(found.message_id, Decimal(0)):
+            by_message[found.message_id] = cost
+            estimated += int(found.usage.get("output_tokens_estimated") or 0)
+    return estimated
 
 
 def dead_turn_cost(turn: Turn) -> dict:

@@ -12,7 +12,8 @@ from decimal import Decimal
 import pytest
 
 from motion_runner.harnesses import EventKind
-from motion_runner.harnesses.claude_code import MICRO, ClaudeCodeAdapter, ClaudeCodeParser
+from motion_runner.harnesses.claude_code import ClaudeCodeAdapter, ClaudeCodeParser
+from motion_runner.harnesses.claude_code_files import MICRO
 from motion_runner.harnesses.policy import closed_policy
 from motion_runner.ingest.writer import EventWriter, IngestContext
 from motion_runner.models import Kind, Message

@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from motion_runner.harnesses import EventKind, pricing
-from motion_runner.harnesses.claude_code import MICRO, ClaudeCodeParser, last_cost_state, transcript_file
+from motion_runner.harnesses.claude_code import ClaudeCodeParser
+from motion_runner.harnesses.claude_code_files import MICRO, last_cost_state, transcript_file
 from motion_runner.harnesses.codex import CodexParser
 from motion_runner.harnesses.pi import PiParser
 from tests.recorded import CLAUDE_RECORDINGS
